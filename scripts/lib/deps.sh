@@ -1,0 +1,87 @@
+# shellcheck shell=bash
+# scripts/lib/deps.sh — install the Debian 12 packages outbox-relay needs.
+#
+#   outbox_missing_deps [extra...]   print (one per line) the packages not installed
+#   outbox_install_deps [extra...]   install the missing ones (root), or print the
+#                                    sudo command and return 1 (non-root)
+#
+# Only apt-get/dpkg are used; `apt-get update` runs only when something is
+# missing.
+
+if [[ -n "${_OUTBOX_DEPS_SH:-}" ]]; then
+    return 0
+fi
+_OUTBOX_DEPS_SH=1
+
+# shellcheck source=scripts/lib/common.sh
+. "$(dirname "${BASH_SOURCE[0]}")/common.sh"
+
+OUTBOX_DEPS=(
+    build-essential cmake ninja-build pkg-config ccache git
+    libboost-dev libmysqlcppconn-dev librdkafka-dev libyaml-cpp-dev
+    prometheus-cpp-dev libcli11-dev nlohmann-json3-dev libspdlog-dev libfmt-dev
+    catch2 mariadb-server mariadb-client kcat prometheus curl python3 procps
+    openssl
+)
+
+# _outbox_pkg_installed PKG — true when dpkg reports "install ok installed".
+_outbox_pkg_installed() {
+    local status
+    status=$(dpkg-query -W -f='${Status}' "$1" 2>/dev/null) || return 1
+    [[ "$status" == "install ok installed" ]]
+}
+
+outbox_missing_deps() {
+    local p
+    for p in "${OUTBOX_DEPS[@]}" "$@"; do
+        if ! _outbox_pkg_installed "$p"; then
+            printf '%s\n' "$p"
+        fi
+    done
+}
+
+outbox_install_deps() {
+    local missing=() p aptlog rc
+    while IFS= read -r p; do
+        [[ -n "$p" ]] && missing+=("$p")
+    done < <(outbox_missing_deps "$@")
+
+    if ((${#missing[@]} == 0)); then
+        log "all build/test dependencies are installed"
+        return 0
+    fi
+
+    if [[ "$(id -u)" != 0 ]]; then
+        log "missing packages: ${missing[*]}"
+        log "run as root:"
+        printf 'sudo apt-get install -y --no-install-recommends %s\n' "${missing[*]}"
+        return 1
+    fi
+
+    log "installing: ${missing[*]}"
+    aptlog=$(mktemp "${TMPDIR:-/tmp}/outbox-apt.XXXXXX")
+    rc=0
+    {
+        DEBIAN_FRONTEND=noninteractive apt-get update -q &&
+            DEBIAN_FRONTEND=noninteractive apt-get install -y -q \
+                --no-install-recommends "${missing[@]}"
+    } >"$aptlog" 2>&1 || rc=$?
+    if ((rc != 0)); then
+        log "apt-get failed (exit $rc); last lines of its output:"
+        tail -n 30 "$aptlog" >&2
+        rm -f "$aptlog"
+        return 1
+    fi
+    rm -f "$aptlog"
+
+    # dpkg may "succeed" and still leave something unconfigured; verify.
+    local still=()
+    for p in "${missing[@]}"; do
+        _outbox_pkg_installed "$p" || still+=("$p")
+    done
+    if ((${#still[@]} != 0)); then
+        log "still not installed after apt-get: ${still[*]}"
+        return 1
+    fi
+    log "installed: ${missing[*]}"
+}
