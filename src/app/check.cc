@@ -1,0 +1,74 @@
+#include <iostream>
+
+#include "app/commands.h"
+#include "kafka/kafka_config.h"
+#include "kafka/kafka_publisher.h"
+#include "outbox/mysql_connection.h"
+
+namespace outbox {
+
+int RunCheck(const LoadedConfig& loaded, bool connect) {
+  const Config& c = loaded.config;
+  for (const auto& w : loaded.warnings) std::cout << "warning: " << w << "\n";
+  std::cout << c.path << ": configuration is valid (" << c.services.size() << " service(s))\n";
+  if (!connect) return kExitOk;
+  int problems = 0;
+  for (const auto& s : c.services) {
+    const std::string where = "service " + s.name + ": ";
+    MysqlConnection conn(s.mysql);
+    Status st = conn.Connect();
+    if (!st.ok()) {
+      std::cout << where << st.message() << "\n";
+      ++problems;
+      continue;
+    }
+    TableSchema schema;
+    st = InspectTable(conn, &schema);
+    if (!st.ok()) {
+      std::cout << where << st.message() << "\n";
+      ++problems;
+      continue;
+    }
+    const std::string table = s.mysql.database + "." + s.mysql.table;
+    if (!schema.table_exists) {
+      std::cout << where << "table " << table << " does not exist (or the user cannot see it)\n";
+      ++problems;
+      continue;
+    }
+    for (const auto& m : schema.missing_columns) {
+      std::cout << where << "table " << table << " is missing column " << m << "\n";
+      ++problems;
+    }
+    if (!schema.has_status_index) {
+      std::cout << where << "table " << table
+                << " has no index on (status, next_retry_at): every poll would scan the table\n";
+      ++problems;
+    }
+    std::cout << where << "database ok (" << table << "), optional columns: " << schema.Describe()
+              << "\n";
+  }
+  std::vector<KafkaConfig> seen;
+  for (const auto& s : c.services) {
+    if (std::find(seen.begin(), seen.end(), s.kafka) != seen.end()) continue;
+    seen.push_back(s.kafka);
+    std::vector<std::string> warnings;
+    auto props = ProducerProperties(s.kafka, "outbox-relay-check", s.lease_ms, &warnings);
+    for (const auto& w : warnings) std::cout << "warning: " << w << "\n";
+    std::string error;
+    auto pub = KafkaPublisher::Create(props, &error);
+    if (!pub) {
+      std::cout << "kafka " << s.kafka.bootstrap_servers << ": " << error << "\n";
+      ++problems;
+      continue;
+    }
+    if (!pub->Probe(5000)) {
+      std::cout << "kafka " << s.kafka.bootstrap_servers << ": no broker answered within 5 s\n";
+      ++problems;
+    } else {
+      std::cout << "kafka " << s.kafka.bootstrap_servers << ": ok\n";
+    }
+  }
+  return problems == 0 ? kExitOk : kExitFailure;
+}
+
+}  // namespace outbox

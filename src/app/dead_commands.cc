@@ -1,0 +1,98 @@
+#include <spdlog/spdlog.h>
+
+#include <iostream>
+#include <nlohmann/json.hpp>
+
+#include "app/commands.h"
+#include "common/time_format.h"
+#include "outbox/outbox_admin.h"
+
+namespace outbox {
+
+namespace {
+
+nlohmann::json ToJson(const DeadRow& d) {
+  nlohmann::json j = {{"id", d.id},
+                      {"aggregate_type", d.aggregate.type},
+                      {"aggregate_id", d.aggregate.id},
+                      {"event_type", d.event_type},
+                      {"event_key", d.event_key},
+                      {"retry_count", d.retry_count},
+                      {"created_at", FormatRfc3339Utc(d.created_at_unix)},
+                      {"age_seconds", d.age_s}};
+  j["last_error"] = d.last_error ? nlohmann::json(*d.last_error) : nlohmann::json(nullptr);
+  return j;
+}
+
+std::string Age(int64_t s) {
+  if (s < 120) return std::to_string(s) + "s";
+  if (s < 7200) return std::to_string(s / 60) + "m";
+  if (s < 172800) return std::to_string(s / 3600) + "h";
+  return std::to_string(s / 86400) + "d";
+}
+
+void PrintTable(const std::vector<DeadRow>& rows) {
+  std::printf("%-20s %-32s %-24s %7s %6s  %s\n", "ID", "AGGREGATE", "EVENT_TYPE", "RETRIES", "AGE",
+              "LAST_ERROR");
+  for (const auto& d : rows) {
+    std::string agg = d.aggregate.type + "/" + std::to_string(d.aggregate.id);
+    std::printf("%-20lld %-32s %-24s %7d %6s  %s\n", static_cast<long long>(d.id), agg.c_str(),
+                d.event_type.c_str(), d.retry_count, Age(d.age_s).c_str(),
+                d.last_error ? d.last_error->c_str() : "-");
+  }
+}
+
+}  // namespace
+
+int RunDeadList(const ServiceConfig& service, int limit, bool json) {
+  MysqlConnection conn(service.mysql);
+  std::vector<DeadRow> rows;
+  Status s = ListDead(conn, limit, &rows);
+  if (!s.ok()) {
+    std::cerr << "service " << service.name << ": " << s.message() << "\n";
+    return kExitFailure;
+  }
+  if (json) {
+    nlohmann::json arr = nlohmann::json::array();
+    for (const auto& d : rows) arr.push_back(ToJson(d));
+    std::cout << arr.dump(2) << "\n";
+  } else {
+    PrintTable(rows);
+    std::cout << rows.size() << " DEAD row(s)"
+              << (static_cast<int>(rows.size()) == limit ? " (limit reached)" : "") << "\n";
+  }
+  return kExitOk;
+}
+
+int RunDeadReplay(const ServiceConfig& service, const std::vector<int64_t>& ids, bool all,
+                  const std::optional<std::string>& event_type, bool dry_run, bool json) {
+  MysqlConnection conn(service.mysql);
+  DeadSelector sel{ids, event_type, all};
+  std::vector<DeadRow> changed;
+  Status s = ReplayDead(conn, sel, dry_run, &changed);
+  if (!s.ok()) {
+    std::cerr << "service " << service.name << ": " << s.message() << "\n";
+    return kExitFailure;
+  }
+  if (json) {
+    nlohmann::json arr = nlohmann::json::array();
+    for (const auto& d : changed) arr.push_back(ToJson(d));
+    std::cout << nlohmann::json{{"dry_run", dry_run}, {"replayed", arr}}.dump(2) << "\n";
+  } else {
+    PrintTable(changed);
+    std::cout << (dry_run ? "would replay " : "replayed ") << changed.size()
+              << " DEAD row(s) -> NEW\n";
+  }
+  for (const auto& d : changed) {
+    if (!dry_run)
+      spdlog::info("audit: dead replay service={} id={} aggregate={}/{} event_type={} user={}",
+                   service.name, d.id, d.aggregate.type, d.aggregate.id, d.event_type,
+                   getenv("USER") ? getenv("USER") : "?");
+  }
+  if (!ids.empty() && changed.size() < ids.size() && !dry_run)
+    std::cerr << (ids.size() - changed.size())
+              << " of the given id(s) were not DEAD (already replayed, or no such row)\n";
+  return kExitOk;
+}
+
+}  // namespace outbox

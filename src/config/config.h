@@ -1,0 +1,94 @@
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace outbox {
+
+// Plain configuration structs. Each default's reason is written beside it.
+// Parsed and validated once by LoadConfig (config_loader.h); never mutated after.
+
+enum class Ordering { kPerAggregate, kNone };
+enum class DeadPolicy { kBlock, kSkip };
+
+const char* ToString(Ordering o);
+const char* ToString(DeadPolicy p);
+
+struct TlsConfig {
+  // "preferred" matches the MySQL client's own default: encrypt when the server
+  // offers it, without verifying. Production configs should say verify_identity.
+  std::string mode = "preferred";  // disabled | preferred | required | verify_ca | verify_identity
+  std::string ca;
+  std::string cert;
+  std::string key;
+};
+
+struct MysqlConfig {
+  std::string host = "127.0.0.1";
+  int port = 3306;
+  std::string user;
+  std::string password;         // resolved from password_env / password_file; never logged
+  std::string password_source;  // "env:NAME", "file:/path" or "none", for logs
+  std::string database;
+  std::string table = "t_outbox";
+  std::optional<std::string> time_zone;  // zone of the DATETIME columns; default: server's
+  TlsConfig tls;
+  // A connect that takes longer than this is a dead database, not a slow one.
+  int connect_timeout_ms = 5000;
+  // Bounds every statement's network wait, so a database that stops answering
+  // is noticed (and reconnected) instead of hanging the service's loop.
+  int read_timeout_ms = 30000;
+};
+
+struct KafkaConfig {
+  std::string bootstrap_servers;
+  std::map<std::string, std::string> properties;  // passed to librdkafka as-is
+  bool operator==(const KafkaConfig&) const = default;
+};
+
+struct RetryConfig {
+  int max_attempts = 10;              // ~ 1+2+4+...+256 s ≈ 8.5 min of retrying before DEAD
+  int64_t initial_backoff_ms = 1000;  // long enough for a broker leader election
+  int64_t max_backoff_ms = 300000;    // a row is retried at least every 5 minutes
+};
+
+struct RetentionConfig {
+  std::optional<int> sent_days;  // unset: retention off (the relay never deletes)
+  int batch_rows = 1000;         // rows per DELETE: short locks, small undo
+  int pause_ms = 200;            // pause between DELETEs: retention yields to the relay
+  int interval_s = 300;          // how often a retention pass starts
+};
+
+struct ServiceConfig {
+  std::string name;
+  MysqlConfig mysql;
+  std::string topic = "outbox.event.{aggregate_type}";
+  std::map<std::string, std::string> topics;  // event_type -> topic
+  int batch_size = 500;        // large enough to amortise round trips, small enough for short locks
+  int poll_interval_ms = 100;  // idle poll: 10 cheap statements/s, p50 latency ~ half of this
+  int64_t lease_ms = 30000;    // must exceed the broker delivery timeout (see kafka_config.cc)
+  Ordering ordering = Ordering::kPerAggregate;
+  DeadPolicy dead_policy = DeadPolicy::kBlock;
+  RetryConfig retry;
+  RetentionConfig retention;
+  KafkaConfig kafka;  // effective: top-level kafka merged with the service's override
+  // Batches published but not yet settled. Lets claiming, publishing and
+  // settling overlap; bounds memory to max_inflight_batches * batch_size rows.
+  int max_inflight_batches = 4;
+  int gauge_interval_ms = 5000;  // table gauges refresh; 3 index-range queries each time
+};
+
+struct Config {
+  std::string path;  // the file it was loaded from
+  std::string instance_id = "relay-1";
+  std::string http_listen = "127.0.0.1:9464";  // loopback by default: metrics are not public
+  std::string log_level = "info";
+  std::string log_format = "json";
+  KafkaConfig kafka;
+  std::vector<ServiceConfig> services;
+};
+
+}  // namespace outbox

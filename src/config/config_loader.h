@@ -1,0 +1,47 @@
+#pragma once
+
+#include <functional>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "config/config.h"
+#include "config/env_expand.h"
+
+namespace outbox {
+
+// A configuration error, already formatted as
+// "file:line:col: key.path: what is wrong". Thrown only by the loader; the
+// command line turns it into exit code 2 in one place.
+class ConfigError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+struct FileInfo {
+  std::string contents;
+  bool group_or_other_readable = false;
+};
+
+struct LoadOptions {
+  EnvLookup env = ProcessEnv();
+  // Reads a secret file; nullopt if it cannot be read. Default: the filesystem.
+  std::function<std::optional<FileInfo>(const std::string&)> read_file;
+};
+
+struct LoadedConfig {
+  Config config;
+  std::vector<std::string> warnings;  // e.g. a password file readable by others
+};
+
+// Parses and validates a config file. Throws ConfigError.
+LoadedConfig LoadConfigFile(const std::string& path, const LoadOptions& options = {});
+// Same, from text; `name` stands for the file in messages.
+LoadedConfig LoadConfigText(const std::string& text, const std::string& name,
+                            const LoadOptions& options = {});
+
+// Levenshtein distance, for "did you mean" suggestions.
+size_t EditDistance(const std::string& a, const std::string& b);
+
+}  // namespace outbox

@@ -1,0 +1,98 @@
+#include "config/topic_template.h"
+
+namespace outbox {
+
+bool TopicTemplate::Parse(const std::string& text, TopicTemplate* out, std::string* error) {
+  TopicTemplate t;
+  t.text_ = text;
+  std::string literal;
+  for (size_t i = 0; i < text.size(); ++i) {
+    char c = text[i];
+    if (c == '}') {
+      *error = "unmatched '}' at offset " + std::to_string(i) + " in \"" + text + "\"";
+      return false;
+    }
+    if (c != '{') {
+      literal += c;
+      continue;
+    }
+    size_t close = text.find('}', i + 1);
+    if (close == std::string::npos) {
+      *error = "unterminated '{' at offset " + std::to_string(i) + " in \"" + text + "\"";
+      return false;
+    }
+    std::string name = text.substr(i + 1, close - i - 1);
+    Kind kind;
+    if (name == "aggregate_type") {
+      kind = Kind::kAggregateType;
+    } else if (name == "event_type") {
+      kind = Kind::kEventType;
+    } else if (name == "service") {
+      kind = Kind::kService;
+    } else {
+      *error =
+          "unknown placeholder {" + name + "} (known: {aggregate_type}, {event_type}, {service})";
+      return false;
+    }
+    if (!literal.empty()) t.parts_.push_back({Kind::kLiteral, std::move(literal)});
+    literal.clear();
+    t.parts_.push_back({kind, ""});
+    i = close;
+  }
+  if (!literal.empty()) t.parts_.push_back({Kind::kLiteral, std::move(literal)});
+  if (t.parts_.empty()) {
+    *error = "topic template is empty";
+    return false;
+  }
+  *out = std::move(t);
+  return true;
+}
+
+std::string TopicTemplate::Render(std::string_view aggregate_type, std::string_view event_type,
+                                  std::string_view service) const {
+  std::string out;
+  for (const Part& p : parts_) {
+    switch (p.kind) {
+      case Kind::kLiteral:
+        out += p.literal;
+        break;
+      case Kind::kAggregateType:
+        out += aggregate_type;
+        break;
+      case Kind::kEventType:
+        out += event_type;
+        break;
+      case Kind::kService:
+        out += service;
+        break;
+    }
+  }
+  return out;
+}
+
+bool IsValidTopicName(std::string_view topic, std::string* why) {
+  if (topic.empty()) {
+    *why = "topic name is empty";
+    return false;
+  }
+  if (topic.size() > 249) {
+    *why = "topic name is longer than 249 characters";
+    return false;
+  }
+  if (topic == "." || topic == "..") {
+    *why = "topic name cannot be \".\" or \"..\"";
+    return false;
+  }
+  for (char c : topic) {
+    bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+              c == '.' || c == '_' || c == '-';
+    if (!ok) {
+      *why = std::string("topic name \"") + std::string(topic) +
+             "\" has a character outside [A-Za-z0-9._-]";
+      return false;
+    }
+  }
+  return true;
+}
+
+}  // namespace outbox

@@ -1,0 +1,49 @@
+#include "kafka/kafka_config.h"
+
+#include <algorithm>
+
+namespace outbox {
+
+std::map<std::string, std::string> ProducerProperties(const KafkaConfig& kafka,
+                                                      const std::string& client_id,
+                                                      int64_t min_lease_ms,
+                                                      std::vector<std::string>* warnings) {
+  int64_t timeout_ms = std::max<int64_t>(1000, min_lease_ms / 2);
+  std::map<std::string, std::string> p = {
+      {"bootstrap.servers", kafka.bootstrap_servers},
+      {"client.id", client_id},
+      // SENT means durable: every in-sync replica has it, written once.
+      {"enable.idempotence", "true"},
+      {"acks", "all"},
+      // Same key, same partition as the Java client (murmur2).
+      {"partitioner", "murmur2_random"},
+      // A few ms of batching buys most of the throughput at little latency.
+      {"linger.ms", "5"},
+      {"message.timeout.ms", std::to_string(timeout_ms)},
+      // Bounded by max_inflight_batches * batch_size per service anyway.
+      {"queue.buffering.max.messages", "1000000"},
+      {"log.connection.close", "false"},
+      {"socket.keepalive.enable", "true"},
+  };
+  for (const auto& [k, v] : kafka.properties) {
+    if ((k == "enable.idempotence" && v != "true") || (k == "acks" && v != "all" && v != "-1")) {
+      warnings->push_back("kafka.properties." + k + "=" + v +
+                          " weakens delivery: SENT will no longer mean acknowledged by all "
+                          "in-sync replicas");
+    }
+    if ((k == "message.timeout.ms" || k == "delivery.timeout.ms")) {
+      try {
+        if (std::stoll(v) >= min_lease_ms)
+          warnings->push_back("kafka.properties." + k + "=" + v + " is not below lease_ms (" +
+                              std::to_string(min_lease_ms) +
+                              "): a slow delivery can outlive its lease and be sent twice");
+      } catch (...) {
+        // librdkafka reports the bad value itself.
+      }
+    }
+    p[k] = v;
+  }
+  return p;
+}
+
+}  // namespace outbox

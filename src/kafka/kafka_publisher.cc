@@ -1,0 +1,245 @@
+#include "kafka/kafka_publisher.h"
+
+#include <spdlog/spdlog.h>
+
+#include <chrono>
+
+namespace outbox {
+
+namespace {
+int64_t NowMs() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+}  // namespace
+
+struct KafkaPublisher::Batch {
+  std::vector<Message> messages;
+  std::vector<std::vector<size_t>> chains;
+  std::vector<size_t> chain_of;  // message index -> chain index
+  std::vector<size_t> next_pos;  // chain index -> position of its next message
+  std::vector<PublishOutcome> outcomes;
+  std::atomic<size_t> remaining{0};
+  DoneFn done;
+};
+
+struct KafkaPublisher::MsgCtx {
+  KafkaPublisher* self;
+  std::shared_ptr<Batch> batch;
+  size_t index;
+};
+
+PublishOutcome ClassifyKafkaError(rd_kafka_resp_err_t err, bool broker_up) {
+  PublishOutcome o;
+  o.error = std::string(rd_kafka_err2name(err)) + ": " + rd_kafka_err2str(err);
+  switch (err) {
+    case RD_KAFKA_RESP_ERR_NO_ERROR:
+      o.result = PublishResult::kAcked;
+      o.error.clear();
+      return o;
+    case RD_KAFKA_RESP_ERR_MSG_SIZE_TOO_LARGE:
+    case RD_KAFKA_RESP_ERR_RECORD_LIST_TOO_LARGE:
+      o.result = PublishResult::kPermanent;
+      o.reason = "message_too_large";
+      return o;
+    case RD_KAFKA_RESP_ERR_TOPIC_EXCEPTION:
+    case RD_KAFKA_RESP_ERR__INVALID_ARG:
+      o.result = PublishResult::kPermanent;
+      o.reason = "invalid_topic";
+      return o;
+    case RD_KAFKA_RESP_ERR_INVALID_RECORD:
+      o.result = PublishResult::kPermanent;
+      o.reason = "broker_error";
+      return o;
+    case RD_KAFKA_RESP_ERR__MSG_TIMED_OUT:
+    case RD_KAFKA_RESP_ERR__TIMED_OUT:
+      o.result = PublishResult::kRetryable;
+      o.reason = broker_up ? "timeout" : "broker_down";
+      return o;
+    case RD_KAFKA_RESP_ERR__TRANSPORT:
+    case RD_KAFKA_RESP_ERR__ALL_BROKERS_DOWN:
+      o.result = PublishResult::kRetryable;
+      o.reason = "broker_down";
+      return o;
+    default:
+      o.result = PublishResult::kRetryable;
+      o.reason = "broker_error";
+      return o;
+  }
+}
+
+std::shared_ptr<KafkaPublisher> KafkaPublisher::Create(
+    const std::map<std::string, std::string>& props, std::string* error) {
+  std::shared_ptr<KafkaPublisher> self(new KafkaPublisher());
+  rd_kafka_conf_t* conf = rd_kafka_conf_new();
+  char errstr[512];
+  for (const auto& [k, v] : props) {
+    if (rd_kafka_conf_set(conf, k.c_str(), v.c_str(), errstr, sizeof(errstr)) != RD_KAFKA_CONF_OK) {
+      *error = "kafka property " + k + ": " + errstr;
+      rd_kafka_conf_destroy(conf);
+      return nullptr;
+    }
+  }
+  rd_kafka_conf_set_dr_msg_cb(conf, &KafkaPublisher::OnDeliveryReport);
+  rd_kafka_conf_set_error_cb(conf, &KafkaPublisher::OnError);
+  rd_kafka_conf_set_log_cb(conf, &KafkaPublisher::OnLog);
+  rd_kafka_conf_set_opaque(conf, self.get());
+  self->rk_ = rd_kafka_new(RD_KAFKA_PRODUCER, conf, errstr, sizeof(errstr));
+  if (self->rk_ == nullptr) {
+    *error = std::string("cannot create the Kafka producer: ") + errstr;
+    return nullptr;  // rd_kafka_new destroyed conf
+  }
+  self->poller_ = std::thread([p = self.get()] { p->PollLoop(); });
+  return self;
+}
+
+KafkaPublisher::~KafkaPublisher() {
+  Flush(5000);
+  stop_ = true;
+  if (poller_.joinable()) poller_.join();
+  if (rk_) {
+    // Anything still queued gets a delivery report (purged) so no DoneFn is lost.
+    rd_kafka_purge(rk_, RD_KAFKA_PURGE_F_QUEUE | RD_KAFKA_PURGE_F_INFLIGHT);
+    rd_kafka_poll(rk_, 0);
+    rd_kafka_destroy(rk_);
+  }
+}
+
+void KafkaPublisher::Flush(int timeout_ms) {
+  if (rk_) rd_kafka_flush(rk_, timeout_ms);
+}
+
+bool KafkaPublisher::Probe(int timeout_ms) {
+  const struct rd_kafka_metadata* md = nullptr;
+  rd_kafka_resp_err_t err = rd_kafka_metadata(rk_, 0, nullptr, &md, timeout_ms);
+  if (md) rd_kafka_metadata_destroy(md);
+  return err == RD_KAFKA_RESP_ERR_NO_ERROR;
+}
+
+void KafkaPublisher::PollLoop() {
+  int64_t next_probe = 0;
+  while (!stop_) {
+    rd_kafka_poll(rk_, 50);
+    int64_t now = NowMs();
+    // Probe when the cluster looks down, or when nothing was acknowledged for
+    // a while (an idle relay still reports kafka_up truthfully).
+    bool idle = now - last_ack_ms_.load() > 5000;
+    if (now >= next_probe && (!up_ || idle)) {
+      bool ok = Probe(2000);
+      if (ok != up_.load()) {
+        if (ok)
+          spdlog::info("kafka: broker reachable again");
+        else
+          spdlog::warn("kafka: no broker reachable");
+      }
+      up_ = ok;
+      next_probe = NowMs() + (ok ? 5000 : 1000);
+    }
+  }
+}
+
+void KafkaPublisher::OnError(rd_kafka_t* rk, int err, const char* reason, void* opaque) {
+  auto* self = static_cast<KafkaPublisher*>(opaque);
+  auto code = static_cast<rd_kafka_resp_err_t>(err);
+  if (code == RD_KAFKA_RESP_ERR__ALL_BROKERS_DOWN) {
+    if (self->up_.exchange(false)) spdlog::warn("kafka: all brokers down: {}", reason);
+    return;
+  }
+  if (code == RD_KAFKA_RESP_ERR__FATAL) {
+    char buf[512];
+    rd_kafka_resp_err_t orig = rd_kafka_fatal_error(rk, buf, sizeof(buf));
+    spdlog::error("kafka: fatal producer error {}: {}", rd_kafka_err2name(orig), buf);
+    return;
+  }
+  spdlog::debug("kafka: {}: {}", rd_kafka_err2name(code), reason);
+}
+
+void KafkaPublisher::OnLog(const rd_kafka_t*, int level, const char* fac, const char* buf) {
+  if (level <= 3)
+    spdlog::error("librdkafka {}: {}", fac, buf);
+  else if (level <= 4)
+    spdlog::warn("librdkafka {}: {}", fac, buf);
+  else
+    spdlog::debug("librdkafka {}: {}", fac, buf);
+}
+
+void KafkaPublisher::Publish(std::vector<Message> messages, std::vector<std::vector<size_t>> chains,
+                             DoneFn done) {
+  auto batch = std::make_shared<Batch>();
+  batch->messages = std::move(messages);
+  batch->chains = std::move(chains);
+  batch->outcomes.resize(batch->messages.size());
+  batch->chain_of.assign(batch->messages.size(), 0);
+  batch->next_pos.assign(batch->chains.size(), 0);
+  for (size_t c = 0; c < batch->chains.size(); ++c)
+    for (size_t idx : batch->chains[c]) batch->chain_of[idx] = c;
+  batch->remaining = batch->messages.size();
+  batch->done = std::move(done);
+  if (batch->messages.empty()) {
+    batch->done({});
+    return;
+  }
+  for (size_t c = 0; c < batch->chains.size(); ++c) ProduceNext(batch, c);
+}
+
+void KafkaPublisher::ProduceNext(const std::shared_ptr<Batch>& batch, size_t chain) {
+  const auto& seq = batch->chains[chain];
+  size_t pos = batch->next_pos[chain]++;
+  if (pos >= seq.size()) return;
+  size_t index = seq[pos];
+  const Message& m = batch->messages[index];
+  rd_kafka_headers_t* hdrs = rd_kafka_headers_new(m.headers.size());
+  for (const auto& [k, v] : m.headers)
+    rd_kafka_header_add(hdrs, k.data(), static_cast<ssize_t>(k.size()), v.data(),
+                        static_cast<ssize_t>(v.size()));
+  auto* ctx = new MsgCtx{this, batch, index};
+  rd_kafka_resp_err_t err = rd_kafka_producev(
+      rk_, RD_KAFKA_V_TOPIC(m.topic.c_str()),
+      RD_KAFKA_V_KEY(const_cast<char*>(m.key.data()), m.key.size()),
+      RD_KAFKA_V_VALUE(const_cast<char*>(m.value.data()), m.value.size()), RD_KAFKA_V_HEADERS(hdrs),
+      RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY), RD_KAFKA_V_OPAQUE(ctx), RD_KAFKA_V_END);
+  if (err != RD_KAFKA_RESP_ERR_NO_ERROR) {
+    rd_kafka_headers_destroy(hdrs);
+    delete ctx;
+    PublishOutcome o = ClassifyKafkaError(err, up_.load());
+    if (err == RD_KAFKA_RESP_ERR__QUEUE_FULL) o.reason = "queue_full";
+    Finish(batch, index, std::move(o));
+  }
+}
+
+void KafkaPublisher::OnDeliveryReport(rd_kafka_t*, const rd_kafka_message_t* msg, void*) {
+  std::unique_ptr<MsgCtx> ctx(static_cast<MsgCtx*>(msg->_private));
+  KafkaPublisher* self = ctx->self;
+  PublishOutcome o = ClassifyKafkaError(msg->err, self->up_.load());
+  if (o.result == PublishResult::kAcked) {
+    self->last_ack_ms_ = NowMs();
+    if (!self->up_.exchange(true)) spdlog::info("kafka: broker reachable again");
+  }
+  self->Finish(ctx->batch, ctx->index, std::move(o));
+}
+
+void KafkaPublisher::Finish(const std::shared_ptr<Batch>& batch, size_t index,
+                            PublishOutcome outcome) {
+  size_t chain = batch->chain_of[index];
+  bool ok = outcome.result == PublishResult::kAcked;
+  batch->outcomes[index] = std::move(outcome);
+  size_t finished = 1;
+  if (!ok) {
+    // The rest of the chain must not overtake the failed message.
+    const auto& seq = batch->chains[chain];
+    while (batch->next_pos[chain] < seq.size()) {
+      size_t rest = seq[batch->next_pos[chain]++];
+      batch->outcomes[rest] = PublishOutcome{PublishResult::kNotAttempted, "",
+                                             "not sent: an earlier event of its aggregate failed"};
+      ++finished;
+    }
+  }
+  if (batch->remaining.fetch_sub(finished) == finished) {
+    batch->done(std::move(batch->outcomes));
+    return;
+  }
+  if (ok) ProduceNext(batch, chain);
+}
+
+}  // namespace outbox

@@ -1,0 +1,58 @@
+#pragma once
+
+#include <librdkafka/rdkafka.h>
+
+#include <atomic>
+#include <condition_variable>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+
+#include "kafka/publisher.h"
+
+namespace outbox {
+
+// Publisher on librdkafka: one idempotent producer (acks=all) shared by the
+// services that use the same cluster. A poll thread serves delivery reports
+// (which run the DoneFn) and probes the cluster while it looks down.
+// Thread-safe.
+class KafkaPublisher : public Publisher {
+ public:
+  // Returns nullptr and sets *error when librdkafka rejects a property.
+  static std::shared_ptr<KafkaPublisher> Create(const std::map<std::string, std::string>& props,
+                                                std::string* error);
+  ~KafkaPublisher() override;
+
+  void Publish(std::vector<Message> messages, std::vector<std::vector<size_t>> chains,
+               DoneFn done) override;
+  bool Healthy() const override { return up_.load(); }
+
+  // Waits up to `timeout_ms` for every queued message's delivery report.
+  void Flush(int timeout_ms);
+  // Fetches cluster metadata; true if a broker answered within timeout_ms.
+  bool Probe(int timeout_ms);
+
+ private:
+  struct Batch;
+  struct MsgCtx;
+  KafkaPublisher() = default;
+  void PollLoop();
+  void ProduceNext(const std::shared_ptr<Batch>& batch, size_t chain);
+  void Finish(const std::shared_ptr<Batch>& batch, size_t index, PublishOutcome outcome);
+  static void OnDeliveryReport(rd_kafka_t* rk, const rd_kafka_message_t* msg, void* opaque);
+  static void OnError(rd_kafka_t* rk, int err, const char* reason, void* opaque);
+  static void OnLog(const rd_kafka_t* rk, int level, const char* fac, const char* buf);
+
+  rd_kafka_t* rk_ = nullptr;
+  std::thread poller_;
+  std::atomic<bool> stop_{false};
+  std::atomic<bool> up_{true};
+  std::atomic<int64_t> last_ack_ms_{0};
+};
+
+// Maps a librdkafka error to a publish result and a metric reason.
+PublishOutcome ClassifyKafkaError(rd_kafka_resp_err_t err, bool broker_up);
+
+}  // namespace outbox

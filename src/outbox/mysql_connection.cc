@@ -1,0 +1,171 @@
+#include "outbox/mysql_connection.h"
+
+#include <cppconn/statement.h>
+#include <mysql_driver.h>
+#include <spdlog/spdlog.h>
+
+#include <mutex>
+
+namespace outbox {
+
+std::string QuoteIdent(const std::string& ident) {
+  std::string out = "`";
+  for (char c : ident) {
+    if (c == '`') out += '`';
+    out += c;
+  }
+  return out + "`";
+}
+
+std::string DescribeSqlError(const sql::SQLException& e) {
+  return "MySQL error " + std::to_string(e.getErrorCode()) + " (" + e.getSQLState() +
+         "): " + e.what();
+}
+
+bool IsConnectionError(const sql::SQLException& e) {
+  int code = e.getErrorCode();
+  // 2000-2999: client errors (lost connection, server gone away, can't
+  // connect); 1927 connection killed; 1053 server shutdown; 0 = connector.
+  return code == 0 || (code >= 2000 && code < 3000) || code == 1927 || code == 1053 ||
+         code == 1152 || code == 1040;
+}
+
+std::string TableSchema::Describe() const {
+  std::string s;
+  s += has_last_error ? "last_error" : "";
+  if (has_topic) s += std::string(s.empty() ? "" : ", ") + "topic";
+  if (has_headers) s += std::string(s.empty() ? "" : ", ") + "headers";
+  return s.empty() ? "none" : s;
+}
+
+MysqlConnection::MysqlConnection(MysqlConfig config) : config_(std::move(config)) {}
+
+MysqlConnection::~MysqlConnection() { Close(); }
+
+void MysqlConnection::Close() {
+  statements_.clear();
+  if (conn_) {
+    try {
+      conn_->close();
+    } catch (const sql::SQLException&) {
+      // Closing a dead connection fails; nothing to do.
+    }
+    conn_.reset();
+  }
+}
+
+std::string MysqlConnection::QualifiedTable() const {
+  return QuoteIdent(config_.database) + "." + QuoteIdent(config_.table);
+}
+
+Status MysqlConnection::Connect() {
+  if (conn_) return Status::Ok();
+  static std::mutex driver_mu;  // get_driver_instance is not thread-safe on first call
+  sql::mysql::MySQL_Driver* driver;
+  {
+    std::lock_guard<std::mutex> lock(driver_mu);
+    driver = sql::mysql::get_mysql_driver_instance();
+  }
+  sql::ConnectOptionsMap opts;
+  opts["hostName"] = sql::SQLString(config_.host);
+  opts["port"] = config_.port;
+  opts["userName"] = sql::SQLString(config_.user);
+  opts["password"] = sql::SQLString(config_.password);
+  opts["schema"] = sql::SQLString(config_.database);
+  opts["OPT_CONNECT_TIMEOUT"] = std::max(1, config_.connect_timeout_ms / 1000);
+  opts["OPT_READ_TIMEOUT"] = std::max(1, config_.read_timeout_ms / 1000);
+  opts["OPT_WRITE_TIMEOUT"] = std::max(1, config_.read_timeout_ms / 1000);
+  opts["OPT_RECONNECT"] = false;  // reconnects are ours: a silent reconnect would lose the txn
+  opts["CLIENT_MULTI_STATEMENTS"] = false;
+  const TlsConfig& tls = config_.tls;
+  int mode = sql::SSL_MODE_PREFERRED;
+  if (tls.mode == "disabled") mode = sql::SSL_MODE_DISABLED;
+  if (tls.mode == "required") mode = sql::SSL_MODE_REQUIRED;
+  if (tls.mode == "verify_ca") mode = sql::SSL_MODE_VERIFY_CA;
+  if (tls.mode == "verify_identity") mode = sql::SSL_MODE_VERIFY_IDENTITY;
+  opts["OPT_SSL_MODE"] = mode;
+  if (tls.mode != "disabled") {
+    if (!tls.ca.empty()) opts["sslCA"] = sql::SQLString(tls.ca);
+    if (!tls.cert.empty()) opts["sslCert"] = sql::SQLString(tls.cert);
+    if (!tls.key.empty()) opts["sslKey"] = sql::SQLString(tls.key);
+    if (tls.mode != "preferred") opts["sslEnforce"] = true;
+    if (tls.mode == "verify_ca" || tls.mode == "verify_identity") opts["sslVerify"] = true;
+  }
+  try {
+    conn_.reset(driver->connect(opts));
+    std::unique_ptr<sql::Statement> st(conn_->createStatement());
+    // READ COMMITTED: locking reads see the latest committed row and take no
+    // gap locks, so claims by replicas do not block each other.
+    st->execute("SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED");
+    if (config_.time_zone) {
+      std::unique_ptr<sql::PreparedStatement> ps(conn_->prepareStatement("SET time_zone = ?"));
+      ps->setString(1, *config_.time_zone);
+      ps->execute();
+    }
+    conn_->setAutoCommit(true);
+  } catch (const sql::SQLException& e) {
+    conn_.reset();
+    return Status::Error("cannot connect to " + config_.user + "@" + config_.host + ":" +
+                         std::to_string(config_.port) + "/" + config_.database + ": " +
+                         DescribeSqlError(e));
+  }
+  return Status::Ok();
+}
+
+sql::PreparedStatement* MysqlConnection::Prepare(const std::string& sql) {
+  auto it = statements_.find(sql);
+  if (it != statements_.end()) return it->second.get();
+  std::unique_ptr<sql::PreparedStatement> ps(conn_->prepareStatement(sql));
+  auto* raw = ps.get();
+  statements_.emplace(sql, std::move(ps));
+  return raw;
+}
+
+Status InspectTable(MysqlConnection& conn, TableSchema* out) {
+  *out = TableSchema{};
+  const MysqlConfig& cfg = conn.config();
+  try {
+    auto* ps = conn.Prepare(
+        "SELECT COLUMN_NAME, COALESCE(CHARACTER_MAXIMUM_LENGTH, 0) FROM information_schema.COLUMNS "
+        "WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ?");
+    ps->setString(1, cfg.database);
+    ps->setString(2, cfg.table);
+    std::unique_ptr<sql::ResultSet> rs(ps->executeQuery());
+    std::map<std::string, int64_t> cols;
+    while (rs->next()) cols[rs->getString(1)] = rs->getInt64(2);
+    out->table_exists = !cols.empty();
+    static const char* kRequired[] = {
+        "id",     "aggregate_type", "aggregate_id",  "event_type", "event_key", "payload",
+        "status", "retry_count",    "next_retry_at", "created_at", "updated_at"};
+    if (out->table_exists) {
+      for (const char* c : kRequired)
+        if (!cols.count(c)) out->missing_columns.push_back(c);
+    }
+    if (auto it = cols.find("last_error"); it != cols.end()) {
+      out->has_last_error = true;
+      out->last_error_max_len = static_cast<int>(std::min<int64_t>(it->second, 65535));
+      if (out->last_error_max_len <= 0) out->last_error_max_len = 1024;
+    }
+    out->has_topic = cols.count("topic") > 0;
+    out->has_headers = cols.count("headers") > 0;
+    auto* idx = conn.Prepare(
+        "SELECT INDEX_NAME, SEQ_IN_INDEX, COLUMN_NAME FROM information_schema.STATISTICS "
+        "WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ? ORDER BY INDEX_NAME, SEQ_IN_INDEX");
+    idx->setString(1, cfg.database);
+    idx->setString(2, cfg.table);
+    std::unique_ptr<sql::ResultSet> irs(idx->executeQuery());
+    std::map<std::string, std::vector<std::string>> indexes;
+    while (irs->next()) indexes[irs->getString(1)].push_back(irs->getString(3));
+    for (const auto& [name, columns] : indexes) {
+      if (columns.size() >= 2 && columns[0] == "status" && columns[1] == "next_retry_at")
+        out->has_status_index = true;
+    }
+  } catch (const sql::SQLException& e) {
+    if (IsConnectionError(e)) conn.Close();
+    return Status::Error("cannot inspect " + cfg.database + "." + cfg.table + ": " +
+                         DescribeSqlError(e));
+  }
+  return Status::Ok();
+}
+
+}  // namespace outbox

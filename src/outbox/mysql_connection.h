@@ -1,0 +1,65 @@
+#pragma once
+
+#include <cppconn/connection.h>
+#include <cppconn/exception.h>
+#include <cppconn/prepared_statement.h>
+#include <cppconn/resultset.h>
+
+#include <map>
+#include <memory>
+#include <string>
+
+#include "common/status.h"
+#include "config/config.h"
+
+namespace outbox {
+
+// Which of the SPEC §2 columns (and optional ones) the table has.
+struct TableSchema {
+  bool table_exists = false;
+  std::vector<std::string> missing_columns;  // required columns not found
+  bool has_last_error = false;
+  int last_error_max_len = 0;
+  bool has_topic = false;
+  bool has_headers = false;
+  bool has_status_index = false;  // an index whose first columns are (status, next_retry_at)
+  std::string Describe() const;
+};
+
+// One MySQL/MariaDB connection with a cache of server-side prepared
+// statements. Not thread-safe; owned by one thread.
+class MysqlConnection {
+ public:
+  explicit MysqlConnection(MysqlConfig config);
+  ~MysqlConnection();
+
+  // Connects if not connected, applying session settings (READ COMMITTED,
+  // time_zone when configured). Safe to call repeatedly.
+  Status Connect();
+  void Close();
+  bool connected() const { return conn_ != nullptr; }
+
+  // REQUIRES: connected(). The statement stays owned by the cache.
+  sql::PreparedStatement* Prepare(const std::string& sql);
+  sql::Connection* raw() { return conn_.get(); }
+  const MysqlConfig& config() const { return config_; }
+
+  // `db`.`table`, quoted; identifiers were validated by the config loader.
+  std::string QualifiedTable() const;
+
+ private:
+  MysqlConfig config_;
+  std::unique_ptr<sql::Connection> conn_;
+  std::map<std::string, std::unique_ptr<sql::PreparedStatement>> statements_;
+};
+
+// Backquotes an identifier, doubling embedded backquotes.
+std::string QuoteIdent(const std::string& ident);
+// "MySQL error 2013 (HY000): Lost connection ..." — never contains a password.
+std::string DescribeSqlError(const sql::SQLException& e);
+// True for errors that mean the connection is unusable and must be reopened.
+bool IsConnectionError(const sql::SQLException& e);
+
+Status InspectTable(MysqlConnection& conn, TableSchema* out);
+
+}  // namespace outbox

@@ -1,0 +1,405 @@
+#include "outbox/mysql_store.h"
+
+#include <cppconn/statement.h>
+
+#include <algorithm>
+
+namespace outbox {
+
+namespace {
+int64_t LeaseSeconds(int64_t lease_ms) { return (lease_ms + 999) / 1000; }
+}  // namespace
+
+MysqlStore::MysqlStore(MysqlConfig config)
+    : conn_(std::move(config)), table_(conn_.QualifiedTable()) {}
+
+Status MysqlStore::Connect() {
+  if (conn_.connected()) return Status::Ok();
+  Status s = conn_.Connect();
+  if (!s.ok()) return s;
+  s = InspectTable(conn_, &schema_);
+  if (!s.ok()) return s;
+  const MysqlConfig& c = conn_.config();
+  if (!schema_.table_exists) {
+    conn_.Close();
+    return Status::Error("table " + c.database + "." + c.table +
+                         " does not exist (or the relay user cannot see it)");
+  }
+  if (!schema_.missing_columns.empty()) {
+    std::string cols;
+    for (const auto& m : schema_.missing_columns) cols += (cols.empty() ? "" : ", ") + m;
+    conn_.Close();
+    return Status::Error("table " + c.database + "." + c.table + " is missing column(s): " + cols);
+  }
+  return Status::Ok();
+}
+
+void MysqlStore::Disconnect() { conn_.Close(); }
+
+void MysqlStore::Exec(const std::string& sql) {
+  std::unique_ptr<sql::Statement> st(conn_.raw()->createStatement());
+  st->execute(sql);
+}
+
+template <typename Fn>
+Status MysqlStore::Run(const char* what, Fn&& fn) {
+  if (!conn_.connected()) {
+    Status s = Connect();
+    if (!s.ok()) return s;
+  }
+  try {
+    fn();
+    return Status::Ok();
+  } catch (const sql::SQLException& e) {
+    std::string msg = std::string(what) + " on " + conn_.config().database + "." +
+                      conn_.config().table + ": " + DescribeSqlError(e);
+    if (IsConnectionError(e)) {
+      conn_.Close();
+    } else if (in_txn_) {
+      try {
+        Exec("ROLLBACK");
+      } catch (const sql::SQLException&) {
+        conn_.Close();
+      }
+    }
+    in_txn_ = false;
+    return Status::Error(msg);
+  }
+}
+
+std::string MysqlStore::Placeholders(size_t n) {
+  std::string s;
+  s.reserve(n * 2);
+  for (size_t i = 0; i < n; ++i) s += i ? ",?" : "?";
+  return s;
+}
+
+size_t MysqlStore::Bucket(size_t n) {
+  // A few fixed IN-list sizes keep the prepared-statement cache small.
+  size_t b = 1;
+  while (b < n && b < 1024) b *= 2;
+  if (b >= n) return b;
+  return (n + 1023) / 1024 * 1024;
+}
+
+unsigned MysqlStore::BindIds(sql::PreparedStatement* ps, unsigned first,
+                             const std::vector<int64_t>& ids) {
+  size_t n = Bucket(ids.size());
+  for (size_t i = 0; i < n; ++i) ps->setInt64(first + i, ids[std::min(i, ids.size() - 1)]);
+  return first + static_cast<unsigned>(n);
+}
+
+std::string MysqlStore::SelectColumns() const {
+  std::string cols =
+      "id, aggregate_type, aggregate_id, event_type, event_key, payload, retry_count, "
+      "UNIX_TIMESTAMP(created_at), status, ";
+  cols += schema_.has_topic ? "topic, " : "NULL, ";
+  cols += schema_.has_headers ? "headers, " : "NULL, ";
+  // The lease deadline, computed once per statement on the database clock.
+  cols += "DATE_FORMAT(NOW() + INTERVAL ? SECOND, '%Y-%m-%d %H:%i:%s')";
+  return cols;
+}
+
+void MysqlStore::ReadRows(sql::ResultSet* rs, ClaimedBatch* out) const {
+  while (rs->next()) {
+    OutboxRow r;
+    r.id = rs->getInt64(1);
+    r.aggregate.type = rs->getString(2);
+    r.aggregate.id = rs->getInt64(3);
+    r.event_type = rs->getString(4);
+    r.event_key = rs->getString(5);
+    r.payload = rs->getString(6);
+    r.retry_count = rs->getInt(7);
+    r.created_at_unix = rs->isNull(8) ? 0 : static_cast<int64_t>(rs->getDouble(8));
+    r.reclaimed = rs->getString(9) == "SENDING";
+    if (!rs->isNull(10)) r.topic = rs->getString(10);
+    if (!rs->isNull(11)) r.headers = rs->getString(11);
+    out->lease_token = rs->getString(12);
+    if (r.reclaimed) ++out->reclaimed;
+    out->rows.push_back(std::move(r));
+  }
+}
+
+Status MysqlStore::HasDueNew(bool* due) {
+  return Run("probe", [&] {
+    auto* ps = conn_.Prepare("SELECT 1 FROM " + table_ +
+                             " WHERE status = 'NEW' AND next_retry_at <= NOW() LIMIT 1");
+    std::unique_ptr<sql::ResultSet> rs(ps->executeQuery());
+    *due = rs->next();
+  });
+}
+
+Status MysqlStore::ClaimDue(int limit, int64_t lease_ms, bool include_expired, ClaimedBatch* out) {
+  *out = ClaimedBatch{};
+  return Run("claim", [&] {
+    Exec("START TRANSACTION");
+    in_txn_ = true;
+    // Expired leases first: a relay that died must not starve behind new work.
+    if (include_expired) {
+      auto* ps = conn_.Prepare("SELECT " + SelectColumns() + " FROM " + table_ +
+                               " WHERE status = 'SENDING' AND next_retry_at <= NOW()"
+                               " ORDER BY next_retry_at, id LIMIT ? FOR UPDATE SKIP LOCKED");
+      ps->setInt64(1, LeaseSeconds(lease_ms));
+      ps->setInt(2, limit);
+      std::unique_ptr<sql::ResultSet> rs(ps->executeQuery());
+      ReadRows(rs.get(), out);
+    }
+    int left = limit - static_cast<int>(out->rows.size());
+    if (left > 0) {
+      auto* ps = conn_.Prepare("SELECT " + SelectColumns() + " FROM " + table_ +
+                               " WHERE status = 'NEW' AND next_retry_at <= NOW()"
+                               " ORDER BY next_retry_at, id LIMIT ? FOR UPDATE SKIP LOCKED");
+      ps->setInt64(1, LeaseSeconds(lease_ms));
+      ps->setInt(2, left);
+      std::unique_ptr<sql::ResultSet> rs(ps->executeQuery());
+      ClaimedBatch fresh;
+      ReadRows(rs.get(), &fresh);
+      // Both SELECTs ran in one transaction a moment apart; the later deadline
+      // is the token for all (a second at most beyond the first's lease).
+      if (!fresh.rows.empty()) {
+        if (out->lease_token < fresh.lease_token) out->lease_token = fresh.lease_token;
+        for (auto& r : fresh.rows) out->rows.push_back(std::move(r));
+      }
+    }
+    if (out->rows.empty()) {
+      Exec("ROLLBACK");
+      in_txn_ = false;
+      return;
+    }
+    std::vector<int64_t> ids;
+    ids.reserve(out->rows.size());
+    for (const auto& r : out->rows) ids.push_back(r.id);
+    auto* up = conn_.Prepare("UPDATE " + table_ +
+                             " SET status = 'SENDING', next_retry_at = ?, updated_at = NOW()"
+                             " WHERE id IN (" +
+                             Placeholders(Bucket(ids.size())) + ")");
+    up->setString(1, out->lease_token);
+    BindIds(up, 2, ids);
+    up->executeUpdate();
+    Exec("COMMIT");
+    in_txn_ = false;
+  });
+}
+
+Status MysqlStore::MinPendingId(std::optional<int64_t>* id) {
+  return Run("probe", [&] {
+    auto* ps =
+        conn_.Prepare("SELECT MIN(id) FROM " + table_ + " WHERE status IN ('NEW', 'SENDING')");
+    std::unique_ptr<sql::ResultSet> rs(ps->executeQuery());
+    id->reset();
+    if (rs->next() && !rs->isNull(1)) *id = rs->getInt64(1);
+  });
+}
+
+Status MysqlStore::DeadHeads(std::vector<DeadHead>* out) {
+  out->clear();
+  return Run("read DEAD aggregates", [&] {
+    auto* ps = conn_.Prepare("SELECT aggregate_type, aggregate_id, MIN(id) FROM " + table_ +
+                             " WHERE status = 'DEAD' GROUP BY aggregate_type, aggregate_id");
+    std::unique_ptr<sql::ResultSet> rs(ps->executeQuery());
+    while (rs->next())
+      out->push_back({AggregateKey{rs->getString(1), rs->getInt64(2)}, rs->getInt64(3)});
+  });
+}
+
+Status MysqlStore::ScanWindow(int64_t from_id, int limit, std::vector<WindowRow>* out) {
+  out->clear();
+  return Run("scan", [&] {
+    // Primary-key order from the pass cursor: the planner needs every unsent
+    // row in id order to know which events are the heads of their aggregates.
+    auto* ps = conn_.Prepare(
+        "SELECT id, aggregate_type, aggregate_id, status = 'SENDING',"
+        " next_retry_at <= NOW() FROM " +
+        table_ +
+        " FORCE INDEX (PRIMARY) WHERE id >= ? AND status IN ('NEW', 'SENDING')"
+        " ORDER BY id LIMIT ?");
+    ps->setInt64(1, from_id);
+    ps->setInt(2, limit);
+    std::unique_ptr<sql::ResultSet> rs(ps->executeQuery());
+    while (rs->next()) {
+      WindowRow w;
+      w.id = rs->getInt64(1);
+      w.aggregate.type = rs->getString(2);
+      w.aggregate.id = rs->getInt64(3);
+      w.sending = rs->getInt(4) != 0;
+      w.due = rs->getInt(5) != 0;
+      out->push_back(std::move(w));
+    }
+  });
+}
+
+Status MysqlStore::ClaimIds(const std::vector<int64_t>& ids, int64_t lease_ms,
+                            const ChooseFn& choose, ClaimedBatch* out) {
+  *out = ClaimedBatch{};
+  if (ids.empty()) return Status::Ok();
+  return Run("claim", [&] {
+    Exec("START TRANSACTION");
+    in_txn_ = true;
+    auto* ps = conn_.Prepare("SELECT " + SelectColumns() + " FROM " + table_ + " WHERE id IN (" +
+                             Placeholders(Bucket(ids.size())) +
+                             ") AND status IN ('NEW', 'SENDING') AND next_retry_at <= NOW()"
+                             " ORDER BY id FOR UPDATE SKIP LOCKED");
+    ps->setInt64(1, LeaseSeconds(lease_ms));
+    BindIds(ps, 2, ids);
+    std::unique_ptr<sql::ResultSet> rs(ps->executeQuery());
+    ClaimedBatch locked;
+    ReadRows(rs.get(), &locked);
+    std::vector<int64_t> chosen = choose(locked.rows);
+    if (chosen.empty()) {
+      Exec("ROLLBACK");
+      in_txn_ = false;
+      return;
+    }
+    std::sort(chosen.begin(), chosen.end());
+    out->lease_token = locked.lease_token;
+    for (auto& r : locked.rows) {
+      if (std::binary_search(chosen.begin(), chosen.end(), r.id)) {
+        if (r.reclaimed) ++out->reclaimed;
+        out->rows.push_back(std::move(r));
+      }
+    }
+    auto* up = conn_.Prepare("UPDATE " + table_ +
+                             " SET status = 'SENDING', next_retry_at = ?, updated_at = NOW()"
+                             " WHERE id IN (" +
+                             Placeholders(Bucket(chosen.size())) + ")");
+    up->setString(1, out->lease_token);
+    BindIds(up, 2, chosen);
+    up->executeUpdate();
+    Exec("COMMIT");
+    in_txn_ = false;
+  });
+}
+
+Status MysqlStore::Settle(const std::string& lease_token, const std::vector<SettleOp>& ops,
+                          SettleResult* result) {
+  *result = SettleResult{};
+  std::vector<int64_t> sent, released;
+  std::vector<const SettleOp*> singles;
+  for (const auto& op : ops) {
+    if (op.kind == SettleKind::kSent)
+      sent.push_back(op.id);
+    else if (op.kind == SettleKind::kRelease)
+      released.push_back(op.id);
+    else
+      singles.push_back(&op);
+  }
+  return Run("settle", [&] {
+    auto group = [&](const std::vector<int64_t>& ids, const std::string& set) {
+      if (ids.empty()) return;
+      auto* ps = conn_.Prepare(
+          "UPDATE " + table_ + " SET " + set + ", updated_at = NOW() WHERE id IN (" +
+          Placeholders(Bucket(ids.size())) + ") AND status = 'SENDING' AND next_retry_at = ?");
+      unsigned next = BindIds(ps, 1, ids);
+      ps->setString(next, lease_token);
+      int n = ps->executeUpdate();
+      result->applied += n;
+      if (n < static_cast<int>(ids.size())) {
+        result->stale += static_cast<int>(ids.size()) - n;
+      }
+    };
+    bool txn = !singles.empty();
+    if (txn) {
+      Exec("START TRANSACTION");
+      in_txn_ = true;
+    }
+    group(sent, "status = 'SENT'");
+    group(released, "status = 'NEW', next_retry_at = NOW()");
+    const bool le = schema_.has_last_error;
+    const std::string err_set = le ? ", last_error = ?" : "";
+    for (const SettleOp* op : singles) {
+      sql::PreparedStatement* ps;
+      unsigned i = 1;
+      if (op->kind == SettleKind::kRetry) {
+        ps = conn_.Prepare("UPDATE " + table_ +
+                           " SET status = 'NEW', retry_count = retry_count + 1,"
+                           " next_retry_at = NOW() + INTERVAL ? MICROSECOND, updated_at = NOW()" +
+                           err_set + " WHERE id = ? AND status = 'SENDING' AND next_retry_at = ?");
+        ps->setInt64(i++, op->backoff_ms * 1000);
+      } else {
+        ps = conn_.Prepare("UPDATE " + table_ +
+                           " SET status = 'DEAD', retry_count = retry_count + 1,"
+                           " updated_at = NOW()" +
+                           err_set + " WHERE id = ? AND status = 'SENDING' AND next_retry_at = ?");
+      }
+      if (le) ps->setString(i++, op->error.substr(0, schema_.last_error_max_len));
+      ps->setInt64(i++, op->id);
+      ps->setString(i++, lease_token);
+      int n = ps->executeUpdate();
+      result->applied += n;
+      if (n == 0) ++result->stale;
+    }
+    if (txn) {
+      Exec("COMMIT");
+      in_txn_ = false;
+    }
+  });
+}
+
+Status MysqlStore::ReadStats(TableStats* out) {
+  *out = TableStats{};
+  return Run("read table gauges", [&] {
+    auto* ps = conn_.Prepare(
+        "SELECT COUNT(*), COALESCE(TIMESTAMPDIFF(SECOND, MIN(created_at), NOW()), 0) FROM " +
+        table_ + " WHERE status IN ('NEW', 'SENDING')");
+    std::unique_ptr<sql::ResultSet> rs(ps->executeQuery());
+    if (rs->next()) {
+      out->backlog = rs->getInt64(1);
+      out->oldest_unsent_age_s = std::max<double>(0, static_cast<double>(rs->getInt64(2)));
+    }
+    auto* dead =
+        conn_.Prepare("SELECT COUNT(*), COUNT(DISTINCT aggregate_type, aggregate_id) FROM " +
+                      table_ + " WHERE status = 'DEAD'");
+    std::unique_ptr<sql::ResultSet> drs(dead->executeQuery());
+    if (drs->next()) {
+      out->dead = drs->getInt64(1);
+      out->dead_aggregates = drs->getInt64(2);
+    }
+    // Index ranges around the four known values: cheap, unlike NOT IN.
+    auto* unknown = conn_.Prepare(
+        "SELECT COUNT(*) FROM " + table_ +
+        " WHERE status < 'DEAD' OR (status > 'DEAD' AND status < 'NEW')"
+        " OR (status > 'NEW' AND status < 'SENDING') OR (status > 'SENDING' AND status < 'SENT')"
+        " OR status > 'SENT'");
+    std::unique_ptr<sql::ResultSet> urs(unknown->executeQuery());
+    if (urs->next()) out->unknown_status = urs->getInt64(1);
+  });
+}
+
+Status MysqlStore::DeleteSentBatch(int days, int limit, int64_t* cursor, int64_t* deleted,
+                                   bool* done) {
+  *deleted = 0;
+  *done = false;
+  return Run("retention", [&] {
+    // Bound the chunk by primary key first, so the DELETE locks a short,
+    // known id range and never scans the table.
+    auto* bound = conn_.Prepare(
+        "SELECT MAX(id), COUNT(*), SUM(created_at < NOW() - INTERVAL ? DAY) FROM (SELECT id, "
+        "created_at FROM " +
+        table_ + " FORCE INDEX (PRIMARY) WHERE id > ? ORDER BY id LIMIT ?) c");
+    bound->setInt(1, days);
+    bound->setInt64(2, *cursor);
+    bound->setInt(3, limit);
+    std::unique_ptr<sql::ResultSet> rs(bound->executeQuery());
+    if (!rs->next() || rs->isNull(1) || rs->getInt64(2) == 0) {
+      *done = true;
+      return;
+    }
+    int64_t upper = rs->getInt64(1);
+    int64_t old_rows = rs->isNull(3) ? 0 : rs->getInt64(3);
+    if (old_rows > 0) {
+      auto* del = conn_.Prepare("DELETE FROM " + table_ +
+                                " WHERE id > ? AND id <= ? AND status = 'SENT'"
+                                " AND created_at < NOW() - INTERVAL ? DAY");
+      del->setInt64(1, *cursor);
+      del->setInt64(2, upper);
+      del->setInt(3, days);
+      *deleted = del->executeUpdate();
+    } else {
+      // ids grow with time: a chunk with nothing old means the rest is newer.
+      *done = true;
+    }
+    *cursor = upper;
+  });
+}
+
+}  // namespace outbox

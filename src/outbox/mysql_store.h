@@ -1,0 +1,55 @@
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "outbox/mysql_connection.h"
+#include "outbox/outbox_store.h"
+
+namespace outbox {
+
+// OutboxStore on MySQL 8 / MariaDB 10.6+ through Connector/C++.
+// Not thread-safe: one per thread, each with its own connection.
+class MysqlStore : public OutboxStore {
+ public:
+  explicit MysqlStore(MysqlConfig config);
+
+  Status Connect() override;
+  void Disconnect() override;
+  Status HasDueNew(bool* due) override;
+  Status ClaimDue(int limit, int64_t lease_ms, bool include_expired, ClaimedBatch* out) override;
+  Status MinPendingId(std::optional<int64_t>* id) override;
+  Status DeadHeads(std::vector<DeadHead>* out) override;
+  Status ScanWindow(int64_t from_id, int limit, std::vector<WindowRow>* out) override;
+  Status ClaimIds(const std::vector<int64_t>& ids, int64_t lease_ms, const ChooseFn& choose,
+                  ClaimedBatch* out) override;
+  Status Settle(const std::string& lease_token, const std::vector<SettleOp>& ops,
+                SettleResult* result) override;
+  Status ReadStats(TableStats* out) override;
+  Status DeleteSentBatch(int days, int limit, int64_t* cursor, int64_t* deleted,
+                         bool* done) override;
+
+  const TableSchema& schema() const { return schema_; }
+
+ private:
+  // Runs `fn`, turning SQL exceptions into a Status; rolls back an open
+  // transaction and drops a broken connection.
+  template <typename Fn>
+  Status Run(const char* what, Fn&& fn);
+  void Exec(const std::string& sql);
+  std::string SelectColumns() const;
+  static std::string Placeholders(size_t n);
+  static size_t Bucket(size_t n);
+  // Binds `ids` (padded to Bucket(ids.size()) by repeating the last) from
+  // parameter index `first`; returns the next free index.
+  static unsigned BindIds(sql::PreparedStatement* ps, unsigned first,
+                          const std::vector<int64_t>& ids);
+  void ReadRows(sql::ResultSet* rs, ClaimedBatch* out) const;
+
+  MysqlConnection conn_;
+  TableSchema schema_;
+  std::string table_;  // quoted `db`.`table`
+  bool in_txn_ = false;
+};
+
+}  // namespace outbox

@@ -1,0 +1,114 @@
+#include "outbox/outbox_admin.h"
+
+#include <cppconn/statement.h>
+
+#include <limits>
+
+namespace outbox {
+
+namespace {
+
+std::string DeadColumns(const TableSchema& schema) {
+  return std::string("id, aggregate_type, aggregate_id, event_type, event_key, retry_count, ") +
+         (schema.has_last_error ? "last_error" : "NULL") +
+         ", UNIX_TIMESTAMP(created_at), TIMESTAMPDIFF(SECOND, updated_at, NOW())";
+}
+
+DeadRow ReadDead(sql::ResultSet& rs) {
+  DeadRow d;
+  d.id = rs.getInt64(1);
+  d.aggregate = {rs.getString(2), rs.getInt64(3)};
+  d.event_type = rs.getString(4);
+  d.event_key = rs.getString(5);
+  d.retry_count = rs.getInt(6);
+  if (!rs.isNull(7)) d.last_error = rs.getString(7);
+  d.created_at_unix = rs.isNull(8) ? 0 : static_cast<int64_t>(rs.getDouble(8));
+  d.age_s = rs.isNull(9) ? 0 : rs.getInt64(9);
+  return d;
+}
+
+Status Prepare(MysqlConnection& conn, TableSchema* schema) {
+  Status s = conn.Connect();
+  if (!s.ok()) return s;
+  s = InspectTable(conn, schema);
+  if (!s.ok()) return s;
+  if (!schema->table_exists)
+    return Status::Error("table " + conn.config().database + "." + conn.config().table +
+                         " does not exist (or the user cannot see it)");
+  return Status::Ok();
+}
+
+}  // namespace
+
+Status ListDead(MysqlConnection& conn, int limit, std::vector<DeadRow>* out) {
+  out->clear();
+  TableSchema schema;
+  Status s = Prepare(conn, &schema);
+  if (!s.ok()) return s;
+  try {
+    auto* ps = conn.Prepare("SELECT " + DeadColumns(schema) + " FROM " + conn.QualifiedTable() +
+                            " WHERE status = 'DEAD' ORDER BY id LIMIT ?");
+    ps->setInt(1, limit);
+    std::unique_ptr<sql::ResultSet> rs(ps->executeQuery());
+    while (rs->next()) out->push_back(ReadDead(*rs));
+  } catch (const sql::SQLException& e) {
+    return Status::Error("dead list: " + DescribeSqlError(e));
+  }
+  return Status::Ok();
+}
+
+Status ReplayDead(MysqlConnection& conn, const DeadSelector& selector, bool dry_run,
+                  std::vector<DeadRow>* changed) {
+  changed->clear();
+  TableSchema schema;
+  Status s = Prepare(conn, &schema);
+  if (!s.ok()) return s;
+  const std::string table = conn.QualifiedTable();
+  std::string where = "status = 'DEAD'";
+  if (!selector.ids.empty()) {
+    where += " AND id IN (";
+    for (size_t i = 0; i < selector.ids.size(); ++i) where += i ? ",?" : "?";
+    where += ")";
+  }
+  if (selector.event_type) where += " AND event_type = ?";
+  std::unique_ptr<sql::Statement> st(conn.raw()->createStatement());
+  try {
+    // Chunks of 1000 keep each transaction's locks short on a large replay.
+    int64_t after = std::numeric_limits<int64_t>::min();
+    for (;;) {
+      if (!dry_run) st->execute("START TRANSACTION");
+      auto* ps =
+          conn.Prepare("SELECT " + DeadColumns(schema) + " FROM " + table + " WHERE " + where +
+                       " AND id > ? ORDER BY id LIMIT 1000" + (dry_run ? "" : " FOR UPDATE"));
+      unsigned i = 1;
+      for (int64_t id : selector.ids) ps->setInt64(i++, id);
+      if (selector.event_type) ps->setString(i++, *selector.event_type);
+      ps->setInt64(i++, after);
+      std::unique_ptr<sql::ResultSet> rs(ps->executeQuery());
+      std::vector<DeadRow> chunk;
+      while (rs->next()) chunk.push_back(ReadDead(*rs));
+      if (!dry_run && !chunk.empty()) {
+        auto* up = conn.Prepare("UPDATE " + table +
+                                " SET status = 'NEW', retry_count = 0, next_retry_at = NOW(),"
+                                " updated_at = NOW() WHERE id = ? AND status = 'DEAD'");
+        for (const auto& d : chunk) {
+          up->setInt64(1, d.id);
+          up->executeUpdate();
+        }
+      }
+      if (!dry_run) st->execute("COMMIT");
+      for (auto& d : chunk) changed->push_back(std::move(d));
+      if (chunk.size() < 1000) break;
+      after = changed->back().id;
+    }
+  } catch (const sql::SQLException& e) {
+    try {
+      st->execute("ROLLBACK");
+    } catch (const sql::SQLException&) {
+    }
+    return Status::Error("dead replay: " + DescribeSqlError(e));
+  }
+  return Status::Ok();
+}
+
+}  // namespace outbox

@@ -1,0 +1,58 @@
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <optional>
+#include <vector>
+
+#include "common/status.h"
+#include "outbox/row.h"
+
+namespace outbox {
+
+// The seam for the database: every SQL statement lives behind it.
+// Not thread-safe: each relay thread owns its own store (and connection).
+class OutboxStore {
+ public:
+  virtual ~OutboxStore() = default;
+
+  // Connects (or reconnects) and verifies the table. Cheap when connected.
+  virtual Status Connect() = 0;
+  virtual void Disconnect() = 0;
+
+  // --- ordering: none -----------------------------------------------------
+  // True if a NEW row is due (one cheap index probe; the idle poll).
+  virtual Status HasDueNew(bool* due) = 0;
+  // Claims up to `limit` due NEW rows (and, with include_expired, SENDING rows
+  // whose lease expired) with SKIP LOCKED, in one short transaction.
+  virtual Status ClaimDue(int limit, int64_t lease_ms, bool include_expired, ClaimedBatch* out) = 0;
+
+  // --- ordering: per_aggregate ---------------------------------------------
+  // Smallest id in NEW or SENDING; nullopt when there is none (the idle poll).
+  virtual Status MinPendingId(std::optional<int64_t>* id) = 0;
+  // Aggregates with a DEAD row, with their smallest DEAD id.
+  virtual Status DeadHeads(std::vector<DeadHead>* out) = 0;
+  // NEW and SENDING rows with id >= from_id, in id order, at most `limit`.
+  virtual Status ScanWindow(int64_t from_id, int limit, std::vector<WindowRow>* out) = 0;
+  // Locks the still-claimable rows among `ids` (SKIP LOCKED), lets `choose`
+  // pick which of them to claim (given in id order), and claims those, in one
+  // transaction.
+  using ChooseFn = std::function<std::vector<int64_t>(const std::vector<OutboxRow>& locked)>;
+  virtual Status ClaimIds(const std::vector<int64_t>& ids, int64_t lease_ms, const ChooseFn& choose,
+                          ClaimedBatch* out) = 0;
+
+  // --- both ------------------------------------------------------------------
+  // Applies outcomes to rows claimed under `lease_token`, fenced.
+  virtual Status Settle(const std::string& lease_token, const std::vector<SettleOp>& ops,
+                        SettleResult* result) = 0;
+  virtual Status ReadStats(TableStats* out) = 0;
+  // Deletes up to `limit` SENT rows created more than `days` ago, scanning
+  // primary keys from *cursor; advances *cursor. Returns rows deleted.
+  virtual Status DeleteSentBatch(int days, int limit, int64_t* cursor, int64_t* deleted,
+                                 bool* done) = 0;
+};
+
+using OutboxStorePtr = std::unique_ptr<OutboxStore>;
+using StoreFactory = std::function<OutboxStorePtr()>;
+
+}  // namespace outbox

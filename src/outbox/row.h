@@ -1,0 +1,76 @@
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace outbox {
+
+// The identity that per-aggregate ordering is about.
+struct AggregateKey {
+  std::string type;
+  int64_t id = 0;
+  bool operator==(const AggregateKey&) const = default;
+  auto operator<=>(const AggregateKey&) const = default;
+};
+
+// One claimed outbox row, as the relay publishes it.
+struct OutboxRow {
+  int64_t id = 0;
+  AggregateKey aggregate;
+  std::string event_type;
+  std::string event_key;
+  std::string payload;                 // the payload column's bytes, as the database returned them
+  int retry_count = 0;                 // failed attempts before this claim
+  int64_t created_at_unix = 0;         // created_at read in the database's zone, as unix seconds
+  std::optional<std::string> topic;    // optional `topic` column
+  std::optional<std::string> headers;  // optional `headers` column (JSON text)
+  bool reclaimed = false;              // was SENDING with an expired lease when claimed
+};
+
+// A row as the per-aggregate planner sees it while scanning.
+struct WindowRow {
+  int64_t id = 0;
+  AggregateKey aggregate;
+  bool sending = false;  // status SENDING (else NEW)
+  bool due = false;      // next_retry_at <= NOW(): claimable (or lease expired)
+};
+
+// A batch claimed under one lease. `lease_token` is the exact next_retry_at
+// value the claim wrote; every transition out of SENDING is conditional on
+// it, which fences a relay whose lease was taken over.
+struct ClaimedBatch {
+  std::string lease_token;
+  std::vector<OutboxRow> rows;
+  int reclaimed = 0;
+};
+
+enum class SettleKind { kSent, kRetry, kDead, kRelease };
+
+struct SettleOp {
+  int64_t id = 0;
+  SettleKind kind = SettleKind::kSent;
+  int64_t backoff_ms = 0;  // kRetry: next_retry_at = NOW() + backoff
+  std::string error;       // kRetry/kDead: written to last_error when the column exists
+};
+
+struct SettleResult {
+  int applied = 0;
+  int stale = 0;  // transitions that found the claim no longer ours (0 rows affected)
+};
+
+struct TableStats {
+  int64_t backlog = 0;  // NEW + SENDING
+  double oldest_unsent_age_s = 0;
+  int64_t dead = 0;
+  int64_t dead_aggregates = 0;  // distinct aggregates with a DEAD row
+  int64_t unknown_status = 0;   // rows whose status is none of the four
+};
+
+struct DeadHead {
+  AggregateKey aggregate;
+  int64_t min_dead_id = 0;
+};
+
+}  // namespace outbox

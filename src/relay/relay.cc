@@ -1,0 +1,468 @@
+#include "relay/relay.h"
+
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <limits>
+#include <map>
+#include <set>
+
+namespace outbox {
+
+namespace {
+constexpr int kMaxPagesPerRound = 8;
+constexpr auto kReclaimEvery = std::chrono::seconds(1);
+}  // namespace
+
+Relay::Relay(RelayOptions options)
+    : options_(std::move(options)),
+      router_(options_.config),
+      metrics_(*options_.metrics),
+      claim_store_(options_.store_factory()),
+      planner_(options_.config.dead_policy),
+      settle_store_(options_.store_factory()),
+      retry_(options_.config.retry, options_.seed),
+      house_store_(options_.store_factory()) {
+  metrics_.database_up->Set(0);
+}
+
+Relay::~Relay() { Stop(std::chrono::milliseconds(0)); }
+
+std::string Relay::LastError() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return last_error_;
+}
+
+void Relay::NoteDb(const Status& s, const char* what) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (s.ok()) {
+    if (db_logged_down_) {
+      spdlog::info("service {}: database reachable again", name());
+      db_logged_down_ = false;
+    }
+    db_up_ = true;
+    metrics_.database_up->Set(1);
+    last_error_.clear();
+    return;
+  }
+  db_up_ = false;
+  metrics_.database_up->Set(0);
+  if (!db_logged_down_ || last_error_ != s.message()) {
+    spdlog::warn("service {}: {} failed: {}", name(), what, s.message());
+    db_logged_down_ = true;
+  }
+  last_error_ = s.message();
+}
+
+// ---------------------------------------------------------------- claiming
+
+Relay::Round Relay::ClaimUnordered(ClaimedBatch* batch) {
+  const ServiceConfig& c = options_.config;
+  auto now = options_.clock->Now();
+  bool reclaim = now >= next_reclaim_;
+  if (!last_round_full_ && !reclaim) {
+    // The idle poll: one index probe, no transaction.
+    bool due = false;
+    Status s = claim_store_->HasDueNew(&due);
+    NoteDb(s, "poll");
+    if (!s.ok()) return Round::kFailed;
+    if (!due) return Round::kIdle;
+  }
+  if (reclaim) next_reclaim_ = now + kReclaimEvery;
+  Status s = claim_store_->ClaimDue(c.batch_size, c.lease_ms, reclaim, batch);
+  NoteDb(s, "claim");
+  if (!s.ok()) return Round::kFailed;
+  return static_cast<int>(batch->rows.size()) >= c.batch_size ? Round::kMore : Round::kIdle;
+}
+
+Relay::Round Relay::ClaimOrdered(ClaimedBatch* batch) {
+  const ServiceConfig& c = options_.config;
+  planner_.BeginRound();
+  if (!planner_.in_pass()) {
+    std::optional<int64_t> min_id;
+    Status s = claim_store_->MinPendingId(&min_id);
+    NoteDb(s, "poll");
+    if (!s.ok()) return Round::kFailed;
+    if (!min_id) return Round::kIdle;
+    std::vector<DeadHead> heads;
+    if (c.dead_policy == DeadPolicy::kBlock) {
+      s = claim_store_->DeadHeads(&heads);
+      NoteDb(s, "read DEAD aggregates");
+      if (!s.ok()) return Round::kFailed;
+    }
+    planner_.StartPass(*min_id, heads);
+  }
+  const int page = std::max(4 * c.batch_size, 1000);
+  std::vector<WindowRow> rows;
+  for (int i = 0; i < kMaxPagesPerRound && !planner_.pass_exhausted() &&
+                  static_cast<int>(planner_.candidates().size()) < c.batch_size;
+       ++i) {
+    Status s = claim_store_->ScanWindow(planner_.cursor(), page, &rows);
+    NoteDb(s, "scan");
+    if (!s.ok()) {
+      planner_.EndPass();
+      return Round::kFailed;
+    }
+    planner_.Consume(rows, page, c.batch_size);
+  }
+  bool exhausted = planner_.pass_exhausted();
+  if (!planner_.candidates().empty()) {
+    Status s = claim_store_->ClaimIds(
+        planner_.candidates(), c.lease_ms,
+        [this](const std::vector<OutboxRow>& locked) { return planner_.Choose(locked); }, batch);
+    NoteDb(s, "claim");
+    if (!s.ok()) {
+      planner_.EndPass();
+      return Round::kFailed;
+    }
+    planner_.OnClaimed(batch->rows);
+  }
+  if (exhausted) planner_.EndPass();
+  // More work is likely if the pass has rows left or the batch came back full.
+  if (!exhausted || static_cast<int>(batch->rows.size()) >= c.batch_size) return Round::kMore;
+  return Round::kIdle;
+}
+
+Relay::Round Relay::ClaimOnce() {
+  const ServiceConfig& c = options_.config;
+  if (inflight_.load() >= c.max_inflight_batches) return Round::kBusy;
+  auto t0 = options_.clock->Now();
+  ClaimedBatch batch;
+  Round r = c.ordering == Ordering::kPerAggregate ? ClaimOrdered(&batch) : ClaimUnordered(&batch);
+  if (r == Round::kFailed) return r;
+  metrics_.poll_duration->Observe(
+      std::chrono::duration<double>(options_.clock->Now() - t0).count());
+  metrics_.last_poll->Set(options_.clock->UnixNow());
+  last_round_full_ = r == Round::kMore;
+  if (!batch.rows.empty()) {
+    if (batch.reclaimed > 0) {
+      metrics_.leases_reclaimed->Increment(batch.reclaimed);
+      spdlog::info("service {}: reclaimed {} row(s) whose lease expired", name(), batch.reclaimed);
+    }
+    Publish(std::move(batch));
+  }
+  return r;
+}
+
+void Relay::Publish(ClaimedBatch batch) {
+  const size_t n = batch.rows.size();
+  auto outcomes = std::make_shared<std::vector<PublishOutcome>>(n);
+  std::vector<Message> messages;
+  std::vector<size_t> msg_row;  // message index -> row index
+  std::vector<std::vector<size_t>> chains;
+  std::map<AggregateKey, size_t> chain_of;
+  std::set<AggregateKey> broken;  // a row of the aggregate could not be routed
+  const bool ordered = options_.config.ordering == Ordering::kPerAggregate;
+  for (size_t i = 0; i < n; ++i) {
+    const OutboxRow& row = batch.rows[i];
+    if (ordered && broken.count(row.aggregate)) {
+      (*outcomes)[i] = {PublishResult::kNotAttempted, "",
+                        "an earlier event of its aggregate failed"};
+      continue;
+    }
+    std::string err;
+    std::optional<Message> m = router_.Route(row, &err);
+    if (!m) {
+      (*outcomes)[i] = {PublishResult::kPermanent, "routing", err};
+      if (ordered) broken.insert(row.aggregate);
+      continue;
+    }
+    size_t mi = messages.size();
+    messages.push_back(std::move(*m));
+    msg_row.push_back(i);
+    if (ordered) {
+      auto [it, fresh] = chain_of.try_emplace(row.aggregate, chains.size());
+      if (fresh) chains.emplace_back();
+      chains[it->second].push_back(mi);
+    } else {
+      chains.push_back({mi});
+    }
+  }
+  ++inflight_;
+  auto shared = std::make_shared<ClaimedBatch>(std::move(batch));
+  options_.publisher->Publish(
+      std::move(messages), std::move(chains),
+      [this, shared, outcomes, msg_row = std::move(msg_row)](std::vector<PublishOutcome> results) {
+        for (size_t mi = 0; mi < results.size(); ++mi)
+          (*outcomes)[msg_row[mi]] = std::move(results[mi]);
+        Completed done{std::move(*shared), std::move(*outcomes), options_.clock->UnixNow()};
+        {
+          std::lock_guard<std::mutex> lock(mu_);
+          completed_.push_back(std::move(done));
+        }
+        cv_.notify_all();
+      });
+}
+
+// ---------------------------------------------------------------- settling
+
+Status Relay::SettleOne(Completed& done) {
+  const ServiceConfig& c = options_.config;
+  std::vector<SettleOp> ops;
+  ops.reserve(done.batch.rows.size());
+  for (size_t i = 0; i < done.batch.rows.size(); ++i) {
+    const OutboxRow& row = done.batch.rows[i];
+    const PublishOutcome& o = done.outcomes[i];
+    SettleOp op;
+    op.id = row.id;
+    switch (o.result) {
+      case PublishResult::kAcked:
+        op.kind = SettleKind::kSent;
+        break;
+      case PublishResult::kNotAttempted:
+        op.kind = SettleKind::kRelease;
+        break;
+      case PublishResult::kRetryable:
+        op.error = o.error;
+        if (retry_.Exhausted(row.retry_count + 1)) {
+          op.kind = SettleKind::kDead;
+          op.error = "attempts exhausted (" + std::to_string(row.retry_count + 1) + "): " + o.error;
+        } else {
+          op.kind = SettleKind::kRetry;
+          op.backoff_ms = retry_.BackoffMs(row.retry_count + 1);
+        }
+        break;
+      case PublishResult::kPermanent:
+        op.kind = SettleKind::kDead;
+        op.error = o.error;
+        break;
+    }
+    ops.push_back(std::move(op));
+  }
+  SettleResult result;
+  Status s = settle_store_->Settle(done.batch.lease_token, ops, &result);
+  NoteDb(s, "settle");
+  if (!s.ok()) return s;
+
+  // Metrics and logs, once the outcome is recorded.
+  std::vector<AggregateKey> finished, unfinished;
+  for (size_t i = 0; i < ops.size(); ++i) {
+    const OutboxRow& row = done.batch.rows[i];
+    const PublishOutcome& o = done.outcomes[i];
+    bool gone = ops[i].kind == SettleKind::kSent ||
+                (ops[i].kind == SettleKind::kDead && c.dead_policy == DeadPolicy::kSkip);
+    (gone && result.stale == 0 ? finished : unfinished).push_back(row.aggregate);
+    switch (ops[i].kind) {
+      case SettleKind::kSent: {
+        metrics_.Published(router_.TopicFor(row)).Increment();
+        double latency = done.finished_unix - static_cast<double>(row.created_at_unix);
+        metrics_.publish_latency->Observe(std::max(0.0, latency));
+        break;
+      }
+      case SettleKind::kRetry:
+        metrics_.PublishFailures(o.reason.empty() ? "broker_error" : o.reason).Increment();
+        break;
+      case SettleKind::kDead:
+        metrics_.PublishFailures(o.reason.empty() ? "broker_error" : o.reason).Increment();
+        metrics_.events_dead->Increment();
+        spdlog::error("service {}: row {} ({} {} of {} {}) is DEAD: {}", name(), row.id,
+                      row.event_type, row.event_key, row.aggregate.type, row.aggregate.id,
+                      ops[i].error);
+        break;
+      case SettleKind::kRelease:
+        break;
+    }
+  }
+  if (result.stale > 0) {
+    metrics_.stale_transitions->Increment(result.stale);
+    spdlog::warn(
+        "service {}: {} row(s) of a batch were no longer ours when settled (lease expired and "
+        "taken over); another relay delivers them",
+        name(), result.stale);
+  }
+  int retried = 0;
+  for (const auto& op : ops) retried += op.kind == SettleKind::kRetry;
+  if (retried > 0) {
+    const PublishOutcome* first = nullptr;
+    for (const auto& o : done.outcomes)
+      if (o.result == PublishResult::kRetryable) first = first ? first : &o;
+    spdlog::warn("service {}: {} of {} event(s) failed and will be retried: {}", name(), retried,
+                 ops.size(), first ? first->error : "");
+  }
+  if (c.ordering == Ordering::kPerAggregate) planner_.OnSettled(finished, unfinished);
+  return Status::Ok();
+}
+
+int Relay::SettleReady(bool wait, std::chrono::milliseconds timeout) {
+  int settled = 0;
+  for (;;) {
+    Completed* front = nullptr;
+    {
+      std::unique_lock<std::mutex> lock(mu_);
+      if (completed_.empty() && wait && settled == 0) {
+        options_.clock->WaitUntil(lock, cv_, options_.clock->Now() + timeout,
+                                  [this] { return !completed_.empty() || halt_.load(); });
+      }
+      if (completed_.empty()) return settled;
+      front = &completed_.front();  // only this thread pops
+    }
+    if (!SettleOne(*front).ok()) return settled;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      completed_.pop_front();
+    }
+    --inflight_;
+    ++settled;
+    cv_.notify_all();
+  }
+}
+
+// ------------------------------------------------------------ housekeeping
+
+Status Relay::RefreshGauges() {
+  TableStats st;
+  Status s = house_store_->ReadStats(&st);
+  NoteDb(s, "read table gauges");
+  if (!s.ok()) return s;
+  metrics_.backlog->Set(static_cast<double>(st.backlog));
+  metrics_.oldest_unsent_age->Set(st.oldest_unsent_age_s);
+  metrics_.dead->Set(static_cast<double>(st.dead));
+  metrics_.unknown_status->Set(static_cast<double>(st.unknown_status));
+  bool blocking = options_.config.ordering == Ordering::kPerAggregate &&
+                  options_.config.dead_policy == DeadPolicy::kBlock;
+  metrics_.blocked_aggregates->Set(blocking ? static_cast<double>(st.dead_aggregates) : 0);
+  return Status::Ok();
+}
+
+Status Relay::RunRetention() {
+  const RetentionConfig& r = options_.config.retention;
+  if (!r.sent_days) return Status::Ok();
+  int64_t cursor = std::numeric_limits<int64_t>::min();
+  int64_t total = 0;
+  for (;;) {
+    if (stopping_) break;
+    int64_t deleted = 0;
+    bool done = false;
+    Status s = house_store_->DeleteSentBatch(*r.sent_days, r.batch_rows, &cursor, &deleted, &done);
+    if (!s.ok()) {
+      NoteDb(s, "retention");
+      return s;
+    }
+    total += deleted;
+    metrics_.retention_deleted->Increment(static_cast<double>(deleted));
+    if (done) break;
+    if (!SleepFor(std::chrono::milliseconds(r.pause_ms))) break;
+  }
+  if (total > 0)
+    spdlog::info("service {}: retention deleted {} SENT row(s) older than {} day(s)", name(), total,
+                 *r.sent_days);
+  return Status::Ok();
+}
+
+// ----------------------------------------------------------------- threads
+
+bool Relay::SleepFor(std::chrono::milliseconds d) {
+  std::unique_lock<std::mutex> lock(mu_);
+  options_.clock->WaitUntil(lock, cv_, options_.clock->Now() + d,
+                            [this] { return stopping_.load(); });
+  return !stopping_.load();
+}
+
+void Relay::ClaimLoop() {
+  auto backoff = std::chrono::milliseconds(200);
+  while (!stopping_) {
+    if (!options_.publisher->Healthy()) {
+      // Claiming while the broker is down would only burn attempts.
+      SleepFor(std::chrono::milliseconds(options_.config.poll_interval_ms));
+      continue;
+    }
+    Round r = ClaimOnce();
+    switch (r) {
+      case Round::kMore:
+        backoff = std::chrono::milliseconds(200);
+        break;
+      case Round::kIdle:
+        backoff = std::chrono::milliseconds(200);
+        SleepFor(std::chrono::milliseconds(options_.config.poll_interval_ms));
+        break;
+      case Round::kBusy: {
+        std::unique_lock<std::mutex> lock(mu_);
+        options_.clock->WaitUntil(
+            lock, cv_, options_.clock->Now() + std::chrono::milliseconds(100), [this] {
+              return stopping_.load() || inflight_.load() < options_.config.max_inflight_batches;
+            });
+        break;
+      }
+      case Round::kFailed:
+        SleepFor(backoff);
+        backoff = std::min<std::chrono::milliseconds>(backoff * 2, std::chrono::seconds(5));
+        break;
+    }
+  }
+}
+
+void Relay::SettleLoop() {
+  auto backoff = std::chrono::milliseconds(100);
+  while (!halt_) {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (stopping_ && inflight_.load() == 0 && completed_.empty()) return;
+    }
+    SettleReady(true, std::chrono::milliseconds(200));
+    bool pending;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      pending = !completed_.empty();
+    }
+    if (pending) {
+      // The settle failed (database down): retry until it applies. The
+      // fencing makes a late settle harmless if the lease was taken over.
+      std::unique_lock<std::mutex> lock(mu_);
+      options_.clock->WaitUntil(lock, cv_, options_.clock->Now() + backoff,
+                                [this] { return halt_.load(); });
+      backoff = std::min<std::chrono::milliseconds>(backoff * 2, std::chrono::seconds(5));
+    } else {
+      backoff = std::chrono::milliseconds(100);
+    }
+  }
+}
+
+void Relay::HousekeepingLoop() {
+  auto next_retention = options_.clock->Now();
+  while (!stopping_) {
+    Status s = house_store_->Connect();
+    NoteDb(s, "connect");
+    if (s.ok()) (void)RefreshGauges();
+    if (s.ok() && options_.config.retention.sent_days && options_.clock->Now() >= next_retention) {
+      (void)RunRetention();
+      next_retention =
+          options_.clock->Now() + std::chrono::seconds(options_.config.retention.interval_s);
+    }
+    SleepFor(std::chrono::milliseconds(options_.config.gauge_interval_ms));
+  }
+}
+
+void Relay::Start() {
+  const ServiceConfig& c = options_.config;
+  spdlog::info(
+      "service {}: relaying {}.{} on {}:{} as {} (password from {}) to {} topic {}; batch {}, "
+      "poll {} ms, lease {} ms, ordering {}, dead_policy {}, max_attempts {}",
+      c.name, c.mysql.database, c.mysql.table, c.mysql.host, c.mysql.port, c.mysql.user,
+      c.mysql.password_source, c.kafka.bootstrap_servers, c.topic, c.batch_size, c.poll_interval_ms,
+      c.lease_ms, ToString(c.ordering), ToString(c.dead_policy), c.retry.max_attempts);
+  claim_thread_ = std::thread([this] { ClaimLoop(); });
+  settle_thread_ = std::thread([this] { SettleLoop(); });
+  house_thread_ = std::thread([this] { HousekeepingLoop(); });
+}
+
+void Relay::Stop(std::chrono::milliseconds grace) {
+  stopping_ = true;
+  cv_.notify_all();
+  if (claim_thread_.joinable()) claim_thread_.join();
+  if (house_thread_.joinable()) house_thread_.join();
+  {
+    std::unique_lock<std::mutex> lock(mu_);
+    cv_.wait_for(lock, grace, [this] { return inflight_.load() == 0; });
+  }
+  if (inflight_.load() > 0) {
+    spdlog::warn(
+        "service {}: {} batch(es) still in flight at shutdown; their rows stay SENDING until the "
+        "lease expires and a relay reclaims them",
+        name(), inflight_.load());
+  }
+  halt_ = true;
+  cv_.notify_all();
+  if (settle_thread_.joinable()) settle_thread_.join();
+}
+
+}  // namespace outbox

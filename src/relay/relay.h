@@ -1,0 +1,118 @@
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+
+#include "common/clock.h"
+#include "config/config.h"
+#include "kafka/publisher.h"
+#include "kafka/router.h"
+#include "metrics/metrics.h"
+#include "outbox/claim_planner.h"
+#include "outbox/outbox_store.h"
+#include "relay/retry_policy.h"
+
+namespace outbox {
+
+struct RelayOptions {
+  ServiceConfig config;
+  StoreFactory store_factory;  // one store per relay thread
+  PublisherPtr publisher;
+  ServiceMetrics* metrics = nullptr;  // must outlive the Relay
+  ClockPtr clock = DefaultClock();
+  uint64_t seed = std::random_device{}();
+};
+
+// The per-service loop: claim a batch, publish it, settle the outcome.
+// Claiming, publishing and settling overlap: a claim thread keeps up to
+// max_inflight_batches batches in flight, a settle thread writes outcomes on
+// its own connection, and a housekeeping thread refreshes the table gauges
+// and runs retention.
+//
+// The step methods (ClaimOnce, SettleReady, RefreshGauges) are public for
+// tests, which drive them from one thread with fakes; Start() runs them on
+// threads. Thread-safety: Start/Stop from one controlling thread.
+class Relay {
+ public:
+  explicit Relay(RelayOptions options);
+  ~Relay();
+
+  void Start();
+  // Stops claiming, waits up to `grace` for in-flight batches to be published
+  // and settled, then stops the threads.
+  void Stop(std::chrono::milliseconds grace);
+
+  // Ready: the database answers and the table is usable.
+  bool DatabaseReady() const { return db_up_.load(); }
+  std::string LastError() const;
+  const std::string& name() const { return options_.config.name; }
+
+  enum class Round { kIdle, kMore, kFailed, kBusy };
+  // One claim round: claims a batch and hands it to the publisher.
+  Round ClaimOnce();
+  // Settles every batch whose publication finished. With `wait`, blocks up to
+  // `timeout` for one. Returns the number of batches settled; stops at the
+  // first settle failure (the batch stays queued).
+  int SettleReady(bool wait, std::chrono::milliseconds timeout);
+  Status RefreshGauges();
+  Status RunRetention();
+  int inflight() const { return inflight_.load(); }
+
+ private:
+  struct Completed {
+    ClaimedBatch batch;
+    std::vector<PublishOutcome> outcomes;  // one per batch row
+    double finished_unix = 0;
+  };
+
+  Round ClaimOrdered(ClaimedBatch* batch);
+  Round ClaimUnordered(ClaimedBatch* batch);
+  void Publish(ClaimedBatch batch);
+  Status SettleOne(Completed& done);
+  void NoteDb(const Status& s, const char* what);
+  void ClaimLoop();
+  void SettleLoop();
+  void HousekeepingLoop();
+  bool SleepFor(std::chrono::milliseconds d);  // false if stopping
+
+  // Constant after construction.
+  const RelayOptions options_;
+  const Router router_;
+  ServiceMetrics& metrics_;
+
+  // Claim thread only.
+  OutboxStorePtr claim_store_;
+  ClaimPlanner planner_;
+  Clock::TimePoint next_reclaim_{};
+  bool last_round_full_ = true;
+
+  // Settle thread only.
+  OutboxStorePtr settle_store_;
+  RetryPolicy retry_;
+
+  // Housekeeping thread only.
+  OutboxStorePtr house_store_;
+
+  std::atomic<bool> db_up_{false};
+  std::atomic<int> inflight_{0};
+  std::atomic<bool> stopping_{false};
+  std::atomic<bool> halt_{false};
+
+  mutable std::mutex mu_;  // guards completed_, last_error_, db_logged_down_
+  std::condition_variable cv_;
+  std::deque<Completed> completed_;
+  std::string last_error_;
+  bool db_logged_down_ = false;
+
+  std::thread claim_thread_;
+  std::thread settle_thread_;
+  std::thread house_thread_;
+};
+
+}  // namespace outbox

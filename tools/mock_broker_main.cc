@@ -1,0 +1,83 @@
+// outbox-mock-broker: a Kafka-protocol broker for tests and the quickstart,
+// built on librdkafka's mock cluster. Prints "bootstrap HOST:PORT" on its
+// first line, then reads fault commands, one per line, from stdin (or from a
+// FIFO given with --control). Users point the relay at their real Kafka.
+#include <unistd.h>
+
+#include <csignal>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <iostream>
+#include <string>
+
+#include "mock_cluster.h"
+
+namespace {
+volatile std::sig_atomic_t g_stop = 0;
+void OnSignal(int) { g_stop = 1; }
+}  // namespace
+
+int main(int argc, char** argv) {
+  int brokers = 1, partitions = 4;
+  std::string control;
+  std::string topics;
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    auto next = [&]() -> std::string { return i + 1 < argc ? argv[++i] : ""; };
+    if (a == "--brokers")
+      brokers = std::stoi(next());
+    else if (a == "--partitions")
+      partitions = std::stoi(next());
+    else if (a == "--control")
+      control = next();
+    else if (a == "--topics")
+      topics = next();
+    else {
+      std::cerr << "usage: outbox-mock-broker [--brokers N] [--partitions N] [--topics a,b]"
+                   " [--control FIFO]\n"
+                   "commands on stdin/FIFO: down | up | rtt MS | produce-errors COUNT [ERRNAME]"
+                   " | clear-errors | topic NAME PARTITIONS | quit\n";
+      return 2;
+    }
+  }
+  std::signal(SIGINT, OnSignal);
+  std::signal(SIGTERM, OnSignal);
+  outbox::testing::MockCluster cluster(brokers);
+  // Topics created on first use get this many partitions.
+  size_t start = 0;
+  while (start < topics.size()) {
+    size_t comma = topics.find(',', start);
+    std::string t =
+        topics.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+    if (!t.empty()) cluster.CreateTopic(t, partitions);
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  std::cout << "bootstrap " << cluster.bootstrap() << std::endl;
+  std::istream* in = &std::cin;
+  std::ifstream fifo;
+  for (;;) {
+    if (!control.empty() && !fifo.is_open()) {
+      fifo.open(control);  // blocks until a writer opens the FIFO
+      in = &fifo;
+    }
+    std::string line;
+    if (g_stop) break;
+    if (!std::getline(*in, line)) {
+      if (g_stop) break;
+      if (!control.empty()) {
+        fifo.close();
+        fifo.clear();
+        continue;
+      }
+      // stdin closed: keep serving until a signal arrives.
+      while (!g_stop) pause();
+      break;
+    }
+    if (line == "quit") break;
+    if (line.empty()) continue;
+    std::cout << cluster.Command(line) << std::endl;
+  }
+  return 0;
+}

@@ -1,0 +1,104 @@
+#include "mock_cluster.h"
+
+#include <sstream>
+#include <stdexcept>
+#include <vector>
+
+namespace outbox::testing {
+
+MockCluster::MockCluster(int brokers) : brokers_(brokers) {
+  char errstr[256];
+  rd_kafka_conf_t* conf = rd_kafka_conf_new();
+  rd_kafka_conf_set(conf, "log_level", "0", errstr, sizeof(errstr));
+  rk_ = rd_kafka_new(RD_KAFKA_PRODUCER, conf, errstr, sizeof(errstr));
+  if (!rk_) throw std::runtime_error(std::string("mock cluster: ") + errstr);
+  cluster_ = rd_kafka_mock_cluster_new(rk_, brokers);
+  if (!cluster_) throw std::runtime_error("mock cluster: cannot create");
+  bootstrap_ = rd_kafka_mock_cluster_bootstraps(cluster_);
+}
+
+MockCluster::~MockCluster() {
+  if (cluster_) rd_kafka_mock_cluster_destroy(cluster_);
+  if (rk_) rd_kafka_destroy(rk_);
+}
+
+bool MockCluster::CreateTopic(const std::string& topic, int partitions) {
+  return rd_kafka_mock_topic_create(cluster_, topic.c_str(), partitions, 1) ==
+         RD_KAFKA_RESP_ERR_NO_ERROR;
+}
+
+void MockCluster::SetAllBrokersDown(bool down) {
+  for (int id = 1; id <= brokers_; ++id) {
+    if (down)
+      rd_kafka_mock_broker_set_down(cluster_, id);
+    else
+      rd_kafka_mock_broker_set_up(cluster_, id);
+  }
+}
+
+void MockCluster::SetRtt(int rtt_ms) {
+  for (int id = 1; id <= brokers_; ++id) rd_kafka_mock_broker_set_rtt(cluster_, id, rtt_ms);
+}
+
+void MockCluster::PushProduceErrors(rd_kafka_resp_err_t err, int count) {
+  std::vector<rd_kafka_resp_err_t> errs(static_cast<size_t>(count), err);
+  rd_kafka_mock_push_request_errors_array(cluster_, 0 /* Produce */, errs.size(), errs.data());
+}
+
+void MockCluster::ClearProduceErrors() { rd_kafka_mock_clear_request_errors(cluster_, 0); }
+
+std::string MockCluster::Command(const std::string& line) {
+  std::istringstream in(line);
+  std::string cmd;
+  in >> cmd;
+  if (cmd == "down") {
+    SetAllBrokersDown(true);
+    return "ok all brokers down";
+  }
+  if (cmd == "up") {
+    SetAllBrokersDown(false);
+    return "ok all brokers up";
+  }
+  if (cmd == "rtt") {
+    int ms = -1;
+    in >> ms;
+    if (ms < 0) return "error usage: rtt MS";
+    SetRtt(ms);
+    return "ok rtt " + std::to_string(ms) + " ms";
+  }
+  if (cmd == "produce-errors") {
+    int count = 0;
+    std::string name = "NOT_LEADER_FOR_PARTITION";
+    in >> count >> name;
+    if (count <= 0) return "error usage: produce-errors COUNT [ERRNAME]";
+    rd_kafka_resp_err_t err = RD_KAFKA_RESP_ERR_NOT_LEADER_FOR_PARTITION;
+    const rd_kafka_err_desc* descs;
+    size_t n;
+    rd_kafka_get_err_descs(&descs, &n);
+    bool found = false;
+    for (size_t i = 0; i < n; ++i) {
+      if (descs[i].name && name == descs[i].name) {
+        err = descs[i].code;
+        found = true;
+      }
+    }
+    if (!found) return "error unknown error name " + name;
+    PushProduceErrors(err, count);
+    return "ok next " + std::to_string(count) + " produce request(s) fail with " + name;
+  }
+  if (cmd == "clear-errors") {
+    ClearProduceErrors();
+    return "ok cleared";
+  }
+  if (cmd == "topic") {
+    std::string name;
+    int partitions = 0;
+    in >> name >> partitions;
+    if (name.empty() || partitions <= 0) return "error usage: topic NAME PARTITIONS";
+    return CreateTopic(name, partitions) ? "ok topic " + name : "error cannot create " + name;
+  }
+  return "error unknown command (down | up | rtt MS | produce-errors COUNT [ERRNAME] | "
+         "clear-errors | topic NAME PARTITIONS)";
+}
+
+}  // namespace outbox::testing
