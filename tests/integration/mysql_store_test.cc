@@ -1,0 +1,103 @@
+#include "outbox/mysql_store.h"
+
+#include <catch2/catch.hpp>
+
+#include "support/test_env.h"
+
+using namespace outbox;
+using namespace outbox::testing;
+
+TEST_CASE("a settle under a lease that was taken over is counted stale and not applied",
+          "[store]") {
+  TestDatabase db("store_fencing");
+  db.InsertEvents(3, 1);
+  MysqlStore a(db.mysql()), b(db.mysql());
+  ClaimedBatch first;
+  REQUIRE(a.ClaimDue(10, 2000, false, &first).ok());
+  REQUIRE(first.rows.size() == 3);
+  CHECK(db.QueryInt("SELECT COUNT(*) FROM t_outbox WHERE status = 'SENDING'") == 3);
+  // The lease expires; another relay reclaims the rows under a new token.
+  db.Exec("UPDATE t_outbox SET next_retry_at = NOW() - INTERVAL 1 SECOND");
+  ClaimedBatch second;
+  REQUIRE(b.ClaimDue(10, 2000, true, &second).ok());
+  REQUIRE(second.rows.size() == 3);
+  CHECK(second.reclaimed == 3);
+  CHECK(second.lease_token != first.lease_token);
+  // The first relay wakes up and settles: every transition is fenced.
+  SettleResult r;
+  std::vector<SettleOp> ops = {{first.rows[0].id, SettleKind::kSent, 0, ""},
+                               {first.rows[1].id, SettleKind::kRetry, 1000, "boom"},
+                               {first.rows[2].id, SettleKind::kDead, 0, "boom"}};
+  REQUIRE(a.Settle(first.lease_token, ops, &r).ok());
+  CHECK(r.applied == 0);
+  CHECK(r.stale == 3);
+  CHECK(db.QueryInt("SELECT COUNT(*) FROM t_outbox WHERE status = 'SENDING'") == 3);
+  // The current holder settles normally.
+  std::vector<SettleOp> ok;
+  for (const auto& row : second.rows) ok.push_back({row.id, SettleKind::kSent, 0, ""});
+  REQUIRE(b.Settle(second.lease_token, ok, &r).ok());
+  CHECK(r.applied == 3);
+  CHECK(r.stale == 0);
+  CHECK(db.QueryInt("SELECT COUNT(*) FROM t_outbox WHERE status = 'SENT'") == 3);
+}
+
+TEST_CASE("retry sets backoff and retry_count; release returns a row without counting an attempt",
+          "[store]") {
+  TestDatabase db("store_retry", ", last_error varchar(16)");
+  db.InsertEvents(2, 1);
+  MysqlStore s(db.mysql());
+  ClaimedBatch batch;
+  REQUIRE(s.ClaimDue(10, 30000, false, &batch).ok());
+  REQUIRE(batch.rows.size() == 2);
+  SettleResult r;
+  REQUIRE(s.Settle(batch.lease_token,
+                   {{1, SettleKind::kRetry, 60000, "a long error message beyond sixteen"},
+                    {2, SettleKind::kRelease, 0, ""}},
+                   &r)
+              .ok());
+  CHECK(r.applied == 2);
+  CHECK(db.QueryInt("SELECT retry_count FROM t_outbox WHERE id = 1") == 1);
+  CHECK(db.QueryInt(
+            "SELECT TIMESTAMPDIFF(SECOND, NOW(), next_retry_at) FROM t_outbox WHERE id = 1") >= 58);
+  CHECK(db.QueryInt("SELECT CHAR_LENGTH(last_error) FROM t_outbox WHERE id = 1") == 16);
+  CHECK(db.QueryInt("SELECT retry_count FROM t_outbox WHERE id = 2 AND status = 'NEW'") == 0);
+  bool due = false;
+  REQUIRE(s.HasDueNew(&due).ok());
+  CHECK(due);
+}
+
+TEST_CASE("retention deletes old SENT rows only, in bounded chunks", "[store]") {
+  TestDatabase db("store_retention");
+  std::string v;
+  for (int i = 1; i <= 2500; ++i) {
+    const char* status =
+        i % 5 == 0 ? "NEW" : (i % 7 == 0 ? "DEAD" : (i % 11 == 0 ? "SENDING" : "SENT"));
+    int days = i <= 2000 ? 10 : 1;
+    if (!v.empty()) v += ",";
+    v += "(" + std::to_string(i) + ",'Order'," + std::to_string(i) + ",'E','k" + std::to_string(i) +
+         "','{}','" + status + "',NOW(),NOW() - INTERVAL " + std::to_string(days) + " DAY,NOW())";
+  }
+  db.Exec(
+      "INSERT INTO t_outbox (id, aggregate_type, aggregate_id, event_type, event_key, payload,"
+      " status, next_retry_at, created_at, updated_at) VALUES " +
+      v);
+  int64_t old_sent = db.QueryInt(
+      "SELECT COUNT(*) FROM t_outbox WHERE status = 'SENT' AND created_at < NOW() - INTERVAL 7 "
+      "DAY");
+  int64_t total = db.QueryInt("SELECT COUNT(*) FROM t_outbox");
+  MysqlStore s(db.mysql());
+  int64_t cursor = std::numeric_limits<int64_t>::min(), deleted = 0, sum = 0;
+  bool done = false;
+  int chunks = 0;
+  while (!done) {
+    REQUIRE(s.DeleteSentBatch(7, 300, &cursor, &deleted, &done).ok());
+    CHECK(deleted <= 300);
+    sum += deleted;
+    ++chunks;
+  }
+  CHECK(sum == old_sent);
+  CHECK(chunks >= 7);
+  CHECK(db.QueryInt("SELECT COUNT(*) FROM t_outbox") == total - old_sent);
+  CHECK(db.QueryInt("SELECT COUNT(*) FROM t_outbox WHERE status <> 'SENT' AND created_at < NOW() - "
+                    "INTERVAL 7 DAY") > 0);
+}

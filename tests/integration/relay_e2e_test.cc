@@ -1,0 +1,379 @@
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <catch2/catch.hpp>
+#include <fstream>
+#include <set>
+#include <thread>
+
+#include "kafka/kafka_config.h"
+#include "kafka/kafka_publisher.h"
+#include "metrics/metrics.h"
+#include "mock_cluster.h"
+#include "outbox/mysql_store.h"
+#include "outbox/outbox_admin.h"
+#include "relay/relay.h"
+#include "support/test_env.h"
+
+using namespace outbox;
+using namespace outbox::testing;
+using namespace std::chrono_literals;
+
+namespace {
+
+// Kafka's Java murmur2 partitioner, to check the relay agrees with it.
+int32_t Murmur2(const std::string& key) {
+  const uint32_t seed = 0x9747b28c, m = 0x5bd1e995;
+  const int r = 24;
+  uint32_t len = static_cast<uint32_t>(key.size());
+  uint32_t h = seed ^ len;
+  const auto* data = reinterpret_cast<const unsigned char*>(key.data());
+  uint32_t i = 0;
+  for (; i + 4 <= len; i += 4) {
+    uint32_t k = data[i] | (data[i + 1] << 8) | (data[i + 2] << 16) | (uint32_t(data[i + 3]) << 24);
+    k *= m;
+    k ^= k >> r;
+    k *= m;
+    h *= m;
+    h ^= k;
+  }
+  switch (len - i) {
+    case 3:
+      h ^= data[i + 2] << 16;
+      [[fallthrough]];
+    case 2:
+      h ^= data[i + 1] << 8;
+      [[fallthrough]];
+    case 1:
+      h ^= data[i];
+      h *= m;
+  }
+  h ^= h >> 13;
+  h *= m;
+  h ^= h >> 15;
+  return static_cast<int32_t>(h);
+}
+
+// One relay in-process against the test MariaDB and a mock cluster.
+struct Harness {
+  explicit Harness(ServiceConfig s, MockCluster& cluster) : config(std::move(s)) {
+    std::vector<std::string> warnings;
+    auto props = ProducerProperties(config.kafka, "test", config.lease_ms, &warnings);
+    std::string err;
+    publisher = KafkaPublisher::Create(props, &err);
+    REQUIRE(publisher);
+    (void)cluster;
+    RelayOptions o;
+    o.config = config;
+    MysqlConfig mysql = config.mysql;
+    o.store_factory = [mysql] { return std::make_unique<MysqlStore>(mysql); };
+    o.publisher = publisher;
+    o.metrics = &metrics.ForService(config.name);
+    relay = std::make_unique<Relay>(std::move(o));
+  }
+  ~Harness() { relay->Stop(10s); }
+
+  ServiceConfig config;
+  Metrics metrics;
+  std::shared_ptr<KafkaPublisher> publisher;
+  std::unique_ptr<Relay> relay;
+};
+
+bool WaitFor(const std::function<bool()>& cond, std::chrono::seconds deadline) {
+  auto end = std::chrono::steady_clock::now() + deadline;
+  while (std::chrono::steady_clock::now() < end) {
+    if (cond()) return true;
+    std::this_thread::sleep_for(50ms);
+  }
+  return cond();
+}
+
+int64_t Unsent(TestDatabase& db) {
+  return db.QueryInt("SELECT COUNT(*) FROM t_outbox WHERE status IN ('NEW','SENDING')");
+}
+
+// Within each aggregate, the first occurrences in Kafka must be in id order.
+int OrderViolations(const std::vector<ConsumedMessage>& msgs) {
+  std::map<std::string, int64_t> last;
+  std::set<int64_t> seen;
+  int violations = 0;
+  for (const auto& m : msgs) {
+    int64_t id = std::stoll(m.headers.at("outbox_id"));
+    if (!seen.insert(id).second) continue;
+    std::string agg = m.headers.at("aggregate_type") + "/" + m.key;
+    auto it = last.find(agg);
+    if (it != last.end() && it->second > id) ++violations;
+    last[agg] = std::max(id, it == last.end() ? id : it->second);
+  }
+  return violations;
+}
+
+std::vector<ConsumedMessage> SortedByPartitionOffset(std::vector<ConsumedMessage> msgs) {
+  // Per partition the offsets are the broker's order; aggregates live in one
+  // partition, so per-aggregate order is read partition by partition.
+  std::stable_sort(msgs.begin(), msgs.end(), [](const auto& a, const auto& b) {
+    return std::tie(a.topic, a.partition, a.offset) < std::tie(b.topic, b.partition, b.offset);
+  });
+  return msgs;
+}
+
+}  // namespace
+
+TEST_CASE(
+    "10,000 events drain to SENT and each is in Kafka once with topic, key, headers and partition",
+    "[e2e]") {
+  for (Ordering ordering : {Ordering::kPerAggregate, Ordering::kNone}) {
+    MockCluster cluster(1);
+    cluster.CreateTopic("outbox.event.Order", 4);
+    TestDatabase db(ordering == Ordering::kNone ? "e2e_drain_none" : "e2e_drain_agg");
+    db.InsertEvents(2500, 4);
+    ServiceConfig s = TestService(db, cluster.bootstrap());
+    s.ordering = ordering;
+    Harness h(s, cluster);
+    h.relay->Start();
+    REQUIRE(WaitFor([&] { return Unsent(db) == 0; }, 120s));
+    auto counts = db.CountByStatus();
+    CHECK(counts["SENT"] == 10000);
+    auto msgs = ConsumeAll(cluster.bootstrap(), {"outbox.event.Order"});
+    REQUIRE(msgs.size() == 10000);
+    std::set<int64_t> ids;
+    for (const auto& m : msgs) {
+      int64_t id = std::stoll(m.headers.at("outbox_id"));
+      ids.insert(id);
+      int64_t aggregate = (id - 1) % 2500 + 1;
+      int version = static_cast<int>((id - 1) / 2500);
+      CHECK(m.key == std::to_string(aggregate));
+      CHECK(m.headers.at("aggregate_type") == "Order");
+      CHECK(m.headers.at("event_key") == "Order-" + m.headers.at("event_type") + "-" +
+                                             std::to_string(aggregate) + "-" +
+                                             std::to_string(version));
+      CHECK(m.headers.at("created_at").size() == 20);
+      CHECK(m.headers.at("created_at").back() == 'Z');
+      CHECK(m.value.find("\"aggregate\":" + std::to_string(aggregate) + ",") != std::string::npos);
+      CHECK(m.partition == (Murmur2(m.key) & 0x7fffffff) % 4);
+    }
+    CHECK(ids.size() == 10000);
+    if (ordering == Ordering::kPerAggregate)
+      CHECK(OrderViolations(SortedByPartitionOffset(msgs)) == 0);
+    h.relay->RefreshGauges().ok();
+    CHECK(h.metrics.Serialize().find("outbox_events_published_total{service=\"" + db.name() +
+                                     "\",topic=\"outbox.event.Order\"} 10000") !=
+          std::string::npos);
+  }
+}
+
+TEST_CASE("injected produce errors cause retries, then every event is delivered in order",
+          "[e2e]") {
+  MockCluster cluster(1);
+  cluster.CreateTopic("outbox.event.Order", 3);
+  TestDatabase db("e2e_produce_errors");
+  db.InsertEvents(200, 5);
+  ServiceConfig s = TestService(db, cluster.bootstrap());
+  s.batch_size = 100;
+  s.retry.max_attempts = 50;
+  // Non-retriable for librdkafka's idempotent producer, so they reach the relay.
+  cluster.PushProduceErrors(RD_KAFKA_RESP_ERR_INVALID_REQUIRED_ACKS, 6);
+  Harness h(s, cluster);
+  h.relay->Start();
+  REQUIRE(WaitFor([&] { return Unsent(db) == 0; }, 120s));
+  CHECK(db.CountByStatus()["SENT"] == 1000);
+  CHECK(db.QueryInt("SELECT COUNT(*) FROM t_outbox WHERE retry_count > 0") > 0);
+  auto msgs = ConsumeAll(cluster.bootstrap(), {"outbox.event.Order"});
+  std::set<int64_t> ids;
+  for (const auto& m : msgs) ids.insert(std::stoll(m.headers.at("outbox_id")));
+  CHECK(ids.size() == 1000);
+  CHECK(OrderViolations(SortedByPartitionOffset(msgs)) == 0);
+  CHECK(h.metrics.Serialize().find("outbox_publish_failures_total{reason=\"broker_error\",service="
+                                   "\"e2e_produce_errors\"}") != std::string::npos);
+}
+
+TEST_CASE("a broker that stays down drives rows to DEAD after max_attempts", "[e2e]") {
+  MockCluster cluster(1);
+  cluster.CreateTopic("outbox.event.Order", 1);
+  TestDatabase db("e2e_broker_down", ", last_error varchar(255)");
+  db.InsertEvents(3, 1);
+  ServiceConfig s = TestService(db, cluster.bootstrap());
+  s.lease_ms = 2000;  // message.timeout.ms = 1 s
+  s.retry.max_attempts = 2;
+  s.retry.initial_backoff_ms = 50;
+  s.retry.max_backoff_ms = 50;
+  Harness h(s, cluster);
+  cluster.SetAllBrokersDown(true);
+  // The relay does not claim while it sees the broker down; make it believe
+  // the broker is up so the rows are attempted and time out.
+  h.relay->ClaimOnce();
+  int rounds = 0;
+  while (db.CountByStatus()["DEAD"] < 3 && rounds++ < 60) {
+    h.relay->SettleReady(true, 3000ms);
+    std::this_thread::sleep_for(100ms);
+    h.relay->ClaimOnce();
+  }
+  CHECK(db.CountByStatus()["DEAD"] == 3);
+  CHECK(db.QueryInt("SELECT MIN(retry_count) FROM t_outbox") == 2);
+  CHECK(db.QueryInt("SELECT COUNT(*) FROM t_outbox WHERE last_error LIKE 'attempts exhausted%'") ==
+        3);
+}
+
+TEST_CASE("an oversized payload goes DEAD at once with last_error; the others flow", "[e2e]") {
+  MockCluster cluster(1);
+  cluster.CreateTopic("outbox.event.Order", 2);
+  TestDatabase db("e2e_oversized", ", last_error varchar(255)");
+  db.InsertEvents(10, 1);
+  std::string big(1200000, 'x');
+  db.Exec(
+      "INSERT INTO t_outbox (id, aggregate_type, aggregate_id, event_type, event_key, payload, "
+      "status,"
+      " next_retry_at, created_at, updated_at) VALUES (100, 'Order', 999, 'OrderCreated', 'big-1',"
+      " JSON_OBJECT('blob', '" +
+      big + "'), 'NEW', NOW(), NOW(), NOW())");
+  ServiceConfig s = TestService(db, cluster.bootstrap());
+  Harness h(s, cluster);
+  h.relay->Start();
+  REQUIRE(WaitFor([&] { return Unsent(db) == 0; }, 60s));
+  CHECK(db.QueryInt("SELECT COUNT(*) FROM t_outbox WHERE status = 'SENT'") == 10);
+  CHECK(db.QueryInt(
+            "SELECT COUNT(*) FROM t_outbox WHERE id = 100 AND status = 'DEAD' AND retry_count = 1"
+            " AND last_error LIKE '%MSG_SIZE_TOO_LARGE%'") == 1);
+}
+
+TEST_CASE("an expired SENDING row is reclaimed and delivered; a live lease is left alone",
+          "[e2e]") {
+  MockCluster cluster(1);
+  cluster.CreateTopic("outbox.event.Order", 1);
+  for (Ordering ordering : {Ordering::kPerAggregate, Ordering::kNone}) {
+    TestDatabase db(ordering == Ordering::kNone ? "e2e_reclaim_none" : "e2e_reclaim_agg");
+    db.InsertEvents(2, 1);
+    db.Exec(
+        "UPDATE t_outbox SET status = 'SENDING', next_retry_at = NOW() - INTERVAL 1 SECOND WHERE "
+        "id = 1");
+    db.Exec(
+        "UPDATE t_outbox SET status = 'SENDING', next_retry_at = NOW() + INTERVAL 1 HOUR WHERE id "
+        "= 2");
+    ServiceConfig s = TestService(db, cluster.bootstrap());
+    s.ordering = ordering;
+    Harness h(s, cluster);
+    h.relay->Start();
+    REQUIRE(WaitFor(
+        [&] {
+          return db.QueryInt("SELECT COUNT(*) FROM t_outbox WHERE id = 1 AND status = 'SENT'") == 1;
+        },
+        30s));
+    CHECK(db.QueryInt("SELECT COUNT(*) FROM t_outbox WHERE id = 2 AND status = 'SENDING'") == 1);
+    CHECK(h.metrics.Serialize().find("outbox_leases_reclaimed_total{service=\"" + db.name() +
+                                     "\"} 1") != std::string::npos);
+  }
+}
+
+TEST_CASE("/metrics gauges report backlog, oldest age and DEAD of the table", "[e2e]") {
+  MockCluster cluster(1);
+  TestDatabase db("e2e_gauges");
+  db.Exec(
+      "INSERT INTO t_outbox (id, aggregate_type, aggregate_id, event_type, event_key, payload, "
+      "status,"
+      " next_retry_at, created_at, updated_at) VALUES"
+      " (1,'Order',1,'A','k1','{}','NEW',NOW() + INTERVAL 1 HOUR, NOW() - INTERVAL 100 SECOND, "
+      "NOW()),"
+      " (2,'Order',2,'A','k2','{}','SENDING',NOW() + INTERVAL 1 HOUR, NOW() - INTERVAL 50 SECOND, "
+      "NOW()),"
+      " (3,'Order',3,'A','k3','{}','DEAD',NOW(), NOW() - INTERVAL 500 SECOND, NOW()),"
+      " (4,'Order',3,'A','k4','{}','DEAD',NOW(), NOW() - INTERVAL 500 SECOND, NOW()),"
+      " (5,'Order',5,'A','k5','{}','SENT',NOW(), NOW() - INTERVAL 900 SECOND, NOW()),"
+      " (6,'Order',6,'A','k6','{}','WEIRD',NOW(), NOW() - INTERVAL 900 SECOND, NOW())");
+  ServiceConfig s = TestService(db, cluster.bootstrap());
+  Harness h(s, cluster);
+  REQUIRE(h.relay->RefreshGauges().ok());
+  std::string text = h.metrics.Serialize();
+  CHECK(text.find("outbox_backlog_events{service=\"e2e_gauges\"} 2") != std::string::npos);
+  CHECK(text.find("outbox_dead_events{service=\"e2e_gauges\"} 2") != std::string::npos);
+  CHECK(text.find("outbox_blocked_aggregates{service=\"e2e_gauges\"} 1") != std::string::npos);
+  CHECK(text.find("outbox_unknown_status_rows{service=\"e2e_gauges\"} 1") != std::string::npos);
+  CHECK(text.find("outbox_database_up{service=\"e2e_gauges\"} 1") != std::string::npos);
+  auto pos = text.find("outbox_oldest_unsent_age_seconds{service=\"e2e_gauges\"} ");
+  REQUIRE(pos != std::string::npos);
+  double age = std::stod(text.substr(
+      pos + std::string("outbox_oldest_unsent_age_seconds{service=\"e2e_gauges\"} ").size()));
+  CHECK(age >= 100);
+  CHECK(age < 110);
+}
+
+TEST_CASE("a DEAD event blocks exactly its aggregate and releases it in order after replay",
+          "[e2e]") {
+  MockCluster cluster(1);
+  cluster.CreateTopic("outbox.event.Order", 2);
+  TestDatabase db("e2e_dead_block");
+  db.InsertEvents(5, 3);  // ids 1..5 first events, 6..10 second, 11..15 third
+  db.Exec("UPDATE t_outbox SET status = 'DEAD', retry_count = 10 WHERE id = 2");  // aggregate 2,
+                                                                                  // first event
+  ServiceConfig s = TestService(db, cluster.bootstrap());
+  Harness h(s, cluster);
+  h.relay->Start();
+  REQUIRE(WaitFor(
+      [&] { return db.QueryInt("SELECT COUNT(*) FROM t_outbox WHERE status = 'SENT'") == 12; },
+      30s));
+  std::this_thread::sleep_for(500ms);
+  CHECK(db.QueryInt("SELECT COUNT(*) FROM t_outbox WHERE aggregate_id = 2 AND status = 'NEW'") ==
+        2);
+  REQUIRE(h.relay->RefreshGauges().ok());
+  CHECK(h.metrics.Serialize().find("outbox_blocked_aggregates{service=\"e2e_dead_block\"} 1") !=
+        std::string::npos);
+  MysqlConnection conn(db.mysql());
+  std::vector<DeadRow> changed;
+  REQUIRE(ReplayDead(conn, DeadSelector{{2}, std::nullopt, false}, false, &changed).ok());
+  CHECK(changed.size() == 1);
+  REQUIRE(WaitFor([&] { return Unsent(db) == 0; }, 30s));
+  auto msgs = SortedByPartitionOffset(ConsumeAll(cluster.bootstrap(), {"outbox.event.Order"}));
+  std::vector<int64_t> agg2;
+  for (const auto& m : msgs)
+    if (m.key == "2") agg2.push_back(std::stoll(m.headers.at("outbox_id")));
+  CHECK(agg2 == std::vector<int64_t>{2, 7, 12});
+}
+
+TEST_CASE("a missing table is reported and picked up when it appears", "[e2e]") {
+  MockCluster cluster(1);
+  TestDatabase db("e2e_late_table");
+  db.Exec("RENAME TABLE t_outbox TO t_outbox_later");
+  ServiceConfig s = TestService(db, cluster.bootstrap());
+  Harness h(s, cluster);
+  h.relay->Start();
+  REQUIRE(WaitFor([&] { return !h.relay->LastError().empty(); }, 10s));
+  CHECK_FALSE(h.relay->DatabaseReady());
+  CHECK(h.relay->LastError().find("does not exist") != std::string::npos);
+  db.Exec("RENAME TABLE t_outbox_later TO t_outbox");
+  db.InsertEvents(3, 1);
+  REQUIRE(WaitFor([&] { return Unsent(db) == 0; }, 30s));
+  CHECK(h.relay->DatabaseReady());
+}
+
+TEST_CASE("SIGTERM mid-drain leaves no row in SENDING and exits 0", "[e2e][process]") {
+  MockCluster cluster(1);
+  cluster.CreateTopic("outbox.event.Order", 2);
+  TestDatabase db("e2e_sigterm");
+  db.InsertEvents(20000, 1);
+  std::string path = "/tmp/outbox-sigterm-" + std::to_string(getpid()) + ".yaml";
+  MysqlConfig m = db.mysql();
+  std::ofstream(path) << "instance_id: sigterm\nhttp: {listen: 127.0.0.1:0}\nlog: {format: text}\n"
+                         "kafka: {bootstrap_servers: "
+                      << cluster.bootstrap()
+                      << "}\n"
+                         "services:\n  - name: sig\n    mysql: {host: "
+                      << m.host << ", port: " << m.port << ", user: " << m.user
+                      << ", database: " << m.database
+                      << ", tls: {mode: disabled}}\n    batch_size: 200\n";
+  pid_t pid = fork();
+  if (pid == 0) {
+    execl(OUTBOX_BINARY, OUTBOX_BINARY, "run", "--config", path.c_str(), (char*)nullptr);
+    _exit(127);
+  }
+  REQUIRE(WaitFor(
+      [&] { return db.QueryInt("SELECT COUNT(*) FROM t_outbox WHERE status = 'SENT'") > 2000; },
+      60s));
+  kill(pid, SIGTERM);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  CHECK(WIFEXITED(status));
+  CHECK(WEXITSTATUS(status) == 0);
+  CHECK(db.QueryInt("SELECT COUNT(*) FROM t_outbox WHERE status = 'SENDING'") == 0);
+  CHECK(db.QueryInt("SELECT COUNT(*) FROM t_outbox WHERE status = 'NEW'") > 0);
+  unlink(path.c_str());
+}

@@ -1,0 +1,216 @@
+#include "support/test_env.h"
+
+#include <cppconn/resultset.h>
+#include <cppconn/statement.h>
+#include <librdkafka/rdkafka.h>
+#include <mysql_driver.h>
+
+#include <stdexcept>
+
+namespace outbox::testing {
+
+namespace {
+std::string Env(const char* name, const char* fallback) {
+  const char* v = std::getenv(name);
+  return v ? v : fallback;
+}
+}  // namespace
+
+MysqlConfig TestMysql(const std::string& database) {
+  MysqlConfig m;
+  m.host = Env("OUTBOX_TEST_MYSQL_HOST", "127.0.0.1");
+  m.port = std::stoi(Env("OUTBOX_TEST_MYSQL_PORT", "3306"));
+  m.user = Env("OUTBOX_TEST_MYSQL_USER", "root");
+  m.password = Env("OUTBOX_TEST_MYSQL_PASSWORD", "");
+  m.database = database;
+  m.tls.mode = "disabled";
+  m.read_timeout_ms = 10000;
+  m.connect_timeout_ms = 2000;
+  return m;
+}
+
+TestDatabase::TestDatabase(const std::string& name, const std::string& extra_columns)
+    : name_(name) {
+  MysqlConfig m = TestMysql("mysql");
+  sql::ConnectOptionsMap opts;
+  opts["hostName"] = sql::SQLString(m.host);
+  opts["port"] = m.port;
+  opts["userName"] = sql::SQLString(m.user);
+  opts["password"] = sql::SQLString(m.password);
+  opts["OPT_SSL_MODE"] = sql::SSL_MODE_DISABLED;
+  conn_.reset(sql::mysql::get_mysql_driver_instance()->connect(opts));
+  Exec("DROP DATABASE IF EXISTS `" + name_ + "`");
+  Exec("CREATE DATABASE `" + name_ + "` CHARACTER SET utf8mb4");
+  conn_->setSchema(name_);
+  Exec(R"(create table t_outbox (
+  id bigint primary key,
+  aggregate_type varchar(32) not null,
+  aggregate_id bigint not null,
+  event_type varchar(64) not null,
+  event_key varchar(128) not null,
+  payload json not null,
+  status varchar(16) not null,
+  retry_count int not null default 0,
+  next_retry_at datetime not null,
+  created_at datetime not null,
+  updated_at datetime not null,
+  unique key uk_event_key (event_key),
+  key idx_status_retry (status, next_retry_at))" +
+       extra_columns + ")");
+}
+
+TestDatabase::~TestDatabase() {
+  try {
+    Exec("DROP DATABASE IF EXISTS `" + name_ + "`");
+  } catch (...) {
+  }
+}
+
+void TestDatabase::Exec(const std::string& sql) {
+  std::unique_ptr<sql::Statement> st(conn_->createStatement());
+  st->execute(sql);
+}
+
+int64_t TestDatabase::QueryInt(const std::string& sql) {
+  std::unique_ptr<sql::Statement> st(conn_->createStatement());
+  std::unique_ptr<sql::ResultSet> rs(st->executeQuery(sql));
+  if (!rs->next() || rs->isNull(1)) return 0;
+  return rs->getInt64(1);
+}
+
+std::map<std::string, int64_t> TestDatabase::CountByStatus() {
+  std::unique_ptr<sql::Statement> st(conn_->createStatement());
+  std::unique_ptr<sql::ResultSet> rs(
+      st->executeQuery("SELECT status, COUNT(*) FROM t_outbox GROUP BY status"));
+  std::map<std::string, int64_t> out;
+  while (rs->next()) out[rs->getString(1)] = rs->getInt64(2);
+  return out;
+}
+
+void TestDatabase::InsertEvents(int aggregates, int per_aggregate, int64_t first_id,
+                                const std::string& aggregate_type) {
+  static const char* kTypes[] = {"OrderCreated", "OrderPaid", "OrderShipped", "OrderDelivered"};
+  int64_t id = first_id;
+  Exec("START TRANSACTION");
+  std::string values;
+  int pending = 0;
+  auto flush = [&] {
+    if (values.empty()) return;
+    Exec(
+        "INSERT INTO t_outbox (id, aggregate_type, aggregate_id, event_type, event_key, payload,"
+        " status, next_retry_at, created_at, updated_at) VALUES " +
+        values);
+    values.clear();
+    pending = 0;
+  };
+  for (int v = 0; v < per_aggregate; ++v) {
+    for (int a = 1; a <= aggregates; ++a) {
+      std::string et = kTypes[v % 4];
+      std::string key =
+          aggregate_type + "-" + et + "-" + std::to_string(a) + "-" + std::to_string(v);
+      if (!values.empty()) values += ",";
+      values += "(" + std::to_string(id) + ",'" + aggregate_type + "'," + std::to_string(a) + ",'" +
+                et + "','" + key + "','{\"aggregate\":" + std::to_string(a) +
+                ",\"version\":" + std::to_string(v) + "}','NEW',NOW(),NOW(),NOW())";
+      ++id;
+      if (++pending == 1000) flush();
+    }
+  }
+  flush();
+  Exec("COMMIT");
+}
+
+std::vector<ConsumedMessage> ConsumeAll(const std::string& bootstrap,
+                                        const std::vector<std::string>& topics) {
+  char err[512];
+  rd_kafka_conf_t* conf = rd_kafka_conf_new();
+  rd_kafka_conf_set(conf, "bootstrap.servers", bootstrap.c_str(), err, sizeof(err));
+  rd_kafka_conf_set(conf, "group.id", "outbox-test-reader", err, sizeof(err));
+  rd_kafka_conf_set(conf, "enable.auto.commit", "false", err, sizeof(err));
+  rd_kafka_t* rk = rd_kafka_new(RD_KAFKA_CONSUMER, conf, err, sizeof(err));
+  if (!rk) throw std::runtime_error(err);
+  std::vector<ConsumedMessage> out;
+  for (const auto& topic : topics) {
+    const struct rd_kafka_metadata* md = nullptr;
+    rd_kafka_topic_t* rkt = rd_kafka_topic_new(rk, topic.c_str(), nullptr);
+    if (rd_kafka_metadata(rk, 0, rkt, &md, 5000) != RD_KAFKA_RESP_ERR_NO_ERROR || !md ||
+        md->topic_cnt != 1) {
+      if (md) rd_kafka_metadata_destroy(md);
+      rd_kafka_topic_destroy(rkt);
+      continue;
+    }
+    int partitions = md->topics[0].partition_cnt;
+    rd_kafka_metadata_destroy(md);
+    rd_kafka_topic_destroy(rkt);
+    rd_kafka_topic_partition_list_t* list = rd_kafka_topic_partition_list_new(partitions);
+    std::vector<int64_t> high(partitions);
+    for (int p = 0; p < partitions; ++p) {
+      int64_t lo = 0, hi = 0;
+      rd_kafka_query_watermark_offsets(rk, topic.c_str(), p, &lo, &hi, 5000);
+      high[p] = hi;
+      if (hi > lo) rd_kafka_topic_partition_list_add(list, topic.c_str(), p)->offset = lo;
+    }
+    if (list->cnt == 0) {
+      rd_kafka_topic_partition_list_destroy(list);
+      continue;
+    }
+    rd_kafka_assign(rk, list);
+    std::map<int, bool> done;
+    for (int i = 0; i < list->cnt; ++i) done[list->elems[i].partition] = false;
+    rd_kafka_topic_partition_list_destroy(list);
+    size_t remaining = done.size();
+    int idle = 0;
+    while (remaining > 0 && idle < 100) {
+      rd_kafka_message_t* m = rd_kafka_consumer_poll(rk, 100);
+      if (!m) {
+        ++idle;
+        continue;
+      }
+      idle = 0;
+      if (!m->err) {
+        ConsumedMessage c;
+        c.topic = rd_kafka_topic_name(m->rkt);
+        c.partition = m->partition;
+        c.offset = m->offset;
+        c.key.assign(static_cast<const char*>(m->key), m->key_len);
+        c.value.assign(static_cast<const char*>(m->payload), m->len);
+        rd_kafka_headers_t* hdrs = nullptr;
+        if (rd_kafka_message_headers(m, &hdrs) == RD_KAFKA_RESP_ERR_NO_ERROR) {
+          const char* name;
+          const void* val;
+          size_t size;
+          for (size_t i = 0;
+               rd_kafka_header_get_all(hdrs, i, &name, &val, &size) == RD_KAFKA_RESP_ERR_NO_ERROR;
+               ++i)
+            c.headers[name] = std::string(static_cast<const char*>(val), size);
+        }
+        if (m->offset + 1 >= high[m->partition] && !done[m->partition]) {
+          done[m->partition] = true;
+          --remaining;
+        }
+        out.push_back(std::move(c));
+      }
+      rd_kafka_message_destroy(m);
+    }
+    rd_kafka_assign(rk, nullptr);
+  }
+  rd_kafka_consumer_close(rk);
+  rd_kafka_destroy(rk);
+  return out;
+}
+
+ServiceConfig TestService(const TestDatabase& db, const std::string& bootstrap) {
+  ServiceConfig s;
+  s.name = db.name();
+  s.mysql = db.mysql();
+  s.kafka.bootstrap_servers = bootstrap;
+  s.poll_interval_ms = 20;
+  s.lease_ms = 4000;
+  s.retry.initial_backoff_ms = 100;
+  s.retry.max_backoff_ms = 400;
+  s.retry.max_attempts = 5;
+  s.gauge_interval_ms = 200;
+  return s;
+}
+
+}  // namespace outbox::testing

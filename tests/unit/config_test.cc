@@ -1,0 +1,175 @@
+#include <catch2/catch.hpp>
+
+#include "config/config_loader.h"
+
+using namespace outbox;
+
+namespace {
+
+LoadOptions Env(std::map<std::string, std::string> vars) {
+  LoadOptions o;
+  o.env = [vars](const std::string& n) -> std::optional<std::string> {
+    auto it = vars.find(n);
+    if (it == vars.end()) return std::nullopt;
+    return it->second;
+  };
+  o.read_file = [](const std::string& path) -> std::optional<FileInfo> {
+    if (path == "/secrets/ok") return FileInfo{"s3cret\n", false};
+    if (path == "/secrets/open") return FileInfo{"s3cret", true};
+    return std::nullopt;
+  };
+  return o;
+}
+
+const char* kValid = R"(instance_id: ${HOST:-relay-9}
+http:
+  listen: 127.0.0.1:9464
+log: {level: debug, format: text}
+kafka:
+  bootstrap_servers: k1:9092
+  properties:
+    compression.type: lz4
+services:
+  - name: order
+    mysql:
+      host: db
+      user: relay
+      password_env: ORDER_PW
+      database: order_db
+    topics:
+      OrderPaid: order.paid
+    ordering: none
+    retry: {max_attempts: 3}
+    retention: {sent_days: 7}
+    kafka:
+      bootstrap_servers: k2:9092
+)";
+
+std::string ErrorOf(const std::string& yaml,
+                    std::map<std::string, std::string> vars = {{"ORDER_PW", "pw"}}) {
+  try {
+    LoadConfigText(yaml, "c.yaml", Env(vars));
+  } catch (const ConfigError& e) {
+    return e.what();
+  }
+  return "no error";
+}
+
+std::string WithService(const std::string& extra) {
+  return "kafka: {bootstrap_servers: k:9092}\nservices:\n  - name: a\n    mysql: {user: u, "
+         "database: d}\n" +
+         extra;
+}
+
+}  // namespace
+
+TEST_CASE("a valid config parses into structs with defaults and expanded variables", "[config]") {
+  auto loaded = LoadConfigText(kValid, "c.yaml", Env({{"ORDER_PW", "pw"}}));
+  const Config& c = loaded.config;
+  CHECK(c.instance_id == "relay-9");
+  CHECK(c.log_level == "debug");
+  REQUIRE(c.services.size() == 1);
+  const ServiceConfig& s = c.services[0];
+  CHECK(s.mysql.password == "pw");
+  CHECK(s.mysql.password_source == "env:ORDER_PW");
+  CHECK(s.mysql.port == 3306);
+  CHECK(s.mysql.table == "t_outbox");
+  CHECK(s.ordering == Ordering::kNone);
+  CHECK(s.dead_policy == DeadPolicy::kBlock);
+  CHECK(s.retry.max_attempts == 3);
+  CHECK(s.retry.initial_backoff_ms == 1000);
+  CHECK(s.retention.sent_days == 7);
+  CHECK(s.topic == "outbox.event.{aggregate_type}");
+  CHECK(s.topics.at("OrderPaid") == "order.paid");
+  CHECK(s.kafka.bootstrap_servers == "k2:9092");
+  CHECK(s.kafka.properties.at("compression.type") == "lz4");
+  CHECK(loaded.warnings.empty());
+}
+
+TEST_CASE("each config error names file, line, column and key path", "[config]") {
+  struct Case {
+    std::string yaml;
+    std::string message;
+  };
+  std::vector<Case> cases = {
+      {"services: [\n  - name: a\n    mysql: {", "c.yaml:2:3: yaml: illegal block entry"},
+      {WithService("    batch_sise: 10\n"),
+       "c.yaml:5:5: services[0].batch_sise: unknown key (did you mean \"batch_size\"?)"},
+      {WithService("    batch_size: ten\n"),
+       "c.yaml:5:17: services[0].batch_size: must be an integer (got \"ten\")"},
+      {WithService("    batch_size: 0\n"),
+       "c.yaml:5:17: services[0].batch_size: must be between 1 and 10000 (got 0)"},
+      {WithService("    retry: {max_attempts: 0}\n"),
+       "c.yaml:5:27: services[0].retry.max_attempts: must be between 1 and 1000 (got 0)"},
+      {WithService("    topic: x.${NOPE}\n"),
+       "c.yaml:5:12: services[0].topic: environment variable NOPE is not set (write "
+       "${NOPE:-default} "
+       "to give a default)"},
+      {WithService("    topic: x.{aggregate}\n"),
+       "c.yaml:5:12: services[0].topic: unknown placeholder {aggregate} (known: {aggregate_type}, "
+       "{event_type}, {service})"},
+      {WithService("    ordering: random\n"),
+       "c.yaml:5:15: services[0].ordering: must be one of per_aggregate | none (got \"random\")"},
+      {WithService("    lease_ms: 500\n"),
+       "c.yaml:5:15: services[0].lease_ms: must be between 2000 and 86400000 (got 500)"},
+      {"kafka: {bootstrap_servers: k:9092}\nservices:\n  - name: a\n    mysql: {user: u, database: "
+       "d, table: \"t; drop\"}\n",
+       "c.yaml:4:42: services[0].mysql.table: must be a plain identifier"},
+      {"kafka: {bootstrap_servers: k:9092}\nservices:\n  - name: a\n    mysql: {user: u}\n",
+       "c.yaml:4:12: services[0].mysql.database: is required"},
+      {"kafka: {bootstrap_servers: k:9092}\nservices:\n  - name: a\n    mysql: {user: u, database: "
+       "d}\n  - name: a\n    mysql: {user: u, database: d}\n",
+       "c.yaml:5:11: services[1].name: duplicate service name \"a\""},
+      {"kafka: {bootstrap_servers: k:9092}\nservices:\n  - name: a\n    mysql: {user: u, database: "
+       "d, password_file: /secrets/none}\n",
+       "services[0].mysql.password_file: cannot read \"/secrets/none\" (missing or not readable)"},
+      {"services:\n  - name: a\n    mysql: {user: u, database: d}\n",
+       "services[0].kafka.bootstrap_servers: is required"},
+      {"kafka: {bootstrap_servers: k:9092}\n", "c.yaml:1:1: services: is required"},
+      {"http: {listen: nowhere}\nkafka: {bootstrap_servers: k:9092}\nservices: []\n",
+       "c.yaml:1:16: http.listen: must be host:port"},
+      {WithService("    topics: {OrderPaid: \"bad topic\"}\n"),
+       "services[0].topics.OrderPaid: topic name \"bad topic\" has a character outside "
+       "[A-Za-z0-9._-]"},
+      {WithService("    mysql2: {}\n"),
+       "services[0].mysql2: unknown key (did you mean \"mysql\"?)"},
+  };
+  for (const auto& c : cases) {
+    INFO(c.yaml);
+    std::string err = ErrorOf(c.yaml);
+    CHECK(err.find(c.message) != std::string::npos);
+    CHECK(err.rfind("c.yaml", 0) == 0);
+  }
+}
+
+TEST_CASE("a password file readable by others loads with a warning", "[config]") {
+  auto loaded = LoadConfigText(
+      "kafka: {bootstrap_servers: k:9092}\nservices:\n  - name: a\n    mysql: {user: u, database: "
+      "d, password_file: /secrets/open}\n",
+      "c.yaml", Env({}));
+  CHECK(loaded.config.services[0].mysql.password == "s3cret");
+  REQUIRE(loaded.warnings.size() == 1);
+  CHECK(loaded.warnings[0].find("chmod 600") != std::string::npos);
+  auto ok = LoadConfigText(
+      "kafka: {bootstrap_servers: k:9092}\nservices:\n  - name: a\n    mysql: {user: u, database: "
+      "d, password_file: /secrets/ok}\n",
+      "c.yaml", Env({}));
+  CHECK(ok.config.services[0].mysql.password == "s3cret");  // trailing newline stripped
+}
+
+TEST_CASE("environment expansion handles defaults, empty values and $$", "[config]") {
+  std::string err;
+  auto env = [](const std::string& n) -> std::optional<std::string> {
+    if (n == "SET") return std::string("v");
+    if (n == "EMPTY") return std::string("");
+    return std::nullopt;
+  };
+  CHECK(ExpandEnv("a${SET}b", env, &err) == "avb");
+  CHECK(ExpandEnv("${UNSET:-d}", env, &err) == "d");
+  CHECK(ExpandEnv("${EMPTY:-d}", env, &err) == "d");
+  CHECK(ExpandEnv("${EMPTY}", env, &err) == "");
+  CHECK(ExpandEnv("$$5", env, &err) == "$5");
+  CHECK(err.empty());
+  ExpandEnv("${UNSET}", env, &err);
+  CHECK(err.find("UNSET is not set") != std::string::npos);
+}

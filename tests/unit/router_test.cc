@@ -1,0 +1,74 @@
+#include "kafka/router.h"
+
+#include <catch2/catch.hpp>
+
+using namespace outbox;
+
+namespace {
+OutboxRow Row() {
+  OutboxRow r;
+  r.id = 7;
+  r.aggregate = {"Order", 42};
+  r.event_type = "OrderPaid";
+  r.event_key = "OrderPaid-42-2";
+  r.payload = R"({"a":1})";
+  r.created_at_unix = 1700000000;
+  return r;
+}
+}  // namespace
+
+TEST_CASE("a row becomes a message keyed by aggregate_id with the SPEC headers", "[routing]") {
+  ServiceConfig s;
+  s.name = "shop";
+  Router router(s);
+  std::string err;
+  auto m = router.Route(Row(), &err);
+  REQUIRE(m);
+  CHECK(m->topic == "outbox.event.Order");
+  CHECK(m->key == "42");
+  CHECK(m->value == R"({"a":1})");
+  std::map<std::string, std::string> h(m->headers.begin(), m->headers.end());
+  CHECK(h.at("outbox_id") == "7");
+  CHECK(h.at("event_key") == "OrderPaid-42-2");
+  CHECK(h.at("event_type") == "OrderPaid");
+  CHECK(h.at("aggregate_type") == "Order");
+  CHECK(h.at("created_at") == "2023-11-14T22:13:20Z");
+}
+
+TEST_CASE("the topic column wins over the event-type override, which wins over the template",
+          "[routing]") {
+  ServiceConfig s;
+  s.name = "shop";
+  s.topic = "{service}.{aggregate_type}";
+  s.topics["OrderPaid"] = "order.paid";
+  Router router(s);
+  OutboxRow r = Row();
+  CHECK(router.TopicFor(r) == "order.paid");
+  r.event_type = "OrderShipped";
+  CHECK(router.TopicFor(r) == "shop.Order");
+  r.topic = "special";
+  CHECK(router.TopicFor(r) == "special");
+}
+
+TEST_CASE("bad headers columns and invalid topics are routing errors", "[routing]") {
+  ServiceConfig s;
+  Router router(s);
+  std::string err;
+  OutboxRow r = Row();
+  r.headers = R"({"trace":"abc"})";
+  auto m = router.Route(r, &err);
+  REQUIRE(m);
+  CHECK(m->headers.back() == std::make_pair(std::string("trace"), std::string("abc")));
+  r.headers = R"({"n":1})";
+  CHECK_FALSE(router.Route(r, &err));
+  CHECK(err.find("not a string") != std::string::npos);
+  r.headers = "[1,2]";
+  CHECK_FALSE(router.Route(r, &err));
+  r.headers.reset();
+  r.topic = "bad topic!";
+  CHECK_FALSE(router.Route(r, &err));
+  CHECK(err.find("invalid topic") != std::string::npos);
+  r.topic.reset();
+  r.aggregate.type = "Ord er";
+  CHECK_FALSE(router.Route(r, &err));
+}
