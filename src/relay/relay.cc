@@ -396,7 +396,8 @@ void Relay::SettleLoop() {
   while (!halt_) {
     {
       std::lock_guard<std::mutex> lock(mu_);
-      if (stopping_ && inflight_.load() == 0 && completed_.empty()) return;
+      // Only once the claim thread is gone can no new batch appear.
+      if (claim_done_ && inflight_.load() == 0 && completed_.empty()) return;
     }
     SettleReady(true, std::chrono::milliseconds(200));
     bool pending;
@@ -449,6 +450,8 @@ void Relay::Stop(std::chrono::milliseconds grace) {
   stopping_ = true;
   cv_.notify_all();
   if (claim_thread_.joinable()) claim_thread_.join();
+  claim_done_ = true;
+  cv_.notify_all();
   if (house_thread_.joinable()) house_thread_.join();
   {
     std::unique_lock<std::mutex> lock(mu_);

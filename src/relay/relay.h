@@ -102,6 +102,7 @@ class Relay {
   std::atomic<bool> db_up_{false};
   std::atomic<int> inflight_{0};
   std::atomic<bool> stopping_{false};
+  std::atomic<bool> claim_done_{false};  // the claim thread has exited
   std::atomic<bool> halt_{false};
 
   mutable std::mutex mu_;  // guards completed_, last_error_, db_logged_down_
