@@ -169,16 +169,21 @@ Status MysqlStore::ClaimDue(int limit, int64_t lease_ms, bool include_expired, C
     std::vector<int64_t> ids;
     ids.reserve(out->rows.size());
     for (const auto& r : out->rows) ids.push_back(r.id);
-    auto* up = conn_.Prepare("UPDATE " + table_ +
-                             " SET status = 'SENDING', next_retry_at = ?, updated_at = NOW()"
-                             " WHERE id IN (" +
-                             Placeholders(Bucket(ids.size())) + ")");
-    up->setString(1, out->lease_token);
-    BindIds(up, 2, ids);
-    up->executeUpdate();
-    Exec("COMMIT");
-    in_txn_ = false;
+    MarkSendingAndCommit(out->lease_token, ids);
   });
+}
+
+void MysqlStore::MarkSendingAndCommit(const std::string& lease_token,
+                                      const std::vector<int64_t>& ids) {
+  auto* up = conn_.Prepare("UPDATE " + table_ +
+                           " SET status = 'SENDING', next_retry_at = ?, updated_at = NOW()"
+                           " WHERE id IN (" +
+                           Placeholders(Bucket(ids.size())) + ")");
+  up->setString(1, lease_token);
+  BindIds(up, 2, ids);
+  up->executeUpdate();
+  Exec("COMMIT");
+  in_txn_ = false;
 }
 
 Status MysqlStore::MinPendingId(std::optional<int64_t>* id) {
@@ -258,15 +263,7 @@ Status MysqlStore::ClaimIds(const std::vector<int64_t>& ids, int64_t lease_ms,
         out->rows.push_back(std::move(r));
       }
     }
-    auto* up = conn_.Prepare("UPDATE " + table_ +
-                             " SET status = 'SENDING', next_retry_at = ?, updated_at = NOW()"
-                             " WHERE id IN (" +
-                             Placeholders(Bucket(chosen.size())) + ")");
-    up->setString(1, out->lease_token);
-    BindIds(up, 2, chosen);
-    up->executeUpdate();
-    Exec("COMMIT");
-    in_txn_ = false;
+    MarkSendingAndCommit(out->lease_token, chosen);
   });
 }
 

@@ -45,6 +45,9 @@ class MysqlStore : public OutboxStore {
   static unsigned BindIds(sql::PreparedStatement* ps, unsigned first,
                           const std::vector<int64_t>& ids);
   void ReadRows(sql::ResultSet* rs, ClaimedBatch* out) const;
+  // Inside an open claim transaction: marks `ids` SENDING under the lease
+  // token and commits.
+  void MarkSendingAndCommit(const std::string& lease_token, const std::vector<int64_t>& ids);
 
   MysqlConnection conn_;
   TableSchema schema_;
