@@ -1,0 +1,236 @@
+#include "fakes/fake_store.h"
+
+#include <algorithm>
+#include <set>
+
+namespace outbox::testing {
+
+namespace {
+const Status kDown = Status::Error("injected: can't connect to server (fake database down)");
+}  // namespace
+
+int64_t FakeTable::Insert(const std::string& aggregate_type, int64_t aggregate_id,
+                          const std::string& event_type, const std::string& payload) {
+  std::lock_guard<std::mutex> lock(mu_);
+  int64_t id = next_id_++;
+  FakeRow r;
+  r.row.id = id;
+  r.row.aggregate = {aggregate_type, aggregate_id};
+  r.row.event_type = event_type;
+  r.row.event_key = "key-" + std::to_string(id);
+  r.row.payload = payload;
+  r.row.created_at_unix = static_cast<int64_t>(clock_->UnixNow());
+  r.next_retry_at_ms = clock_->UnixMs();
+  rows_[id] = r;
+  return id;
+}
+
+FakeRow FakeTable::Get(int64_t id) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return rows_.at(id);
+}
+
+void FakeTable::Put(int64_t id, const FakeRow& row) {
+  std::lock_guard<std::mutex> lock(mu_);
+  rows_[id] = row;
+}
+
+int FakeTable::CountStatus(const std::string& status) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return static_cast<int>(std::count_if(
+      rows_.begin(), rows_.end(), [&](const auto& kv) { return kv.second.status == status; }));
+}
+
+void FakeTable::set_down(bool down) {
+  std::lock_guard<std::mutex> lock(mu_);
+  down_ = down;
+}
+
+Status FakeTable::Check() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return down_ ? kDown : Status::Ok();
+}
+
+bool FakeTable::Claimable(const FakeRow& r, int64_t now) const {
+  return (r.status == "NEW" || r.status == "SENDING") && r.next_retry_at_ms <= now;
+}
+
+// REQUIRES: mu_ held. Marks `ids` SENDING under one lease; returns the token.
+std::string FakeTable::Claim(const std::vector<int64_t>& ids, int64_t lease_ms, ClaimedBatch* out) {
+  const int64_t token = clock_->UnixMs() + lease_ms;
+  out->lease_token = std::to_string(token);
+  out->rows.clear();
+  out->reclaimed = 0;
+  for (int64_t id : ids) {
+    FakeRow& r = rows_.at(id);
+    OutboxRow claimed = r.row;
+    claimed.retry_count = static_cast<int>(r.row.retry_count);
+    claimed.reclaimed = r.status == "SENDING";
+    out->reclaimed += claimed.reclaimed;
+    r.status = "SENDING";
+    r.next_retry_at_ms = token;
+    out->rows.push_back(claimed);
+  }
+  return out->lease_token;
+}
+
+Status FakeTable::HasDueNew(bool* due) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (down_) return kDown;
+  const int64_t now = clock_->UnixMs();
+  *due = std::any_of(rows_.begin(), rows_.end(), [&](const auto& kv) {
+    return kv.second.status == "NEW" && kv.second.next_retry_at_ms <= now;
+  });
+  return Status::Ok();
+}
+
+Status FakeTable::ClaimDue(int limit, int64_t lease_ms, bool include_expired, ClaimedBatch* out) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (down_) return kDown;
+  const int64_t now = clock_->UnixMs();
+  std::vector<int64_t> ids;
+  for (const auto& [id, r] : rows_) {
+    if (static_cast<int>(ids.size()) >= limit) break;
+    if (Claimable(r, now) && (r.status == "NEW" || include_expired)) ids.push_back(id);
+  }
+  Claim(ids, lease_ms, out);
+  return Status::Ok();
+}
+
+Status FakeTable::MinPendingId(std::optional<int64_t>* id) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (down_) return kDown;
+  id->reset();
+  for (const auto& [rid, r] : rows_) {
+    if (r.status == "NEW" || r.status == "SENDING") {
+      *id = rid;
+      break;
+    }
+  }
+  return Status::Ok();
+}
+
+Status FakeTable::DeadHeads(std::vector<DeadHead>* out) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (down_) return kDown;
+  std::map<AggregateKey, int64_t> heads;
+  for (const auto& [id, r] : rows_)
+    if (r.status == "DEAD") heads.try_emplace(r.row.aggregate, id);
+  out->clear();
+  for (const auto& [agg, id] : heads) out->push_back({agg, id});
+  return Status::Ok();
+}
+
+Status FakeTable::ScanWindow(int64_t from_id, int limit, std::vector<WindowRow>* out) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (down_) return kDown;
+  const int64_t now = clock_->UnixMs();
+  out->clear();
+  for (auto it = rows_.lower_bound(from_id);
+       it != rows_.end() && static_cast<int>(out->size()) < limit; ++it) {
+    const FakeRow& r = it->second;
+    if (r.status != "NEW" && r.status != "SENDING") continue;
+    out->push_back({it->first, r.row.aggregate, r.status == "SENDING", r.next_retry_at_ms <= now});
+  }
+  return Status::Ok();
+}
+
+Status FakeTable::ClaimIds(const std::vector<int64_t>& ids, int64_t lease_ms,
+                           const OutboxStore::ChooseFn& choose, ClaimedBatch* out) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (down_) return kDown;
+  const int64_t now = clock_->UnixMs();
+  std::set<int64_t> sorted(ids.begin(), ids.end());
+  std::vector<OutboxRow> locked;
+  for (int64_t id : sorted) {
+    auto it = rows_.find(id);
+    if (it != rows_.end() && Claimable(it->second, now)) locked.push_back(it->second.row);
+  }
+  Claim(choose(locked), lease_ms, out);
+  return Status::Ok();
+}
+
+Status FakeTable::Settle(const std::string& lease_token, const std::vector<SettleOp>& ops,
+                         SettleResult* result) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (down_) return kDown;
+  const int64_t now = clock_->UnixMs();
+  *result = {};
+  for (const SettleOp& op : ops) {
+    auto it = rows_.find(op.id);
+    if (it == rows_.end() || it->second.status != "SENDING" ||
+        std::to_string(it->second.next_retry_at_ms) != lease_token) {
+      ++result->stale;
+      continue;
+    }
+    FakeRow& r = it->second;
+    switch (op.kind) {
+      case SettleKind::kSent:
+        r.status = "SENT";
+        break;
+      case SettleKind::kRelease:
+        r.status = "NEW";
+        r.next_retry_at_ms = now;
+        break;
+      case SettleKind::kRetry:
+        r.status = "NEW";
+        ++r.row.retry_count;
+        r.next_retry_at_ms = now + op.backoff_ms;
+        r.last_error = op.error;
+        break;
+      case SettleKind::kDead:
+        r.status = "DEAD";
+        ++r.row.retry_count;
+        r.last_error = op.error;
+        break;
+    }
+    ++result->applied;
+  }
+  return Status::Ok();
+}
+
+Status FakeTable::ReadStats(TableStats* out) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (down_) return kDown;
+  *out = {};
+  std::optional<int64_t> oldest;
+  std::set<AggregateKey> dead_aggregates;
+  for (const auto& [id, r] : rows_) {
+    if (r.status == "NEW" || r.status == "SENDING") {
+      ++out->backlog;
+      oldest = std::min(oldest.value_or(r.row.created_at_unix), r.row.created_at_unix);
+    } else if (r.status == "DEAD") {
+      ++out->dead;
+      dead_aggregates.insert(r.row.aggregate);
+    } else if (r.status != "SENT") {
+      ++out->unknown_status;
+    }
+  }
+  if (oldest) out->oldest_unsent_age_s = clock_->UnixNow() - static_cast<double>(*oldest);
+  out->dead_aggregates = static_cast<int64_t>(dead_aggregates.size());
+  return Status::Ok();
+}
+
+Status FakeTable::DeleteSentBatch(int days, int limit, int64_t* cursor, int64_t* deleted,
+                                  bool* done) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (down_) return kDown;
+  const double cutoff = clock_->UnixNow() - days * 86400.0;
+  *deleted = 0;
+  auto it = rows_.upper_bound(*cursor);
+  for (int seen = 0; it != rows_.end() && seen < limit; ++seen) {
+    *cursor = it->first;
+    bool old_sent =
+        it->second.status == "SENT" && static_cast<double>(it->second.row.created_at_unix) < cutoff;
+    if (old_sent) {
+      it = rows_.erase(it);
+      ++*deleted;
+    } else {
+      ++it;
+    }
+  }
+  *done = it == rows_.end();
+  return Status::Ok();
+}
+
+}  // namespace outbox::testing

@@ -1,0 +1,155 @@
+#pragma once
+
+#include <atomic>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+
+#include "fakes/fake_clock.h"
+#include "outbox/outbox_store.h"
+
+namespace outbox::testing {
+
+// One row of the fake table, with the columns the state machine uses.
+struct FakeRow {
+  OutboxRow row;
+  std::string status = "NEW";
+  int64_t next_retry_at_ms = 0;  // database time, ms since the epoch
+  std::string last_error;
+};
+
+// An in-memory t_outbox with the semantics of MysqlStore's statements: due
+// rows, leases written into next_retry_at, settles fenced on the lease token.
+// "Now" is the fake clock's. Shared by every FakeStore a factory hands out.
+// Thread-safe.
+class FakeTable {
+ public:
+  explicit FakeTable(std::shared_ptr<FakeClock> clock) : clock_(std::move(clock)) {}
+
+  // Inserts a NEW row, due now; returns its id.
+  int64_t Insert(const std::string& aggregate_type, int64_t aggregate_id,
+                 const std::string& event_type, const std::string& payload = "{}");
+  FakeRow Get(int64_t id) const;
+  // Overwrites a row, as another writer (or a test) would.
+  void Put(int64_t id, const FakeRow& row);
+  int CountStatus(const std::string& status) const;
+  // While down, every store call fails as if the database were unreachable.
+  void set_down(bool down);
+
+  // The OutboxStore operations, on this table.
+  Status Check() const;
+  Status HasDueNew(bool* due);
+  Status ClaimDue(int limit, int64_t lease_ms, bool include_expired, ClaimedBatch* out);
+  Status MinPendingId(std::optional<int64_t>* id);
+  Status DeadHeads(std::vector<DeadHead>* out);
+  Status ScanWindow(int64_t from_id, int limit, std::vector<WindowRow>* out);
+  Status ClaimIds(const std::vector<int64_t>& ids, int64_t lease_ms,
+                  const OutboxStore::ChooseFn& choose, ClaimedBatch* out);
+  Status Settle(const std::string& lease_token, const std::vector<SettleOp>& ops,
+                SettleResult* result);
+  Status ReadStats(TableStats* out);
+  Status DeleteSentBatch(int days, int limit, int64_t* cursor, int64_t* deleted, bool* done);
+
+ private:
+  bool Claimable(const FakeRow& r, int64_t now) const;
+  std::string Claim(const std::vector<int64_t>& ids, int64_t lease_ms, ClaimedBatch* out);
+
+  std::shared_ptr<FakeClock> clock_;
+  mutable std::mutex mu_;
+  std::map<int64_t, FakeRow> rows_;
+  int64_t next_id_ = 1;
+  bool down_ = false;
+};
+
+// An OutboxStore over a FakeTable.
+class FakeStore : public OutboxStore {
+ public:
+  explicit FakeStore(std::shared_ptr<FakeTable> table) : table_(std::move(table)) {}
+
+  Status Connect() override { return table_->Check(); }
+  void Disconnect() override {}
+  Status HasDueNew(bool* due) override { return table_->HasDueNew(due); }
+  Status ClaimDue(int limit, int64_t lease_ms, bool include_expired, ClaimedBatch* out) override {
+    return table_->ClaimDue(limit, lease_ms, include_expired, out);
+  }
+  Status MinPendingId(std::optional<int64_t>* id) override { return table_->MinPendingId(id); }
+  Status DeadHeads(std::vector<DeadHead>* out) override { return table_->DeadHeads(out); }
+  Status ScanWindow(int64_t from_id, int limit, std::vector<WindowRow>* out) override {
+    return table_->ScanWindow(from_id, limit, out);
+  }
+  Status ClaimIds(const std::vector<int64_t>& ids, int64_t lease_ms, const ChooseFn& choose,
+                  ClaimedBatch* out) override {
+    return table_->ClaimIds(ids, lease_ms, choose, out);
+  }
+  Status Settle(const std::string& lease_token, const std::vector<SettleOp>& ops,
+                SettleResult* result) override {
+    return table_->Settle(lease_token, ops, result);
+  }
+  Status ReadStats(TableStats* out) override { return table_->ReadStats(out); }
+  Status DeleteSentBatch(int days, int limit, int64_t* cursor, int64_t* deleted,
+                         bool* done) override {
+    return table_->DeleteSentBatch(days, limit, cursor, deleted, done);
+  }
+
+ private:
+  std::shared_ptr<FakeTable> table_;
+};
+
+// Forwards every call to another store; a fault fake overrides one call.
+class OutboxStoreWrapper : public OutboxStore {
+ public:
+  explicit OutboxStoreWrapper(OutboxStorePtr target) : target_(std::move(target)) {}
+
+  Status Connect() override { return target_->Connect(); }
+  void Disconnect() override { target_->Disconnect(); }
+  Status HasDueNew(bool* due) override { return target_->HasDueNew(due); }
+  Status ClaimDue(int limit, int64_t lease_ms, bool include_expired, ClaimedBatch* out) override {
+    return target_->ClaimDue(limit, lease_ms, include_expired, out);
+  }
+  Status MinPendingId(std::optional<int64_t>* id) override { return target_->MinPendingId(id); }
+  Status DeadHeads(std::vector<DeadHead>* out) override { return target_->DeadHeads(out); }
+  Status ScanWindow(int64_t from_id, int limit, std::vector<WindowRow>* out) override {
+    return target_->ScanWindow(from_id, limit, out);
+  }
+  Status ClaimIds(const std::vector<int64_t>& ids, int64_t lease_ms, const ChooseFn& choose,
+                  ClaimedBatch* out) override {
+    return target_->ClaimIds(ids, lease_ms, choose, out);
+  }
+  Status Settle(const std::string& lease_token, const std::vector<SettleOp>& ops,
+                SettleResult* result) override {
+    return target_->Settle(lease_token, ops, result);
+  }
+  Status ReadStats(TableStats* out) override { return target_->ReadStats(out); }
+  Status DeleteSentBatch(int days, int limit, int64_t* cursor, int64_t* deleted,
+                         bool* done) override {
+    return target_->DeleteSentBatch(days, limit, cursor, deleted, done);
+  }
+
+ private:
+  OutboxStorePtr target_;
+};
+
+// Fails the next `*failures` settles (shared by every store of a factory), as
+// a connection lost between publishing and settling would.
+class FailingSettleStore : public OutboxStoreWrapper {
+ public:
+  FailingSettleStore(OutboxStorePtr target, std::shared_ptr<std::atomic<int>> failures)
+      : OutboxStoreWrapper(std::move(target)), failures_(std::move(failures)) {}
+
+  Status Settle(const std::string& lease_token, const std::vector<SettleOp>& ops,
+                SettleResult* result) override {
+    if (failures_->fetch_sub(1) > 0) return Status::Error("injected: lost connection to server");
+    failures_->store(0);
+    return OutboxStoreWrapper::Settle(lease_token, ops, result);
+  }
+
+ private:
+  std::shared_ptr<std::atomic<int>> failures_;
+};
+
+inline StoreFactory FakeStoreFactory(std::shared_ptr<FakeTable> table) {
+  return [table] { return std::make_unique<FakeStore>(table); };
+}
+
+}  // namespace outbox::testing

@@ -1,0 +1,403 @@
+// The relay's state transitions, driven step by step with a fake table, a fake
+// broker and a fake clock. The same transitions are tested against MariaDB and
+// the mock Kafka cluster in tests/integration/relay_e2e_test.cc.
+#include "relay/relay.h"
+
+#include <catch2/catch.hpp>
+#include <thread>
+
+#include "fakes/fake_clock.h"
+#include "fakes/fake_publisher.h"
+#include "fakes/fake_store.h"
+
+namespace outbox {
+namespace {
+
+using namespace std::chrono_literals;
+using testing::FailingPublisher;
+using testing::FakeClock;
+using testing::FakePublisher;
+using testing::FakeRow;
+using testing::FakeTable;
+
+std::string Header(const Message& m, const std::string& name) {
+  for (const auto& [k, v] : m.headers)
+    if (k == name) return v;
+  return "";
+}
+
+ServiceConfig TestConfig(Ordering ordering = Ordering::kNone) {
+  ServiceConfig c;
+  c.name = "orders";
+  c.ordering = ordering;
+  c.batch_size = 100;
+  c.lease_ms = 30000;
+  c.retry.max_attempts = 3;
+  c.retry.initial_backoff_ms = 1000;
+  c.retry.max_backoff_ms = 4000;
+  return c;
+}
+
+// One relay over a fake table and broker. `table` may be shared with a
+// second relay (another replica).
+struct Rig {
+  explicit Rig(ServiceConfig c = TestConfig(), std::shared_ptr<FakeTable> shared = nullptr,
+               std::shared_ptr<FakeClock> shared_clock = nullptr, StoreFactory factory = nullptr)
+      : config(std::move(c)),
+        clock(shared_clock ? shared_clock : std::make_shared<FakeClock>()),
+        table(shared ? shared : std::make_shared<FakeTable>(clock)),
+        broker(std::make_shared<FakePublisher>()),
+        faults(std::make_shared<FailingPublisher>(broker)) {
+    RelayOptions o;
+    o.config = config;
+    o.store_factory = factory ? factory : testing::FakeStoreFactory(table);
+    o.publisher = faults;
+    o.metrics = &metrics.ForService(config.name);
+    o.clock = clock;
+    o.seed = 42;
+    relay = std::make_unique<Relay>(std::move(o));
+  }
+
+  ServiceMetrics& m() { return metrics.ForService(config.name); }
+
+  // One claim round and the settle of whatever the broker finished.
+  Relay::Round Step() {
+    Relay::Round r = relay->ClaimOnce();
+    relay->SettleReady(false, 0ms);
+    return r;
+  }
+
+  ServiceConfig config;
+  std::shared_ptr<FakeClock> clock;
+  std::shared_ptr<FakeTable> table;
+  std::shared_ptr<FakePublisher> broker;
+  std::shared_ptr<FailingPublisher> faults;
+  Metrics metrics;
+  std::unique_ptr<Relay> relay;
+};
+
+TEST_CASE("a row is marked SENT only after the broker acknowledged it", "[relay]") {
+  Rig rig;
+  int64_t id = rig.table->Insert("order", 42, "OrderPaid", R"({"total":10})");
+  rig.broker->hold(true);
+
+  REQUIRE(rig.relay->ClaimOnce() == Relay::Round::kIdle);
+  CHECK(rig.table->Get(id).status == "SENDING");
+  CHECK(rig.relay->SettleReady(false, 0ms) == 0);
+  CHECK(rig.table->Get(id).status == "SENDING");
+
+  rig.clock->Advance(250ms);
+  REQUIRE(rig.broker->CompleteAll() == 1);
+  CHECK(rig.relay->SettleReady(false, 0ms) == 1);
+  CHECK(rig.table->Get(id).status == "SENT");
+
+  auto acked = rig.broker->acked();
+  REQUIRE(acked.size() == 1);
+  CHECK(acked[0].topic == "outbox.event.order");
+  CHECK(acked[0].key == "42");
+  CHECK(acked[0].value == R"({"total":10})");
+  CHECK(Header(acked[0], "outbox_id") == std::to_string(id));
+  CHECK(Header(acked[0], "event_type") == "OrderPaid");
+  CHECK(rig.m().Published("outbox.event.order").Value() == 1);
+  CHECK(rig.relay->inflight() == 0);
+}
+
+TEST_CASE("a retryable failure returns the row to NEW with a jittered exponential backoff",
+          "[relay]") {
+  Rig rig;
+  int64_t id = rig.table->Insert("order", 1, "OrderCreated");
+  rig.faults->FailNext(1, PublishResult::kRetryable, "timeout");
+
+  const int64_t t0 = rig.clock->UnixMs();
+  rig.Step();
+  FakeRow row = rig.table->Get(id);
+  CHECK(row.status == "NEW");
+  CHECK(row.row.retry_count == 1);
+  CHECK(row.last_error == "injected failure: timeout");
+  // Equal jitter around the first step (1000 ms): somewhere in [500, 1000].
+  CHECK(row.next_retry_at_ms >= t0 + 500);
+  CHECK(row.next_retry_at_ms <= t0 + 1000);
+  CHECK(rig.m().PublishFailures("timeout").Value() == 1);
+
+  // Not due yet: the idle poll finds nothing to claim.
+  CHECK(rig.Step() == Relay::Round::kIdle);
+  CHECK(rig.broker->acked().empty());
+
+  rig.clock->Advance(1000ms);
+  rig.Step();
+  CHECK(rig.table->Get(id).status == "SENT");
+  CHECK(rig.table->Get(id).row.retry_count == 1);
+}
+
+TEST_CASE("the backoff doubles per failure up to max_backoff_ms", "[relay]") {
+  Rig rig;
+  int64_t id = rig.table->Insert("order", 1, "OrderCreated");
+  rig.config.retry.max_attempts = 10;
+  Rig many(rig.config, rig.table, rig.clock);
+  many.faults->FailNext(4);
+  const int64_t bases[] = {1000, 2000, 4000, 4000};
+  for (int64_t base : bases) {
+    const int64_t t = many.clock->UnixMs();
+    many.Step();
+    FakeRow row = many.table->Get(id);
+    REQUIRE(row.status == "NEW");
+    CHECK(row.next_retry_at_ms - t >= base / 2);
+    CHECK(row.next_retry_at_ms - t <= base);
+    many.clock->Advance(std::chrono::milliseconds(base));
+  }
+  many.Step();
+  CHECK(many.table->Get(id).status == "SENT");
+  CHECK(many.table->Get(id).row.retry_count == 4);
+}
+
+TEST_CASE("a row whose attempts run out becomes DEAD with the last error", "[relay]") {
+  Rig rig;  // max_attempts 3
+  int64_t id = rig.table->Insert("order", 7, "OrderPaid");
+  rig.faults->FailNext(100, PublishResult::kRetryable, "broker_down");
+  for (int attempt = 1; attempt <= 3; ++attempt) {
+    rig.Step();
+    rig.clock->Advance(5s);
+  }
+  FakeRow row = rig.table->Get(id);
+  CHECK(row.status == "DEAD");
+  CHECK(row.row.retry_count == 3);
+  CHECK(row.last_error == "attempts exhausted (3): injected failure: broker_down");
+  CHECK(rig.m().events_dead->Value() == 1);
+  CHECK(rig.m().PublishFailures("broker_down").Value() == 3);
+
+  // DEAD is final: nothing claims it again.
+  rig.clock->Advance(60s);
+  CHECK(rig.Step() == Relay::Round::kIdle);
+  CHECK(rig.table->Get(id).status == "DEAD");
+}
+
+TEST_CASE("a permanent failure makes the row DEAD at once and the rest of the batch flows",
+          "[relay]") {
+  Rig rig;
+  int64_t bad = rig.table->Insert("order", 1, "OrderCreated");
+  int64_t good = rig.table->Insert("order", 2, "OrderCreated");
+  rig.faults->FailNext(1, PublishResult::kPermanent, "message_too_large");
+  rig.Step();
+  CHECK(rig.table->Get(bad).status == "DEAD");
+  CHECK(rig.table->Get(bad).row.retry_count == 1);
+  CHECK(rig.table->Get(bad).last_error == "injected failure: message_too_large");
+  CHECK(rig.table->Get(good).status == "SENT");
+  CHECK(rig.m().events_dead->Value() == 1);
+  CHECK(rig.m().PublishFailures("message_too_large").Value() == 1);
+}
+
+TEST_CASE("a row whose topic cannot be routed goes DEAD without reaching the broker", "[relay]") {
+  Rig rig;
+  int64_t bad = rig.table->Insert("order", 1, "OrderCreated");
+  int64_t good = rig.table->Insert("order", 2, "OrderCreated");
+  FakeRow r = rig.table->Get(bad);
+  r.row.topic = "spaces are not allowed";
+  rig.table->Put(bad, r);
+  rig.Step();
+  CHECK(rig.table->Get(bad).status == "DEAD");
+  CHECK(rig.table->Get(bad).last_error.find("invalid topic") != std::string::npos);
+  CHECK(rig.table->Get(good).status == "SENT");
+  REQUIRE(rig.broker->acked().size() == 1);
+  CHECK(rig.broker->acked()[0].key == "2");
+}
+
+TEST_CASE("a settle whose lease was taken over is counted as stale and not applied", "[relay]") {
+  Rig a;
+  Rig b(TestConfig(), a.table, a.clock);
+  int64_t id = a.table->Insert("order", 5, "OrderShipped");
+
+  a.broker->hold(true);  // relay A stalls between publishing and settling
+  a.relay->ClaimOnce();
+  REQUIRE(a.table->Get(id).status == "SENDING");
+
+  a.clock->Advance(31s);  // A's lease expires; B reclaims and delivers
+  b.Step();
+  REQUIRE(a.table->Get(id).status == "SENT");
+  CHECK(b.m().leases_reclaimed->Value() == 1);
+
+  // A comes back and settles its (now stale) claim as a retry: not applied.
+  a.faults->FailNext(0);
+  a.broker->set_decide([](const Message&) {
+    return PublishOutcome{PublishResult::kRetryable, "timeout", "late failure"};
+  });
+  a.broker->CompleteAll();
+  CHECK(a.relay->SettleReady(false, 0ms) == 1);
+  CHECK(a.table->Get(id).status == "SENT");
+  CHECK(a.table->Get(id).row.retry_count == 0);
+  CHECK(a.m().stale_transitions->Value() == 1);
+}
+
+TEST_CASE("a settle that fails on the database keeps the batch and applies it later", "[relay]") {
+  auto clock = std::make_shared<FakeClock>();
+  auto table = std::make_shared<FakeTable>(clock);
+  auto failures = std::make_shared<std::atomic<int>>(0);
+  StoreFactory factory = [table, failures] {
+    return std::make_unique<testing::FailingSettleStore>(
+        std::make_unique<testing::FakeStore>(table), failures);
+  };
+  Rig rig(TestConfig(), table, clock, factory);
+  int64_t id = table->Insert("order", 3, "OrderPaid");
+
+  *failures = 2;
+  rig.relay->ClaimOnce();
+  CHECK(rig.relay->SettleReady(false, 0ms) == 0);
+  CHECK(rig.m().database_up->Value() == 0);
+  CHECK_FALSE(rig.relay->DatabaseReady());
+  CHECK(rig.relay->LastError() == "injected: lost connection to server");
+  CHECK(rig.relay->SettleReady(false, 0ms) == 0);
+  CHECK(table->Get(id).status == "SENDING");
+  CHECK(rig.relay->inflight() == 1);
+
+  CHECK(rig.relay->SettleReady(false, 0ms) == 1);
+  CHECK(table->Get(id).status == "SENT");
+  CHECK(rig.m().database_up->Value() == 1);
+  CHECK(rig.relay->inflight() == 0);
+}
+
+TEST_CASE("a database that is down fails the round and is reported, then recovers", "[relay]") {
+  Rig rig;
+  int64_t id = rig.table->Insert("order", 3, "OrderPaid");
+  rig.table->set_down(true);
+  CHECK(rig.relay->ClaimOnce() == Relay::Round::kFailed);
+  CHECK_FALSE(rig.relay->RefreshGauges().ok());
+  CHECK(rig.m().database_up->Value() == 0);
+  CHECK(rig.table->Get(id).status == "NEW");
+
+  rig.table->set_down(false);
+  rig.Step();
+  CHECK(rig.table->Get(id).status == "SENT");
+  CHECK(rig.m().database_up->Value() == 1);
+}
+
+TEST_CASE("a full batch asks for another round at once", "[relay]") {
+  ServiceConfig c = TestConfig();
+  c.batch_size = 2;
+  Rig rig(c);
+  for (int i = 0; i < 5; ++i) rig.table->Insert("order", i, "OrderCreated");
+  CHECK(rig.Step() == Relay::Round::kMore);
+  CHECK(rig.Step() == Relay::Round::kMore);
+  CHECK(rig.Step() == Relay::Round::kIdle);
+  CHECK(rig.table->CountStatus("SENT") == 5);
+}
+
+TEST_CASE("no more than max_inflight_batches batches are held unsettled", "[relay]") {
+  ServiceConfig c = TestConfig();
+  c.batch_size = 1;
+  c.max_inflight_batches = 2;
+  Rig rig(c);
+  for (int i = 0; i < 5; ++i) rig.table->Insert("order", i, "OrderCreated");
+  rig.broker->hold(true);
+  CHECK(rig.relay->ClaimOnce() == Relay::Round::kMore);
+  CHECK(rig.relay->ClaimOnce() == Relay::Round::kMore);
+  CHECK(rig.relay->ClaimOnce() == Relay::Round::kBusy);
+  CHECK(rig.table->CountStatus("SENDING") == 2);
+  rig.broker->CompleteAll();
+  CHECK(rig.relay->SettleReady(false, 0ms) == 2);
+  CHECK(rig.relay->ClaimOnce() == Relay::Round::kMore);
+}
+
+TEST_CASE("per_aggregate: a failed event holds back only its own aggregate", "[relay][ordering]") {
+  Rig rig(TestConfig(Ordering::kPerAggregate));
+  std::vector<int64_t> a, b;
+  for (int i = 0; i < 3; ++i) {
+    a.push_back(rig.table->Insert("order", 1, "E", "a" + std::to_string(i)));
+    b.push_back(rig.table->Insert("order", 2, "E", "b" + std::to_string(i)));
+  }
+  rig.faults->FailNext(1);  // the first message: order 1's first event
+  rig.Step();
+  CHECK(rig.table->Get(a[0]).status == "NEW");
+  CHECK(rig.table->Get(a[0]).row.retry_count == 1);
+  // Not attempted behind the failure: released without spending an attempt.
+  CHECK(rig.table->Get(a[1]).status == "NEW");
+  CHECK(rig.table->Get(a[1]).row.retry_count == 0);
+  for (int64_t id : b) CHECK(rig.table->Get(id).status == "SENT");
+
+  // While its first event waits out the backoff, nothing of order 1 goes.
+  for (int i = 0; i < 3; ++i) rig.Step();
+  for (int64_t id : a) CHECK(rig.table->Get(id).status == "NEW");
+
+  rig.clock->Advance(1s);
+  for (int i = 0; i < 3; ++i) rig.Step();
+  for (int64_t id : a) CHECK(rig.table->Get(id).status == "SENT");
+  std::vector<std::string> order1;
+  for (const auto& m : rig.broker->acked())
+    if (m.key == "1") order1.push_back(m.value);
+  CHECK(order1 == std::vector<std::string>{"a0", "a1", "a2"});
+}
+
+TEST_CASE("per_aggregate: a DEAD event blocks its aggregate under block, not under skip",
+          "[relay][ordering]") {
+  for (DeadPolicy policy : {DeadPolicy::kBlock, DeadPolicy::kSkip}) {
+    ServiceConfig c = TestConfig(Ordering::kPerAggregate);
+    c.dead_policy = policy;
+    Rig rig(c);
+    int64_t dead = rig.table->Insert("order", 1, "E");
+    FakeRow r = rig.table->Get(dead);
+    r.status = "DEAD";
+    rig.table->Put(dead, r);
+    int64_t later = rig.table->Insert("order", 1, "E");
+    int64_t other = rig.table->Insert("order", 2, "E");
+    for (int i = 0; i < 3; ++i) rig.Step();
+    REQUIRE(rig.relay->RefreshGauges().ok());
+    CHECK(rig.table->Get(other).status == "SENT");
+    CHECK(rig.m().dead->Value() == 1);
+    if (policy == DeadPolicy::kBlock) {
+      CHECK(rig.table->Get(later).status == "NEW");
+      CHECK(rig.m().blocked_aggregates->Value() == 1);
+    } else {
+      CHECK(rig.table->Get(later).status == "SENT");
+      CHECK(rig.m().blocked_aggregates->Value() == 0);
+    }
+  }
+}
+
+TEST_CASE("the table gauges report backlog, oldest age and DEAD rows", "[relay]") {
+  Rig rig;
+  rig.table->Insert("order", 1, "E");
+  rig.clock->Advance(90s);
+  rig.table->Insert("order", 2, "E");
+  int64_t dead = rig.table->Insert("order", 3, "E");
+  FakeRow r = rig.table->Get(dead);
+  r.status = "DEAD";
+  rig.table->Put(dead, r);
+  REQUIRE(rig.relay->RefreshGauges().ok());
+  CHECK(rig.m().backlog->Value() == 2);
+  CHECK(rig.m().oldest_unsent_age->Value() == Approx(90).margin(1));
+  CHECK(rig.m().dead->Value() == 1);
+}
+
+TEST_CASE("Stop settles the batches still in flight before it returns", "[relay]") {
+  // Real threads, real time for the loops; the fake table's clock stands still.
+  ServiceConfig c = TestConfig();
+  c.batch_size = 10;
+  c.poll_interval_ms = 10;
+  Rig rig(c);
+  for (int i = 0; i < 25; ++i) rig.table->Insert("order", i, "E");
+  RelayOptions o;
+  o.config = c;
+  o.store_factory = testing::FakeStoreFactory(rig.table);
+  o.publisher = rig.broker;
+  Metrics metrics;
+  o.metrics = &metrics.ForService(c.name);
+  Relay relay(std::move(o));  // SystemClock
+
+  rig.broker->hold(true);
+  relay.Start();
+  auto deadline = std::chrono::steady_clock::now() + 10s;
+  while (rig.table->CountStatus("SENDING") == 0 && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(5ms);
+  REQUIRE(rig.table->CountStatus("SENDING") > 0);
+
+  std::thread broker([&] {
+    std::this_thread::sleep_for(100ms);
+    rig.broker->hold(false);
+    rig.broker->CompleteAll();
+  });
+  relay.Stop(5s);
+  broker.join();
+  CHECK(rig.table->CountStatus("SENDING") == 0);
+  CHECK(relay.inflight() == 0);
+}
+
+}  // namespace
+}  // namespace outbox
