@@ -6,6 +6,7 @@
 #include <boost/asio/signal_set.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <csignal>
+#include <functional>
 
 #include "http/http_server.h"
 #include "kafka/kafka_config.h"
@@ -24,13 +25,26 @@ struct Cluster {
   std::shared_ptr<KafkaPublisher> publisher;
 };
 
-void Tick(boost::asio::steady_timer& timer, std::vector<Cluster>& clusters, Metrics& metrics) {
+// Once a second: kafka_up, and the exit on a fatal producer error.
+void Tick(boost::asio::steady_timer& timer, std::vector<Cluster>& clusters, Metrics& metrics,
+          const std::function<void()>& on_fatal) {
   bool up = true;
-  for (const auto& c : clusters) up = up && c.publisher->Healthy();
+  for (const auto& c : clusters) {
+    up = up && c.publisher->Healthy();
+    if (c.publisher->Fatal()) {
+      spdlog::error(
+          "kafka {}: the producer hit a fatal error and cannot publish again; stopping so that "
+          "the supervisor restarts the relay (rows in flight are reclaimed after their lease)",
+          c.config.bootstrap_servers);
+      metrics.kafka_up().Set(0);
+      on_fatal();
+      return;
+    }
+  }
   metrics.kafka_up().Set(up ? 1 : 0);
   timer.expires_after(std::chrono::seconds(1));
-  timer.async_wait([&](const boost::system::error_code& ec) {
-    if (!ec) Tick(timer, clusters, metrics);
+  timer.async_wait([&timer, &clusters, &metrics, on_fatal](const boost::system::error_code& ec) {
+    if (!ec) Tick(timer, clusters, metrics, on_fatal);
   });
 }
 
@@ -44,6 +58,7 @@ int RunDaemon(const LoadedConfig& loaded) {
                config.path);
 
   Metrics metrics;
+  metrics.SetInstance(config.instance_id);
   std::vector<Cluster> clusters;
   for (const auto& s : config.services) {
     auto it = std::find_if(clusters.begin(), clusters.end(),
@@ -110,9 +125,15 @@ int RunDaemon(const LoadedConfig& loaded) {
 
   for (auto& r : relays) r->Start();
 
+  int exit_code = 0;
   boost::asio::steady_timer timer(io);
-  Tick(timer, clusters, metrics);
   boost::asio::signal_set signals(io, SIGINT, SIGTERM);
+  Tick(timer, clusters, metrics, [&] {
+    exit_code = 1;
+    signals.cancel();
+    http.Close();
+    io.stop();
+  });
   signals.async_wait([&](const boost::system::error_code& ec, int sig) {
     if (ec) return;
     spdlog::info("received {}, stopping: no new claims, finishing in-flight events",
@@ -134,7 +155,7 @@ int RunDaemon(const LoadedConfig& loaded) {
   relays.clear();
   clusters.clear();
   spdlog::info("stopped");
-  return 0;
+  return exit_code;
 }
 
 }  // namespace outbox

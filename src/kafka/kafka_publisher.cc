@@ -21,6 +21,7 @@ struct KafkaPublisher::Batch {
   std::vector<size_t> next_pos;  // chain index -> position of its next message
   std::vector<PublishOutcome> outcomes;
   std::atomic<size_t> remaining{0};
+  int64_t start_by_ms = 0;  // from this NowMs() on, no further chain message is produced
   DoneFn done;
 };
 
@@ -117,6 +118,10 @@ bool KafkaPublisher::Probe(int timeout_ms) {
   return err == RD_KAFKA_RESP_ERR_NO_ERROR;
 }
 
+void KafkaPublisher::TriggerFatalErrorForTesting(const std::string& reason) {
+  rd_kafka_test_fatal_error(rk_, RD_KAFKA_RESP_ERR_OUT_OF_ORDER_SEQUENCE_NUMBER, reason.c_str());
+}
+
 void KafkaPublisher::PollLoop() {
   int64_t next_probe = 0;
   while (!stop_) {
@@ -150,6 +155,7 @@ void KafkaPublisher::OnError(rd_kafka_t* rk, int err, const char* reason, void* 
     char buf[512];
     rd_kafka_resp_err_t orig = rd_kafka_fatal_error(rk, buf, sizeof(buf));
     spdlog::error("kafka: fatal producer error {}: {}", rd_kafka_err2name(orig), buf);
+    self->fatal_ = true;
     return;
   }
   spdlog::debug("kafka: {}: {}", rd_kafka_err2name(code), reason);
@@ -165,7 +171,7 @@ void KafkaPublisher::OnLog(const rd_kafka_t*, int level, const char* fac, const 
 }
 
 void KafkaPublisher::Publish(std::vector<Message> messages, std::vector<std::vector<size_t>> chains,
-                             DoneFn done) {
+                             std::chrono::milliseconds budget, DoneFn done) {
   auto batch = std::make_shared<Batch>();
   batch->messages = std::move(messages);
   batch->chains = std::move(chains);
@@ -175,6 +181,7 @@ void KafkaPublisher::Publish(std::vector<Message> messages, std::vector<std::vec
   for (size_t c = 0; c < batch->chains.size(); ++c)
     for (size_t idx : batch->chains[c]) batch->chain_of[idx] = c;
   batch->remaining = batch->messages.size();
+  batch->start_by_ms = NowMs() + budget.count();
   batch->done = std::move(done);
   if (batch->messages.empty()) {
     batch->done({});
@@ -225,15 +232,20 @@ void KafkaPublisher::Finish(const std::shared_ptr<Batch>& batch, size_t index,
   bool ok = outcome.result == PublishResult::kAcked;
   batch->outcomes[index] = std::move(outcome);
   size_t finished = 1;
-  if (!ok) {
-    // The rest of the chain must not overtake the failed message.
+  const char* stop = !ok ? "not sent: an earlier event of its aggregate failed"
+                     : NowMs() >= batch->start_by_ms
+                         ? "not sent: the batch ran out of its lease budget (slow broker)"
+                         : nullptr;
+  if (stop) {
+    // The rest of the chain must not overtake a failed message, and must not
+    // outlive the lease: it is released unattempted and claimed again.
     const auto& seq = batch->chains[chain];
     while (batch->next_pos[chain] < seq.size()) {
       size_t rest = seq[batch->next_pos[chain]++];
-      batch->outcomes[rest] = PublishOutcome{PublishResult::kNotAttempted, "",
-                                             "not sent: an earlier event of its aggregate failed"};
+      batch->outcomes[rest] = PublishOutcome{PublishResult::kNotAttempted, "", stop};
       ++finished;
     }
+    ok = false;
   }
   if (batch->remaining.fetch_sub(finished) == finished) {
     batch->done(std::move(batch->outcomes));

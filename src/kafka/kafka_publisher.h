@@ -26,13 +26,20 @@ class KafkaPublisher : public Publisher {
   ~KafkaPublisher() override;
 
   void Publish(std::vector<Message> messages, std::vector<std::vector<size_t>> chains,
-               DoneFn done) override;
-  bool Healthy() const override { return up_.load(); }
+               std::chrono::milliseconds budget, DoneFn done) override;
+  bool Healthy() const override { return up_.load() && !fatal_.load(); }
+  // True once librdkafka raised a fatal error: the producer can never publish
+  // again and must be replaced (the daemon exits so that its supervisor
+  // restarts it; in-flight rows are reclaimed when their lease expires).
+  bool Fatal() const { return fatal_.load(); }
 
   // Waits up to `timeout_ms` for every queued message's delivery report.
   void Flush(int timeout_ms);
   // Fetches cluster metadata; true if a broker answered within timeout_ms.
   bool Probe(int timeout_ms);
+  // Makes librdkafka raise a fatal error, as a broken idempotent producer
+  // would (rd_kafka_test_fatal_error). For tests.
+  void TriggerFatalErrorForTesting(const std::string& reason);
 
  private:
   struct Batch;
@@ -49,6 +56,7 @@ class KafkaPublisher : public Publisher {
   std::thread poller_;
   std::atomic<bool> stop_{false};
   std::atomic<bool> up_{true};
+  std::atomic<bool> fatal_{false};
   std::atomic<int64_t> last_ack_ms_{0};
 };
 

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <chrono>
 #include <functional>
 #include <memory>
 #include <string>
@@ -37,10 +38,12 @@ class Publisher {
   // Publishes `messages`. `chains` partitions their indexes into sequences
   // that must reach the broker in order: a chain's next message is sent only
   // after the previous one was acknowledged, and a failure marks the rest of
-  // the chain kNotAttempted. `done` is called exactly once, from any thread,
-  // with one outcome per message.
+  // the chain kNotAttempted. A chain's message is not started later than
+  // `budget` after the call (it is kNotAttempted instead), so that a batch
+  // settles before its lease expires even when the broker is slow. `done` is
+  // called exactly once, from any thread, with one outcome per message.
   virtual void Publish(std::vector<Message> messages, std::vector<std::vector<size_t>> chains,
-                       DoneFn done) = 0;
+                       std::chrono::milliseconds budget, DoneFn done) = 0;
   // True while the broker is believed reachable.
   virtual bool Healthy() const = 0;
 };

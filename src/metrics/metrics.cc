@@ -72,6 +72,14 @@ Metrics::Metrics() : registry_(std::make_shared<prometheus::Registry>()) {
                             .Name("outbox_retention_deleted_total")
                             .Help("SENT rows deleted by retention")
                             .Register(r);
+  retention_failures_ = &BuildCounter()
+                             .Name("outbox_retention_failures_total")
+                             .Help("Retention passes stopped by a database error")
+                             .Register(r);
+  build_info_ = &BuildGauge()
+                     .Name("outbox_relay_build_info")
+                     .Help("Always 1; labels name the version and this relay's instance_id")
+                     .Register(r);
   latency_ = &BuildHistogram()
                   .Name("outbox_publish_latency_seconds")
                   .Help("created_at to broker acknowledgement")
@@ -83,6 +91,10 @@ Metrics::Metrics() : registry_(std::make_shared<prometheus::Registry>()) {
                    .Help("1 if the broker is reachable")
                    .Register(r)
                    .Add({});
+}
+
+void Metrics::SetInstance(const std::string& instance_id) {
+  build_info_->Add({{"version", OUTBOX_VERSION}, {"instance_id", instance_id}}).Set(1);
 }
 
 ServiceMetrics& Metrics::ForService(const std::string& service) {
@@ -106,6 +118,7 @@ ServiceMetrics& Metrics::ForService(const std::string& service) {
   m.leases_reclaimed = &reclaimed_->Add(l);
   m.stale_transitions = &stale_->Add(l);
   m.retention_deleted = &retention_deleted_->Add(l);
+  m.retention_failures = &retention_failures_->Add(l);
   // Seconds from created_at (whole seconds) to the ack: sub-second buckets
   // matter for the p50, minutes for a backlog.
   m.publish_latency = &latency_->Add(

@@ -30,6 +30,7 @@ class ServiceMetrics {
   prometheus::Counter* leases_reclaimed;
   prometheus::Counter* stale_transitions;
   prometheus::Counter* retention_deleted;
+  prometheus::Counter* retention_failures;
   prometheus::Histogram* publish_latency;
   prometheus::Histogram* poll_duration;
 
@@ -48,6 +49,8 @@ class Metrics {
  public:
   Metrics();
   ServiceMetrics& ForService(const std::string& service);
+  // Exports outbox_relay_build_info{version, instance_id} 1. Call once.
+  void SetInstance(const std::string& instance_id);
   prometheus::Gauge& kafka_up() { return *kafka_up_; }
   // The Prometheus text exposition format (version 0.0.4).
   std::string Serialize() const;
@@ -68,6 +71,8 @@ class Metrics {
   prometheus::Family<prometheus::Counter>* reclaimed_;
   prometheus::Family<prometheus::Counter>* stale_;
   prometheus::Family<prometheus::Counter>* retention_deleted_;
+  prometheus::Family<prometheus::Counter>* retention_failures_;
+  prometheus::Family<prometheus::Gauge>* build_info_;
   prometheus::Family<prometheus::Histogram>* latency_;
   prometheus::Family<prometheus::Histogram>* poll_duration_;
   prometheus::Gauge* kafka_up_;

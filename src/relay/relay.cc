@@ -123,6 +123,19 @@ Relay::Round Relay::ClaimOrdered(ClaimedBatch* batch) {
   return Round::kIdle;
 }
 
+Status Relay::ProbeDatabase() {
+  Status s;
+  if (options_.config.ordering == Ordering::kPerAggregate) {
+    std::optional<int64_t> min_id;
+    s = claim_store_->MinPendingId(&min_id);
+  } else {
+    bool due = false;
+    s = claim_store_->HasDueNew(&due);
+  }
+  NoteDb(s, "poll");
+  return s;
+}
+
 Relay::Round Relay::ClaimOnce() {
   const ServiceConfig& c = options_.config;
   if (inflight_.load() >= c.max_inflight_batches) return Round::kBusy;
@@ -139,12 +152,12 @@ Relay::Round Relay::ClaimOnce() {
       metrics_.leases_reclaimed->Increment(batch.reclaimed);
       spdlog::info("service {}: reclaimed {} row(s) whose lease expired", name(), batch.reclaimed);
     }
-    Publish(std::move(batch));
+    Publish(std::move(batch), t0);
   }
   return r;
 }
 
-void Relay::Publish(ClaimedBatch batch) {
+void Relay::Publish(ClaimedBatch batch, Clock::TimePoint claimed_at) {
   const size_t n = batch.rows.size();
   auto outcomes = std::make_shared<std::vector<PublishOutcome>>(n);
   std::vector<Message> messages;
@@ -180,8 +193,15 @@ void Relay::Publish(ClaimedBatch batch) {
   }
   ++inflight_;
   auto shared = std::make_shared<ClaimedBatch>(std::move(batch));
+  // A chain message started by then is acknowledged or failed within
+  // message.timeout.ms (lease/2, see kafka_config.cc), a second before the
+  // lease ends: the batch settles while the claim is still ours.
+  auto elapsed =
+      std::chrono::duration_cast<std::chrono::milliseconds>(options_.clock->Now() - claimed_at);
+  auto budget = std::max(std::chrono::milliseconds(0),
+                         std::chrono::milliseconds(options_.config.lease_ms / 2 - 1000) - elapsed);
   options_.publisher->Publish(
-      std::move(messages), std::move(chains),
+      std::move(messages), std::move(chains), budget,
       [this, shared, outcomes, msg_row = std::move(msg_row)](std::vector<PublishOutcome> results) {
         for (size_t mi = 0; mi < results.size(); ++mi)
           (*outcomes)[msg_row[mi]] = std::move(results[mi]);
@@ -335,7 +355,10 @@ Status Relay::RunRetention() {
     bool done = false;
     Status s = house_store_->DeleteSentBatch(*r.sent_days, r.batch_rows, &cursor, &deleted, &done);
     if (!s.ok()) {
-      NoteDb(s, "retention");
+      // Not a readiness matter: relaying goes on without retention (a
+      // missing DELETE grant, a lock wait). The next pass starts over.
+      spdlog::warn("service {}: retention stopped after {} row(s): {}", name(), total, s.message());
+      metrics_.retention_failures->Increment();
       return s;
     }
     total += deleted;
@@ -362,8 +385,11 @@ void Relay::ClaimLoop() {
   auto backoff = std::chrono::milliseconds(200);
   while (!stopping_) {
     if (!options_.publisher->Healthy()) {
-      // Claiming while the broker is down would only burn attempts.
-      SleepFor(std::chrono::milliseconds(options_.config.poll_interval_ms));
+      // Claiming while the broker is down would only burn attempts; the
+      // poll still checks the database, so that database_up and
+      // last_poll stay true and only the Kafka alert fires.
+      if (ProbeDatabase().ok()) metrics_.last_poll->Set(options_.clock->UnixNow());
+      SleepFor(std::chrono::milliseconds(std::max(options_.config.poll_interval_ms, 1000)));
       continue;
     }
     Round r = ClaimOnce();

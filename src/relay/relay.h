@@ -61,6 +61,9 @@ class Relay {
   // first settle failure (the batch stays queued).
   int SettleReady(bool wait, std::chrono::milliseconds timeout);
   Status RefreshGauges();
+  // The idle poll's statement alone: checks the database while claiming is
+  // paused (broker down).
+  Status ProbeDatabase();
   Status RunRetention();
   int inflight() const { return inflight_.load(); }
 
@@ -73,7 +76,7 @@ class Relay {
 
   Round ClaimOrdered(ClaimedBatch* batch);
   Round ClaimUnordered(ClaimedBatch* batch);
-  void Publish(ClaimedBatch batch);
+  void Publish(ClaimedBatch batch, Clock::TimePoint claimed_at);
   Status SettleOne(Completed& done);
   void NoteDb(const Status& s, const char* what);
   void ClaimLoop();

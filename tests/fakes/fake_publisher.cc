@@ -5,11 +5,12 @@
 namespace outbox::testing {
 
 void FakePublisher::Publish(std::vector<Message> messages, std::vector<std::vector<size_t>> chains,
-                            DoneFn done) {
+                            std::chrono::milliseconds budget, DoneFn done) {
   Call call{std::move(messages), std::move(chains), std::move(done)};
   {
     std::lock_guard<std::mutex> lock(mu_);
     ++calls_;
+    last_budget_ = budget;
     if (hold_) {
       held_.push_back(std::move(call));
       return;
@@ -76,6 +77,11 @@ std::vector<Message> FakePublisher::acked() const {
   return acked_;
 }
 
+std::chrono::milliseconds FakePublisher::last_budget() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return last_budget_;
+}
+
 int FakePublisher::publish_calls() const {
   std::lock_guard<std::mutex> lock(mu_);
   return calls_;
@@ -89,7 +95,8 @@ void FailingPublisher::FailNext(int n, PublishResult result, std::string reason)
 }
 
 void FailingPublisher::Publish(std::vector<Message> messages,
-                               std::vector<std::vector<size_t>> chains, DoneFn done) {
+                               std::vector<std::vector<size_t>> chains,
+                               std::chrono::milliseconds budget, DoneFn done) {
   // Messages failed here never reach the target; the rest of their chain is
   // not attempted. What is left goes to the target as one call.
   auto out = std::make_shared<std::vector<PublishOutcome>>(messages.size());
@@ -117,7 +124,7 @@ void FailingPublisher::Publish(std::vector<Message> messages,
       if (!fc.empty()) forward_chains.push_back(std::move(fc));
     }
   }
-  target_->Publish(std::move(forward), std::move(forward_chains),
+  target_->Publish(std::move(forward), std::move(forward_chains), budget,
                    [out, origin = std::move(origin),
                     done = std::move(done)](std::vector<PublishOutcome> results) {
                      for (size_t i = 0; i < results.size(); ++i)

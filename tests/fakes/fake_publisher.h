@@ -19,7 +19,7 @@ class FakePublisher : public Publisher {
   using DecideFn = std::function<PublishOutcome(const Message&)>;
 
   void Publish(std::vector<Message> messages, std::vector<std::vector<size_t>> chains,
-               DoneFn done) override;
+               std::chrono::milliseconds budget, DoneFn done) override;
   bool Healthy() const override;
 
   void set_decide(DecideFn decide);
@@ -31,6 +31,7 @@ class FakePublisher : public Publisher {
   // Messages acknowledged so far, in the order they were acknowledged.
   std::vector<Message> acked() const;
   int publish_calls() const;
+  std::chrono::milliseconds last_budget() const;
 
  private:
   struct Call {
@@ -47,6 +48,7 @@ class FakePublisher : public Publisher {
   std::vector<Call> held_;
   std::vector<Message> acked_;
   int calls_ = 0;
+  std::chrono::milliseconds last_budget_{0};
 };
 
 // Forwards to another publisher but fails the next `n` messages it is given
@@ -58,7 +60,7 @@ class FailingPublisher : public Publisher {
   void FailNext(int n, PublishResult result = PublishResult::kRetryable,
                 std::string reason = "broker_down");
   void Publish(std::vector<Message> messages, std::vector<std::vector<size_t>> chains,
-               DoneFn done) override;
+               std::chrono::milliseconds budget, DoneFn done) override;
   bool Healthy() const override { return target_->Healthy(); }
 
  private:

@@ -44,8 +44,9 @@ TEST_CASE("a settle under a lease that was taken over is counted stale and not a
   CHECK(db.QueryInt("SELECT COUNT(*) FROM t_outbox WHERE status = 'SENT'") == 3);
 }
 
-TEST_CASE("retry sets backoff and retry_count; release returns a row without counting an attempt",
-          "[store]") {
+TEST_CASE(
+    "retry sets backoff and retry_count and release returns a row without counting an attempt",
+    "[store]") {
   TestDatabase db("store_retry", ", last_error varchar(16)");
   db.InsertEvents(2, 1);
   MysqlStore s(db.mysql());
@@ -69,7 +70,7 @@ TEST_CASE("retry sets backoff and retry_count; release returns a row without cou
   CHECK(due);
 }
 
-TEST_CASE("retention deletes old SENT rows only, in bounded chunks", "[store]") {
+TEST_CASE("retention deletes old SENT rows only and in bounded chunks", "[store]") {
   TestDatabase db("store_retention");
   std::string v;
   for (int i = 1; i <= 2500; ++i) {

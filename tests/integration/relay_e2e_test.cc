@@ -121,7 +121,8 @@ std::vector<ConsumedMessage> SortedByPartitionOffset(std::vector<ConsumedMessage
 }  // namespace
 
 TEST_CASE(
-    "10,000 events drain to SENT and each is in Kafka once with topic, key, headers and partition",
+    "10000 events drain to SENT and each is in Kafka once with its topic and key and headers and "
+    "partition",
     "[e2e]") {
   for (Ordering ordering : {Ordering::kPerAggregate, Ordering::kNone}) {
     MockCluster cluster(1);
@@ -163,7 +164,7 @@ TEST_CASE(
   }
 }
 
-TEST_CASE("injected produce errors cause retries, then every event is delivered in order",
+TEST_CASE("injected produce errors cause retries and then every event is delivered in order",
           "[e2e]") {
   MockCluster cluster(1);
   cluster.CreateTopic("outbox.event.Order", 3);
@@ -215,7 +216,7 @@ TEST_CASE("a broker that stays down drives rows to DEAD after max_attempts", "[e
         3);
 }
 
-TEST_CASE("an oversized payload goes DEAD at once with last_error; the others flow", "[e2e]") {
+TEST_CASE("an oversized payload goes DEAD at once with last_error while the others flow", "[e2e]") {
   MockCluster cluster(1);
   cluster.CreateTopic("outbox.event.Order", 2);
   TestDatabase db("e2e_oversized", ", last_error varchar(255)");
@@ -237,7 +238,7 @@ TEST_CASE("an oversized payload goes DEAD at once with last_error; the others fl
             " AND last_error LIKE '%MSG_SIZE_TOO_LARGE%'") == 1);
 }
 
-TEST_CASE("an expired SENDING row is reclaimed and delivered; a live lease is left alone",
+TEST_CASE("an expired SENDING row is reclaimed and delivered while a live lease is left alone",
           "[e2e]") {
   MockCluster cluster(1);
   cluster.CreateTopic("outbox.event.Order", 1);
@@ -265,7 +266,8 @@ TEST_CASE("an expired SENDING row is reclaimed and delivered; a live lease is le
   }
 }
 
-TEST_CASE("/metrics gauges report backlog, oldest age and DEAD of the table", "[e2e]") {
+TEST_CASE("/metrics gauges report the backlog and oldest age and DEAD count of the table",
+          "[e2e]") {
   MockCluster cluster(1);
   TestDatabase db("e2e_gauges");
   db.Exec(

@@ -19,7 +19,7 @@ std::vector<OutboxRow> Locked(std::vector<int64_t> ids) {
 }
 }  // namespace
 
-TEST_CASE("a row waits behind an older unsent row of its aggregate, and only its aggregate",
+TEST_CASE("a row waits behind an older unsent row of its aggregate and only its aggregate",
           "[ordering]") {
   ClaimPlanner p(DeadPolicy::kBlock);
   p.StartPass(1, {});
@@ -30,7 +30,8 @@ TEST_CASE("a row waits behind an older unsent row of its aggregate, and only its
   CHECK(p.pass_exhausted());
 }
 
-TEST_CASE("DEAD blocks later events of its aggregate under block, not under skip", "[ordering]") {
+TEST_CASE("DEAD blocks later events of its aggregate under block but not under skip",
+          "[ordering]") {
   for (DeadPolicy policy : {DeadPolicy::kBlock, DeadPolicy::kSkip}) {
     ClaimPlanner p(policy);
     p.StartPass(1, {{{"Order", 1}, 2}});

@@ -86,7 +86,7 @@ TEST_CASE("a valid config parses into structs with defaults and expanded variabl
   CHECK(loaded.warnings.empty());
 }
 
-TEST_CASE("each config error names file, line, column and key path", "[config]") {
+TEST_CASE("each config error names the file and line and column and key path", "[config]") {
   struct Case {
     std::string yaml;
     std::string message;
@@ -157,7 +157,7 @@ TEST_CASE("a password file readable by others loads with a warning", "[config]")
   CHECK(ok.config.services[0].mysql.password == "s3cret");  // trailing newline stripped
 }
 
-TEST_CASE("environment expansion handles defaults, empty values and $$", "[config]") {
+TEST_CASE("environment expansion handles defaults and empty values and $$", "[config]") {
   std::string err;
   auto env = [](const std::string& n) -> std::optional<std::string> {
     if (n == "SET") return std::string("v");

@@ -254,7 +254,7 @@ TEST_CASE("a settle that fails on the database keeps the batch and applies it la
   CHECK(rig.relay->inflight() == 0);
 }
 
-TEST_CASE("a database that is down fails the round and is reported, then recovers", "[relay]") {
+TEST_CASE("a database that is down fails the round and is reported and then recovers", "[relay]") {
   Rig rig;
   int64_t id = rig.table->Insert("order", 3, "OrderPaid");
   rig.table->set_down(true);
@@ -325,7 +325,7 @@ TEST_CASE("per_aggregate: a failed event holds back only its own aggregate", "[r
   CHECK(order1 == std::vector<std::string>{"a0", "a1", "a2"});
 }
 
-TEST_CASE("per_aggregate: a DEAD event blocks its aggregate under block, not under skip",
+TEST_CASE("per_aggregate: a DEAD event blocks its aggregate under block but not under skip",
           "[relay][ordering]") {
   for (DeadPolicy policy : {DeadPolicy::kBlock, DeadPolicy::kSkip}) {
     ServiceConfig c = TestConfig(Ordering::kPerAggregate);
@@ -351,7 +351,7 @@ TEST_CASE("per_aggregate: a DEAD event blocks its aggregate under block, not und
   }
 }
 
-TEST_CASE("the table gauges report backlog, oldest age and DEAD rows", "[relay]") {
+TEST_CASE("the table gauges report backlog and oldest age and DEAD rows", "[relay]") {
   Rig rig;
   rig.table->Insert("order", 1, "E");
   rig.clock->Advance(90s);
@@ -397,6 +397,75 @@ TEST_CASE("Stop settles the batches still in flight before it returns", "[relay]
   broker.join();
   CHECK(rig.table->CountStatus("SENDING") == 0);
   CHECK(relay.inflight() == 0);
+}
+
+TEST_CASE("a batch is published with the lease budget left after its claim", "[relay]") {
+  Rig rig;  // lease 30 s: chains start within 30/2 - 1 = 14 s of the claim
+  rig.table->Insert("order", 1, "E");
+  rig.Step();
+  CHECK(rig.broker->last_budget() == 14000ms);
+}
+
+TEST_CASE("a failed retention pass is counted and does not make the service unready", "[relay]") {
+  struct NoDeleteStore : testing::OutboxStoreWrapper {
+    using OutboxStoreWrapper::OutboxStoreWrapper;
+    Status DeleteSentBatch(int, int, int64_t*, int64_t*, bool*) override {
+      return Status::Error("DELETE command denied to user 'relay'@'%' for table 't_outbox'");
+    }
+  };
+  auto clock = std::make_shared<FakeClock>();
+  auto table = std::make_shared<FakeTable>(clock);
+  ServiceConfig c = TestConfig();
+  c.retention.sent_days = 7;
+  Rig rig(c, table, clock, [table] {
+    return std::make_unique<NoDeleteStore>(std::make_unique<testing::FakeStore>(table));
+  });
+  table->Insert("order", 1, "E");
+  rig.Step();
+  REQUIRE(rig.relay->DatabaseReady());
+  CHECK_FALSE(rig.relay->RunRetention().ok());
+  CHECK(rig.relay->DatabaseReady());
+  CHECK(rig.m().database_up->Value() == 1);
+  CHECK(rig.m().retention_failures->Value() == 1);
+}
+
+TEST_CASE("retention deletes old SENT rows and counts them", "[relay]") {
+  ServiceConfig c = TestConfig();
+  c.retention.sent_days = 1;
+  c.retention.batch_rows = 2;
+  c.retention.pause_ms = 0;
+  Rig rig(c);
+  for (int i = 0; i < 5; ++i) rig.table->Insert("order", i, "E");
+  rig.Step();
+  rig.clock->Advance(std::chrono::hours(25));
+  int64_t fresh = rig.table->Insert("order", 9, "E");
+  rig.Step();
+  REQUIRE(rig.relay->RunRetention().ok());
+  CHECK(rig.m().retention_deleted->Value() == 5);
+  CHECK(rig.table->CountStatus("SENT") == 1);
+  CHECK(rig.table->Get(fresh).status == "SENT");
+}
+
+TEST_CASE("the database probe used while the broker is down reports the database", "[relay]") {
+  for (Ordering ordering : {Ordering::kNone, Ordering::kPerAggregate}) {
+    Rig rig(TestConfig(ordering));
+    CHECK(rig.relay->ProbeDatabase().ok());
+    CHECK(rig.m().database_up->Value() == 1);
+    rig.table->set_down(true);
+    CHECK_FALSE(rig.relay->ProbeDatabase().ok());
+    CHECK(rig.m().database_up->Value() == 0);
+    CHECK_FALSE(rig.relay->DatabaseReady());
+  }
+}
+
+TEST_CASE("the exposition names the version and the instance", "[metrics]") {
+  Metrics metrics;
+  metrics.SetInstance("relay-a");
+  metrics.ForService("orders");
+  std::string text = metrics.Serialize();
+  CHECK(text.find("outbox_relay_build_info{instance_id=\"relay-a\",version=\"" OUTBOX_VERSION
+                  "\"} 1") != std::string::npos);
+  CHECK(text.find("outbox_retention_failures_total{service=\"orders\"} 0") != std::string::npos);
 }
 
 }  // namespace

@@ -4,7 +4,7 @@
 
 using namespace outbox;
 
-TEST_CASE("backoff doubles from the initial delay up to the cap, with bounded jitter", "[retry]") {
+TEST_CASE("backoff doubles from the initial delay up to the cap with bounded jitter", "[retry]") {
   RetryConfig c;
   c.max_attempts = 4;
   c.initial_backoff_ms = 1000;

@@ -35,7 +35,7 @@ TEST_CASE("a row becomes a message keyed by aggregate_id with the SPEC headers",
   CHECK(h.at("created_at") == "2023-11-14T22:13:20Z");
 }
 
-TEST_CASE("the topic column wins over the event-type override, which wins over the template",
+TEST_CASE("the topic column wins over the event-type override which wins over the template",
           "[routing]") {
   ServiceConfig s;
   s.name = "shop";

@@ -1,0 +1,86 @@
+// KafkaPublisher against librdkafka's mock cluster: chain order, the lease
+// budget, and fatal producer errors.
+#include "kafka/kafka_publisher.h"
+
+#include <catch2/catch.hpp>
+#include <future>
+
+#include "kafka/kafka_config.h"
+#include "mock_cluster.h"
+
+namespace outbox {
+namespace {
+
+using namespace std::chrono_literals;
+using testing::MockCluster;
+
+std::shared_ptr<KafkaPublisher> Connect(MockCluster& cluster) {
+  KafkaConfig k;
+  k.bootstrap_servers = cluster.bootstrap();
+  std::vector<std::string> warnings;
+  std::string err;
+  auto p = KafkaPublisher::Create(ProducerProperties(k, "test", 30000, &warnings), &err);
+  REQUIRE(p);
+  return p;
+}
+
+std::vector<PublishOutcome> PublishAndWait(Publisher& p, std::vector<Message> messages,
+                                           std::vector<std::vector<size_t>> chains,
+                                           std::chrono::milliseconds budget) {
+  std::promise<std::vector<PublishOutcome>> done;
+  auto result = done.get_future();
+  p.Publish(std::move(messages), std::move(chains), budget,
+            [&done](std::vector<PublishOutcome> o) { done.set_value(std::move(o)); });
+  REQUIRE(result.wait_for(30s) == std::future_status::ready);
+  return result.get();
+}
+
+std::vector<Message> Chain(int n) {
+  std::vector<Message> m;
+  for (int i = 0; i < n; ++i) m.push_back({"orders", "42", "event " + std::to_string(i), {}});
+  return m;
+}
+
+TEST_CASE("a chain is published message by message within its lease budget", "[kafka]") {
+  MockCluster cluster(1);
+  cluster.CreateTopic("orders", 1);
+  auto p = Connect(cluster);
+  auto out = PublishAndWait(*p, Chain(3), {{0, 1, 2}}, 10s);
+  REQUIRE(out.size() == 3);
+  for (const auto& o : out) CHECK(o.result == PublishResult::kAcked);
+}
+
+TEST_CASE("a chain that runs out of its lease budget releases the rest unattempted", "[kafka]") {
+  MockCluster cluster(1);
+  cluster.CreateTopic("orders", 1);
+  auto p = Connect(cluster);
+  // A budget of 0: the first message of each chain still goes (it was started
+  // in time), the ones behind it wait for the next claim.
+  auto out = PublishAndWait(*p, Chain(3), {{0, 1, 2}}, 0ms);
+  REQUIRE(out.size() == 3);
+  CHECK(out[0].result == PublishResult::kAcked);
+  for (int i : {1, 2}) {
+    CHECK(out[i].result == PublishResult::kNotAttempted);
+    CHECK(out[i].error.find("lease budget") != std::string::npos);
+  }
+}
+
+TEST_CASE("a fatal producer error makes the publisher unhealthy for good", "[kafka]") {
+  MockCluster cluster(1);
+  cluster.CreateTopic("orders", 1);
+  auto p = Connect(cluster);
+  REQUIRE(PublishAndWait(*p, Chain(1), {{0}}, 10s)[0].result == PublishResult::kAcked);
+  CHECK_FALSE(p->Fatal());
+  p->TriggerFatalErrorForTesting("test: producer fenced");
+  auto deadline = std::chrono::steady_clock::now() + 10s;
+  while (!p->Fatal() && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(10ms);
+  CHECK(p->Fatal());
+  CHECK_FALSE(p->Healthy());
+  // Nothing can be published any more; it fails instead of hanging.
+  auto out = PublishAndWait(*p, Chain(1), {{0}}, 10s);
+  CHECK(out[0].result != PublishResult::kAcked);
+}
+
+}  // namespace
+}  // namespace outbox
