@@ -157,8 +157,11 @@ Status InspectTable(MysqlConnection& conn, TableSchema* out) {
     std::map<std::string, std::vector<std::string>> indexes;
     while (irs->next()) indexes[irs->getString(1)].push_back(irs->getString(3));
     for (const auto& [name, columns] : indexes) {
-      if (columns.size() >= 2 && columns[0] == "status" && columns[1] == "next_retry_at")
+      if (columns.size() >= 2 && columns[0] == "status" && columns[1] == "next_retry_at" &&
+          !out->has_status_index) {
         out->has_status_index = true;
+        out->status_index = name;
+      }
     }
   } catch (const sql::SQLException& e) {
     if (IsConnectionError(e)) conn.Close();

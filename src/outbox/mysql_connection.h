@@ -23,6 +23,7 @@ struct TableSchema {
   bool has_topic = false;
   bool has_headers = false;
   bool has_status_index = false;  // an index whose first columns are (status, next_retry_at)
+  std::string status_index;       // its name (idx_status_retry in SPEC §2)
   std::string Describe() const;
 };
 

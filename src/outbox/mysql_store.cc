@@ -210,26 +210,52 @@ Status MysqlStore::DeadHeads(std::vector<DeadHead>* out) {
 Status MysqlStore::ScanWindow(int64_t from_id, int limit, std::vector<WindowRow>* out) {
   out->clear();
   return Run("scan", [&] {
-    // Primary-key order from the pass cursor: the planner needs every unsent
-    // row in id order to know which events are the heads of their aggregates.
-    auto* ps = conn_.Prepare(
-        "SELECT id, aggregate_type, aggregate_id, status = 'SENDING',"
-        " next_retry_at <= NOW() FROM " +
-        table_ +
-        " FORCE INDEX (PRIMARY) WHERE id >= ? AND status IN ('NEW', 'SENDING')"
-        " ORDER BY id LIMIT ?");
+    // The planner needs every unsent row from the cursor on, in id order, to
+    // know which events head their aggregates. Two ways to read them:
+    // - few unsent rows (the steady state): the status index lists them all
+    //   in one short range read, however many SENT rows lie between them (one
+    //   old row waiting out a 5-minute backoff must not make every pass walk
+    //   the primary key across everything written since);
+    // - a backlog larger than a page: a primary-key range from the cursor,
+    //   where nearly every row is unsent. Later pages of such a pass go there
+    //   directly.
+    constexpr const char* kColumns =
+        "SELECT id, aggregate_type, aggregate_id, status = 'SENDING', next_retry_at <= NOW() FROM ";
+    auto read = [&](sql::PreparedStatement* ps) {
+      std::unique_ptr<sql::ResultSet> rs(ps->executeQuery());
+      while (rs->next()) {
+        WindowRow w;
+        w.id = rs->getInt64(1);
+        w.aggregate.type = rs->getString(2);
+        w.aggregate.id = rs->getInt64(3);
+        w.sending = rs->getInt(4) != 0;
+        w.due = rs->getInt(5) != 0;
+        out->push_back(std::move(w));
+      }
+    };
+    bool continuing_dense = last_scan_dense_ && from_id > last_scan_from_;
+    last_scan_from_ = from_id;
+    if (!continuing_dense && schema_.has_status_index) {
+      auto* ps = conn_.Prepare(std::string(kColumns) + table_ + " FORCE INDEX (" +
+                               QuoteIdent(schema_.status_index) +
+                               ") WHERE status IN ('NEW', 'SENDING') AND id >= ? LIMIT ?");
+      ps->setInt64(1, from_id);
+      ps->setInt(2, limit + 1);
+      read(ps);
+      last_scan_dense_ = static_cast<int>(out->size()) > limit;
+      if (!last_scan_dense_) {
+        std::sort(out->begin(), out->end(),
+                  [](const WindowRow& a, const WindowRow& b) { return a.id < b.id; });
+        return;
+      }
+      out->clear();
+    }
+    auto* ps = conn_.Prepare(std::string(kColumns) + table_ +
+                             " FORCE INDEX (PRIMARY) WHERE id >= ? AND status IN ('NEW', 'SENDING')"
+                             " ORDER BY id LIMIT ?");
     ps->setInt64(1, from_id);
     ps->setInt(2, limit);
-    std::unique_ptr<sql::ResultSet> rs(ps->executeQuery());
-    while (rs->next()) {
-      WindowRow w;
-      w.id = rs->getInt64(1);
-      w.aggregate.type = rs->getString(2);
-      w.aggregate.id = rs->getInt64(3);
-      w.sending = rs->getInt(4) != 0;
-      w.due = rs->getInt(5) != 0;
-      out->push_back(std::move(w));
-    }
+    read(ps);
   });
 }
 

@@ -52,6 +52,10 @@ class MysqlStore : public OutboxStore {
   MysqlConnection conn_;
   TableSchema schema_;
   std::string table_;  // quoted `db`.`table`
+  // ScanWindow: the last scan's start, and whether the status index held more
+  // unsent rows than one page from there (then the pass reads by primary key).
+  int64_t last_scan_from_ = 0;
+  bool last_scan_dense_ = false;
   bool in_txn_ = false;
 };
 

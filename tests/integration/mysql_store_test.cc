@@ -105,3 +105,50 @@ TEST_CASE("retention deletes old SENT rows only and in bounded chunks", "[store]
   CHECK(db.QueryInt("SELECT COUNT(*) FROM t_outbox WHERE status <> 'SENT' AND created_at < NOW() - "
                     "INTERVAL 7 DAY") > 0);
 }
+
+TEST_CASE("the window scan finds sparse and dense unsent rows in id order across SENT runs",
+          "[store][ordering]") {
+  TestDatabase db("store_scan_window");
+  db.InsertEvents(3000, 1);
+  // Unsent rows: one waiting out a backoff at the start, a few scattered,
+  // one SENDING; everything else SENT.
+  db.Exec("UPDATE t_outbox SET status = 'SENT'");
+  db.Exec(
+      "UPDATE t_outbox SET status = 'NEW', next_retry_at = NOW() + INTERVAL 5 MINUTE WHERE id = 1");
+  db.Exec("UPDATE t_outbox SET status = 'NEW' WHERE id IN (700, 1500, 2999)");
+  db.Exec(
+      "UPDATE t_outbox SET status = 'SENDING', next_retry_at = NOW() - INTERVAL 1 SECOND "
+      "WHERE id = 2000");
+  MysqlStore store(db.mysql());
+  REQUIRE(store.Connect().ok());
+
+  auto scan = [&](int64_t from, int limit) {
+    std::vector<WindowRow> rows;
+    REQUIRE(store.ScanWindow(from, limit, &rows).ok());
+    std::vector<int64_t> ids;
+    for (const auto& r : rows) ids.push_back(r.id);
+    return std::make_pair(ids, rows);
+  };
+  // Few unsent rows: all of them, sorted, with their flags.
+  auto [ids, rows] = scan(1, 100);
+  CHECK(ids == std::vector<int64_t>{1, 700, 1500, 2000, 2999});
+  CHECK_FALSE(rows[0].due);
+  CHECK(rows[1].due);
+  CHECK(rows[3].sending);
+  CHECK(rows[3].due);  // lease expired
+  CHECK(scan(701, 100).first == std::vector<int64_t>{1500, 2000, 2999});
+
+  // More unsent rows than a page: pages by primary key, same order.
+  db.Exec("UPDATE t_outbox SET status = 'NEW' WHERE id BETWEEN 2100 AND 2400");
+  std::vector<int64_t> all;
+  for (int64_t from = 1;;) {
+    auto page = scan(from, 50).first;
+    all.insert(all.end(), page.begin(), page.end());
+    if (page.size() < 50) break;
+    from = page.back() + 1;
+  }
+  std::vector<int64_t> want = {1, 700, 1500, 2000};
+  for (int64_t id = 2100; id <= 2400; ++id) want.push_back(id);
+  want.push_back(2999);
+  CHECK(all == want);
+}
