@@ -4,9 +4,10 @@
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
 #include <fstream>
 #include <limits>
-#include <regex>
 #include <set>
 #include <sstream>
 
@@ -30,16 +31,135 @@ size_t EditDistance(const std::string& a, const std::string& b) {
 
 namespace {
 
-std::optional<FileInfo> ReadFileFromDisk(const std::string& path) {
+// Secrets and certificates are small; a larger "file" is a mistake (a
+// device, a log) and must not be slurped into memory.
+constexpr std::streamsize kMaxSecretFileBytes = 1 << 20;
+
+FileRead ReadFileFromDisk(const std::string& path) {
+  FileRead r;
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) {
+    r.error = std::strerror(errno);
+    return r;
+  }
+  if (!S_ISREG(st.st_mode)) {
+    r.error = "not a regular file";
+    return r;
+  }
+  if (st.st_size > kMaxSecretFileBytes) {
+    r.error = "larger than 1 MiB, not a secret or certificate";
+    return r;
+  }
   std::ifstream in(path, std::ios::binary);
-  if (!in) return std::nullopt;
+  if (!in) {
+    r.error = std::strerror(errno);
+    return r;
+  }
   std::ostringstream ss;
   ss << in.rdbuf();
   FileInfo info;
   info.contents = ss.str();
-  struct stat st {};
-  if (::stat(path.c_str(), &st) == 0) info.group_or_other_readable = (st.st_mode & 044) != 0;
-  return info;
+  info.group_or_other_readable = (st.st_mode & 044) != 0;
+  r.info = std::move(info);
+  return r;
+}
+
+// One line, printable: a value may hold newlines or control characters, and
+// an error message is a single log or terminal line.
+std::string OneLine(const std::string& s) {
+  std::string out;
+  out.reserve(s.size());
+  for (unsigned char c : s) {
+    if (c == '\n') {
+      out += "\\n";
+    } else if (c == '\r') {
+      out += "\\r";
+    } else if (c == '\t') {
+      out += "\\t";
+    } else if (c < 0x20 || c == 0x7f) {
+      static const char* kHex = "0123456789abcdef";
+      out += "\\x";
+      out += kHex[c >> 4];
+      out += kHex[c & 15];
+    } else {
+      out += static_cast<char>(c);
+    }
+  }
+  return out;
+}
+
+// A value echoed in a message, cut so one bad value cannot flood the output.
+std::string Quoted(const std::string& s) {
+  constexpr size_t kMax = 200;
+  if (s.size() <= kMax) return "\"" + s + "\"";
+  return "\"" + s.substr(0, kMax) + "\"... (" + std::to_string(s.size()) + " characters)";
+}
+
+bool IsAlpha(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); }
+bool IsDigit(char c) { return c >= '0' && c <= '9'; }
+
+// [A-Za-z_][A-Za-z0-9_$]{0,63}: what the relay splices into SQL, quoted.
+bool IsIdentifier(const std::string& s) {
+  if (s.empty() || s.size() > 64 || !(IsAlpha(s[0]) || s[0] == '_')) return false;
+  return std::all_of(s.begin(), s.end(),
+                     [](char c) { return IsAlpha(c) || IsDigit(c) || c == '_' || c == '$'; });
+}
+
+bool IsServiceName(const std::string& s) {
+  if (s.empty() || s.size() > 64) return false;
+  return std::all_of(s.begin(), s.end(), [](char c) {
+    return IsAlpha(c) || IsDigit(c) || c == '_' || c == '.' || c == '-';
+  });
+}
+
+bool IsVariableName(const std::string& s) {
+  if (s.empty() || !(IsAlpha(s[0]) || s[0] == '_')) return false;
+  return std::all_of(s.begin(), s.end(),
+                     [](char c) { return IsAlpha(c) || IsDigit(c) || c == '_'; });
+}
+
+// +HH:MM / -HH:MM (hours 00-14), SYSTEM, or a zone name like Asia/Shanghai.
+bool IsTimeZone(const std::string& tz) {
+  if (tz.size() == 6 && (tz[0] == '+' || tz[0] == '-')) {
+    return IsDigit(tz[1]) && IsDigit(tz[2]) && tz[3] == ':' && tz[4] >= '0' && tz[4] <= '5' &&
+           IsDigit(tz[5]) && (tz[1] - '0') * 10 + (tz[2] - '0') <= 14;
+  }
+  if (tz.empty() || tz.size() > 64) return false;
+  // Zone names: [A-Za-z_]+ then /[A-Za-z0-9_+-]+ parts.
+  size_t slash = tz.find('/');
+  std::string head = tz.substr(0, slash);
+  if (head.empty() ||
+      !std::all_of(head.begin(), head.end(), [](char c) { return IsAlpha(c) || c == '_'; }))
+    return false;
+  while (slash != std::string::npos) {
+    size_t next = tz.find('/', slash + 1);
+    std::string part = tz.substr(slash + 1, next == std::string::npos ? next : next - slash - 1);
+    if (part.empty() || !std::all_of(part.begin(), part.end(), [](char c) {
+          return IsAlpha(c) || IsDigit(c) || c == '_' || c == '+' || c == '-';
+        }))
+      return false;
+    slash = next;
+  }
+  return true;
+}
+
+// host:port with a host name, an IPv4 address or a bracketed IPv6 address.
+bool IsListenAddress(const std::string& s) {
+  size_t colon = s.rfind(':');
+  if (colon == std::string::npos || colon == 0) return false;
+  std::string host = s.substr(0, colon), port = s.substr(colon + 1);
+  if (host.size() > 255) return false;  // DNS names have at most 253 characters
+  if (port.empty() || port.size() > 5 || !std::all_of(port.begin(), port.end(), IsDigit) ||
+      std::stoi(port) > 65535)
+    return false;
+  if (host.front() == '[') {
+    if (host.size() < 3 || host.back() != ']') return false;
+    return std::all_of(host.begin() + 1, host.end() - 1, [](char c) {
+      return IsDigit(c) || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F') || c == ':' || c == '.';
+    });
+  }
+  return std::all_of(host.begin(), host.end(),
+                     [](char c) { return IsAlpha(c) || IsDigit(c) || c == '.' || c == '-'; });
 }
 
 // Walks the YAML tree, turning every problem into a ConfigError that names
@@ -55,7 +175,7 @@ class Parser {
     os << file_;
     if (!mark.is_null()) os << ":" << mark.line + 1 << ":" << mark.column + 1;
     os << ": " << (path.empty() ? "(top level)" : path) << ": " << what;
-    throw ConfigError(os.str());
+    throw ConfigError(OneLine(os.str()));
   }
 
   void RequireMap(const YAML::Node& n, const std::string& path) const {
@@ -66,10 +186,14 @@ class Parser {
                  const std::vector<std::string>& allowed) const {
     std::set<std::string> seen;
     for (const auto& kv : map) {
-      std::string key = kv.first.Scalar();
+      std::string key = Key(kv.first, path);
       std::string where = path.empty() ? key : path + "." + key;
       if (!seen.insert(key).second) Fail(kv.first.Mark(), where, "duplicate key");
       if (std::find(allowed.begin(), allowed.end(), key) != allowed.end()) continue;
+      if (key == "<<")
+        Fail(kv.first.Mark(), where,
+             "YAML merge keys (<<) are not supported: write the keys out, or use ${VAR} for "
+             "shared values");
       std::string best;
       size_t best_d = std::numeric_limits<size_t>::max();
       for (const auto& a : allowed) {
@@ -91,40 +215,55 @@ class Parser {
     }
   }
 
-  std::string Str(const YAML::Node& n, const std::string& path) const {
-    if (!n.IsScalar()) Fail(n.Mark(), path, "must be a string");
+  // A mapping key: a plain scalar, never a list or mapping.
+  std::string Key(const YAML::Node& k, const std::string& path) const {
+    if (!k.IsScalar()) Fail(k.Mark(), path, "a key must be a plain string, not a list or mapping");
+    return k.Scalar();
+  }
+
+  // `what` names the expected type, for a value of the wrong shape.
+  std::string Str(const YAML::Node& n, const std::string& path,
+                  const char* what = "a string") const {
+    if (!n.IsScalar()) Fail(n.Mark(), path, std::string("must be ") + what + ", not " + Shape(n));
     std::string err;
     std::string v = ExpandEnv(n.Scalar(), options_.env, &err);
     if (!err.empty()) Fail(n.Mark(), path, err);
     return v;
   }
 
+  static const char* Shape(const YAML::Node& n) {
+    if (n.IsNull()) return "empty";
+    if (n.IsSequence()) return "a list";
+    if (n.IsMap()) return "a mapping";
+    return "a scalar";
+  }
+
   int64_t Int(const YAML::Node& n, const std::string& path, int64_t min, int64_t max) const {
-    std::string s = Str(n, path);
+    std::string s = Str(n, path, "an integer");
+    const std::string range =
+        "must be between " + std::to_string(min) + " and " + std::to_string(max);
+    // Plain decimal only: no spaces, signs other than '-', fractions or units.
+    size_t digits = s.size() > 0 && s[0] == '-' ? 1 : 0;
+    if (s.size() == digits || !std::all_of(s.begin() + digits, s.end(), IsDigit))
+      Fail(n.Mark(), path, "must be an integer (got " + Quoted(s) + ")");
     int64_t v = 0;
-    size_t used = 0;
     try {
-      v = std::stoll(s, &used, 10);
-    } catch (...) {
-      used = 0;
+      v = std::stoll(s);
+    } catch (const std::out_of_range&) {
+      Fail(n.Mark(), path, range + " (got " + Quoted(s) + ")");
     }
-    if (used == 0 || used != s.size())
-      Fail(n.Mark(), path, "must be an integer (got \"" + s + "\")");
-    if (v < min || v > max) {
-      Fail(n.Mark(), path,
-           "must be between " + std::to_string(min) + " and " + std::to_string(max) + " (got " + s +
-               ")");
-    }
+    if (v < min || v > max) Fail(n.Mark(), path, range + " (got " + s + ")");
     return v;
   }
 
   std::string OneOf(const YAML::Node& n, const std::string& path,
                     const std::vector<std::string>& values) const {
-    std::string s = Str(n, path);
-    if (std::find(values.begin(), values.end(), s) != values.end()) return s;
     std::string list;
     for (const auto& v : values) list += (list.empty() ? "" : " | ") + v;
-    Fail(n.Mark(), path, "must be one of " + list + " (got \"" + s + "\")");
+    const std::string what = "one of " + list;
+    std::string s = Str(n, path, what.c_str());
+    if (std::find(values.begin(), values.end(), s) != values.end()) return s;
+    Fail(n.Mark(), path, "must be " + what + " (got " + Quoted(s) + ")");
   }
 
   std::map<std::string, std::string> StringMap(const YAML::Node& n, const std::string& path) const {
@@ -132,10 +271,22 @@ class Parser {
     if (n.IsNull()) return out;
     RequireMap(n, path);
     for (const auto& kv : n) {
-      std::string key = kv.first.Scalar();
+      std::string key = Key(kv.first, path);
+      if (out.count(key)) Fail(kv.first.Mark(), path + "." + key, "duplicate key");
       out[key] = Str(kv.second, path + "." + key);
     }
     return out;
+  }
+
+  // Reads a file named in the config (a secret or a certificate).
+  // `shown` is how messages name it (default: the path itself).
+  FileInfo ReadNamedFile(const YAML::Node& n, const std::string& path, const std::string& file,
+                         const std::string& shown = "") const {
+    if (file.empty()) Fail(n.Mark(), path, "must not be empty");
+    FileRead r = options_.read_file ? options_.read_file(file) : ReadFileFromDisk(file);
+    if (!r.info)
+      Fail(n.Mark(), path, "cannot read " + Quoted(shown.empty() ? file : shown) + ": " + r.error);
+    return std::move(*r.info);
   }
 
   KafkaConfig Kafka(const YAML::Node& n, const std::string& path, const KafkaConfig& base) const {
@@ -159,7 +310,8 @@ class Parser {
     return k;
   }
 
-  TlsConfig Tls(const YAML::Node& n, const std::string& path) const {
+  TlsConfig Tls(const YAML::Node& n, const std::string& path,
+                std::vector<std::string>* warnings) const {
     TlsConfig t;
     if (!n || n.IsNull()) return t;
     RequireMap(n, path);
@@ -174,23 +326,32 @@ class Parser {
       Fail(n.Mark(), path + ".ca", "is required when mode is " + t.mode);
     if (t.cert.empty() != t.key.empty())
       Fail(n.Mark(), path, "cert and key must be given together");
+    if (t.mode != "disabled") {
+      // Found now rather than at the first connect, where it would read as a
+      // database outage.
+      if (!t.ca.empty()) (void)ReadNamedFile(n["ca"], path + ".ca", t.ca);
+      if (!t.cert.empty()) (void)ReadNamedFile(n["cert"], path + ".cert", t.cert);
+      if (!t.key.empty() && ReadNamedFile(n["key"], path + ".key", t.key).group_or_other_readable)
+        warnings->push_back(path + ".key: " + Quoted(t.key) +
+                            " is readable by group or others; chmod 600 it");
+    }
     return t;
   }
 
-  static bool IsIdentifier(const std::string& s) {
-    static const std::regex re("^[A-Za-z_][A-Za-z0-9_$]{0,63}$");
-    return std::regex_match(s, re);
-  }
-
-  MysqlConfig Mysql(const YAML::Node& n, const std::string& path,
+  // `parent` is the service's mapping, for the position of a missing block.
+  MysqlConfig Mysql(const YAML::Node& parent, const YAML::Node& n, const std::string& path,
                     std::vector<std::string>* warnings) const {
     MysqlConfig m;
-    if (!n) Fail(YAML::Mark::null_mark(), path, "is required");
+    if (!n) Fail(parent.Mark(), path, "is required");
     RequireMap(n, path);
+    // Before the unknown-key check, which would only say "unknown key".
+    if (n["password"])
+      Fail(n["password"].Mark(), path + ".password",
+           "a password is never written in the config file: use password_env (the name of an "
+           "environment variable holding it) or password_file (a file holding it)");
     CheckKeys(n, path,
               {"host", "port", "user", "password_env", "password_file", "database", "table",
                "time_zone", "tls", "connect_timeout_ms", "read_timeout_ms"});
-    if (n["password"]) Fail(n["password"].Mark(), path + ".password", "not allowed");
     if (n["host"]) m.host = Str(n["host"], path + ".host");
     if (m.host.empty()) Fail(n.Mark(), path + ".host", "must not be empty");
     if (n["port"]) m.port = static_cast<int>(Int(n["port"], path + ".port", 1, 65535));
@@ -201,54 +362,67 @@ class Parser {
     m.database = Str(n["database"], path + ".database");
     if (!IsIdentifier(m.database))
       Fail(n["database"].Mark(), path + ".database",
-           "must be a plain identifier ([A-Za-z_][A-Za-z0-9_$]*, at most 64) (got \"" + m.database +
-               "\")");
+           "must be a plain identifier ([A-Za-z_][A-Za-z0-9_$]*, at most 64) (got " +
+               Quoted(m.database) + ")");
     if (n["table"]) {
       m.table = Str(n["table"], path + ".table");
       if (!IsIdentifier(m.table))
         Fail(n["table"].Mark(), path + ".table",
-             "must be a plain identifier ([A-Za-z_][A-Za-z0-9_$]*, at most 64) (got \"" + m.table +
-                 "\")");
+             "must be a plain identifier ([A-Za-z_][A-Za-z0-9_$]*, at most 64) (got " +
+                 Quoted(m.table) + ")");
     }
     if (n["password_env"] && n["password_file"])
       Fail(n["password_file"].Mark(), path + ".password_file",
            "give either password_env or password_file, not both");
     m.password_source = "none";
-    if (n["password_env"]) {
-      std::string var = Str(n["password_env"], path + ".password_env");
+    if (const YAML::Node pe = n["password_env"]) {
+      const std::string where = path + ".password_env";
+      // The name of the variable, taken literally: expanding ${...} here would
+      // put the password itself where a name belongs, and into this message.
+      if (!pe.IsScalar()) Fail(pe.Mark(), where, std::string("must be a string, not ") + Shape(pe));
+      const std::string var = pe.Scalar();
+      if (var.find('$') != std::string::npos)
+        Fail(pe.Mark(), where,
+             "takes the name of an environment variable, not its value: write password_env: "
+             "ORDER_DB_PASSWORD, without ${}");
+      if (!IsVariableName(var))
+        Fail(pe.Mark(), where,
+             "must be an environment variable name ([A-Za-z_][A-Za-z0-9_]*) (got " + Quoted(var) +
+                 ")");
       auto v = options_.env(var);
-      if (!v)
-        Fail(n["password_env"].Mark(), path + ".password_env",
-             "environment variable " + var + " is not set");
+      if (!v) Fail(pe.Mark(), where, "environment variable " + var + " is not set");
       m.password = *v;
       m.password_source = "env:" + var;
     }
-    if (n["password_file"]) {
-      std::string file = Str(n["password_file"], path + ".password_file");
-      auto reader = options_.read_file ? options_.read_file : ReadFileFromDisk;
-      auto info = reader(file);
-      if (!info)
-        Fail(n["password_file"].Mark(), path + ".password_file",
-             "cannot read \"" + file + "\" (missing or not readable)");
-      if (info->group_or_other_readable)
-        warnings->push_back(path + ".password_file: \"" + file +
-                            "\" is readable by group or others; chmod 600 it");
-      m.password = info->contents;
+    if (const YAML::Node pf = n["password_file"]) {
+      const std::string where = path + ".password_file";
+      std::string file = Str(pf, where);
+      // Messages name the path as written: a mistaken ${DB_PASSWORD} here
+      // must not print the password it expands to.
+      const std::string shown = file == pf.Scalar() ? file : pf.Scalar() + " (expanded)";
+      FileInfo info = ReadNamedFile(pf, where, file, shown);
+      // Warned, not refused: Kubernetes mounts Secrets 0644 unless told
+      // otherwise, and the process user is what protects the file there.
+      if (info.group_or_other_readable)
+        warnings->push_back(where + ": " + Quoted(shown) +
+                            " is readable by group or others; chmod 600 it");
+      m.password = std::move(info.contents);
       while (!m.password.empty() && (m.password.back() == '\n' || m.password.back() == '\r'))
         m.password.pop_back();
-      m.password_source = "file:" + file;
+      if (m.password.empty())
+        Fail(pf.Mark(), where,
+             Quoted(shown) + " is empty; leave out password_file to connect without a password");
+      m.password_source = "file:" + shown;
     }
     if (n["time_zone"]) {
       std::string tz = Str(n["time_zone"], path + ".time_zone");
-      static const std::regex re(
-          R"(^([+-](0\d|1[0-4]):[0-5]\d|SYSTEM|[A-Za-z_]+(/[A-Za-z0-9_+-]+)*)$)");
-      if (!std::regex_match(tz, re))
+      if (!IsTimeZone(tz))
         Fail(n["time_zone"].Mark(), path + ".time_zone",
-             "must be an offset like +08:00, SYSTEM or a zone name like Asia/Shanghai (got \"" +
-                 tz + "\")");
+             "must be an offset like +08:00, SYSTEM or a zone name like Asia/Shanghai (got " +
+                 Quoted(tz) + ")");
       m.time_zone = tz;
     }
-    m.tls = Tls(n["tls"], path + ".tls");
+    m.tls = Tls(n["tls"], path + ".tls", warnings);
     if (n["connect_timeout_ms"])
       m.connect_timeout_ms =
           static_cast<int>(Int(n["connect_timeout_ms"], path + ".connect_timeout_ms", 100, 600000));
@@ -268,24 +442,39 @@ class Parser {
                "gauge_interval_ms"});
     if (!n["name"]) Fail(n.Mark(), path + ".name", "is required");
     s.name = Str(n["name"], path + ".name");
-    static const std::regex name_re("^[A-Za-z0-9_.-]{1,64}$");
-    if (!std::regex_match(s.name, name_re))
+    if (!IsServiceName(s.name))
       Fail(n["name"].Mark(), path + ".name",
-           "must be 1-64 characters of [A-Za-z0-9_.-] (got \"" + s.name + "\")");
-    s.mysql = Mysql(n["mysql"], path + ".mysql", warnings);
+           "must be 1-64 characters of [A-Za-z0-9_.-] (got " + Quoted(s.name) + ")");
+    s.mysql = Mysql(n, n["mysql"], path + ".mysql", warnings);
     if (n["topic"]) s.topic = Str(n["topic"], path + ".topic");
     {
+      const YAML::Mark mark = n["topic"] ? n["topic"].Mark() : n.Mark();
       TopicTemplate t;
       std::string err;
-      if (!TopicTemplate::Parse(s.topic, &t, &err))
-        Fail(n["topic"] ? n["topic"].Mark() : n.Mark(), path + ".topic", err);
+      if (!TopicTemplate::Parse(s.topic, &t, &err)) Fail(mark, path + ".topic", err);
+      // The shortest topic it can render: every row-dependent placeholder empty.
+      std::string fixed = t.Render("", "", s.name);
+      std::string why;
+      if (!t.uses_row_fields() && !IsValidTopicName(fixed, &why))
+        Fail(mark, path + ".topic", "renders an invalid Kafka topic name: " + why);
+      if (fixed.size() > 249)
+        Fail(mark, path + ".topic",
+             "renders topic names of at least " + std::to_string(fixed.size()) +
+                 " characters; Kafka allows 249");
     }
-    if (n["topics"]) {
-      s.topics = StringMap(n["topics"], path + ".topics");
-      for (const auto& [event_type, topic] : s.topics) {
+    if (const YAML::Node topics = n["topics"]) {
+      s.topics = StringMap(topics, path + ".topics");
+      for (const auto& kv : topics) {
+        const std::string event_type = kv.first.Scalar();
+        const std::string& topic = s.topics[event_type];
         std::string why;
-        if (!IsValidTopicName(topic, &why))
-          Fail(n["topics"][event_type].Mark(), path + ".topics." + event_type, why);
+        if (!IsValidTopicName(topic, &why)) {
+          if (topic.find('{') != std::string::npos)
+            why +=
+                " (topics values are topic names taken literally; placeholders work only in "
+                "topic)";
+          Fail(kv.second.Mark(), path + ".topics." + event_type, why);
+        }
       }
     }
     if (n["batch_size"])
@@ -352,7 +541,7 @@ class Parser {
     LoadedConfig out;
     Config& c = out.config;
     c.path = file_;
-    if (!root || root.IsNull()) Fail(YAML::Mark::null_mark(), "", "the file is empty");
+    if (!root || root.IsNull()) Fail(YAML::Mark(), "", "the file is empty");
     RequireMap(root, "");
     CheckKeys(root, "", {"instance_id", "http", "log", "kafka", "services"});
     if (root["instance_id"]) c.instance_id = Str(root["instance_id"], "instance_id");
@@ -362,11 +551,9 @@ class Parser {
       CheckKeys(h, "http", {"listen"});
       if (h["listen"]) {
         c.http_listen = Str(h["listen"], "http.listen");
-        static const std::regex re(R"(^(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9.-]+):(\d{1,5})$)");
-        std::smatch m;
-        if (!std::regex_match(c.http_listen, m, re) || std::stoi(m[2]) > 65535)
+        if (!IsListenAddress(c.http_listen))
           Fail(h["listen"].Mark(), "http.listen",
-               "must be host:port, e.g. 127.0.0.1:9464 (got \"" + c.http_listen + "\")");
+               "must be host:port, e.g. 127.0.0.1:9464 (got " + Quoted(c.http_listen) + ")");
       }
     }
     if (const YAML::Node l = root["log"]; l && !l.IsNull()) {
@@ -398,6 +585,22 @@ class Parser {
   const LoadOptions& options_;
 };
 
+// The usual causes of a YAML syntax error, recognised on the offending line.
+std::string SyntaxHint(const std::string& text, const YAML::Mark& mark) {
+  if (mark.is_null() || mark.line < 0) return "";
+  std::istringstream in(text);
+  std::string line;
+  for (int i = 0; i <= mark.line; ++i)
+    if (!std::getline(in, line)) return "";
+  if (line.find_first_not_of(" \t") != std::string::npos &&
+      line.substr(0, line.find_first_not_of(" \t")).find('\t') != std::string::npos)
+    return " (the line is indented with a tab; YAML allows only spaces)";
+  if (line.find("${") != std::string::npos)
+    return " (inside {...} or [...], quote a value with ${VAR}: \"${VAR}\")";
+  if (line.find('`') != std::string::npos) return " (a value starting with ` must be quoted)";
+  return "";
+}
+
 }  // namespace
 
 LoadedConfig LoadConfigText(const std::string& text, const std::string& name,
@@ -405,9 +608,16 @@ LoadedConfig LoadConfigText(const std::string& text, const std::string& name,
   Parser parser(name, options);
   YAML::Node root;
   try {
-    root = YAML::Load(text);
+    std::vector<YAML::Node> docs = YAML::LoadAll(text);
+    // A second document would be ignored silently; a bare trailing "---" is harmless.
+    for (size_t i = 1; i < docs.size(); ++i) {
+      if (!docs[i].IsNull())
+        parser.Fail(docs[i].Mark(), "yaml",
+                    "more than one YAML document (a second \"---\"); the config is one document");
+    }
+    if (!docs.empty()) root = docs[0];
   } catch (const YAML::ParserException& e) {
-    parser.Fail(e.mark, "yaml", e.msg);
+    parser.Fail(e.mark, "yaml", e.msg + SyntaxHint(text, e.mark));
   }
   try {
     return parser.Root(root);

@@ -24,10 +24,18 @@ struct FileInfo {
   bool group_or_other_readable = false;
 };
 
+// A file named by the config (password_file, tls.ca/cert/key): its contents,
+// or why it could not be read ("No such file or directory", "not a regular
+// file", ...).
+struct FileRead {
+  std::optional<FileInfo> info;
+  std::string error;
+};
+
 struct LoadOptions {
   EnvLookup env = ProcessEnv();
-  // Reads a secret file; nullopt if it cannot be read. Default: the filesystem.
-  std::function<std::optional<FileInfo>(const std::string&)> read_file;
+  // Reads a file named by the config. Default (empty): the filesystem.
+  std::function<FileRead(const std::string&)> read_file;
 };
 
 struct LoadedConfig {

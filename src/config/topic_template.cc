@@ -2,6 +2,23 @@
 
 namespace outbox {
 
+namespace {
+
+bool IsTopicChar(char c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' ||
+         c == '_' || c == '-';
+}
+
+// 'x' for printable ASCII, else a \xNN escape: the text may hold anything.
+std::string DescribeChar(char c) {
+  auto u = static_cast<unsigned char>(c);
+  if (u >= 0x20 && u < 0x7f) return std::string("'") + c + "'";
+  static const char* kHex = "0123456789abcdef";
+  return std::string("'\\x") + kHex[u >> 4] + kHex[u & 15] + "'";
+}
+
+}  // namespace
+
 bool TopicTemplate::Parse(const std::string& text, TopicTemplate* out, std::string* error) {
   TopicTemplate t;
   t.text_ = text;
@@ -13,6 +30,13 @@ bool TopicTemplate::Parse(const std::string& text, TopicTemplate* out, std::stri
       return false;
     }
     if (c != '{') {
+      if (!IsTopicChar(c)) {
+        // The fixed text is in every topic the template renders: a character
+        // Kafka refuses here would make every row DEAD, so refuse the config.
+        *error = "character " + DescribeChar(c) + " at offset " + std::to_string(i) + " of \"" +
+                 text + "\" can never be in a Kafka topic name (allowed: [A-Za-z0-9._-])";
+        return false;
+      }
       literal += c;
       continue;
     }
@@ -37,6 +61,7 @@ bool TopicTemplate::Parse(const std::string& text, TopicTemplate* out, std::stri
     if (!literal.empty()) t.parts_.push_back({Kind::kLiteral, std::move(literal)});
     literal.clear();
     t.parts_.push_back({kind, ""});
+    if (kind != Kind::kService) t.uses_row_fields_ = true;
     i = close;
   }
   if (!literal.empty()) t.parts_.push_back({Kind::kLiteral, std::move(literal)});
@@ -84,9 +109,7 @@ bool IsValidTopicName(std::string_view topic, std::string* why) {
     return false;
   }
   for (char c : topic) {
-    bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-              c == '.' || c == '_' || c == '-';
-    if (!ok) {
+    if (!IsTopicChar(c)) {
       *why = std::string("topic name \"") + std::string(topic) +
              "\" has a character outside [A-Za-z0-9._-]";
       return false;

@@ -1,8 +1,10 @@
 #include <catch2/catch.hpp>
 
 #include "config/config_loader.h"
+#include "support/process.h"
 
 using namespace outbox;
+using namespace outbox::testing;
 
 namespace {
 
@@ -13,10 +15,10 @@ LoadOptions Env(std::map<std::string, std::string> vars) {
     if (it == vars.end()) return std::nullopt;
     return it->second;
   };
-  o.read_file = [](const std::string& path) -> std::optional<FileInfo> {
-    if (path == "/secrets/ok") return FileInfo{"s3cret\n", false};
-    if (path == "/secrets/open") return FileInfo{"s3cret", true};
-    return std::nullopt;
+  o.read_file = [](const std::string& path) -> FileRead {
+    if (path == "/secrets/ok") return {FileInfo{"s3cret\n", false}, ""};
+    if (path == "/secrets/open") return {FileInfo{"s3cret", true}, ""};
+    return {std::nullopt, "No such file or directory"};
   };
   return o;
 }
@@ -122,7 +124,8 @@ TEST_CASE("each config error names the file and line and column and key path", "
        "c.yaml:5:11: services[1].name: duplicate service name \"a\""},
       {"kafka: {bootstrap_servers: k:9092}\nservices:\n  - name: a\n    mysql: {user: u, database: "
        "d, password_file: /secrets/none}\n",
-       "services[0].mysql.password_file: cannot read \"/secrets/none\" (missing or not readable)"},
+       "services[0].mysql.password_file: cannot read \"/secrets/none\": No such file or "
+       "directory"},
       {"services:\n  - name: a\n    mysql: {user: u, database: d}\n",
        "services[0].kafka.bootstrap_servers: is required"},
       {"kafka: {bootstrap_servers: k:9092}\n", "c.yaml:1:1: services: is required"},
@@ -172,4 +175,67 @@ TEST_CASE("environment expansion handles defaults and empty values and $$", "[co
   CHECK(err.empty());
   ExpandEnv("${UNSET}", env, &err);
   CHECK(err.find("UNSET is not set") != std::string::npos);
+}
+
+TEST_CASE("huge values are rejected with a short message and never crash the loader",
+          "[config][bad]") {
+  // std::regex recursed once per character: a 100 kB time_zone overflowed the
+  // stack (SIGSEGV) before the validators were written by hand.
+  const std::string huge(300000, 'a');
+  const std::string base =
+      "kafka: {bootstrap_servers: k:9092}\nservices:\n  - name: a\n    mysql:\n      user: u\n"
+      "      database: d\n";
+  struct Case {
+    std::string yaml;
+    std::string message;
+  };
+  std::vector<Case> cases = {
+      {base + "      time_zone: Asia/" + huge + "\n",
+       "c.yaml:7:18: services[0].mysql.time_zone: must be an offset like +08:00, SYSTEM or a zone "
+       "name like Asia/Shanghai (got \"Asia/" +
+           huge.substr(0, 195) + "\"... (300005 characters))"},
+      {"http: {listen: \"" + huge + ":1\"}\n" + base,
+       "c.yaml:1:16: http.listen: must be host:port, e.g. 127.0.0.1:9464 (got \"" +
+           huge.substr(0, 200) + "\"... (300002 characters))"},
+      {base + "      table: " + huge + "\n",
+       "c.yaml:7:14: services[0].mysql.table: must be a plain identifier ([A-Za-z_][A-Za-z0-9_$]*, "
+       "at most 64) (got \"" +
+           huge.substr(0, 200) + "\"... (300000 characters))"},
+      {"kafka: {bootstrap_servers: k:9092}\nservices:\n  - name: " + huge +
+           "\n    mysql: {user: u, database: d}\n",
+       "c.yaml:3:11: services[0].name: must be 1-64 characters of [A-Za-z0-9_.-] (got \"" +
+           huge.substr(0, 200) + "\"... (300000 characters))"},
+  };
+  TempDir dir;
+  for (const auto& c : cases) {
+    CHECK(ErrorOf(c.yaml) == c.message);
+    std::string file = dir.Write("huge.yaml", c.yaml);
+    ProcessResult r = RunProcess({OUTBOX_BINARY, "check", "--config", file}, ChildEnv());
+    CHECK(r.exit_code == 2);
+    CHECK(r.err.rfind(file + ":", 0) == 0);
+  }
+}
+
+TEST_CASE(
+    "check accepts a valid file with exit 0 and prints its warnings such as a world-readable "
+    "password file",
+    "[config]") {
+  TempDir dir;
+  std::string pw = dir.Write("pw", "s3cret\n", 0644);
+  std::string key = dir.Write("client-key.pem", "not really a key\n", 0640);
+  std::string cert = dir.Write("client-cert.pem", "not really a cert\n", 0644);
+  std::string file =
+      dir.Write("ok.yaml",
+                "kafka: {bootstrap_servers: k:9092}\nservices:\n  - name: a\n    mysql:\n"
+                "      user: u\n      database: d\n      password_file: " +
+                    pw + "\n      tls: {mode: required, cert: " + cert + ", key: " + key + "}\n");
+  ProcessResult r = RunProcess({OUTBOX_BINARY, "check", "--config", file}, ChildEnv());
+  CHECK(r.exit_code == 0);
+  CHECK(r.out == "warning: services[0].mysql.password_file: \"" + pw +
+                     "\" is readable by group or others; chmod 600 it\n"
+                     "warning: services[0].mysql.tls.key: \"" +
+                     key + "\" is readable by group or others; chmod 600 it\n" + file +
+                     ": configuration is valid (1 service(s))\n");
+  CHECK(r.err.empty());
+  CHECK(r.out.find("s3cret") == std::string::npos);
 }

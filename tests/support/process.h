@@ -1,0 +1,74 @@
+#pragma once
+
+#include <sys/types.h>
+
+#include <chrono>
+#include <string>
+#include <vector>
+
+namespace outbox::testing {
+
+// A child process (the real outbox-relay binary) with its stdout and stderr
+// captured in files. The destructor kills (SIGKILL) and reaps it if it is
+// still running. Not thread-safe.
+class ChildProcess {
+ public:
+  // Starts argv[0] with exactly `env` ("NAME=value") as its environment.
+  ChildProcess(const std::vector<std::string>& argv, const std::vector<std::string>& env);
+  ~ChildProcess();
+  ChildProcess(const ChildProcess&) = delete;
+  ChildProcess& operator=(const ChildProcess&) = delete;
+
+  pid_t pid() const { return pid_; }
+  void Signal(int sig);
+  // Waits up to `deadline` for the exit; returns the exit code, 128+signal if
+  // killed by one, or -1 if still running at the deadline.
+  int Wait(std::chrono::milliseconds deadline);
+  bool running();
+  // Everything written so far.
+  std::string out() const;
+  std::string err() const;
+
+ private:
+  pid_t pid_ = -1;
+  int status_ = -1;  // exit code once reaped
+  std::string out_path_, err_path_;
+};
+
+struct ProcessResult {
+  int exit_code = -1;
+  std::string out;
+  std::string err;
+};
+
+// Runs a command to completion (killed after `deadline`).
+ProcessResult RunProcess(const std::vector<std::string>& argv, const std::vector<std::string>& env,
+                         std::chrono::milliseconds deadline = std::chrono::seconds(60));
+
+// A fresh private directory under $TMPDIR (or /tmp), removed with its
+// contents on destruction.
+class TempDir {
+ public:
+  TempDir();
+  ~TempDir();
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+  const std::string& path() const { return path_; }
+  // Writes `contents` to path()/name with `mode`; returns the full path.
+  std::string Write(const std::string& name, const std::string& contents, int mode = 0600) const;
+
+ private:
+  std::string path_;
+};
+
+std::string ReadFile(const std::string& path);
+
+}  // namespace outbox::testing
+
+namespace outbox::testing {
+
+// The environment a test passes to a child: PATH, TMPDIR and the sanitizer
+// options of this process (so sanitizer builds stay configured), plus `extra`.
+std::vector<std::string> ChildEnv(const std::vector<std::string>& extra = {});
+
+}  // namespace outbox::testing
