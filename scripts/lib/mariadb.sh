@@ -154,7 +154,7 @@ if pid=\$(ours_pid); then
 fi
 errlog="\$DIR/mysqld.err"
 offset=\$(( \$( (stat -c %s "\$errlog" 2>/dev/null) || echo 0) + 1 ))
-nohup $q_cmd >>"\$DIR/mysqld.out" 2>&1 </dev/null &
+nohup setsid $q_cmd >>"\$DIR/mysqld.out" 2>&1 </dev/null &
 pid=\$!
 [[ \$wait_up == 1 ]] || exit 0
 deadline=\$((SECONDS + \${OUTBOX_MARIADB_START_TIMEOUT:-60}))

@@ -5,6 +5,7 @@
 #include <catch2/catch.hpp>
 #include <fstream>
 #include <set>
+#include <sstream>
 #include <thread>
 
 #include "kafka/kafka_config.h"
@@ -14,6 +15,8 @@
 #include "outbox/mysql_store.h"
 #include "outbox/outbox_admin.h"
 #include "relay/relay.h"
+#include "support/http_probe.h"
+#include "support/process.h"
 #include "support/test_env.h"
 
 using namespace outbox;
@@ -79,15 +82,6 @@ struct Harness {
   std::shared_ptr<KafkaPublisher> publisher;
   std::unique_ptr<Relay> relay;
 };
-
-bool WaitFor(const std::function<bool()>& cond, std::chrono::seconds deadline) {
-  auto end = std::chrono::steady_clock::now() + deadline;
-  while (std::chrono::steady_clock::now() < end) {
-    if (cond()) return true;
-    std::this_thread::sleep_for(50ms);
-  }
-  return cond();
-}
 
 int64_t Unsent(TestDatabase& db) {
   return db.QueryInt("SELECT COUNT(*) FROM t_outbox WHERE status IN ('NEW','SENDING')");
@@ -357,35 +351,98 @@ TEST_CASE("a missing table is reported and picked up when it appears", "[e2e]") 
   CHECK(h.relay->DatabaseReady());
 }
 
+// `outbox-relay run` on a config written to a private temp dir.
+struct RelayRun {
+  explicit RelayRun(const std::string& yaml)
+      : proc({OUTBOX_BINARY, "run", "--config", dir.Write("relay.yaml", yaml)}, ChildEnv()) {}
+  void Signal(int sig) { proc.Signal(sig); }
+  int Wait(std::chrono::milliseconds d) { return proc.Wait(d); }
+  std::string err() const { return proc.err(); }
+
+  TempDir dir;
+  ChildProcess proc;
+};
+
 TEST_CASE("SIGTERM mid-drain leaves no row in SENDING and exits 0", "[e2e][process]") {
   MockCluster cluster(1);
   cluster.CreateTopic("outbox.event.Order", 2);
   TestDatabase db("e2e_sigterm");
   db.InsertEvents(20000, 1);
-  std::string path = "/tmp/outbox-sigterm-" + std::to_string(getpid()) + ".yaml";
   MysqlConfig m = db.mysql();
-  std::ofstream(path) << "instance_id: sigterm\nhttp: {listen: 127.0.0.1:0}\nlog: {format: text}\n"
-                         "kafka: {bootstrap_servers: "
-                      << cluster.bootstrap()
-                      << "}\n"
-                         "services:\n  - name: sig\n    mysql: {host: "
-                      << m.host << ", port: " << m.port << ", user: " << m.user
-                      << ", database: " << m.database
-                      << ", tls: {mode: disabled}}\n    batch_size: 200\n";
-  pid_t pid = fork();
-  if (pid == 0) {
-    execl(OUTBOX_BINARY, OUTBOX_BINARY, "run", "--config", path.c_str(), (char*)nullptr);
-    _exit(127);
-  }
+  std::ostringstream yaml;
+  yaml << "instance_id: sigterm\nhttp: {listen: 127.0.0.1:0}\nlog: {format: text}\n"
+       << "kafka: {bootstrap_servers: " << cluster.bootstrap() << "}\n"
+       << "services:\n  - name: sig\n    mysql: {host: " << m.host << ", port: " << m.port
+       << ", user: " << m.user << ", database: " << m.database
+       << ", tls: {mode: disabled}}\n    batch_size: 200\n";
+  RelayRun relay(yaml.str());
   REQUIRE(WaitFor(
       [&] { return db.QueryInt("SELECT COUNT(*) FROM t_outbox WHERE status = 'SENT'") > 2000; },
       60s));
-  kill(pid, SIGTERM);
-  int status = 0;
-  waitpid(pid, &status, 0);
-  CHECK(WIFEXITED(status));
-  CHECK(WEXITSTATUS(status) == 0);
+  relay.Signal(SIGTERM);
+  CHECK(relay.Wait(60s) == 0);
   CHECK(db.QueryInt("SELECT COUNT(*) FROM t_outbox WHERE status = 'SENDING'") == 0);
   CHECK(db.QueryInt("SELECT COUNT(*) FROM t_outbox WHERE status = 'NEW'") > 0);
-  unlink(path.c_str());
+}
+
+// Stops the test MariaDB (scripts/lib/mariadb.sh wrote DIR/stop.sh and
+// DIR/restart.sh) and makes sure it runs again when the scope ends.
+class DatabaseOutage {
+ public:
+  DatabaseOutage()
+      : dir_(std::getenv("OUTBOX_TEST_MYSQL_DIR") ? std::getenv("OUTBOX_TEST_MYSQL_DIR") : "") {
+    REQUIRE_FALSE(dir_.empty());
+    REQUIRE(std::system((dir_ + "/stop.sh >/dev/null 2>&1").c_str()) == 0);
+    down_ = true;
+  }
+  ~DatabaseOutage() { End(); }
+  void End() {
+    if (down_ && std::system((dir_ + "/restart.sh >/dev/null 2>&1").c_str()) == 0) down_ = false;
+  }
+
+ private:
+  std::string dir_;
+  bool down_ = false;
+};
+
+TEST_CASE("a database that is down at startup is picked up when it comes back", "[e2e][process]") {
+  MockCluster cluster(1);
+  cluster.CreateTopic("outbox.event.Order", 2);
+  TestDatabase db("e2e_db_late");
+  db.InsertEvents(500, 2);
+  MysqlConfig m = db.mysql();
+  const int http = FreeTcpPort();
+  std::ostringstream yaml;
+  yaml << "instance_id: late-db\nhttp: {listen: 127.0.0.1:" << http << "}\nlog: {format: text}\n"
+       << "kafka: {bootstrap_servers: " << cluster.bootstrap() << "}\n"
+       << "services:\n  - name: late\n    mysql: {host: " << m.host << ", port: " << m.port
+       << ", user: " << m.user << ", database: " << m.database
+       << ", tls: {mode: disabled}, connect_timeout_ms: 1000}\n"
+       << "    poll_interval_ms: 50\n    gauge_interval_ms: 200\n";
+  std::string metrics;
+  {
+    DatabaseOutage outage;
+    RelayRun relay(yaml.str());
+    // While the database is down: alive, not ready, database_up 0.
+    REQUIRE(WaitFor([&] { return HttpGet(http, "/healthz").status == 200; }, 20s));
+    HttpReply ready = HttpGet(http, "/readyz");
+    CHECK(ready.status == 503);
+    CHECK(ready.body.find("service late: not ready") != std::string::npos);
+    CHECK(MetricValue(HttpGet(http, "/metrics").body, "outbox_database_up{service=\"late\"}") == 0);
+    std::this_thread::sleep_for(1s);  // a few failed reconnects
+    CHECK(relay.Wait(0ms) == -1);     // still running
+
+    outage.End();
+    REQUIRE(WaitFor([&] { return HttpGet(http, "/readyz").status == 200; }, 60s));
+    REQUIRE(WaitFor([&] { return Unsent(db) == 0; }, 60s));
+    metrics = HttpGet(http, "/metrics").body;
+    CHECK(MetricValue(metrics, "outbox_database_up{service=\"late\"}") == 1);
+    CHECK(relay.err().find("database reachable again") != std::string::npos);
+    relay.Signal(SIGTERM);
+    CHECK(relay.Wait(30s) == 0);
+  }
+  CHECK(db.QueryInt("SELECT COUNT(*) FROM t_outbox WHERE status = 'SENT'") == 1000);
+  auto msgs = ConsumeAll(cluster.bootstrap(), {"outbox.event.Order"});
+  CHECK(msgs.size() == 1000);
+  CHECK(OrderViolations(msgs) == 0);
 }

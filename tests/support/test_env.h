@@ -31,6 +31,9 @@ class TestDatabase {
                     const std::string& aggregate_type = "Order");
 
  private:
+  template <typename F>
+  auto Retrying(F f);
+
   std::string name_;
   std::unique_ptr<sql::Connection> conn_;
 };

@@ -1,0 +1,87 @@
+#include "support/http_probe.h"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <sstream>
+#include <thread>
+
+namespace outbox::testing {
+
+namespace {
+
+int ConnectLoopback(int port, int timeout_ms) {
+  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  timeval tv{timeout_ms / 1000, (timeout_ms % 1000) * 1000};
+  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+  setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(static_cast<uint16_t>(port));
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0) {
+    close(fd);
+    return -1;
+  }
+  return fd;
+}
+
+}  // namespace
+
+int FreeTcpPort() {
+  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  addr.sin_port = 0;
+  bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr));
+  socklen_t len = sizeof(addr);
+  getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
+  close(fd);
+  return ntohs(addr.sin_port);
+}
+
+HttpReply HttpGet(int port, const std::string& path) {
+  HttpReply reply;
+  int fd = ConnectLoopback(port, 2000);
+  if (fd < 0) return reply;
+  std::string req = "GET " + path + " HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n";
+  if (write(fd, req.data(), req.size()) != static_cast<ssize_t>(req.size())) {
+    close(fd);
+    return reply;
+  }
+  std::string raw;
+  char buf[8192];
+  for (ssize_t n; (n = read(fd, buf, sizeof(buf))) > 0;) raw.append(buf, static_cast<size_t>(n));
+  close(fd);
+  // "HTTP/1.1 200 OK\r\n...\r\n\r\nbody"
+  if (raw.size() < 12 || raw.compare(0, 5, "HTTP/") != 0) return reply;
+  reply.status = std::atoi(raw.c_str() + raw.find(' ') + 1);
+  size_t body = raw.find("\r\n\r\n");
+  if (body != std::string::npos) reply.body = raw.substr(body + 4);
+  return reply;
+}
+
+double MetricValue(const std::string& exposition, const std::string& sample_prefix) {
+  std::istringstream in(exposition);
+  for (std::string line; std::getline(in, line);) {
+    if (line.rfind(sample_prefix, 0) == 0 && line.size() > sample_prefix.size() &&
+        (line[sample_prefix.size()] == ' ' || sample_prefix.back() == '}'))
+      return std::stod(line.substr(line.rfind(' ') + 1));
+  }
+  return std::nan("");
+}
+
+bool WaitFor(const std::function<bool()>& cond, std::chrono::milliseconds deadline) {
+  auto end = std::chrono::steady_clock::now() + deadline;
+  while (std::chrono::steady_clock::now() < end) {
+    if (cond()) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  return cond();
+}
+
+}  // namespace outbox::testing
