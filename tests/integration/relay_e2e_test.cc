@@ -446,3 +446,35 @@ TEST_CASE("a database that is down at startup is picked up when it comes back", 
   CHECK(msgs.size() == 1000);
   CHECK(OrderViolations(msgs) == 0);
 }
+
+TEST_CASE("one service's broken database does not stop the others", "[e2e][process]") {
+  MockCluster cluster(1);
+  cluster.CreateTopic("outbox.event.Order", 2);
+  TestDatabase good("e2e_two_good");
+  good.InsertEvents(300, 2);
+  MysqlConfig m = good.mysql();
+  const int http = FreeTcpPort();
+  std::ostringstream yaml;
+  yaml << "instance_id: two\nhttp: {listen: 127.0.0.1:" << http << "}\nlog: {format: text}\n"
+       << "kafka: {bootstrap_servers: " << cluster.bootstrap() << "}\n"
+       << "services:\n"
+       << "  - name: good\n    mysql: {host: " << m.host << ", port: " << m.port
+       << ", user: " << m.user << ", database: " << m.database << ", tls: {mode: disabled}}\n"
+       << "    poll_interval_ms: 50\n    gauge_interval_ms: 200\n"
+       << "  - name: broken\n    mysql: {host: " << m.host << ", port: " << m.port
+       << ", user: " << m.user << ", database: e2e_no_such_db, tls: {mode: disabled}}\n"
+       << "    poll_interval_ms: 50\n    gauge_interval_ms: 200\n";
+  RelayRun relay(yaml.str());
+  REQUIRE(WaitFor([&] { return Unsent(good) == 0; }, 60s));
+  HttpReply ready = HttpGet(http, "/readyz");
+  CHECK(ready.status == 503);
+  CHECK(ready.body.find("service good: ok") != std::string::npos);
+  CHECK(ready.body.find("service broken: not ready") != std::string::npos);
+  CHECK(ready.body.find("e2e_no_such_db") != std::string::npos);
+  std::string metrics = HttpGet(http, "/metrics").body;
+  CHECK(MetricValue(metrics, "outbox_database_up{service=\"good\"}") == 1);
+  CHECK(MetricValue(metrics, "outbox_database_up{service=\"broken\"}") == 0);
+  CHECK(ConsumeAll(cluster.bootstrap(), {"outbox.event.Order"}).size() == 600);
+  relay.Signal(SIGTERM);
+  CHECK(relay.Wait(30s) == 0);
+}
