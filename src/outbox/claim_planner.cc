@@ -4,16 +4,47 @@
 
 namespace outbox {
 
-void ClaimPlanner::StartPass(int64_t min_id, const std::vector<DeadHead>& dead_heads) {
+void ClaimPlanner::StartPass(int64_t min_id) {
   in_pass_ = true;
   exhausted_ = false;
   cursor_ = min_id;
-  dead_min_id_.clear();
-  if (dead_policy_ == DeadPolicy::kBlock) {
-    for (const auto& d : dead_heads) dead_min_id_[d.aggregate] = d.min_dead_id;
-  }
   std::lock_guard<std::mutex> lock(mu_);
   blocked_.clear();
+}
+
+void ClaimPlanner::UpdateDeadHeads(const std::vector<DeadHead>& dead_heads) {
+  if (dead_policy_ != DeadPolicy::kBlock) return;
+  std::map<AggregateKey, int64_t> fresh;
+  for (const auto& d : dead_heads) fresh[d.aggregate] = d.min_dead_id;
+  // No candidate may lie behind a DEAD row, nor behind a row replayed since
+  // the last update (NEW again, possibly behind the cursor).
+  std::map<AggregateKey, int64_t> barrier = fresh;
+  std::lock_guard<std::mutex> lock(mu_);
+  for (const auto& [key, id] : dead_min_id_) {
+    if (fresh.count(key)) continue;
+    Block(key);
+    barrier[key] = id;
+  }
+  dead_min_id_ = std::move(fresh);
+  bool dropped = false;
+  for (auto it = round_chains_.begin(); it != round_chains_.end();) {
+    auto b = barrier.find(it->first);
+    auto& chain = it->second;
+    size_t keep = chain.size();
+    if (b != barrier.end())
+      keep = std::lower_bound(chain.begin(), chain.end(), b->second) - chain.begin();
+    if (keep < chain.size()) {
+      Block(it->first);
+      chain.resize(keep);
+      dropped = true;
+    }
+    it = chain.empty() ? round_chains_.erase(it) : std::next(it);
+  }
+  if (!dropped) return;
+  candidates_.clear();
+  for (const auto& [key, chain] : round_chains_)
+    candidates_.insert(candidates_.end(), chain.begin(), chain.end());
+  std::sort(candidates_.begin(), candidates_.end());
 }
 
 void ClaimPlanner::EndPass() {

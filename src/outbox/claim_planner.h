@@ -34,8 +34,8 @@ class ClaimPlanner {
   bool pass_exhausted() const { return exhausted_; }
   int64_t cursor() const { return cursor_; }
 
-  // Starts a pass at `min_id` with the aggregates that have DEAD rows.
-  void StartPass(int64_t min_id, const std::vector<DeadHead>& dead_heads);
+  // Starts a pass at `min_id`.
+  void StartPass(int64_t min_id);
   void EndPass();
 
   // Starts a claim round: forgets the previous round's candidates.
@@ -45,6 +45,13 @@ class ClaimPlanner {
   // marks the pass exhausted when the page was short.
   void Consume(const std::vector<WindowRow>& page, int page_limit, int want);
   const std::vector<int64_t>& candidates() const { return candidates_; }
+
+  // dead_policy block: the aggregates that have DEAD rows, read after the
+  // round's scan. Drops candidates behind a DEAD row and blocks their
+  // aggregates. An aggregate whose DEAD row was replayed since the last
+  // update stays blocked for the rest of the pass: the replayed row may lie
+  // behind the cursor, where this pass no longer looks.
+  void UpdateDeadHeads(const std::vector<DeadHead>& dead_heads);
 
   // Given the candidates that ClaimIds could lock (id order), returns those to
   // claim: per aggregate, the longest prefix of its chain that is all locked.

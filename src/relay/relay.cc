@@ -84,13 +84,7 @@ Relay::Round Relay::ClaimOrdered(ClaimedBatch* batch) {
     NoteDb(s, "poll");
     if (!s.ok()) return Round::kFailed;
     if (!min_id) return Round::kIdle;
-    std::vector<DeadHead> heads;
-    if (c.dead_policy == DeadPolicy::kBlock) {
-      s = claim_store_->DeadHeads(&heads);
-      NoteDb(s, "read DEAD aggregates");
-      if (!s.ok()) return Round::kFailed;
-    }
-    planner_.StartPass(*min_id, heads);
+    planner_.StartPass(*min_id);
   }
   const int page = std::max(4 * c.batch_size, 1000);
   std::vector<WindowRow> rows;
@@ -104,6 +98,19 @@ Relay::Round Relay::ClaimOrdered(ClaimedBatch* batch) {
       return Round::kFailed;
     }
     planner_.Consume(rows, page, c.batch_size);
+  }
+  if (c.dead_policy == DeadPolicy::kBlock) {
+    // Read after the scan, every round: a row another relay drove DEAD after
+    // this pass started is invisible to the scan (not NEW/SENDING) but must
+    // still hold back its aggregate.
+    std::vector<DeadHead> heads;
+    Status s = claim_store_->DeadHeads(&heads);
+    NoteDb(s, "read DEAD aggregates");
+    if (!s.ok()) {
+      planner_.EndPass();
+      return Round::kFailed;
+    }
+    planner_.UpdateDeadHeads(heads);
   }
   bool exhausted = planner_.pass_exhausted();
   if (!planner_.candidates().empty()) {

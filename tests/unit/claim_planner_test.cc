@@ -22,7 +22,7 @@ std::vector<OutboxRow> Locked(std::vector<int64_t> ids) {
 TEST_CASE("a row waits behind an older unsent row of its aggregate and only its aggregate",
           "[ordering]") {
   ClaimPlanner p(DeadPolicy::kBlock);
-  p.StartPass(1, {});
+  p.StartPass(1);
   p.BeginRound();
   // aggregate 1: id 1 backing off (not due) -> 3 must wait; aggregate 2 flows.
   p.Consume({W(1, 1, false), W(2, 2), W(3, 1), W(4, 2), W(5, 3)}, 100, 10);
@@ -34,9 +34,10 @@ TEST_CASE("DEAD blocks later events of its aggregate under block but not under s
           "[ordering]") {
   for (DeadPolicy policy : {DeadPolicy::kBlock, DeadPolicy::kSkip}) {
     ClaimPlanner p(policy);
-    p.StartPass(1, {{{"Order", 1}, 2}});
+    p.StartPass(1);
     p.BeginRound();
     p.Consume({W(1, 1), W(3, 1), W(4, 2)}, 100, 10);
+    p.UpdateDeadHeads({{{"Order", 1}, 2}});
     if (policy == DeadPolicy::kBlock)
       CHECK(p.candidates() == std::vector<int64_t>{1, 4});
     else
@@ -46,7 +47,7 @@ TEST_CASE("DEAD blocks later events of its aggregate under block but not under s
 
 TEST_CASE("a chain is cut at the first row another relay holds", "[ordering]") {
   ClaimPlanner p(DeadPolicy::kBlock);
-  p.StartPass(1, {});
+  p.StartPass(1);
   p.BeginRound();
   p.Consume({W(1, 1), W(2, 1), W(3, 1), W(4, 2), W(5, 2)}, 100, 10);
   // Row 2 was locked by someone else: 1 may go, 3 must not overtake 2.
@@ -60,7 +61,7 @@ TEST_CASE("a chain is cut at the first row another relay holds", "[ordering]") {
 
 TEST_CASE("events of an aggregate in flight wait until it is settled SENT", "[ordering]") {
   ClaimPlanner p(DeadPolicy::kBlock);
-  p.StartPass(1, {});
+  p.StartPass(1);
   p.BeginRound();
   p.Consume({W(1, 1), W(2, 2)}, 2, 1);  // batch of one: takes 1, stops at 2
   CHECK(p.candidates() == std::vector<int64_t>{1});
@@ -75,7 +76,7 @@ TEST_CASE("events of an aggregate in flight wait until it is settled SENT", "[or
   CHECK(p.candidates() == std::vector<int64_t>{2});
   p.OnSettled({{"Order", 1}}, {});
   p.EndPass();
-  p.StartPass(3, {});
+  p.StartPass(3);
   p.BeginRound();
   p.Consume({W(3, 1)}, 100, 10);
   CHECK(p.candidates() == std::vector<int64_t>{3});
@@ -83,7 +84,7 @@ TEST_CASE("events of an aggregate in flight wait until it is settled SENT", "[or
 
 TEST_CASE("a failed settle blocks the aggregate for the rest of the pass", "[ordering]") {
   ClaimPlanner p(DeadPolicy::kBlock);
-  p.StartPass(1, {});
+  p.StartPass(1);
   p.BeginRound();
   p.Consume({W(1, 1)}, 1, 10);
   CHECK_FALSE(p.pass_exhausted());
@@ -96,4 +97,39 @@ TEST_CASE("a failed settle blocks the aggregate for the rest of the pass", "[ord
   p.BeginRound();
   p.Consume({W(5, 1), W(6, 2)}, 100, 10);
   CHECK(p.candidates() == std::vector<int64_t>{6});
+}
+
+TEST_CASE("a DEAD row learned after the scan drops the candidates behind it and blocks the pass",
+          "[ordering]") {
+  ClaimPlanner p(DeadPolicy::kBlock);
+  p.StartPass(1);
+  p.BeginRound();
+  p.Consume({W(1, 1), W(5, 1), W(6, 1), W(7, 2)}, 100, 10);
+  p.UpdateDeadHeads({{{"Order", 1}, 3}});  // row 3 of order 1 died meanwhile
+  CHECK(p.candidates() == std::vector<int64_t>{1, 7});
+  p.BeginRound();
+  p.Consume({W(8, 1), W(9, 2)}, 100, 10);
+  CHECK(p.candidates() == std::vector<int64_t>{9});
+}
+
+TEST_CASE("an aggregate whose DEAD row was replayed mid-pass stays blocked until the next pass",
+          "[ordering]") {
+  ClaimPlanner p(DeadPolicy::kBlock);
+  p.StartPass(10);
+  p.BeginRound();
+  p.Consume({W(10, 2)}, 1, 10);
+  p.UpdateDeadHeads({{{"Order", 1}, 3}});
+  p.BeginRound();
+  p.Consume({W(11, 2)}, 1, 10);
+  p.UpdateDeadHeads({});  // row 3 was replayed: NEW again, behind the cursor
+  p.BeginRound();
+  p.Consume({W(12, 1)}, 100, 10);
+  p.UpdateDeadHeads({});
+  CHECK(p.candidates().empty());  // order 1 must wait for row 3
+  p.EndPass();
+  p.StartPass(3);
+  p.BeginRound();
+  p.Consume({W(3, 1), W(12, 1)}, 100, 10);
+  p.UpdateDeadHeads({});
+  CHECK(p.candidates() == std::vector<int64_t>{3, 12});
 }

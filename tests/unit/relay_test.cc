@@ -351,6 +351,28 @@ TEST_CASE("per_aggregate: a DEAD event blocks its aggregate under block but not 
   }
 }
 
+TEST_CASE(
+    "per_aggregate: an event that another relay drove DEAD mid-pass still blocks its aggregate",
+    "[relay][ordering]") {
+  ServiceConfig c = TestConfig(Ordering::kPerAggregate);
+  c.batch_size = 1;  // one row per round: the pass spans several rounds
+  Rig rig(c);
+  int64_t other = rig.table->Insert("order", 9, "E");
+  int64_t first = rig.table->Insert("order", 1, "E");
+  int64_t second = rig.table->Insert("order", 1, "E");
+  rig.Step();  // the pass starts; order 9 goes, the cursor stops at `first`
+  REQUIRE(rig.table->Get(other).status == "SENT");
+
+  // Meanwhile another relay claims `first`, fails it for good: DEAD.
+  FakeRow r = rig.table->Get(first);
+  r.status = "DEAD";
+  rig.table->Put(first, r);
+
+  for (int i = 0; i < 3; ++i) rig.Step();
+  CHECK(rig.table->Get(second).status == "NEW");
+  for (const auto& m : rig.broker->acked()) CHECK(m.key != "1");
+}
+
 TEST_CASE("the table gauges report backlog and oldest age and DEAD rows", "[relay]") {
   Rig rig;
   rig.table->Insert("order", 1, "E");
