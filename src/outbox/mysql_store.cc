@@ -186,6 +186,28 @@ void MysqlStore::MarkSendingAndCommit(const std::string& lease_token,
   in_txn_ = false;
 }
 
+Status MysqlStore::BeginSnapshot() {
+  return Run("begin pass snapshot", [&] {
+    if (in_txn_) Exec("ROLLBACK");
+    // The session runs READ COMMITTED (a fresh view per statement); the
+    // pass needs one view for all its statements.
+    Exec("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ");
+    Exec("START TRANSACTION WITH CONSISTENT SNAPSHOT, READ ONLY");
+    in_txn_ = true;
+  });
+}
+
+void MysqlStore::EndSnapshot() {
+  if (in_txn_ && conn_.connected()) {
+    try {
+      Exec("COMMIT");
+    } catch (const sql::SQLException&) {
+      conn_.Close();
+    }
+  }
+  in_txn_ = false;
+}
+
 Status MysqlStore::MinPendingId(std::optional<int64_t>* id) {
   return Run("probe", [&] {
     auto* ps =

@@ -18,6 +18,8 @@ class MysqlStore : public OutboxStore {
   void Disconnect() override;
   Status HasDueNew(bool* due) override;
   Status ClaimDue(int limit, int64_t lease_ms, bool include_expired, ClaimedBatch* out) override;
+  Status BeginSnapshot() override;
+  void EndSnapshot() override;
   Status MinPendingId(std::optional<int64_t>* id) override;
   Status DeadHeads(std::vector<DeadHead>* out) override;
   Status ScanWindow(int64_t from_id, int limit, std::vector<WindowRow>* out) override;

@@ -28,6 +28,16 @@ class OutboxStore {
   virtual Status ClaimDue(int limit, int64_t lease_ms, bool include_expired, ClaimedBatch* out) = 0;
 
   // --- ordering: per_aggregate ---------------------------------------------
+  // The reads of one pass (MinPendingId, DeadHeads, ScanWindow pages) go
+  // between BeginSnapshot and EndSnapshot and see one consistent snapshot of
+  // the table. Services commit out of id order: read page by page at
+  // different moments, a row committed below the pass cursor after its page
+  // was read would be missed, while a later event of its aggregate (committed
+  // after it) shows up on a later page and would be claimed first. In one
+  // snapshot, whoever sees the later event sees the earlier one too.
+  // A failed read ends the snapshot. Default: no-op (reads that are atomic).
+  virtual Status BeginSnapshot() { return Status::Ok(); }
+  virtual void EndSnapshot() {}
   // Smallest id in NEW or SENDING; nullopt when there is none (the idle poll).
   virtual Status MinPendingId(std::optional<int64_t>* id) = 0;
   // Aggregates with a DEAD row, with their smallest DEAD id.

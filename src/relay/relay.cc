@@ -12,6 +12,7 @@ namespace outbox {
 namespace {
 constexpr int kMaxPagesPerRound = 8;
 constexpr auto kReclaimEvery = std::chrono::seconds(1);
+constexpr auto kMaxPassAge = std::chrono::seconds(10);
 }  // namespace
 
 Relay::Relay(RelayOptions options)
@@ -19,6 +20,7 @@ Relay::Relay(RelayOptions options)
       router_(options_.config),
       metrics_(*options_.metrics),
       claim_store_(options_.store_factory()),
+      scan_store_(options_.store_factory()),
       planner_(options_.config.dead_policy),
       settle_store_(options_.store_factory()),
       retry_(options_.config.retry, options_.seed),
@@ -75,26 +77,59 @@ Relay::Round Relay::ClaimUnordered(ClaimedBatch* batch) {
   return static_cast<int>(batch->rows.size()) >= c.batch_size ? Round::kMore : Round::kIdle;
 }
 
+void Relay::EndPass() {
+  planner_.EndPass();
+  scan_store_->EndSnapshot();
+}
+
 Relay::Round Relay::ClaimOrdered(ClaimedBatch* batch) {
   const ServiceConfig& c = options_.config;
   planner_.BeginRound();
+  // A long pass holds an old snapshot: it misses rows other relays claimed
+  // since (wasted candidates) and keeps InnoDB from purging. Start afresh.
+  if (planner_.in_pass() && options_.clock->Now() - pass_started_ > kMaxPassAge) EndPass();
   if (!planner_.in_pass()) {
+    // The idle poll: one cheap probe outside any snapshot.
     std::optional<int64_t> min_id;
-    Status s = claim_store_->MinPendingId(&min_id);
+    Status s = scan_store_->MinPendingId(&min_id);
     NoteDb(s, "poll");
     if (!s.ok()) return Round::kFailed;
     if (!min_id) return Round::kIdle;
+    // The pass reads everything from one snapshot (see OutboxStore::
+    // BeginSnapshot), including its starting id: a row below an id read
+    // before the snapshot could have committed in between.
+    s = scan_store_->BeginSnapshot();
+    if (s.ok()) s = scan_store_->MinPendingId(&min_id);
+    NoteDb(s, "poll");
+    if (!s.ok() || !min_id) {
+      scan_store_->EndSnapshot();
+      return s.ok() ? Round::kIdle : Round::kFailed;
+    }
+    std::vector<DeadHead> heads;
+    if (c.dead_policy == DeadPolicy::kBlock) {
+      // The snapshot's DEAD rows: one replayed after the snapshot is NEW now
+      // but invisible to this pass's scan; knowing it was DEAD keeps its
+      // aggregate blocked (UpdateDeadHeads).
+      s = scan_store_->DeadHeads(&heads);
+      NoteDb(s, "read DEAD aggregates");
+      if (!s.ok()) {
+        scan_store_->EndSnapshot();
+        return Round::kFailed;
+      }
+    }
     planner_.StartPass(*min_id);
+    if (c.dead_policy == DeadPolicy::kBlock) planner_.UpdateDeadHeads(heads);
+    pass_started_ = options_.clock->Now();
   }
   const int page = std::max(4 * c.batch_size, 1000);
   std::vector<WindowRow> rows;
   for (int i = 0; i < kMaxPagesPerRound && !planner_.pass_exhausted() &&
                   static_cast<int>(planner_.candidates().size()) < c.batch_size;
        ++i) {
-    Status s = claim_store_->ScanWindow(planner_.cursor(), page, &rows);
+    Status s = scan_store_->ScanWindow(planner_.cursor(), page, &rows);
     NoteDb(s, "scan");
     if (!s.ok()) {
-      planner_.EndPass();
+      EndPass();
       return Round::kFailed;
     }
     planner_.Consume(rows, page, c.batch_size);
@@ -107,7 +142,7 @@ Relay::Round Relay::ClaimOrdered(ClaimedBatch* batch) {
     Status s = claim_store_->DeadHeads(&heads);
     NoteDb(s, "read DEAD aggregates");
     if (!s.ok()) {
-      planner_.EndPass();
+      EndPass();
       return Round::kFailed;
     }
     planner_.UpdateDeadHeads(heads);
@@ -119,12 +154,12 @@ Relay::Round Relay::ClaimOrdered(ClaimedBatch* batch) {
         [this](const std::vector<OutboxRow>& locked) { return planner_.Choose(locked); }, batch);
     NoteDb(s, "claim");
     if (!s.ok()) {
-      planner_.EndPass();
+      EndPass();
       return Round::kFailed;
     }
     planner_.OnClaimed(batch->rows);
   }
-  if (exhausted) planner_.EndPass();
+  if (exhausted) EndPass();
   // More work is likely if the pass has rows left or the batch came back full.
   if (!exhausted || static_cast<int>(batch->rows.size()) >= c.batch_size) return Round::kMore;
   return Round::kIdle;

@@ -75,6 +75,7 @@ class Relay {
   };
 
   Round ClaimOrdered(ClaimedBatch* batch);
+  void EndPass();  // ends the planner's pass and its snapshot
   Round ClaimUnordered(ClaimedBatch* batch);
   void Publish(ClaimedBatch batch, Clock::TimePoint claimed_at);
   Status SettleOne(Completed& done);
@@ -91,6 +92,8 @@ class Relay {
 
   // Claim thread only.
   OutboxStorePtr claim_store_;
+  OutboxStorePtr scan_store_;  // per_aggregate passes: one snapshot per pass
+  Clock::TimePoint pass_started_{};
   ClaimPlanner planner_;
   Clock::TimePoint next_reclaim_{};
   bool last_round_full_ = true;

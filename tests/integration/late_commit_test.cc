@@ -1,0 +1,138 @@
+// Services commit out of id order: a transaction that took id 1001 may commit
+// after one that took id 3000. A per_aggregate pass reads the unsent rows page
+// by page; a row that commits below the pass cursor after its page was read
+// must not let a later event of its aggregate go out first.
+#include <catch2/catch.hpp>
+#include <functional>
+
+#include "kafka/kafka_config.h"
+#include "kafka/kafka_publisher.h"
+#include "metrics/metrics.h"
+#include "mock_cluster.h"
+#include "outbox/mysql_store.h"
+#include "relay/relay.h"
+#include "support/test_env.h"
+
+using namespace outbox;
+using namespace outbox::testing;
+using namespace std::chrono_literals;
+
+namespace {
+
+// Forwards to a MysqlStore and runs `before_scan(n)` before the n-th
+// ScanWindow call (1-based), to commit rows between two pages of a pass.
+class ScanHookStore : public OutboxStore {
+ public:
+  ScanHookStore(MysqlConfig mysql, std::function<void(int)> before_scan)
+      : inner_(std::move(mysql)), before_scan_(std::move(before_scan)) {}
+  Status Connect() override { return inner_.Connect(); }
+  void Disconnect() override { inner_.Disconnect(); }
+  Status HasDueNew(bool* due) override { return inner_.HasDueNew(due); }
+  Status ClaimDue(int limit, int64_t lease_ms, bool include_expired, ClaimedBatch* out) override {
+    return inner_.ClaimDue(limit, lease_ms, include_expired, out);
+  }
+  Status MinPendingId(std::optional<int64_t>* id) override { return inner_.MinPendingId(id); }
+  Status DeadHeads(std::vector<DeadHead>* out) override { return inner_.DeadHeads(out); }
+  Status ScanWindow(int64_t from_id, int limit, std::vector<WindowRow>* out) override {
+    before_scan_(++scans_);
+    return inner_.ScanWindow(from_id, limit, out);
+  }
+  Status ClaimIds(const std::vector<int64_t>& ids, int64_t lease_ms, const ChooseFn& choose,
+                  ClaimedBatch* out) override {
+    return inner_.ClaimIds(ids, lease_ms, choose, out);
+  }
+  Status Settle(const std::string& lease_token, const std::vector<SettleOp>& ops,
+                SettleResult* result) override {
+    return inner_.Settle(lease_token, ops, result);
+  }
+  Status ReadStats(TableStats* out) override { return inner_.ReadStats(out); }
+  Status DeleteSentBatch(int days, int limit, int64_t* cursor, int64_t* deleted,
+                         bool* done) override {
+    return inner_.DeleteSentBatch(days, limit, cursor, deleted, done);
+  }
+  Status BeginSnapshot() override { return inner_.BeginSnapshot(); }
+  void EndSnapshot() override { inner_.EndSnapshot(); }
+
+ private:
+  MysqlStore inner_;
+  std::function<void(int)> before_scan_;
+  int scans_ = 0;
+};
+
+std::string StatusOf(TestDatabase& db, int64_t id) {
+  return db.QueryInt("SELECT COUNT(*) FROM t_outbox WHERE id = " + std::to_string(id) +
+                     " AND status = 'SENDING'") == 1
+             ? "SENDING"
+             : "other";
+}
+
+}  // namespace
+
+TEST_CASE(
+    "a row committed below the pass cursor is not overtaken by a later event of its "
+    "aggregate",
+    "[e2e][ordering]") {
+  MockCluster cluster(1);
+  cluster.CreateTopic("outbox.event.Order", 1);
+  TestDatabase db("e2e_late_commit");
+  // A full first page (1,000 rows) that another live relay holds: the pass
+  // reads it, claims nothing, and moves its cursor past id 2000.
+  std::string values;
+  for (int i = 1; i <= 1000; ++i) {
+    values += std::string(values.empty() ? "" : ",") + "(" + std::to_string(2 * i) + ",'Order'," +
+              std::to_string(i) + ",'OrderCreated','held-" + std::to_string(i) +
+              "','{}','SENDING',NOW() + INTERVAL 1 HOUR,NOW(),NOW())";
+  }
+  db.Exec(
+      "INSERT INTO t_outbox (id, aggregate_type, aggregate_id, event_type, event_key, payload, "
+      "status, next_retry_at, created_at, updated_at) VALUES " +
+      values);
+  auto insert = [&](int64_t id, int version) {
+    db.Exec(
+        "INSERT INTO t_outbox (id, aggregate_type, aggregate_id, event_type, event_key, payload, "
+        "status, next_retry_at, created_at, updated_at) VALUES (" +
+        std::to_string(id) + ", 'Order', 5000, 'OrderPaid', 'late-" + std::to_string(version) +
+        "', '{}', 'NEW', NOW(), NOW(), NOW())");
+  };
+
+  ServiceConfig s = TestService(db, cluster.bootstrap());
+  s.batch_size = 10;  // pages of 1,000 rows
+  std::vector<std::string> warnings;
+  std::string err;
+  auto publisher = KafkaPublisher::Create(
+      ProducerProperties(s.kafka, "late-commit", s.lease_ms, &warnings), &err);
+  REQUIRE(publisher);
+  Metrics metrics;
+  RelayOptions o;
+  o.config = s;
+  MysqlConfig mysql = s.mysql;
+  o.store_factory = [mysql, &insert]() -> OutboxStorePtr {
+    return std::make_unique<ScanHookStore>(mysql, [&insert](int scan) {
+      if (scan == 2) {
+        // Between the first and the second page: the aggregate's first event
+        // (id 1001, below the cursor) commits, then its second (id 3000).
+        insert(1001, 1);
+        insert(3000, 2);
+      }
+    });
+  };
+  o.publisher = publisher;
+  o.metrics = &metrics.ForService(s.name);
+  Relay relay(std::move(o));
+
+  relay.ClaimOnce();
+  // Claiming 3000 alone would publish the aggregate's second event first.
+  CHECK_FALSE((StatusOf(db, 3000) == "SENDING" && StatusOf(db, 1001) != "SENDING"));
+  // The next pass sees both and claims them together, in order.
+  for (int i = 0; i < 3 && StatusOf(db, 1001) != "SENDING"; ++i) relay.ClaimOnce();
+  CHECK(StatusOf(db, 1001) == "SENDING");
+  CHECK(StatusOf(db, 3000) == "SENDING");
+  relay.SettleReady(true, 5000ms);
+  relay.SettleReady(true, 5000ms);
+  CHECK(db.QueryInt(
+            "SELECT COUNT(*) FROM t_outbox WHERE aggregate_id = 5000 AND status = 'SENT'") == 2);
+  auto msgs = ConsumeAll(cluster.bootstrap(), {"outbox.event.Order"});
+  std::vector<std::string> order;
+  for (const auto& m : msgs) order.push_back(m.headers.at("outbox_id"));
+  CHECK(order == std::vector<std::string>{"1001", "3000"});
+}
