@@ -121,7 +121,9 @@ int RunDaemon(const LoadedConfig& loaded) {
     spdlog::error("{}", s.message());
     return 1;
   }
-  spdlog::info("http: serving /metrics, /healthz, /readyz on {}", config.http_listen);
+  // The bound port, not the configured one: with port 0 the kernel picks it.
+  spdlog::info("http: serving /metrics, /healthz, /readyz on {}:{}",
+               config.http_listen.substr(0, config.http_listen.rfind(':')), http.port());
 
   for (auto& r : relays) r->Start();
 
