@@ -1,6 +1,7 @@
 #include "config/config_loader.h"
 
 #include <sys/stat.h>
+#include <yaml-cpp/eventhandler.h>
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
@@ -585,6 +586,40 @@ class Parser {
   const LoadOptions& options_;
 };
 
+// Sees where each document of a stream starts and whether it holds anything.
+class DocumentScan : public YAML::EventHandler {
+ public:
+  struct Doc {
+    YAML::Mark start;
+    bool has_content = false;
+  };
+  std::vector<Doc> docs;
+
+  void OnDocumentStart(const YAML::Mark& mark) override { docs.push_back({mark, false}); }
+  void OnDocumentEnd() override {}
+  void OnNull(const YAML::Mark&, YAML::anchor_t) override {}
+  void OnAlias(const YAML::Mark&, YAML::anchor_t) override { Content(); }
+  void OnScalar(const YAML::Mark&, const std::string&, YAML::anchor_t,
+                const std::string&) override {
+    Content();
+  }
+  void OnSequenceStart(const YAML::Mark&, const std::string&, YAML::anchor_t,
+                       YAML::EmitterStyle::value) override {
+    Content();
+  }
+  void OnSequenceEnd() override {}
+  void OnMapStart(const YAML::Mark&, const std::string&, YAML::anchor_t,
+                  YAML::EmitterStyle::value) override {
+    Content();
+  }
+  void OnMapEnd() override {}
+
+ private:
+  void Content() {
+    if (!docs.empty()) docs.back().has_content = true;
+  }
+};
+
 // The usual causes of a YAML syntax error, recognised on the offending line.
 std::string SyntaxHint(const std::string& text, const YAML::Mark& mark) {
   if (mark.is_null() || mark.line < 0) return "";
@@ -608,14 +643,28 @@ LoadedConfig LoadConfigText(const std::string& text, const std::string& name,
   Parser parser(name, options);
   YAML::Node root;
   try {
-    std::vector<YAML::Node> docs = YAML::LoadAll(text);
-    // A second document would be ignored silently; a bare trailing "---" is harmless.
-    for (size_t i = 1; i < docs.size(); ++i) {
-      if (!docs[i].IsNull())
-        parser.Fail(docs[i].Mark(), "yaml",
+    // Look at the documents before loading the first. Not YAML::LoadAll:
+    // yaml-cpp 0.7 answers a ',' outside [...] or {...} with an endless series
+    // of empty documents that never advance, and LoadAll collects them until
+    // memory runs out (found by fuzzing: a file starting with ',' hung check).
+    std::istringstream in(text);
+    YAML::Parser stream(in);
+    DocumentScan scan;
+    for (int i = 0; i < 3 && stream.HandleNextDocument(scan); ++i) {
+      const auto& docs = scan.docs;
+      if (docs.size() >= 2 && docs.back().start.pos == docs[docs.size() - 2].start.pos) {
+        const YAML::Mark& at = docs.back().start;
+        char c = at.pos >= 0 && static_cast<size_t>(at.pos) < text.size() ? text[at.pos] : ' ';
+        parser.Fail(at, "yaml",
+                    c == ',' ? "unexpected ',' (a comma separates items only inside [...] or {...})"
+                             : "cannot parse the text here");
+      }
+      // A second document would be ignored silently; a bare trailing "---" is harmless.
+      if (docs.size() >= 2 && docs.back().has_content)
+        parser.Fail(docs.back().start, "yaml",
                     "more than one YAML document (a second \"---\"); the config is one document");
     }
-    if (!docs.empty()) root = docs[0];
+    root = YAML::Load(text);
   } catch (const YAML::ParserException& e) {
     parser.Fail(e.mark, "yaml", e.msg + SyntaxHint(text, e.mark));
   }

@@ -50,8 +50,18 @@ const std::vector<BadConfig>& Cases() {
        "c.yaml:4:42: yaml: unknown token (a value starting with ` must be quoted)"},
       {"instance_id: *nope\n", "c.yaml:1:14: yaml: the referenced anchor is not defined"},
       {"instance_id: a\n---\ninstance_id: b\n",
-       "c.yaml:3:1: yaml: more than one YAML document (a second \"---\"); the config is one "
+       "c.yaml:2:1: yaml: more than one YAML document (a second \"---\"); the config is one "
        "document"},
+      {"instance_id: a\n---\n",
+       "c.yaml:1:1: services: is required (a list of at least one "
+       "service)"},
+      // A stray ',' made yaml-cpp's LoadAll loop forever allocating (found by fuzzing).
+      {",instance_id: a\n",
+       "c.yaml:1:1: yaml: unexpected ',' (a comma separates items only "
+       "inside [...] or {...})"},
+      {"- a\n,\n",
+       "c.yaml:2:1: yaml: unexpected ',' (a comma separates items only inside [...] "
+       "or {...})"},
       {"", "c.yaml:1:1: (top level): the file is empty"},
       {"# only a comment\n", "c.yaml:1:1: (top level): the file is empty"},
       {"- a\n- b\n", "c.yaml:1:1: (top level): must be a mapping (key: value pairs)"},

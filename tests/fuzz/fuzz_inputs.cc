@@ -1,0 +1,137 @@
+#include "fuzz_inputs.h"
+
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "config/config_loader.h"
+#include "config/topic_template.h"
+#include "kafka/router.h"
+
+namespace outbox::fuzz {
+
+namespace {
+
+// Splits on '\0' into at most `n` fields; missing ones are empty.
+std::vector<std::string> Fields(const uint8_t* data, size_t size, size_t n) {
+  std::vector<std::string> out(n);
+  std::string_view in(reinterpret_cast<const char*>(data), size);
+  for (size_t i = 0; i < n; ++i) {
+    size_t z = i + 1 < n ? in.find('\0') : std::string_view::npos;
+    out[i] = std::string(in.substr(0, z));
+    if (z == std::string_view::npos) break;
+    in.remove_prefix(z + 1);
+  }
+  return out;
+}
+
+bool AllTopicChars(std::string_view s) {
+  for (char c : s) {
+    bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+              c == '.' || c == '_' || c == '-';
+    if (!ok) return false;
+  }
+  return true;
+}
+
+void Require(bool invariant) {
+  if (!invariant) std::abort();
+}
+
+}  // namespace
+
+void ConfigLoaderInput(const uint8_t* data, size_t size) {
+  LoadOptions o;
+  o.env = [](const std::string& name) -> std::optional<std::string> {
+    if (name == "PW") return std::string("hunter2");
+    if (name == "PORT") return std::string("3306");
+    if (name == "EMPTY") return std::string();
+    if (name == "HOST") return std::string("db.example");
+    return std::nullopt;
+  };
+  o.read_file = [](const std::string& path) -> FileRead {
+    if (path == "/secrets/pw") return {FileInfo{"hunter2\n", false}, ""};
+    if (path == "/secrets/open") return {FileInfo{"hunter2", true}, ""};
+    if (path == "/secrets/empty") return {FileInfo{"\n", false}, ""};
+    if (path == "/tls/ca.pem") return {FileInfo{"-----BEGIN CERTIFICATE-----\n", false}, ""};
+    return {std::nullopt, "No such file or directory"};
+  };
+  const std::string text(reinterpret_cast<const char*>(data), size);
+  // The secret may show only where the file itself wrote it or routed the
+  // variable into a plain value (e.g. table: ${PW}).
+  const bool names_secret = text.find("hunter2") != std::string::npos ||
+                            text.find("PW") != std::string::npos;
+  try {
+    LoadedConfig c = LoadConfigText(text, "fuzz.yaml", o);
+    // What a loaded config promises the rest of the relay.
+    Require(!c.config.services.empty());
+    for (const auto& s : c.config.services) {
+      TopicTemplate t;
+      std::string err;
+      Require(TopicTemplate::Parse(s.topic, &t, &err));
+      Require(s.batch_size >= 1 && s.lease_ms >= 2000 && !s.kafka.bootstrap_servers.empty());
+      Require(s.mysql.password.find("hunter2") == std::string::npos ||
+              s.mysql.password_source != "none");
+    }
+  } catch (const ConfigError& e) {
+    // The expected answer to a bad file: one line, never the secret.
+    std::string_view msg = e.what();
+    Require(msg.find('\n') == std::string_view::npos);
+    Require(names_secret || msg.find("hunter2") == std::string_view::npos);
+  }
+}
+
+void TopicTemplateInput(const uint8_t* data, size_t size) {
+  std::vector<std::string> f = Fields(data, size, 4);
+  TopicTemplate t;
+  std::string err;
+  if (!TopicTemplate::Parse(f[0], &t, &err)) {
+    Require(!err.empty());
+    return;
+  }
+  std::string topic = t.Render(f[1], f[2], f[3]);
+  std::string why;
+  bool valid = IsValidTopicName(topic, &why);
+  if (AllTopicChars(f[1]) && AllTopicChars(f[2]) && AllTopicChars(f[3]) && !topic.empty() &&
+      topic.size() <= 249 && topic != "." && topic != "..")
+    Require(valid);
+  if (!t.uses_row_fields()) Require(topic == t.Render("", "", f[3]));
+}
+
+void RouterInput(const uint8_t* data, size_t size) {
+  std::vector<std::string> f = Fields(data, size, 8);
+  ServiceConfig s;
+  s.name = "fuzz";
+  s.topic = "outbox.{service}.{aggregate_type}.{event_type}";
+  s.topics = {{"Override", "over.ride"}};
+  Router router(s);
+  OutboxRow row;
+  auto num = [](const std::string& v) -> int64_t {
+    int64_t n = 0;
+    std::memcpy(&n, v.data(), std::min(v.size(), sizeof n));
+    return n;
+  };
+  row.id = num(f[0]);
+  row.aggregate.id = num(f[1]);
+  row.created_at_unix = num(f[2]);
+  row.aggregate.type = f[3];
+  row.event_type = f[4];
+  row.event_key = f[5];
+  if (!f[6].empty()) row.topic = f[6].substr(1);  // first byte: present or not
+  if (!f[7].empty()) row.headers = f[7];
+  row.payload = "{}";
+  std::string error;
+  std::optional<Message> m = router.Route(row, &error);
+  if (!m) {
+    Require(!error.empty());
+    return;
+  }
+  std::string why;
+  Require(IsValidTopicName(m->topic, &why));
+  Require(m->key == std::to_string(row.aggregate.id));
+  Require(m->headers.size() >= 5);
+}
+
+}  // namespace outbox::fuzz

@@ -1,0 +1,29 @@
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+namespace outbox::fuzz {
+
+// One fuzz input each. Shared by the libFuzzer targets (tests/fuzz/*_fuzzer.cc,
+// built with clang by scripts/fuzz) and by the unit test that replays the
+// checked-in corpus and regression inputs on every build, sanitized or not.
+// Each returns normally for any input; a crash, a sanitizer report, an
+// exception other than the expected ConfigError, or a broken invariant
+// (abort) is a finding.
+
+// The bytes as a config file (LoadConfigText), with a fixed environment and
+// fake secret files.
+void ConfigLoaderInput(const uint8_t* data, size_t size);
+
+// "template\0aggregate_type\0event_type\0service": parse, render, and check
+// that a template that parses renders a valid topic whenever the row's
+// values are themselves valid topic characters.
+void TopicTemplateInput(const uint8_t* data, size_t size);
+
+// A row as the database might hand it over: topic and headers columns,
+// event and aggregate types, ids and created_at from the bytes; Route()
+// must answer a message or an error, never crash.
+void RouterInput(const uint8_t* data, size_t size);
+
+}  // namespace outbox::fuzz
