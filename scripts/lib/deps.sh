@@ -22,6 +22,8 @@ OUTBOX_DEPS=(
     prometheus-cpp-dev libcli11-dev nlohmann-json3-dev libspdlog-dev libfmt-dev
     catch2 mariadb-server mariadb-client kcat prometheus curl python3 procps
     openssl
+    # scripts/fuzz: libFuzzer comes with clang's runtime (-fsanitize=fuzzer)
+    clang libclang-rt-14-dev
 )
 
 # _outbox_pkg_installed PKG — true when dpkg reports "install ok installed".
