@@ -3,6 +3,9 @@
 #include <spdlog/pattern_formatter.h>
 #include <spdlog/sinks/stdout_sinks.h>
 
+#include <cstdio>
+#include <string_view>
+
 namespace outbox {
 namespace {
 
@@ -19,6 +22,42 @@ class JsonMessageFlag : public spdlog::custom_flag_formatter {
     return std::make_unique<JsonMessageFlag>();
   }
 };
+
+// %* in text format: the message with control characters escaped, so that
+// a row's content (an event_type with a newline, say) cannot start a forged
+// log line.
+class TextMessageFlag : public spdlog::custom_flag_formatter {
+ public:
+  void format(const spdlog::details::log_msg& msg, const std::tm&,
+              spdlog::memory_buf_t& dest) override {
+    for (char ch : std::string_view(msg.payload.data(), msg.payload.size())) {
+      auto c = static_cast<unsigned char>(ch);
+      if (c >= 0x20 && c != 0x7f) {
+        dest.push_back(ch);
+        continue;
+      }
+      char buf[8];
+      int n = c == '\n'   ? std::snprintf(buf, sizeof(buf), "\\n")
+              : c == '\r' ? std::snprintf(buf, sizeof(buf), "\\r")
+              : c == '\t' ? std::snprintf(buf, sizeof(buf), "\\t")
+                          : std::snprintf(buf, sizeof(buf), "\\x%02x", c);
+      dest.append(buf, buf + n);
+    }
+  }
+  std::unique_ptr<custom_flag_formatter> clone() const override {
+    return std::make_unique<TextMessageFlag>();
+  }
+};
+
+// Literal text inside a spdlog pattern: '%' starts a flag.
+std::string PatternLiteral(const std::string& s) {
+  std::string out;
+  for (char c : s) {
+    if (c == '%') out += '%';
+    out += c;
+  }
+  return out;
+}
 
 }  // namespace
 
@@ -65,10 +104,11 @@ void ConfigureLogging(const std::string& level, const std::string& format,
   auto formatter = std::make_unique<spdlog::pattern_formatter>(spdlog::pattern_time_type::utc);
   if (format == "json") {
     formatter->add_flag<JsonMessageFlag>('*').set_pattern(
-        R"({"ts":"%Y-%m-%dT%H:%M:%S.%eZ","level":"%l","instance":")" + JsonEscape(instance_id) +
-        R"(","msg":"%*"})");
+        R"({"ts":"%Y-%m-%dT%H:%M:%S.%eZ","level":"%l","instance":")" +
+        PatternLiteral(JsonEscape(instance_id)) + R"(","msg":"%*"})");
   } else {
-    formatter->set_pattern("%Y-%m-%dT%H:%M:%S.%eZ %-5l [" + instance_id + "] %v");
+    formatter->add_flag<TextMessageFlag>('*').set_pattern("%Y-%m-%dT%H:%M:%S.%eZ %-5l [" +
+                                                          PatternLiteral(instance_id) + "] %*");
   }
   spdlog::set_formatter(std::move(formatter));
 }

@@ -9,13 +9,16 @@ bool IsTopicChar(char c) {
          c == '_' || c == '-';
 }
 
-// 'x' for printable ASCII, else a \xNN escape: the text may hold anything.
-std::string DescribeChar(char c) {
+// The character itself if printable ASCII, else a \xNN escape.
+std::string Printable(char c) {
   auto u = static_cast<unsigned char>(c);
-  if (u >= 0x20 && u < 0x7f) return std::string("'") + c + "'";
+  if (u >= 0x20 && u < 0x7f) return std::string(1, c);
   static const char* kHex = "0123456789abcdef";
-  return std::string("'\\x") + kHex[u >> 4] + kHex[u & 15] + "'";
+  return std::string("\\x") + kHex[u >> 4] + kHex[u & 15];
 }
+
+// 'x', quoted: the text may hold anything.
+std::string DescribeChar(char c) { return "'" + Printable(c) + "'"; }
 
 }  // namespace
 
@@ -110,8 +113,12 @@ bool IsValidTopicName(std::string_view topic, std::string* why) {
   }
   for (char c : topic) {
     if (!IsTopicChar(c)) {
-      *why = std::string("topic name \"") + std::string(topic) +
-             "\" has a character outside [A-Za-z0-9._-]";
+      // The name may come from a row: printable and short, so that it cannot
+      // break (or forge) a log line.
+      std::string shown;
+      for (char d : topic.substr(0, 100)) shown += Printable(d);
+      if (topic.size() > 100) shown += "...";
+      *why = "topic name \"" + shown + "\" has a character outside [A-Za-z0-9._-]";
       return false;
     }
   }

@@ -41,7 +41,17 @@ std::optional<Message> Router::Route(const OutboxRow& row, std::string* error) c
           "headers column of row " + std::to_string(row.id) + " is not a JSON object of strings";
       return std::nullopt;
     }
+    const size_t standard = m.headers.size();
     for (auto it = h.begin(); it != h.end(); ++it) {
+      // A second event_key (or outbox_id ...) would let a row override what
+      // consumers deduplicate on: Java's lastHeader() returns the row's one.
+      for (size_t i = 0; i < standard; ++i) {
+        if (m.headers[i].first == it.key()) {
+          *error = "headers column of row " + std::to_string(row.id) + ": \"" + it.key() +
+                   "\" is a header the relay sets itself";
+          return std::nullopt;
+        }
+      }
       if (!it.value().is_string()) {
         *error = "headers column of row " + std::to_string(row.id) + ": value of \"" + it.key() +
                  "\" is not a string";

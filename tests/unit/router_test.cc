@@ -64,6 +64,14 @@ TEST_CASE("bad headers columns and invalid topics are routing errors", "[routing
   CHECK(err.find("not a string") != std::string::npos);
   r.headers = "[1,2]";
   CHECK_FALSE(router.Route(r, &err));
+  r.headers = "{not json";
+  CHECK_FALSE(router.Route(r, &err));
+  CHECK(err == "headers column of row 7 is not a JSON object of strings");
+  r.headers = R"({"event_key":"spoofed"})";
+  CHECK_FALSE(router.Route(r, &err));
+  CHECK(err == "headers column of row 7: \"event_key\" is a header the relay sets itself");
+  r.headers = "null";
+  CHECK(router.Route(r, &err));
   r.headers.reset();
   r.topic = "bad topic!";
   CHECK_FALSE(router.Route(r, &err));
