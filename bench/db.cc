@@ -1,0 +1,219 @@
+#include "db.h"
+
+#include <cppconn/exception.h>
+#include <cppconn/resultset.h>
+#include <cppconn/statement.h>
+#include <mysql_driver.h>
+
+#include <cstdlib>
+
+#include "util.h"
+
+namespace outbox::bench {
+
+Db::Db(const DbParams& p, bool create) {
+  sql::ConnectOptionsMap opts;
+  opts["hostName"] = sql::SQLString(p.host);
+  opts["port"] = p.port;
+  opts["userName"] = sql::SQLString(p.user);
+  opts["password"] = sql::SQLString(p.password);
+  opts["OPT_SSL_MODE"] = sql::SSL_MODE_DISABLED;
+  opts["CLIENT_MULTI_RESULTS"] = true;  // CALL returns an extra result
+  conn_.reset(sql::mysql::get_mysql_driver_instance()->connect(opts));
+  conn_->setAutoCommit(true);
+  if (create)
+    Exec("CREATE DATABASE IF NOT EXISTS `" + p.database +
+         "` CHARACTER SET utf8mb4 COLLATE utf8mb4_general_ci");
+  conn_->setSchema(p.database);
+}
+
+void Db::Exec(const std::string& sql) {
+  std::unique_ptr<sql::Statement> st(conn_->createStatement());
+  st->execute(sql);
+  // Drain any further results (CALL) so the connection stays usable.
+  while (st->getMoreResults()) {
+  }
+}
+
+int64_t Db::QueryInt(const std::string& sql) {
+  std::unique_ptr<sql::Statement> st(conn_->createStatement());
+  std::unique_ptr<sql::ResultSet> rs(st->executeQuery(sql));
+  if (!rs->next() || rs->isNull(1)) return 0;
+  return rs->getInt64(1);
+}
+
+std::string Db::QueryString(const std::string& sql) {
+  std::unique_ptr<sql::Statement> st(conn_->createStatement());
+  std::unique_ptr<sql::ResultSet> rs(st->executeQuery(sql));
+  if (!rs->next() || rs->isNull(1)) return "";
+  return rs->getString(1);
+}
+
+std::map<std::string, double> Db::GlobalStatus() {
+  std::map<std::string, double> out;
+  std::unique_ptr<sql::Statement> st(conn_->createStatement());
+  std::unique_ptr<sql::ResultSet> rs(st->executeQuery("SHOW GLOBAL STATUS"));
+  while (rs->next()) {
+    std::string v = rs->getString(2);
+    char* end = nullptr;
+    double d = std::strtod(v.c_str(), &end);
+    if (!v.empty() && end && *end == '\0') out[rs->getString(1)] = d;
+  }
+  return out;
+}
+
+double Db::WaitPurge(double timeout_s, int64_t max_history) {
+  double t0 = MonoSeconds();
+  while (MonoSeconds() - t0 < timeout_s) {
+    if (QueryInt("SELECT VARIABLE_VALUE FROM information_schema.GLOBAL_STATUS"
+                 " WHERE VARIABLE_NAME = 'INNODB_HISTORY_LIST_LENGTH'") < max_history)
+      break;
+    SleepSeconds(0.2);
+  }
+  return MonoSeconds() - t0;
+}
+
+void Db::CreateOutbox(const std::string& table) {
+  Exec("DROP TABLE IF EXISTS `" + table + "`");
+  // SPEC §2, verbatim but for the name.
+  Exec("create table `" + table + R"(` (
+  id bigint primary key,
+  aggregate_type varchar(32) not null,
+  aggregate_id bigint not null,
+  event_type varchar(64) not null,
+  event_key varchar(128) not null,
+  payload json not null,
+  status varchar(16) not null,
+  retry_count int not null default 0,
+  next_retry_at datetime not null,
+  created_at datetime not null,
+  updated_at datetime not null,
+  unique key uk_event_key (event_key),
+  key idx_status_retry (status, next_retry_at)
+))");
+}
+
+void Db::BuildTemplate(const std::string& name, int64_t aggregates, int per_aggregate) {
+  CreateOutbox(name);
+  const int64_t n = aggregates * per_aggregate;
+  // seq_1_to_N is MariaDB's SEQUENCE engine. Slot s belongs to aggregate
+  // (s-1) % A + 1; ordering the slots by a seeded RAND() interleaves the
+  // aggregates uniformly, and numbering each aggregate's slots in that same
+  // order gives its versions 1..per_aggregate in id order.
+  const std::string types =
+      "'OrderCreated','OrderPaid','OrderPacked','OrderShipped','OrderDelivered','OrderClosed',"
+      "'OrderReviewed','OrderArchived'";
+  Exec("INSERT INTO `" + name +
+       "` (id, aggregate_type, aggregate_id, event_type, event_key, payload, status,"
+       " retry_count, next_retry_at, created_at, updated_at)"
+       " SELECT id, 'Order', agg, ELT(1 + (ver - 1) % 8, " +
+       types + "), CONCAT(ELT(1 + (ver - 1) % 8, " + types +
+       "), ':', agg, ':', ver),"
+       " JSON_OBJECT('orderId', agg, 'version', ver, 'customerId', 1000 + agg % 977,"
+       " 'amount', '19.90', 'currency', 'EUR', 'note', 'benchmark event'),"
+       " 'NEW', 0, NOW(), NOW(), NOW()"
+       " FROM (SELECT ROW_NUMBER() OVER (ORDER BY r, seq) id, agg,"
+       "              ROW_NUMBER() OVER (PARTITION BY agg ORDER BY r, seq) ver"
+       "       FROM (SELECT seq, (seq - 1) % " +
+       std::to_string(aggregates) + " + 1 agg, RAND(42) r FROM seq_1_to_" + std::to_string(n) +
+       ") s) x");
+}
+
+void Db::LoadTemplate(const std::string& table, const std::string& tpl, int64_t id_offset) {
+  Exec("INSERT INTO `" + table +
+       "` (id, aggregate_type, aggregate_id, event_type, event_key, payload, status,"
+       " retry_count, next_retry_at, created_at, updated_at)"
+       " SELECT id + " +
+       std::to_string(id_offset) +
+       ", aggregate_type, aggregate_id, event_type, event_key, payload, 'NEW', 0,"
+       " NOW(), NOW(), NOW() FROM `" +
+       tpl + "`");
+}
+
+void Db::AddSentRows(const std::string& table, int64_t rows) {
+  // Old, delivered history: other aggregates, keys that cannot collide with
+  // the workload's, spread over the day before.
+  Exec("INSERT INTO `" + table +
+       "` (id, aggregate_type, aggregate_id, event_type, event_key, payload, status,"
+       " retry_count, next_retry_at, created_at, updated_at)"
+       " SELECT seq, 'Order', 100000000 + seq DIV 4, 'OrderArchived',"
+       " CONCAT('OrderArchived:', seq), JSON_OBJECT('orderId', 100000000 + seq DIV 4,"
+       " 'version', seq % 4, 'customerId', 1000 + seq % 977, 'amount', '19.90', 'currency',"
+       " 'EUR', 'note', 'benchmark event'), 'SENT', 0,"
+       " NOW() - INTERVAL 1 DAY + INTERVAL seq DIV 100 SECOND,"
+       " NOW() - INTERVAL 1 DAY + INTERVAL seq DIV 100 SECOND,"
+       " NOW() - INTERVAL 1 DAY + INTERVAL seq DIV 100 SECOND"
+       " FROM seq_1_to_" +
+       std::to_string(rows));
+}
+
+void Db::CreateDrainProcedure(const std::string& table) {
+  Exec("DROP PROCEDURE IF EXISTS bench_drain");
+  const std::string t = "`" + table + "`";
+  // Statement for statement what the relay does per batch in ordering none
+  // (src/outbox/mysql_store.cc):
+  //   claim:  START TRANSACTION; SELECT <the relay's columns> ... WHERE
+  //           status = 'NEW' AND next_retry_at <= NOW() ORDER BY
+  //           next_retry_at, id LIMIT batch FOR UPDATE SKIP LOCKED;
+  //           UPDATE ... SET status = 'SENDING', next_retry_at = <lease>
+  //           WHERE id IN (...); COMMIT
+  //   settle: UPDATE ... SET status = 'SENT' WHERE id IN (...) AND
+  //           status = 'SENDING' AND next_retry_at = <lease> (autocommit)
+  // The claimed rows are read into the server (the derived table), not sent
+  // to a client; the id lists are built with GROUP_CONCAT and the UPDATEs run
+  // as prepared statements, like the relay's IN lists.
+  Exec(
+      "CREATE PROCEDURE bench_drain(IN batch INT, IN lease_s INT, OUT events BIGINT)\n"
+      "BEGIN\n"
+      "  DECLARE ids LONGTEXT;\n"
+      "  DECLARE n INT;\n"
+      "  DECLARE bytes BIGINT;\n"
+      "  DECLARE token VARCHAR(32);\n"
+      "  SET events = 0;\n"
+      "  SET SESSION group_concat_max_len = 16777216;\n"
+      "  drain: LOOP\n"
+      "    START TRANSACTION;\n"
+      "    SELECT GROUP_CONCAT(id ORDER BY id), COUNT(*),\n"
+      "           SUM(LENGTH(payload) + LENGTH(event_key) + LENGTH(event_type)), MAX(tok)\n"
+      "      INTO ids, n, bytes, token\n"
+      "      FROM (SELECT id, aggregate_type, aggregate_id, event_type, event_key, payload,\n"
+      "                   retry_count, UNIX_TIMESTAMP(created_at) c, status,\n"
+      "                   DATE_FORMAT(NOW() + INTERVAL lease_s SECOND, '%Y-%m-%d %H:%i:%s') tok\n"
+      "              FROM " +
+      t +
+      "\n"
+      "             WHERE status = 'NEW' AND next_retry_at <= NOW()\n"
+      "             ORDER BY next_retry_at, id LIMIT batch FOR UPDATE SKIP LOCKED) c;\n"
+      "    IF n = 0 THEN\n"
+      "      ROLLBACK;\n"
+      "      LEAVE drain;\n"
+      "    END IF;\n"
+      "    SET @bench_token = token;\n"
+      "    SET @bench_sql = CONCAT('UPDATE " +
+      t +
+      " SET status = ''SENDING'', next_retry_at = ?,"
+      " updated_at = NOW() WHERE id IN (', ids, ')');\n"
+      "    PREPARE claim_stmt FROM @bench_sql;\n"
+      "    EXECUTE claim_stmt USING @bench_token;\n"
+      "    DEALLOCATE PREPARE claim_stmt;\n"
+      "    COMMIT;\n"
+      "    SET @bench_sql = CONCAT('UPDATE " +
+      t +
+      " SET status = ''SENT'', updated_at = NOW() WHERE id IN (',"
+      " ids, ') AND status = ''SENDING'' AND next_retry_at = ?');\n"
+      "    PREPARE settle_stmt FROM @bench_sql;\n"
+      "    EXECUTE settle_stmt USING @bench_token;\n"
+      "    DEALLOCATE PREPARE settle_stmt;\n"
+      "    SET events = events + n;\n"
+      "  END LOOP;\n"
+      "END");
+}
+
+int64_t Db::CallDrain(int batch_size, int lease_s) {
+  Exec("SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED");
+  Exec("CALL bench_drain(" + std::to_string(batch_size) + ", " + std::to_string(lease_s) +
+       ", @bench_events)");
+  return QueryInt("SELECT @bench_events");
+}
+
+}  // namespace outbox::bench

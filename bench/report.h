@@ -1,0 +1,55 @@
+#pragma once
+
+// Turns a run's records into the printed table, docs/BENCHMARKS.md (from
+// bench/BENCHMARKS.md.in), results.json and the data files that
+// bench/plots.gp draws.
+
+#include <string>
+#include <vector>
+
+#include "stages.h"
+
+namespace outbox::bench {
+
+class Report {
+ public:
+  Report(const Options& o, const Sizes& s, const Results& r) : o_(o), s_(s), r_(r) {}
+
+  // The targets, PASS/MISS each, as a Markdown table (also printed).
+  std::string Table() const;
+  // results.json, *.dat in out_dir; the Markdown report at doc_path (or in
+  // out_dir when no doc_path).
+  void WriteFiles() const;
+
+  struct Target {
+    std::string what;
+    std::string value;
+    std::string target;
+    std::string result;  // PASS | MISS | n/a
+    std::string why;     // how the value was computed
+  };
+  std::vector<Target> Targets() const;
+
+ private:
+  // Median rate of the drains matching these fields (relays -1: any); 0 if none.
+  double MedianRate(const std::string& stage, const std::string& workload, const std::string& mode,
+                    int relays, int batch, const std::string& state = "empty") const;
+  std::vector<const Drain*> Find(const std::string& stage, const std::string& workload,
+                                 const std::string& mode, int relays, int batch,
+                                 const std::string& state = "empty") const;
+  std::string Machine() const;
+  std::string DrainTable() const;
+  std::string SweepTable() const;
+  std::string LatencyTable() const;
+  std::string IdleTable() const;
+  std::string ScaleTable() const;
+  std::string RunsTable() const;
+  std::string Json() const;
+  void WriteData() const;
+
+  const Options& o_;
+  const Sizes& s_;
+  const Results& r_;
+};
+
+}  // namespace outbox::bench

@@ -1,0 +1,131 @@
+#pragma once
+
+// The benchmark's stages and what they record. bench/main.cc runs them;
+// bench/report.cc turns the records into the table, BENCHMARKS.md and the
+// figures' data files.
+
+#include <sys/types.h>
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "db.h"
+#include "util.h"
+
+namespace outbox::bench {
+
+struct Options {
+  DbParams db;
+  pid_t mysqld_pid = -1;  // for the database's CPU time; -1: not measured
+  std::string relay_bin;
+  std::string broker_bin;
+  std::string load_bin;
+  std::string out_dir;
+  std::string doc_path;      // BENCHMARKS.md to write; empty: out_dir only
+  std::string doc_template;  // bench/BENCHMARKS.md.in
+  std::string figures_rel;   // path of the figures relative to doc_path's folder
+  std::string command;       // how the run was started, for the doc
+  std::string commit;        // git commit of the relay measured
+  bool quick = false;
+  int runs = 3;        // repetitions of the headline drains (medians reported)
+  int sweep_runs = 1;  // repetitions of each batch-size sweep point
+  std::vector<std::string> stages = {"drain", "sweep", "latency", "idle", "scale"};
+  // Drain stage configurations, MODE:RELAYS[:WORKLOAD] with WORKLOAD main or
+  // cost; the default is the full set.
+  std::vector<std::string> drain_set = {"db:0",
+                                        "none:1",
+                                        "per_aggregate:1",
+                                        "none:3",
+                                        "per_aggregate:3",
+                                        "none:1:cost",
+                                        "per_aggregate:1:cost"};
+};
+
+// Workload sizes (aggregates x events each); --quick shrinks them.
+struct Sizes {
+  int64_t main_aggregates = 50000;  // x4 = 200,000 events
+  int64_t cost_aggregates = 25000;  // x4 = 100,000 events (issue 4's cost workload)
+  int64_t big_aggregates = 250000;  // x4 = 1,000,000 events (RSS while draining)
+  int64_t sent_rows = 2000000;      // SENT history for the scale run
+  int events_per_aggregate = 4;
+  double latency_seconds = 20;  // per latency run
+  int latency_runs = 3;
+  double latency_rate = 1000;  // events/s offered
+  double idle_seconds = 15;    // idle measurement window
+  std::vector<int> sweep_batches = {100, 250, 1000, 2000};
+  int default_batch = 500;  // the relay's default batch_size
+};
+
+struct Drain {
+  std::string stage;                  // drain | sweep | scale
+  std::string workload;               // e.g. "50000x4"
+  std::string mode;                   // db | none | per_aggregate
+  std::string table_state = "empty";  // empty | "2000000 SENT"
+  int relays = 0;                     // 0 for the in-server procedure
+  int batch = 0;
+  int rep = 0;
+  int64_t events = 0;
+  double seconds = 0;
+  double rate = 0;
+  double relay_cpu_s = 0;  // all relay processes together
+  double db_cpu_s = 0;
+  double broker_cpu_s = 0;
+  double relay_peak_rss_mib = 0;  // max VmHWM over the relays
+  double fsyncs = 0;              // Innodb_data_fsyncs delta
+  double questions = 0;           // Questions delta
+  double purge_wait_s = 0;
+};
+
+struct RssPoint {
+  double t = 0;
+  int64_t published = 0;
+  double rss_mib = 0;
+};
+
+struct LatencyRun {
+  int rep = 0;
+  int64_t written = 0;
+  int64_t measured = 0;  // samples after the warm-up
+  double offered_rate = 0;
+  double writer_max_lag_ms = 0;
+  double p50_ms = 0, p99_ms = 0, max_ms = 0;                       // insert -> consumed
+  double create_p50_ms = 0, create_p99_ms = 0, create_max_ms = 0;  // insert -> CreateTime
+  double relay_cpu_pct = 0;
+};
+
+struct Idle {
+  std::string label;  // e.g. "1 service, per_aggregate"
+  int services = 0;
+  std::string mode;
+  double seconds = 0;
+  double statements_per_s = 0;  // whole relay, own probes subtracted
+  double per_service = 0;
+  std::map<std::string, double> com_per_s;  // Com_* breakdown
+  double cpu_ms_per_s = 0;
+  double rss_mib = 0;
+  double hwm_mib = 0;
+};
+
+struct Results {
+  std::vector<Drain> drains;
+  std::vector<LatencyRun> latency;
+  std::vector<double> latency_samples_ms;         // pooled insert -> consumed
+  std::vector<double> latency_create_samples_ms;  // pooled insert -> CreateTime
+  std::vector<double> probe_ack_ms, probe_late_ms;
+  std::vector<Idle> idle;
+  double idle_baseline_questions = 0;  // our own probes over one window
+  std::vector<RssPoint> rss_series;
+  int64_t rss_series_events = 0;
+  double big_table_build_s = 0;
+  std::map<std::string, std::string> machine;  // key -> value for the doc
+  double started_unix = 0, seconds = 0;
+  std::string load_before, load_after;
+  std::vector<std::string> notes;  // anything that went wrong or was skipped
+};
+
+std::string WorkloadName(int64_t aggregates, int per_aggregate);
+
+}  // namespace outbox::bench

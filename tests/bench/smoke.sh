@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# ctest "bench: quick smoke": runs outbox-bench --quick against the MariaDB
+# that scripts/test started (OUTBOX_TEST_MYSQL_*), so a change that breaks the
+# benchmark is noticed. It checks that the benchmark completes and reports
+# every target; it asserts nothing about the figures (they are noise at this
+# size). Usage: tests/bench/smoke.sh BUILD_DIR SOURCE_DIR
+set -euo pipefail
+build=$1
+src=$2
+out=$(mktemp -d "${TMPDIR:-/tmp}/outbox-bench-smoke.XXXXXX")
+trap 'rm -rf "$out"' EXIT
+"$build/bench/outbox-bench" --quick --out "$out" --doc-template "$src/bench/BENCHMARKS.md.in" \
+  --database outbox_bench_smoke >"$out/table.md" 2>"$out/bench.log" || {
+  echo "outbox-bench failed:"; tail -n 40 "$out/bench.log"; exit 1; }
+cat "$out/table.md"
+fail=0
+for what in "database limit" "ordering none, 1 relay" "per_aggregate, 3 relays" \
+    "idle statements/s" "RSS with 10 idle services" "SENT rows"; do
+  grep -q "$what" "$out/table.md" || { echo "missing from the table: $what"; fail=1; }
+done
+if [[ -x "$build/outbox-load" ]]; then
+  grep -q "latency insert -> broker, p50" "$out/table.md" || { echo "no latency row"; fail=1; }
+  grep -E "latency insert -> broker, p50.*\| n/a \|" "$out/table.md" && { echo "latency not measured"; fail=1; }
+fi
+for f in results.json throughput.dat headline.dat rss.dat BENCHMARKS.md; do
+  [[ -s "$out/$f" ]] || { echo "missing $f"; fail=1; }
+done
+exit $fail
