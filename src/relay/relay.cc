@@ -13,7 +13,16 @@ namespace {
 constexpr int kMaxPagesPerRound = 8;
 constexpr auto kReclaimEvery = std::chrono::seconds(1);
 constexpr auto kMaxPassAge = std::chrono::seconds(10);
+// After a round that claimed events the next poll comes this soon: events
+// arriving one by one are claimed within a few milliseconds.
+constexpr auto kActivePoll = std::chrono::milliseconds(1);
 }  // namespace
+
+std::chrono::milliseconds NextPollWait(std::chrono::milliseconds previous, size_t claimed,
+                                       std::chrono::milliseconds poll_interval) {
+  if (claimed > 0) return std::min(kActivePoll, poll_interval);
+  return std::min(std::max(previous, kActivePoll) * 2, poll_interval);
+}
 
 Relay::Relay(RelayOptions options)
     : options_(std::move(options)),
@@ -189,6 +198,7 @@ Relay::Round Relay::ClaimOnce() {
       std::chrono::duration<double>(options_.clock->Now() - t0).count());
   metrics_.last_poll->Set(options_.clock->UnixNow());
   last_round_full_ = r == Round::kMore;
+  last_claimed_ = batch.rows.size();
   if (!batch.rows.empty()) {
     if (batch.reclaimed > 0) {
       metrics_.leases_reclaimed->Increment(batch.reclaimed);
@@ -425,6 +435,8 @@ bool Relay::SleepFor(std::chrono::milliseconds d) {
 
 void Relay::ClaimLoop() {
   auto backoff = std::chrono::milliseconds(200);
+  const auto poll_interval = std::chrono::milliseconds(options_.config.poll_interval_ms);
+  auto idle_wait = poll_interval;
   while (!stopping_) {
     if (!options_.publisher->Healthy()) {
       // Claiming while the broker is down would only burn attempts; the
@@ -438,10 +450,12 @@ void Relay::ClaimLoop() {
     switch (r) {
       case Round::kMore:
         backoff = std::chrono::milliseconds(200);
+        idle_wait = kActivePoll;
         break;
       case Round::kIdle:
         backoff = std::chrono::milliseconds(200);
-        SleepFor(std::chrono::milliseconds(options_.config.poll_interval_ms));
+        idle_wait = NextPollWait(idle_wait, last_claimed_, poll_interval);
+        SleepFor(idle_wait);
         break;
       case Round::kBusy: {
         std::unique_lock<std::mutex> lock(mu_);

@@ -29,6 +29,13 @@ struct RelayOptions {
   uint64_t seed = std::random_device{}();
 };
 
+// The wait before the next poll after a round that did not fill its batch:
+// 1 ms after a round that claimed events (more are likely arriving), else
+// `previous` doubled, capped at poll_interval (an idle table costs no more
+// than the configured idle poll).
+std::chrono::milliseconds NextPollWait(std::chrono::milliseconds previous, size_t claimed,
+                                       std::chrono::milliseconds poll_interval);
+
 // The per-service loop: claim a batch, publish it, settle the outcome.
 // Claiming, publishing and settling overlap: a claim thread keeps up to
 // max_inflight_batches batches in flight, a settle thread writes outcomes on
@@ -97,6 +104,7 @@ class Relay {
   ClaimPlanner planner_;
   Clock::TimePoint next_reclaim_{};
   bool last_round_full_ = true;
+  size_t last_claimed_ = 0;  // rows the last round claimed
 
   // Settle thread only.
   OutboxStorePtr settle_store_;

@@ -280,6 +280,24 @@ TEST_CASE("a full batch asks for another round at once", "[relay]") {
   CHECK(rig.table->CountStatus("SENT") == 5);
 }
 
+TEST_CASE("after a round that claimed events the relay polls again within 1 ms", "[relay]") {
+  CHECK(NextPollWait(100ms, 3, 100ms) == 1ms);
+  CHECK(NextPollWait(1ms, 1, 100ms) == 1ms);
+  CHECK(NextPollWait(100ms, 1, 1ms) == 1ms);
+}
+
+TEST_CASE("rounds that find nothing back off by doubling up to poll_interval_ms", "[relay]") {
+  std::chrono::milliseconds wait = 1ms;
+  std::vector<int64_t> waits;
+  for (int i = 0; i < 10; ++i) {
+    wait = NextPollWait(wait, 0, 100ms);
+    waits.push_back(wait.count());
+  }
+  CHECK(waits == std::vector<int64_t>{2, 4, 8, 16, 32, 64, 100, 100, 100, 100});
+  CHECK(NextPollWait(100ms, 0, 100ms) == 100ms);
+  CHECK(NextPollWait(1ms, 0, 1ms) == 1ms);
+}
+
 TEST_CASE("no more than max_inflight_batches batches are held unsettled", "[relay]") {
   ServiceConfig c = TestConfig();
   c.batch_size = 1;
