@@ -151,10 +151,14 @@ void Db::CreateDrainProcedure(const std::string& table) {
   Exec("DROP PROCEDURE IF EXISTS bench_drain");
   const std::string t = "`" + table + "`";
   // Statement for statement what the relay does per batch in ordering none
-  // (src/outbox/mysql_store.cc):
-  //   claim:  START TRANSACTION; SELECT <the relay's columns> ... WHERE
-  //           status = 'NEW' AND next_retry_at <= NOW() ORDER BY
-  //           next_retry_at, id LIMIT batch FOR UPDATE SKIP LOCKED;
+  // (src/outbox/mysql_store.cc ClaimDue, MarkSendingAndCommit, Settle):
+  //   claim:  START TRANSACTION;
+  //           [every second: SELECT <cols> ... WHERE status = 'SENDING' AND
+  //            next_retry_at <= NOW() ... FOR UPDATE SKIP LOCKED (reclaim)]
+  //           SELECT <the relay's columns> ... WHERE status = 'NEW' AND
+  //           next_retry_at <= NOW() ORDER BY next_retry_at, id LIMIT batch
+  //           FOR UPDATE SKIP LOCKED -- after a full batch resuming after the
+  //           last (next_retry_at, id) taken, from the start every second;
   //           UPDATE ... SET status = 'SENDING', next_retry_at = <lease>
   //           WHERE id IN (...); COMMIT
   //   settle: UPDATE ... SET status = 'SENT' WHERE id IN (...) AND
@@ -162,6 +166,14 @@ void Db::CreateDrainProcedure(const std::string& table) {
   // The claimed rows are read into the server (the derived table), not sent
   // to a client; the id lists are built with GROUP_CONCAT and the UPDATEs run
   // as prepared statements, like the relay's IN lists.
+  const std::string cols =
+      "id, aggregate_type, aggregate_id, event_type, event_key, payload, retry_count,"
+      " UNIX_TIMESTAMP(created_at) c, status, next_retry_at nra,"
+      " DATE_FORMAT(NOW() + INTERVAL lease_s SECOND, '%Y-%m-%d %H:%i:%s') tok";
+  const std::string agg =
+      "SELECT GROUP_CONCAT(id ORDER BY nra, id), COUNT(*),"
+      " SUM(LENGTH(payload) + LENGTH(event_key) + LENGTH(event_type)), MAX(tok), MAX(nra)"
+      " INTO ids, n, bytes, token, at_last FROM ";
   Exec(
       "CREATE PROCEDURE bench_drain(IN batch INT, IN lease_s INT, OUT events BIGINT)\n"
       "BEGIN\n"
@@ -169,24 +181,46 @@ void Db::CreateDrainProcedure(const std::string& table) {
       "  DECLARE n INT;\n"
       "  DECLARE bytes BIGINT;\n"
       "  DECLARE token VARCHAR(32);\n"
+      "  DECLARE at_last DATETIME;\n"
+      "  DECLARE resume_at DATETIME;\n"
+      "  DECLARE resume_id BIGINT;\n"
+      "  DECLARE resume INT DEFAULT 0;\n"
+      "  DECLARE rescan_at DATETIME(6) DEFAULT NOW(6);\n"
+      "  DECLARE full_scan INT;\n"
       "  SET events = 0;\n"
       "  SET SESSION group_concat_max_len = 16777216;\n"
       "  drain: LOOP\n"
       "    START TRANSACTION;\n"
-      "    SELECT GROUP_CONCAT(id ORDER BY id), COUNT(*),\n"
-      "           SUM(LENGTH(payload) + LENGTH(event_key) + LENGTH(event_type)), MAX(tok)\n"
-      "      INTO ids, n, bytes, token\n"
-      "      FROM (SELECT id, aggregate_type, aggregate_id, event_type, event_key, payload,\n"
-      "                   retry_count, UNIX_TIMESTAMP(created_at) c, status,\n"
-      "                   DATE_FORMAT(NOW() + INTERVAL lease_s SECOND, '%Y-%m-%d %H:%i:%s') tok\n"
-      "              FROM " +
-      t +
-      "\n"
-      "             WHERE status = 'NEW' AND next_retry_at <= NOW()\n"
-      "             ORDER BY next_retry_at, id LIMIT batch FOR UPDATE SKIP LOCKED) c;\n"
+      "    SET full_scan = resume = 0 OR NOW(6) >= rescan_at;\n"
+      "    IF NOW(6) >= rescan_at THEN\n"
+      "      SET rescan_at = NOW(6) + INTERVAL 1 SECOND;\n"
+      "      SELECT COUNT(*) INTO n FROM (SELECT " +
+      cols + " FROM " + t +
+      " WHERE status = 'SENDING' AND next_retry_at <= NOW()"
+      " ORDER BY next_retry_at, id LIMIT batch FOR UPDATE SKIP LOCKED) x;\n"
+      "    END IF;\n"
+      "    IF full_scan THEN\n"
+      "      " +
+      agg + "(SELECT " + cols + " FROM " + t +
+      " WHERE status = 'NEW' AND next_retry_at <= NOW()"
+      " ORDER BY next_retry_at, id LIMIT batch FOR UPDATE SKIP LOCKED) c;\n"
+      "    ELSE\n"
+      "      " +
+      agg + "(SELECT " + cols + " FROM " + t +
+      " FORCE INDEX (idx_status_retry) WHERE status = 'NEW' AND ((next_retry_at = resume_at"
+      " AND id > resume_id) OR (next_retry_at > resume_at AND next_retry_at <= NOW()))"
+      " ORDER BY next_retry_at, id LIMIT batch FOR UPDATE SKIP LOCKED) c;\n"
+      "    END IF;\n"
+      "    SET resume = n = batch;\n"
+      "    IF n = batch THEN\n"
+      "      SET resume_at = at_last, resume_id = SUBSTRING_INDEX(ids, ',', -1);\n"
+      "    END IF;\n"
       "    IF n = 0 THEN\n"
       "      ROLLBACK;\n"
-      "      LEAVE drain;\n"
+      "      IF full_scan THEN\n"
+      "        LEAVE drain;\n"
+      "      END IF;\n"
+      "      ITERATE drain;\n"
       "    END IF;\n"
       "    SET @bench_token = token;\n"
       "    SET @bench_sql = CONCAT('UPDATE " +

@@ -46,7 +46,9 @@ class MysqlStore : public OutboxStore {
   // parameter index `first`; returns the next free index.
   static unsigned BindIds(sql::PreparedStatement* ps, unsigned first,
                           const std::vector<int64_t>& ids);
-  void ReadRows(sql::ResultSet* rs, ClaimedBatch* out) const;
+  // Reads claimed rows (SelectColumns() order); with `last_col13`, also
+  // column 13 of the last row.
+  void ReadRows(sql::ResultSet* rs, ClaimedBatch* out, std::string* last_col13 = nullptr) const;
   // Inside an open claim transaction: marks `ids` SENDING under the lease
   // token and commits.
   void MarkSendingAndCommit(const std::string& lease_token, const std::vector<int64_t>& ids);
@@ -58,6 +60,11 @@ class MysqlStore : public OutboxStore {
   // unsent rows than one page from there (then the pass reads by primary key).
   int64_t last_scan_from_ = 0;
   bool last_scan_dense_ = false;
+  // ClaimDue: resume the scan of due NEW rows after (next_retry_at, id) of
+  // the last row the previous claim took (set after a full batch).
+  bool resume_ = false;
+  int64_t resume_after_id_ = 0;
+  std::string resume_after_at_;
   bool in_txn_ = false;
 };
 

@@ -24,7 +24,10 @@ class OutboxStore {
   // True if a NEW row is due (one cheap index probe; the idle poll).
   virtual Status HasDueNew(bool* due) = 0;
   // Claims up to `limit` due NEW rows (and, with include_expired, SENDING rows
-  // whose lease expired) with SKIP LOCKED, in one short transaction.
+  // whose lease expired) with SKIP LOCKED, in one short transaction. After a
+  // full batch the next call may continue the scan where this one stopped; a
+  // row committed behind that position is found by the next call with
+  // include_expired or after a short batch (the relay makes one every second).
   virtual Status ClaimDue(int limit, int64_t lease_ms, bool include_expired, ClaimedBatch* out) = 0;
 
   // --- ordering: per_aggregate ---------------------------------------------
