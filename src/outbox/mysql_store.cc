@@ -8,6 +8,29 @@ namespace outbox {
 
 namespace {
 int64_t LeaseSeconds(int64_t lease_ms) { return (lease_ms + 999) / 1000; }
+
+// At most `max_chars` characters of `s` (the column's length is in
+// characters), cut at a character boundary, invalid UTF-8 bytes replaced by
+// '?': a strict server refuses a split character, and a settle it refuses
+// would be retried forever.
+std::string Utf8Prefix(const std::string& s, size_t max_chars) {
+  std::string out;
+  size_t chars = 0;
+  for (size_t i = 0; i < s.size() && chars < max_chars; ++chars) {
+    auto c = static_cast<unsigned char>(s[i]);
+    size_t len = c < 0x80 ? 1 : (c >> 5) == 6 ? 2 : (c >> 4) == 14 ? 3 : (c >> 3) == 30 ? 4 : 0;
+    bool ok = len > 0 && i + len <= s.size();
+    for (size_t k = 1; ok && k < len; ++k) ok = (static_cast<unsigned char>(s[i + k]) >> 6) == 2;
+    if (ok) {
+      out.append(s, i, len);
+      i += len;
+    } else {
+      out += '?';
+      ++i;
+    }
+  }
+  return out;
+}
 }  // namespace
 
 MysqlStore::MysqlStore(MysqlConfig config)
@@ -368,7 +391,7 @@ Status MysqlStore::Settle(const std::string& lease_token, const std::vector<Sett
       singles.push_back(&op);
   }
   return Run("settle", [&] {
-    auto group = [&](const std::vector<int64_t>& ids, const std::string& set) {
+    auto group = [&](const std::vector<int64_t>& ids, const std::string& set, bool find_stale) {
       if (ids.empty()) return;
       auto* ps = conn_.Prepare(
           "UPDATE " + table_ + " SET " + set + ", updated_at = NOW() WHERE id IN (" +
@@ -379,6 +402,23 @@ Status MysqlStore::Settle(const std::string& lease_token, const std::vector<Sett
       result->applied += n;
       if (n < static_cast<int>(ids.size())) {
         result->stale += static_cast<int>(ids.size()) - n;
+        if (find_stale) {
+          // Rare: someone else changed or deleted rows of the claim. The rows
+          // this UPDATE applied are SENT under our token (SENT keeps
+          // next_retry_at); the others were not ours any more.
+          auto* q = conn_.Prepare("SELECT id FROM " + table_ + " WHERE id IN (" +
+                                  Placeholders(Bucket(ids.size())) +
+                                  ") AND status = 'SENT' AND next_retry_at = ?");
+          unsigned qi = BindIds(q, 1, ids);
+          q->setString(qi, lease_token);
+          std::unique_ptr<sql::ResultSet> rs(q->executeQuery());
+          std::vector<int64_t> applied;
+          while (rs->next()) applied.push_back(rs->getInt64(1));
+          std::sort(applied.begin(), applied.end());
+          for (int64_t id : ids)
+            if (!std::binary_search(applied.begin(), applied.end(), id))
+              result->stale_ids.push_back(id);
+        }
       }
     };
     bool txn = !singles.empty();
@@ -386,8 +426,8 @@ Status MysqlStore::Settle(const std::string& lease_token, const std::vector<Sett
       Exec("START TRANSACTION");
       in_txn_ = true;
     }
-    group(sent, "status = 'SENT'");
-    group(released, "status = 'NEW', next_retry_at = NOW()");
+    group(sent, "status = 'SENT'", true);
+    group(released, "status = 'NEW', next_retry_at = NOW()", false);
     const bool le = schema_.has_last_error;
     const std::string err_set = le ? ", last_error = ?" : "";
     for (const SettleOp* op : singles) {
@@ -405,12 +445,15 @@ Status MysqlStore::Settle(const std::string& lease_token, const std::vector<Sett
                            " updated_at = NOW()" +
                            err_set + " WHERE id = ? AND status = 'SENDING' AND next_retry_at = ?");
       }
-      if (le) ps->setString(i++, op->error.substr(0, schema_.last_error_max_len));
+      if (le) ps->setString(i++, Utf8Prefix(op->error, schema_.last_error_max_len));
       ps->setInt64(i++, op->id);
       ps->setString(i++, lease_token);
       int n = ps->executeUpdate();
       result->applied += n;
-      if (n == 0) ++result->stale;
+      if (n == 0) {
+        ++result->stale;
+        result->stale_ids.push_back(op->id);
+      }
     }
     if (txn) {
       Exec("COMMIT");

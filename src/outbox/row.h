@@ -58,6 +58,10 @@ struct SettleOp {
 struct SettleResult {
   int applied = 0;
   int stale = 0;  // transitions that found the claim no longer ours (0 rows affected)
+  // Which rows those were, so that nothing is counted or logged as done that
+  // this relay did not do: every kSent, kRetry and kDead op is accounted for;
+  // a stale kRelease is only counted.
+  std::vector<int64_t> stale_ids;
 };
 
 struct TableStats {

@@ -306,7 +306,9 @@ Status Relay::SettleOne(Completed& done) {
   NoteDb(s, "settle");
   if (!s.ok()) return s;
 
-  // Metrics and logs, once the outcome is recorded.
+  // Metrics and logs, once the outcome is recorded. A stale row's transition
+  // was not ours: it is neither counted as published or DEAD nor logged so.
+  const std::set<int64_t> stale(result.stale_ids.begin(), result.stale_ids.end());
   std::vector<AggregateKey> finished, unfinished;
   for (size_t i = 0; i < ops.size(); ++i) {
     const OutboxRow& row = done.batch.rows[i];
@@ -314,6 +316,11 @@ Status Relay::SettleOne(Completed& done) {
     bool gone = ops[i].kind == SettleKind::kSent ||
                 (ops[i].kind == SettleKind::kDead && c.dead_policy == DeadPolicy::kSkip);
     (gone && result.stale == 0 ? finished : unfinished).push_back(row.aggregate);
+    if (stale.count(row.id)) {
+      if (ops[i].kind != SettleKind::kSent)
+        metrics_.PublishFailures(o.reason.empty() ? "broker_error" : o.reason).Increment();
+      continue;
+    }
     switch (ops[i].kind) {
       case SettleKind::kSent: {
         metrics_.Published(router_.TopicFor(row)).Increment();
@@ -337,10 +344,14 @@ Status Relay::SettleOne(Completed& done) {
   }
   if (result.stale > 0) {
     metrics_.stale_transitions->Increment(result.stale);
+    std::string ids;
+    for (size_t i = 0; i < result.stale_ids.size() && i < 10; ++i)
+      ids += (i ? ", " : " (ids ") + std::to_string(result.stale_ids[i]);
+    if (!ids.empty()) ids += result.stale_ids.size() > 10 ? ", ...)" : ")";
     spdlog::warn(
-        "service {}: {} row(s) of a batch were no longer ours when settled (lease expired and "
-        "taken over); another relay delivers them",
-        name(), result.stale);
+        "service {}: {} row(s) of a batch were no longer ours when settled{}: the lease expired "
+        "and another relay took them over, or someone changed or deleted them; left as they are",
+        name(), result.stale, ids);
   }
   int retried = 0;
   for (const auto& op : ops) retried += op.kind == SettleKind::kRetry;

@@ -161,6 +161,7 @@ Status FakeTable::Settle(const std::string& lease_token, const std::vector<Settl
     if (it == rows_.end() || it->second.status != "SENDING" ||
         std::to_string(it->second.next_retry_at_ms) != lease_token) {
       ++result->stale;
+      if (op.kind != SettleKind::kRelease) result->stale_ids.push_back(op.id);
       continue;
     }
     FakeRow& r = it->second;

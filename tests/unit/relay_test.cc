@@ -227,6 +227,30 @@ TEST_CASE("a settle whose lease was taken over is counted as stale and not appli
   CHECK(a.m().stale_transitions->Value() == 1);
 }
 
+TEST_CASE("a stale settle is counted as neither published nor DEAD", "[relay]") {
+  for (PublishResult late : {PublishResult::kAcked, PublishResult::kPermanent}) {
+    Rig a;
+    Rig b(TestConfig(), a.table, a.clock);
+    int64_t id = a.table->Insert("order", 5, "OrderShipped");
+    a.broker->hold(true);
+    a.relay->ClaimOnce();
+    a.clock->Advance(31s);  // A's lease expires; B reclaims and delivers
+    b.Step();
+    REQUIRE(a.table->Get(id).status == "SENT");
+    a.broker->set_decide([late](const Message&) {
+      return PublishOutcome{late, late == PublishResult::kAcked ? "" : "message_too_large",
+                            late == PublishResult::kAcked ? "" : "too large"};
+    });
+    a.broker->CompleteAll();
+    CHECK(a.relay->SettleReady(false, 0ms) == 1);
+    CHECK(a.table->Get(id).status == "SENT");
+    CHECK(a.m().stale_transitions->Value() == 1);
+    CHECK(a.m().events_dead->Value() == 0);
+    CHECK(a.m().Published("outbox.event.order").Value() == 0);
+    CHECK(b.m().Published("outbox.event.order").Value() == 1);
+  }
+}
+
 TEST_CASE("a settle that fails on the database keeps the batch and applies it later", "[relay]") {
   auto clock = std::make_shared<FakeClock>();
   auto table = std::make_shared<FakeTable>(clock);

@@ -1,0 +1,100 @@
+#include "support/relay_harness.h"
+
+#include <catch2/catch.hpp>
+
+#include "kafka/kafka_config.h"
+#include "outbox/mysql_store.h"
+#include "support/http_probe.h"
+
+namespace outbox::testing {
+
+RelayHarness::RelayHarness(ServiceConfig service) : config(std::move(service)) {
+  std::vector<std::string> warnings;
+  auto props = ProducerProperties(config.kafka, "test", config.lease_ms, &warnings);
+  std::string err;
+  publisher = KafkaPublisher::Create(props, &err);
+  REQUIRE(publisher);
+  RelayOptions o;
+  o.config = config;
+  MysqlConfig mysql = config.mysql;
+  o.store_factory = [mysql] { return std::make_unique<MysqlStore>(mysql); };
+  o.publisher = publisher;
+  o.metrics = &metrics.ForService(config.name);
+  relay = std::make_unique<Relay>(std::move(o));
+}
+
+RelayHarness::~RelayHarness() { relay->Stop(std::chrono::seconds(10)); }
+
+double RelayHarness::Metric(const std::string& name, const std::string& labels) const {
+  std::string prefix = name + "{";
+  // prometheus-cpp orders labels by name: reason/topic sort after service
+  // only when they do; try both orders.
+  std::string text = metrics.Serialize();
+  std::string svc = "service=\"" + config.name + "\"";
+  double v = MetricValue(text, prefix + (labels.empty() ? svc : svc + "," + labels) + "}");
+  if (std::isnan(v) && !labels.empty()) v = MetricValue(text, prefix + labels + "," + svc + "}");
+  return v;
+}
+
+std::string SqlQuote(const std::string& text) {
+  std::string out = "'";
+  for (char c : text) {
+    if (c == '\'' || c == '\\') out += c == '\'' ? '\'' : '\\';
+    out += c;
+  }
+  return out + "'";
+}
+
+void InsertRow(TestDatabase& db, const RowSpec& r) {
+  std::string cols =
+      "id, aggregate_type, aggregate_id, event_type, event_key, payload, status, next_retry_at, "
+      "created_at, updated_at";
+  std::string vals = std::to_string(r.id) + ", " + SqlQuote(r.aggregate_type) + ", " +
+                     std::to_string(r.aggregate_id) + ", " + SqlQuote(r.event_type) + ", " +
+                     SqlQuote(r.event_key.empty() ? "k" + std::to_string(r.id) : r.event_key) +
+                     ", " + SqlQuote(r.payload) + ", " + SqlQuote(r.status) +
+                     ", NOW(), NOW(), NOW()";
+  if (r.topic) {
+    cols += ", topic";
+    vals += ", " + SqlQuote(*r.topic);
+  }
+  if (r.headers) {
+    cols += ", headers";
+    vals += ", " + SqlQuote(*r.headers);
+  }
+  db.Exec("INSERT INTO t_outbox (" + cols + ") VALUES (" + vals + ")");
+}
+
+int JavaPartition(const std::string& key, int partitions) {
+  const uint32_t seed = 0x9747b28c, m = 0x5bd1e995;
+  const int r = 24;
+  uint32_t len = static_cast<uint32_t>(key.size());
+  uint32_t h = seed ^ len;
+  const auto* data = reinterpret_cast<const unsigned char*>(key.data());
+  uint32_t i = 0;
+  for (; i + 4 <= len; i += 4) {
+    uint32_t k = data[i] | (data[i + 1] << 8) | (data[i + 2] << 16) | (uint32_t(data[i + 3]) << 24);
+    k *= m;
+    k ^= k >> r;
+    k *= m;
+    h *= m;
+    h ^= k;
+  }
+  switch (len - i) {
+    case 3:
+      h ^= data[i + 2] << 16;
+      [[fallthrough]];
+    case 2:
+      h ^= data[i + 1] << 8;
+      [[fallthrough]];
+    case 1:
+      h ^= data[i];
+      h *= m;
+  }
+  h ^= h >> 13;
+  h *= m;
+  h ^= h >> 15;
+  return static_cast<int>((static_cast<int32_t>(h) & 0x7fffffff) % partitions);
+}
+
+}  // namespace outbox::testing

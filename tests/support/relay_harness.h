@@ -1,0 +1,58 @@
+#pragma once
+
+// One relay in-process against the test MariaDB and a mock cluster, plus
+// helpers for tests that write their own rows.
+
+#include <chrono>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "config/config.h"
+#include "kafka/kafka_publisher.h"
+#include "metrics/metrics.h"
+#include "relay/relay.h"
+#include "support/test_env.h"
+
+namespace outbox::testing {
+
+// A Relay with the real MysqlStore and KafkaPublisher. Not started: call
+// relay->Start(), or drive the step methods from the test thread (never
+// both at once). The destructor stops it.
+struct RelayHarness {
+  explicit RelayHarness(ServiceConfig service);
+  ~RelayHarness();
+
+  // The current value of `sample` (e.g. `outbox_stale_transitions_total`)
+  // for this service; NaN when absent. `labels` are extra labels after
+  // service, e.g. `reason="routing"` (alphabetical order as exposed).
+  double Metric(const std::string& name, const std::string& labels = "") const;
+
+  ServiceConfig config;
+  Metrics metrics;
+  std::shared_ptr<KafkaPublisher> publisher;
+  std::unique_ptr<Relay> relay;
+};
+
+// A row for InsertRow; unset optional columns are left out of the INSERT.
+struct RowSpec {
+  int64_t id = 0;
+  std::string aggregate_type = "Order";
+  int64_t aggregate_id = 1;
+  std::string event_type = "OrderCreated";
+  std::string event_key;  // default: "k<id>"
+  std::string payload = "{}";
+  std::string status = "NEW";
+  std::optional<std::string> topic;    // needs a `topic` column
+  std::optional<std::string> headers;  // needs a `headers` column
+};
+void InsertRow(TestDatabase& db, const RowSpec& row);
+
+// 'text' as a MariaDB string literal (quotes and backslashes escaped).
+std::string SqlQuote(const std::string& text);
+
+// Kafka's Java murmur2 partitioner: the partition the Java client picks
+// for `key` among `partitions`.
+int JavaPartition(const std::string& key, int partitions);
+
+}  // namespace outbox::testing
