@@ -124,6 +124,7 @@ void KafkaPublisher::TriggerFatalErrorForTesting(const std::string& reason) {
 
 void KafkaPublisher::PollLoop() {
   int64_t next_probe = 0;
+  bool first = true;
   while (!stop_) {
     rd_kafka_poll(rk_, 50);
     int64_t now = NowMs();
@@ -132,12 +133,13 @@ void KafkaPublisher::PollLoop() {
     bool idle = now - last_ack_ms_.load() > 5000;
     if (now >= next_probe && (!up_ || idle)) {
       bool ok = Probe(2000);
-      if (ok != up_.load()) {
+      if (ok != up_.load() || first) {
         if (ok)
-          spdlog::info("kafka: broker reachable again");
+          spdlog::info(first ? "kafka: broker reachable" : "kafka: broker reachable again");
         else
           spdlog::warn("kafka: no broker reachable");
       }
+      first = false;
       up_ = ok;
       next_probe = NowMs() + (ok ? 5000 : 1000);
     }

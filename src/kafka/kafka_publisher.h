@@ -55,7 +55,9 @@ class KafkaPublisher : public Publisher {
   rd_kafka_t* rk_ = nullptr;
   std::thread poller_;
   std::atomic<bool> stop_{false};
-  std::atomic<bool> up_{true};
+  // Down until the first probe answers: claiming for a broker that was never
+  // reached would burn an attempt of every row it publishes into the void.
+  std::atomic<bool> up_{false};
   std::atomic<bool> fatal_{false};
   std::atomic<int64_t> last_ack_ms_{0};
 };

@@ -30,6 +30,36 @@ bool IsConnectionError(const sql::SQLException& e) {
          code == 1152 || code == 1040;
 }
 
+bool NeedsFreshSession(const sql::SQLException& e) {
+  switch (e.getErrorCode()) {
+    case 1044:  // access denied to the database
+    case 1049:  // unknown database
+    case 1054:  // unknown column
+    case 1142:  // command denied on the table
+    case 1143:  // command denied on a column
+    case 1146:  // table does not exist
+    case 1227:  // a privilege is missing
+      return true;
+    default:
+      return false;
+  }
+}
+
+std::string SqlErrorHint(const sql::SQLException& e) {
+  switch (e.getErrorCode()) {
+    case 1044:
+    case 1142:
+    case 1143:
+      return " (the relay's user needs SELECT and UPDATE on the table, and DELETE if "
+             "retention.sent_days is set; it reconnects and retries)";
+    case 1054:
+    case 1146:
+      return " (the relay re-reads the table's columns when it reconnects and retries)";
+    default:
+      return "";
+  }
+}
+
 std::string TableSchema::Describe() const {
   std::string s;
   s += has_last_error ? "last_error" : "";

@@ -60,6 +60,12 @@ std::string QuoteIdent(const std::string& ident);
 std::string DescribeSqlError(const sql::SQLException& e);
 // True for errors that mean the connection is unusable and must be reopened.
 bool IsConnectionError(const sql::SQLException& e);
+// True for errors that a new session may not have: the table or a column is
+// gone (the cached schema is stale), or a privilege is missing (a database-
+// level GRANT reaches an open session only after it reconnects).
+bool NeedsFreshSession(const sql::SQLException& e);
+// What to do about an error, for messages: e.g. the grants the relay needs.
+std::string SqlErrorHint(const sql::SQLException& e);
 
 Status InspectTable(MysqlConnection& conn, TableSchema* out);
 

@@ -75,8 +75,11 @@ Status MysqlStore::Run(const char* what, Fn&& fn) {
     return Status::Ok();
   } catch (const sql::SQLException& e) {
     std::string msg = std::string(what) + " on " + conn_.config().database + "." +
-                      conn_.config().table + ": " + DescribeSqlError(e);
-    if (IsConnectionError(e)) {
+                      conn_.config().table + ": " + DescribeSqlError(e) + SqlErrorHint(e);
+    if (IsConnectionError(e) || NeedsFreshSession(e)) {
+      // Reconnecting re-inspects the table, so a dropped or altered table or
+      // a new GRANT is picked up; without it a stale column list would fail
+      // every statement forever.
       conn_.Close();
     } else if (in_txn_) {
       try {
