@@ -7,6 +7,7 @@
 
 #include <cstdlib>
 
+#include "outbox_ddl.h"
 #include "util.h"
 
 namespace outbox::bench {
@@ -75,22 +76,8 @@ double Db::WaitPurge(double timeout_s, int64_t max_history) {
 
 void Db::CreateOutbox(const std::string& table) {
   Exec("DROP TABLE IF EXISTS `" + table + "`");
-  // SPEC §2, verbatim but for the name.
-  Exec("create table `" + table + R"(` (
-  id bigint primary key,
-  aggregate_type varchar(32) not null,
-  aggregate_id bigint not null,
-  event_type varchar(64) not null,
-  event_key varchar(128) not null,
-  payload json not null,
-  status varchar(16) not null,
-  retry_count int not null default 0,
-  next_retry_at datetime not null,
-  created_at datetime not null,
-  updated_at datetime not null,
-  unique key uk_event_key (event_key),
-  key idx_status_retry (status, next_retry_at)
-))");
+  // sql/t_outbox.sql (SPEC §2), compiled in; only the name differs.
+  Exec(outbox::OutboxTableDdl("`" + table + "`"));
 }
 
 void Db::BuildTemplate(const std::string& name, int64_t aggregates, int per_aggregate) {

@@ -26,6 +26,7 @@
 #include <sstream>
 #include <thread>
 
+#include "outbox_ddl.h"
 #include "outbox_load.h"
 
 namespace {
@@ -173,22 +174,6 @@ void Writer(const Args& a, const outbox::load::Plan& plan, int w, Clock::time_po
   driver->threadEnd();
 }
 
-const char* kDdl = R"(create table if not exists %s (
-  id bigint primary key,
-  aggregate_type varchar(32) not null,
-  aggregate_id bigint not null,
-  event_type varchar(64) not null,
-  event_key varchar(128) not null,
-  payload json not null,
-  status varchar(16) not null,
-  retry_count int not null default 0,
-  next_retry_at datetime not null,
-  created_at datetime not null,
-  updated_at datetime not null,
-  unique key uk_event_key (event_key),
-  key idx_status_retry (status, next_retry_at)
-))";
-
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -281,10 +266,8 @@ int main(int argc, char** argv) {
     if (a.create_table) {
       st->execute("CREATE DATABASE IF NOT EXISTS " + QuoteIdent(a.database) +
                   " CHARACTER SET utf8mb4");
-      char ddl[2048];
-      std::snprintf(ddl, sizeof(ddl), kDdl,
-                    (QuoteIdent(a.database) + "." + QuoteIdent(a.table)).c_str());
-      st->execute(ddl);
+      st->execute(outbox::OutboxTableDdl(QuoteIdent(a.database) + "." + QuoteIdent(a.table), "",
+                                         /*if_not_exists=*/true));
     }
     std::unique_ptr<sql::ResultSet> rs(
         st->executeQuery("SELECT COALESCE(MAX(id), 0), COALESCE(MAX(aggregate_id), 0) FROM " +

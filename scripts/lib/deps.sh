@@ -24,6 +24,9 @@ OUTBOX_DEPS=(
     openssl
     # scripts/fuzz: libFuzzer comes with clang's runtime (-fsanitize=fuzzer)
     clang libclang-rt-14-dev
+    # tests/ops: PyYAML for the deploy-file checks, systemd-analyze for the
+    # unit check (the package installs the tools; nothing is started).
+    python3-yaml systemd
 )
 
 # _outbox_pkg_installed PKG — true when dpkg reports "install ok installed".

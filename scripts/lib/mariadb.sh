@@ -13,7 +13,8 @@
 #                               column names); SQL "-" or omitted reads stdin
 #   mariadb_create_outbox DIR DB [TABLE]
 #                               create database DB (utf8mb4) and the SPEC §2
-#                               outbox table TABLE (default t_outbox) in it
+#                               outbox table TABLE (default t_outbox) in it,
+#                               from sql/t_outbox.sql
 #
 # Everything the server writes stays under DIR: data/, mysqld.sock,
 # mysqld.pid, mysqld.err (error log), mysqld.out (stdout/stderr),
@@ -27,6 +28,9 @@ _OUTBOX_MARIADB_SH=1
 
 # shellcheck source=scripts/lib/common.sh
 . "$(dirname "${BASH_SOURCE[0]}")/common.sh"
+
+# sql/ of this checkout: the outbox table's DDL lives there, once.
+_OUTBOX_SQL_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")/../../sql" && pwd)
 
 : "${OUTBOX_MARIADB_START_TIMEOUT:=60}"   # seconds to wait for ping
 : "${OUTBOX_MARIADB_START_ATTEMPTS:=5}"   # port retries on "address in use"
@@ -357,24 +361,17 @@ mariadb_create_outbox() {
         log "database and table names must match $re"
         return 2
     fi
-    # DDL copied verbatim from SPEC.md §2 (only the table name is substituted).
+    # The DDL is sql/t_outbox.sql (SPEC §2 verbatim); only the table name is
+    # substituted.
+    local ddl
+    ddl=$(sed "s/^create table t_outbox (/create table \`$table\` (/" "$_OUTBOX_SQL_DIR/t_outbox.sql") || return 1
+    if ! grep -q "^create table \`$table\` (" <<<"$ddl"; then
+        log "$_OUTBOX_SQL_DIR/t_outbox.sql does not start with 'create table t_outbox ('"
+        return 1
+    fi
     mariadb_sql "$dir" - <<SQL
 create database if not exists \`$db\` character set utf8mb4 collate utf8mb4_general_ci;
 use \`$db\`;
-create table \`$table\` (
-  id bigint primary key,
-  aggregate_type varchar(32) not null,   -- Order
-  aggregate_id bigint not null,          -- orderId
-  event_type varchar(64) not null,       -- OrderPaid
-  event_key varchar(128) not null,       -- idempotency key: eventType + aggregateId + version
-  payload json not null,
-  status varchar(16) not null,           -- NEW / SENDING / SENT / DEAD
-  retry_count int not null default 0,
-  next_retry_at datetime not null,
-  created_at datetime not null,
-  updated_at datetime not null,
-  unique key uk_event_key (event_key),
-  key idx_status_retry (status, next_retry_at)
-);
+$ddl
 SQL
 }

@@ -35,6 +35,7 @@ int RunCheck(const LoadedConfig& loaded, bool connect) {
       ++problems;
       continue;
     }
+    const int before = problems;
     for (const auto& m : schema.missing_columns) {
       std::cout << where << "table " << table << " is missing column " << m << "\n";
       ++problems;
@@ -44,8 +45,20 @@ int RunCheck(const LoadedConfig& loaded, bool connect) {
                 << " has no index on (status, next_retry_at): every poll would scan the table\n";
       ++problems;
     }
-    std::cout << where << "database ok (" << table << "), optional columns: " << schema.Describe()
-              << "\n";
+    std::string granted;
+    std::vector<std::string> grant_problems;
+    if (schema.missing_columns.empty()) {
+      st = ProbeGrants(conn, schema, s.retention.sent_days.has_value(), &granted, &grant_problems);
+      if (!st.ok()) grant_problems.push_back(st.message());
+    }
+    for (const auto& p : grant_problems) {
+      std::cout << where << p << "\n";
+      ++problems;
+    }
+    if (problems == before) {
+      std::cout << where << "database ok (" << table << "), optional columns: " << schema.Describe()
+                << ", privileges: " << granted << "\n";
+    }
   }
   std::vector<KafkaConfig> seen;
   for (const auto& s : c.services) {

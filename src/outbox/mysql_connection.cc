@@ -201,4 +201,94 @@ Status InspectTable(MysqlConnection& conn, TableSchema* out) {
   return Status::Ok();
 }
 
+namespace {
+
+// 'user'@'host' of the account the server authenticated us as.
+std::string CurrentAccount(MysqlConnection& conn) {
+  std::unique_ptr<sql::Statement> st(conn.raw()->createStatement());
+  std::unique_ptr<sql::ResultSet> rs(st->executeQuery("SELECT CURRENT_USER()"));
+  std::string account = rs->next() ? std::string(rs->getString(1)) : conn.config().user;
+  size_t at = account.rfind('@');
+  if (at == std::string::npos) return "'" + account + "'";
+  return "'" + account.substr(0, at) + "'@'" + account.substr(at + 1) + "'";
+}
+
+}  // namespace
+
+Status ProbeGrants(MysqlConnection& conn, const TableSchema& schema, bool need_delete,
+                   std::string* granted, std::vector<std::string>* problems) {
+  granted->clear();
+  const MysqlConfig& cfg = conn.config();
+  const std::string table = conn.QualifiedTable();
+  const std::string name = cfg.database + "." + cfg.table;
+  std::string read_cols =
+      "id, aggregate_type, aggregate_id, event_type, event_key, payload, status, retry_count, "
+      "next_retry_at, created_at, updated_at";
+  std::string write_cols =
+      "status = status, retry_count = retry_count, next_retry_at = next_retry_at, "
+      "updated_at = updated_at";
+  if (schema.has_last_error) {
+    read_cols += ", last_error";
+    write_cols += ", last_error = last_error";
+  }
+  if (schema.has_topic) read_cols += ", topic";
+  if (schema.has_headers) read_cols += ", headers";
+  struct Probe {
+    const char* privilege;
+    std::string sql;
+    const char* why;
+    const char* alternative = "";
+  };
+  std::vector<Probe> probes = {
+      {"SELECT", "SELECT " + read_cols + " FROM " + table + " WHERE 1 = 0",
+       "to scan and claim rows"},
+      {"UPDATE", "UPDATE " + table + " SET " + write_cols + " WHERE 1 = 0",
+       "to claim and settle rows, and for dead replay"},
+  };
+  if (need_delete)
+    probes.push_back({"DELETE", "DELETE FROM " + table + " WHERE 1 = 0", "by retention.sent_days",
+                      " or remove the service's retention block"});
+  try {
+    std::string account;
+    std::unique_ptr<sql::Statement> st(conn.raw()->createStatement());
+    for (const Probe& p : probes) {
+      try {
+        // In a transaction that is rolled back, though WHERE 1 = 0 changes nothing.
+        st->execute("START TRANSACTION");
+        if (p.sql.rfind("SELECT", 0) == 0) {
+          std::unique_ptr<sql::ResultSet> rs(st->executeQuery(p.sql));
+          while (rs->next()) {
+          }
+        } else {
+          st->executeUpdate(p.sql);
+        }
+        st->execute("ROLLBACK");
+        *granted += std::string(granted->empty() ? "" : ", ") + p.privilege;
+      } catch (const sql::SQLException& e) {
+        if (IsConnectionError(e)) throw;
+        st->execute("ROLLBACK");
+        const int code = e.getErrorCode();
+        if (code == 1142 || code == 1143) {  // table / column access denied
+          if (account.empty()) account = CurrentAccount(conn);
+          problems->push_back("user " + account + " lacks " + p.privilege + " on " + name +
+                              " (needed " + p.why + "): GRANT " + p.privilege + " ON " + table +
+                              " TO " + account + ";" + p.alternative + " (" + DescribeSqlError(e) +
+                              ")");
+        } else if (code == 1290 || code == 1792 || code == 1836) {  // read-only server
+          problems->push_back("the server rejects " + std::string(p.privilege) + " on " + name +
+                              " as read-only: the relay needs a writable primary (" +
+                              DescribeSqlError(e) + ")");
+        } else {
+          problems->push_back(std::string(p.privilege) + " on " + name +
+                              " failed: " + DescribeSqlError(e));
+        }
+      }
+    }
+  } catch (const sql::SQLException& e) {
+    conn.Close();
+    return Status::Error("cannot check the grants on " + name + ": " + DescribeSqlError(e));
+  }
+  return Status::Ok();
+}
+
 }  // namespace outbox

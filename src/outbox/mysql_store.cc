@@ -476,13 +476,21 @@ Status MysqlStore::ReadStats(TableStats* out) {
       out->backlog = rs->getInt64(1);
       out->oldest_unsent_age_s = std::max<double>(0, static_cast<double>(rs->getInt64(2)));
     }
-    auto* dead =
-        conn_.Prepare("SELECT COUNT(*), COUNT(DISTINCT aggregate_type, aggregate_id) FROM " +
-                      table_ + " WHERE status = 'DEAD'");
+    auto* dead = conn_.Prepare("SELECT COUNT(*) FROM " + table_ + " WHERE status = 'DEAD'");
     std::unique_ptr<sql::ResultSet> drs(dead->executeQuery());
-    if (drs->next()) {
-      out->dead = drs->getInt64(1);
-      out->dead_aggregates = drs->getInt64(2);
+    if (drs->next()) out->dead = drs->getInt64(1);
+    // Aggregates whose later events wait behind a DEAD one: a DEAD row and a
+    // NEW or SENDING row of the same aggregate with a greater id. One range
+    // scan of idx_status_retry over the DEAD and unsent rows (the backlog
+    // query above reads the same rows), and only while DEAD rows exist.
+    if (out->dead > 0) {
+      auto* blocked = conn_.Prepare(
+          "SELECT COUNT(*) FROM (SELECT 1 FROM " + table_ +
+          " WHERE status IN ('DEAD', 'NEW', 'SENDING') GROUP BY aggregate_type, aggregate_id"
+          " HAVING MIN(CASE WHEN status = 'DEAD' THEN id END)"
+          " < MAX(CASE WHEN status <> 'DEAD' THEN id END)) b");
+      std::unique_ptr<sql::ResultSet> brs(blocked->executeQuery());
+      if (brs->next()) out->blocked_aggregates = brs->getInt64(1);
     }
     // Index ranges around the four known values: cheap, unlike NOT IN.
     auto* unknown = conn_.Prepare(

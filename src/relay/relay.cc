@@ -403,7 +403,7 @@ Status Relay::RefreshGauges() {
   metrics_.unknown_status->Set(static_cast<double>(st.unknown_status));
   bool blocking = options_.config.ordering == Ordering::kPerAggregate &&
                   options_.config.dead_policy == DeadPolicy::kBlock;
-  metrics_.blocked_aggregates->Set(blocking ? static_cast<double>(st.dead_aggregates) : 0);
+  metrics_.blocked_aggregates->Set(blocking ? static_cast<double>(st.blocked_aggregates) : 0);
   return Status::Ok();
 }
 

@@ -195,11 +195,12 @@ Status FakeTable::ReadStats(TableStats* out) {
   if (down_) return kDown;
   *out = {};
   std::optional<int64_t> oldest;
-  std::set<AggregateKey> dead_aggregates;
-  for (const auto& [id, r] : rows_) {
+  std::set<AggregateKey> dead_aggregates, blocked;
+  for (const auto& [id, r] : rows_) {  // in id order
     if (r.status == "NEW" || r.status == "SENDING") {
       ++out->backlog;
       oldest = std::min(oldest.value_or(r.row.created_at_unix), r.row.created_at_unix);
+      if (dead_aggregates.count(r.row.aggregate)) blocked.insert(r.row.aggregate);
     } else if (r.status == "DEAD") {
       ++out->dead;
       dead_aggregates.insert(r.row.aggregate);
@@ -208,7 +209,7 @@ Status FakeTable::ReadStats(TableStats* out) {
     }
   }
   if (oldest) out->oldest_unsent_age_s = clock_->UnixNow() - static_cast<double>(*oldest);
-  out->dead_aggregates = static_cast<int64_t>(dead_aggregates.size());
+  out->blocked_aggregates = static_cast<int64_t>(blocked.size());
   return Status::Ok();
 }
 

@@ -72,6 +72,7 @@ TEST_CASE(
 
 TEST_CASE("retention deletes old SENT rows only and in bounded chunks", "[store]") {
   TestDatabase db("store_retention");
+  db.GrantDelete();
   std::string v;
   for (int i = 1; i <= 2500; ++i) {
     const char* status =

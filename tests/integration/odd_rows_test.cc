@@ -157,7 +157,9 @@ TEST_CASE("a template rendering an invalid topic makes the row DEAD and blocks o
       // dead_policy block: aggregate 1's later event waits for the operator.
       std::this_thread::sleep_for(500ms);
       CHECK(RowStatus(db, 2) == "NEW");
-      CHECK(WaitFor([&] { return h.Metric("outbox_blocked_aggregates") == 3; }, 10s));
+      // Only aggregate 1 has an event waiting behind its DEAD one; the DEAD
+      // rows of aggregates 2 and 3 are their last (METRICS.md).
+      CHECK(WaitFor([&] { return h.Metric("outbox_blocked_aggregates") == 1; }, 10s));
     } else {
       CHECK(WaitFor([&] { return RowStatus(db, 2) == "SENT"; }, 30s));
     }
@@ -316,7 +318,8 @@ TEST_CASE("a DEAD reason longer than a short last_error column is cut at a chara
   InsertRow(db, {.id = 11, .aggregate_id = 11});
   RelayHarness h(TestService(db, cluster.bootstrap()));
   h.relay->Start();
-  REQUIRE(WaitFor([&] { return RowStatus(db, 100) == "DEAD" && RowStatus(db, 11) == "SENT"; }, 30s));
+  REQUIRE(
+      WaitFor([&] { return RowStatus(db, 100) == "DEAD" && RowStatus(db, 11) == "SENT"; }, 30s));
   CHECK(db.QueryInt("SELECT CHAR_LENGTH(last_error) FROM t_outbox WHERE id = 100") == 40);
   CHECK(LastErrorIs(db, 100, "headers column of row 100: value of \"\xc3\xa4\xc3\xa4\xc3\xa4"));
 }

@@ -87,6 +87,21 @@ for chunk in chunks:
         anchor = url.split("#", 1)[1]
         if anchor not in anchors:
             errors.append(f"{name}: anchor #{anchor} is not a heading of {runbook_path}")
+    # The alert's section says how to look: the relay's own commands, the SQL
+    # and the PromQL to run (each a fenced block), and how to fix it.
+    runbook = open(runbook_path, encoding="utf-8").read()
+    sec = re.search(rf"^## {re.escape(name)}\n(.*?)(?=^## |\Z)", runbook, re.S | re.M)
+    if not sec:
+        errors.append(f"{name}: no '## {name}' section in {runbook_path}")
+        continue
+    body = sec.group(1)
+    for what, pattern in (("a ```sh block with an outbox-relay command", r"```sh\n(?:(?!```).)*?outbox-relay ",),
+                          ("a ```sql block", r"```sql\n"), ("a ```promql block", r"```promql\n"),
+                          ("**What it means.**", r"\*\*What it means\.\*\*"),
+                          ("**How to look.**", r"\*\*How to look\.\*\*"),
+                          ("**How to fix.**", r"\*\*How to fix\.\*\*")):
+        if not re.search(pattern, body, re.S):
+            errors.append(f"{name}: its runbook section has no {what}")
 for e in errors:
     print(f"{rules_path}: {e}")
 print(f"{rules_path}: {alerts} alerts, {len(errors)} problems")

@@ -42,6 +42,29 @@ for key in DynamicUser=yes ProtectSystem=strict ProtectHome=yes NoNewPrivileges=
   grep -qx "$key" "$unit" || { echo "check_systemd: $unit lacks $key"; fail=1; }
 done
 
+# TimeoutStopSec must outlast the relay's own shutdown deadline: at most
+# min(60 s, lease_ms / 2 + 5 s) for in-flight batches plus 5 s for the
+# producer flush (src/app/app.cc, kafka_publisher.cc) = 65 s, plus 10 s margin.
+stop="$(sed -n 's/^TimeoutStopSec=\([0-9]*\)s$/\1/p' "$unit")"
+if [[ -z "$stop" || "$stop" -lt 75 ]]; then
+  echo "check_systemd: TimeoutStopSec must be at least 75s (the relay may take 65 s to stop), got '${stop:-unset}'"
+  fail=1
+else
+  echo "ok    TimeoutStopSec=${stop}s >= 75s (relay shutdown deadline 65 s + margin)"
+fi
+
+# systemd-analyze must really judge the unit here: a broken copy must fail.
+sed 's/^ProtectHome=yes$/ProtectHome=yes\nNoSuchSetting=1\nRestart=sometimes/' \
+  "$tmp/outbox-relay.service" > "$tmp/broken.service"
+broken="$(cd "$tmp" && SYSTEMD_LOG_LEVEL=notice systemd-analyze verify --man=no ./broken.service 2>&1)" || true
+if grep -q "NoSuchSetting" <<<"$broken" && grep -q "sometimes" <<<"$broken"; then
+  echo "ok    systemd-analyze verify reports a unit with an unknown key and a bad value"
+else
+  echo "check_systemd: systemd-analyze verify did not report a deliberately broken unit:"
+  echo "$broken"
+  fail=1
+fi
+
 echo "== systemd-analyze verify (ExecStart binary: $bin)"
 # Outside a booted systemd (containers, CI) verify still parses the unit but
 # may warn about the manager; only messages about our unit count.

@@ -61,6 +61,17 @@ for path in files:
 
 VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(:-[^}]*)?\}")
 
+def shutdown_budget_s(config):
+    """Seconds a relay with this parsed config may take to stop on SIGTERM:
+    min(60, lease_ms / 2000 + 5) for in-flight batches (services in
+    parallel), then up to 5 for the producer flush (src/app/app.cc)."""
+    leases = [int(str(s.get("lease_ms", 30000))) for s in config.get("services", [])] or [30000]
+    return min(60, max(leases) / 2000 + 5) + 5
+
+def duration_s(v):
+    m = re.fullmatch(r"\s*(\d+)\s*(s|m)?\s*", str(v))
+    return None if not m else int(m.group(1)) * (60 if m.group(2) == "m" else 1)
+
 def needed_env(config_text):
     """Variables a relay config needs from its environment (comments aside)."""
     config_text = re.sub(r"(^|\s)#.*$", "", config_text, flags=re.M)
@@ -101,6 +112,11 @@ if compose:
         errors.append(f"deploy/compose/relay.yaml needs ${var}, which the relay service does not set")
     if not re.search(r"^\s*listen:\s*0\.0\.0\.0:9464\s*$", cfg, re.M):
         errors.append("deploy/compose/relay.yaml: http.listen must be 0.0.0.0:9464 in a container")
+    budget = shutdown_budget_s(yaml.safe_load(cfg))
+    grace = duration_s(relay.get("stop_grace_period", "10s"))
+    if grace is None or grace < budget + 10:
+        errors.append(f"docker-compose.yml: relay stop_grace_period {relay.get('stop_grace_period', '10s (default)')}"
+                      f" must exceed the relay's shutdown deadline with relay.yaml ({budget:.0f} s) by 10 s")
 
 # Kubernetes
 k8s = docs.get("deploy/k8s/sidecar.yaml")
@@ -165,6 +181,11 @@ if k8s:
                 parsed = yaml.safe_load(cfg)
                 if parsed.get("http", {}).get("listen") != "0.0.0.0:9464":
                     errors.append("sidecar.yaml: relay config http.listen must be 0.0.0.0:9464 for kubelet probes")
+                budget = shutdown_budget_s(parsed)
+                grace = int(pod.get("terminationGracePeriodSeconds", 30))
+                if grace < budget + 10:
+                    errors.append(f"sidecar.yaml: terminationGracePeriodSeconds {grace} must exceed the"
+                                  f" relay's shutdown deadline with its config ({budget:.0f} s) by 10 s")
 
 for e in errors:
     print(f"FAIL  {e}")

@@ -7,12 +7,66 @@
 
 #include <stdexcept>
 
+#include "outbox_ddl.h"
+
 namespace outbox::testing {
 
 namespace {
 std::string Env(const char* name, const char* fallback) {
   const char* v = std::getenv(name);
   return v ? v : fallback;
+}
+}  // namespace
+
+// The minimal-grants tier of tests/CMakeLists.txt sets only
+// OUTBOX_TEST_RELAY_USER (a ctest property carries one variable); the
+// password then gets a default here, before main and before any thread, so
+// that the relay binaries the tests start inherit it too.
+const bool kRelayPasswordDefaulted = [] {
+  const char* user = std::getenv("OUTBOX_TEST_RELAY_USER");
+  if (user && *user && !std::getenv("OUTBOX_TEST_RELAY_PASSWORD"))
+    setenv("OUTBOX_TEST_RELAY_PASSWORD", "outbox-relay-minimal-grants", 0);
+  return true;
+}();
+
+bool SeparateRelayUser() {
+  const char* u = std::getenv("OUTBOX_TEST_RELAY_USER");
+  return u && *u;
+}
+
+MysqlConfig RelayMysql(const std::string& database) {
+  MysqlConfig m = TestMysql(database);
+  if (SeparateRelayUser()) {
+    m.user = Env("OUTBOX_TEST_RELAY_USER", "");
+    m.password = Env("OUTBOX_TEST_RELAY_PASSWORD", "");
+  }
+  return m;
+}
+
+std::string RelayPasswordEnv() {
+  if (RelayMysql("").password.empty()) return "";
+  return SeparateRelayUser() ? "OUTBOX_TEST_RELAY_PASSWORD" : "OUTBOX_TEST_MYSQL_PASSWORD";
+}
+
+std::vector<std::string> RelayChildEnv() {
+  const std::string name = RelayPasswordEnv();
+  if (name.empty()) return {};
+  return {name + "=" + RelayMysql("").password};
+}
+
+namespace {
+// 'user'@'%': the relay account of the minimal-grants tier.
+std::string RelayAccount() {
+  std::string user = Env("OUTBOX_TEST_RELAY_USER", "");
+  return "'" + user + "'@'%'";
+}
+std::string SqlString(const std::string& s) {
+  std::string out = "'";
+  for (char c : s) {
+    if (c == '\'' || c == '\\') out += '\\';
+    out += c;
+  }
+  return out + "'";
 }
 }  // namespace
 
@@ -29,8 +83,8 @@ MysqlConfig TestMysql(const std::string& database) {
   return m;
 }
 
-TestDatabase::TestDatabase(const std::string& name, const std::string& extra_columns)
-    : name_(name) {
+namespace {
+std::unique_ptr<sql::Connection> AdminConnect() {
   MysqlConfig m = TestMysql("mysql");
   sql::ConnectOptionsMap opts;
   opts["hostName"] = sql::SQLString(m.host);
@@ -38,28 +92,52 @@ TestDatabase::TestDatabase(const std::string& name, const std::string& extra_col
   opts["userName"] = sql::SQLString(m.user);
   opts["password"] = sql::SQLString(m.password);
   opts["OPT_SSL_MODE"] = sql::SSL_MODE_DISABLED;
-  conn_.reset(sql::mysql::get_mysql_driver_instance()->connect(opts));
+  return std::unique_ptr<sql::Connection>(sql::mysql::get_mysql_driver_instance()->connect(opts));
+}
+}  // namespace
+
+SqlClient::SqlClient(const std::string& database) : conn_(AdminConnect()) {
+  conn_->setSchema(database);
+}
+SqlClient::~SqlClient() = default;
+void SqlClient::Exec(const std::string& sql) {
+  std::unique_ptr<sql::Statement> st(conn_->createStatement());
+  st->execute(sql);
+}
+int64_t SqlClient::QueryInt(const std::string& sql) {
+  std::unique_ptr<sql::Statement> st(conn_->createStatement());
+  std::unique_ptr<sql::ResultSet> rs(st->executeQuery(sql));
+  if (!rs->next() || rs->isNull(1)) return 0;
+  return rs->getInt64(1);
+}
+
+TestDatabase::TestDatabase(const std::string& name, const std::string& extra_columns)
+    : name_(name) {
+  conn_ = AdminConnect();
   Exec("DROP DATABASE IF EXISTS `" + name_ + "`");
   Exec("CREATE DATABASE `" + name_ + "` CHARACTER SET utf8mb4");
   conn_->setSchema(name_);
-  Exec(R"(create table t_outbox (
-  id bigint primary key,
-  aggregate_type varchar(32) not null,
-  aggregate_id bigint not null,
-  event_type varchar(64) not null,
-  event_key varchar(128) not null,
-  payload json not null,
-  status varchar(16) not null,
-  retry_count int not null default 0,
-  next_retry_at datetime not null,
-  created_at datetime not null,
-  updated_at datetime not null,
-  unique key uk_event_key (event_key),
-  key idx_status_retry (status, next_retry_at))" +
-       extra_columns + ")");
+  Exec(OutboxTableDdl("t_outbox", extra_columns));
+  if (SeparateRelayUser()) {
+    // The password of an account left by an earlier run may differ.
+    const std::string password = SqlString(Env("OUTBOX_TEST_RELAY_PASSWORD", ""));
+    Exec("CREATE USER IF NOT EXISTS " + RelayAccount() + " IDENTIFIED BY " + password);
+    Exec("ALTER USER " + RelayAccount() + " IDENTIFIED BY " + password);
+    Exec("GRANT SELECT, UPDATE ON `" + name_ + "`.`t_outbox` TO " + RelayAccount());
+  }
+}
+
+void TestDatabase::GrantDelete() {
+  if (SeparateRelayUser()) Exec("GRANT DELETE ON `" + name_ + "`.`t_outbox` TO " + RelayAccount());
 }
 
 TestDatabase::~TestDatabase() {
+  try {
+    // Table grants outlive DROP DATABASE; a later test starts from none.
+    if (SeparateRelayUser())
+      Exec("REVOKE ALL PRIVILEGES ON `" + name_ + "`.`t_outbox` FROM " + RelayAccount());
+  } catch (...) {
+  }
   try {
     Exec("DROP DATABASE IF EXISTS `" + name_ + "`");
   } catch (...) {
@@ -95,6 +173,13 @@ int64_t TestDatabase::QueryInt(const std::string& sql) {
     if (!rs->next() || rs->isNull(1)) return 0;
     return rs->getInt64(1);
   });
+}
+
+std::string TestDatabase::QueryString(const std::string& sql) {
+  std::unique_ptr<sql::Statement> st(conn_->createStatement());
+  std::unique_ptr<sql::ResultSet> rs(st->executeQuery(sql));
+  if (!rs->next() || rs->isNull(1)) return "";
+  return rs->getString(1);
 }
 
 std::map<std::string, int64_t> TestDatabase::CountByStatus() {
@@ -232,6 +317,28 @@ ServiceConfig TestService(const TestDatabase& db, const std::string& bootstrap) 
   s.retry.max_attempts = 5;
   s.gauge_interval_ms = 200;
   return s;
+}
+
+std::string RelayConfigYaml(const TestDatabase& db, const std::string& service,
+                            const std::string& bootstrap, const std::string& service_yaml,
+                            const std::string& http_listen, const std::string& kafka_yaml) {
+  MysqlConfig m = db.mysql();
+  std::string y = "instance_id: test-" + service + "\nhttp: {listen: \"" + http_listen +
+                  "\"}\nlog: {level: info, format: text}\nkafka:\n  bootstrap_servers: \"" +
+                  bootstrap + "\"\n" + kafka_yaml + "services:\n  - name: " + service +
+                  "\n    mysql:\n      host: \"" + m.host +
+                  "\"\n      port: " + std::to_string(m.port) + "\n      user: \"" + m.user +
+                  "\"\n      database: " + m.database + "\n      tls: {mode: disabled}\n";
+  std::string pw = RelayPasswordEnv();
+  if (!pw.empty()) y += "      password_env: " + pw + "\n";
+  size_t start = 0;
+  while (start < service_yaml.size()) {
+    size_t end = service_yaml.find('\n', start);
+    if (end == std::string::npos) end = service_yaml.size();
+    y += "    " + service_yaml.substr(start, end - start) + "\n";
+    start = end + 1;
+  }
+  return y;
 }
 
 }  // namespace outbox::testing
