@@ -34,10 +34,11 @@ int main(int argc, char** argv) {
     else if (a == "--topics")
       topics = next();
     else {
-      std::cerr << "usage: outbox-mock-broker [--brokers N] [--partitions N] [--topics a,b]"
-                   " [--control FIFO]\n"
-                   "commands on stdin/FIFO: down | up | rtt MS | produce-errors COUNT [ERRNAME]"
-                   " | clear-errors | topic NAME PARTITIONS | quit\n";
+      std::cerr
+          << "usage: outbox-mock-broker [--brokers N] [--partitions N] [--topics a,b]"
+             " [--control FIFO]\n"
+             "commands on stdin/FIFO: down | up | rtt MS | produce-errors COUNT [ERRNAME]"
+             " | clear-errors | topic NAME PARTITIONS | leader TOPIC PARTITION BROKER | quit\n";
       return 2;
     }
   }

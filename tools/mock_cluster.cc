@@ -47,6 +47,11 @@ void MockCluster::PushProduceErrors(rd_kafka_resp_err_t err, int count) {
 
 void MockCluster::ClearProduceErrors() { rd_kafka_mock_clear_request_errors(cluster_, 0); }
 
+bool MockCluster::MoveLeader(const std::string& topic, int partition, int broker) {
+  return rd_kafka_mock_partition_set_leader(cluster_, topic.c_str(), partition, broker) ==
+         RD_KAFKA_RESP_ERR_NO_ERROR;
+}
+
 std::string MockCluster::Command(const std::string& line) {
   std::istringstream in(line);
   std::string cmd;
@@ -97,8 +102,19 @@ std::string MockCluster::Command(const std::string& line) {
     if (name.empty() || partitions <= 0) return "error usage: topic NAME PARTITIONS";
     return CreateTopic(name, partitions) ? "ok topic " + name : "error cannot create " + name;
   }
+  if (cmd == "leader") {
+    std::string topic;
+    int partition = -1, broker = 0;
+    in >> topic >> partition >> broker;
+    if (topic.empty() || partition < 0 || broker < 1 || broker > brokers_)
+      return "error usage: leader TOPIC PARTITION BROKER (1.." + std::to_string(brokers_) + ")";
+    return MoveLeader(topic, partition, broker)
+               ? "ok leader of " + topic + "/" + std::to_string(partition) + " is broker " +
+                     std::to_string(broker)
+               : "error cannot move the leader of " + topic + "/" + std::to_string(partition);
+  }
   return "error unknown command (down | up | rtt MS | produce-errors COUNT [ERRNAME] | "
-         "clear-errors | topic NAME PARTITIONS)";
+         "clear-errors | topic NAME PARTITIONS | leader TOPIC PARTITION BROKER)";
 }
 
 }  // namespace outbox::testing

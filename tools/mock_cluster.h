@@ -25,10 +25,15 @@ class MockCluster {
   // The next `count` Produce requests fail with `err`.
   void PushProduceErrors(rd_kafka_resp_err_t err, int count);
   void ClearProduceErrors();
+  // Makes broker `broker` (1-based) the leader of topic/partition, as a
+  // leader election would: requests to the old leader get
+  // NOT_LEADER_FOR_PARTITION until the client refreshes its metadata.
+  bool MoveLeader(const std::string& topic, int partition, int broker);
+  int brokers() const { return brokers_; }
 
   // Executes one text command (the broker tool's stdin protocol):
   //   down | up | rtt MS | produce-errors COUNT [ERRNAME] | clear-errors |
-  //   topic NAME PARTITIONS
+  //   topic NAME PARTITIONS | leader TOPIC PARTITION BROKER
   // Returns "ok ..." or "error ...".
   std::string Command(const std::string& line);
 
