@@ -1,0 +1,301 @@
+#include "support/scenario.h"
+
+#include <arpa/inet.h>
+#include <cppconn/exception.h>
+#include <cppconn/resultset.h>
+#include <cppconn/statement.h>
+#include <mysql_driver.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/time.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <iostream>
+#include <regex>
+#include <sstream>
+#include <thread>
+
+namespace outbox::testing {
+
+std::string ScratchDir(const std::string& scenario) {
+  const char* tmp = std::getenv("TMPDIR");
+  std::string base = std::string(tmp && *tmp ? tmp : "/tmp") + "/outbox-faults-" +
+                     std::to_string(getpid()) + "-" + scenario;
+  std::string cmd = "rm -rf '" + base + "' && mkdir -p '" + base + "'";
+  if (std::system(cmd.c_str()) != 0) return "/tmp";
+  return base;
+}
+
+uint64_t ScenarioSeed(uint64_t fallback) {
+  const char* s = std::getenv("OUTBOX_FAULTS_SEED");
+  return s && *s ? std::stoull(s) : fallback;
+}
+
+double ScenarioScale() {
+  const char* s = std::getenv("OUTBOX_FAULTS_SCALE");
+  return s && *s ? std::stod(s) : 1.0;
+}
+
+bool WaitUntil(const std::function<bool()>& cond, std::chrono::milliseconds timeout) {
+  auto end = std::chrono::steady_clock::now() + timeout;
+  while (std::chrono::steady_clock::now() < end) {
+    if (cond()) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  return cond();
+}
+
+HttpResult HttpGet(int port, const std::string& path, int timeout_ms) {
+  HttpResult r;
+  int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return r;
+  timeval tv{timeout_ms / 1000, (timeout_ms % 1000) * 1000};
+  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+  setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(static_cast<uint16_t>(port));
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0) {
+    close(fd);
+    return r;
+  }
+  std::string req = "GET " + path + " HTTP/1.0\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n";
+  if (send(fd, req.data(), req.size(), MSG_NOSIGNAL) != static_cast<ssize_t>(req.size())) {
+    close(fd);
+    return r;
+  }
+  std::string resp;
+  char buf[16384];
+  for (;;) {
+    ssize_t n = recv(fd, buf, sizeof(buf), 0);
+    if (n <= 0) break;
+    resp.append(buf, static_cast<size_t>(n));
+  }
+  close(fd);
+  // "HTTP/1.1 200 OK\r\n...\r\n\r\nbody"
+  if (resp.compare(0, 5, "HTTP/") != 0) return r;
+  auto sp = resp.find(' ');
+  if (sp == std::string::npos) return r;
+  r.status = std::atoi(resp.c_str() + sp + 1);
+  auto body = resp.find("\r\n\r\n");
+  if (body != std::string::npos) r.body = resp.substr(body + 4);
+  return r;
+}
+
+double MetricSum(const std::string& text, const std::string& name,
+                 const std::string& label_filter) {
+  double sum = 0;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) {
+    if (line.empty() || line[0] == '#') continue;
+    if (line.compare(0, name.size(), name) != 0) continue;
+    if (line.size() <= name.size() || (line[name.size()] != '{' && line[name.size()] != ' '))
+      continue;
+    auto space = line.rfind(' ');
+    std::string labels = line.substr(name.size(), space - name.size());
+    if (!label_filter.empty() && labels.find(label_filter) == std::string::npos) continue;
+    sum += std::stod(line.substr(space + 1));
+  }
+  return sum;
+}
+
+// ------------------------------------------------------------------- relays
+
+RelayProcess::RelayProcess(std::string name, const std::string& dir, RelaySpec spec)
+    : name_(std::move(name)),
+      config_(dir + "/" + name_ + ".yaml"),
+      log_(dir + "/" + name_ + ".log"),
+      spec_(std::move(spec)) {
+  const RelaySpec& s = spec_;
+  std::ofstream f(config_);
+  f << "instance_id: " << name_ << "\n"
+    << "http: {listen: 127.0.0.1:0}\n"
+    << "log: {format: text, level: " << s.log_level << "}\n"
+    << "kafka:\n  bootstrap_servers: \"" << s.bootstrap << "\"\n";
+  if (!s.kafka_properties.empty()) {
+    f << "  properties:\n";
+    for (const auto& [k, v] : s.kafka_properties) f << "    " << k << ": \"" << v << "\"\n";
+  }
+  f << "services:\n"
+    << "  - name: " << s.service << "\n"
+    << "    mysql:\n"
+    << "      host: " << s.mysql.host << "\n"
+    << "      port: " << s.mysql.port << "\n"
+    << "      user: " << s.mysql.user << "\n"
+    << (s.mysql.password.empty() ? "" : "      password_env: OUTBOX_TEST_MYSQL_PASSWORD\n")
+    << "      database: " << s.mysql.database << "\n"
+    << "      tls: {mode: disabled}\n"
+    << "      connect_timeout_ms: " << s.connect_timeout_ms << "\n"
+    << "      read_timeout_ms: " << s.read_timeout_ms << "\n"
+    << "    batch_size: " << s.batch_size << "\n"
+    << "    poll_interval_ms: " << s.poll_interval_ms << "\n"
+    << "    lease_ms: " << s.lease_ms << "\n"
+    << "    max_inflight_batches: " << s.max_inflight_batches << "\n"
+    << "    gauge_interval_ms: " << s.gauge_interval_ms << "\n"
+    << "    ordering: " << s.ordering << "\n"
+    << "    dead_policy: " << s.dead_policy << "\n"
+    << "    retry: {max_attempts: " << s.max_attempts
+    << ", initial_backoff_ms: " << s.initial_backoff_ms << ", max_backoff_ms: " << s.max_backoff_ms
+    << "}\n";
+}
+
+RelayProcess::~RelayProcess() { proc_.Kill(); }
+
+bool RelayProcess::Start() {
+  std::ifstream probe(log_, std::ios::ate);
+  std::streamoff offset = probe ? static_cast<std::streamoff>(probe.tellg()) : 0;
+  std::map<std::string, std::string> env;
+  if (!spec_.mysql.password.empty()) env["OUTBOX_TEST_MYSQL_PASSWORD"] = spec_.mysql.password;
+  if (!proc_.Start({OUTBOX_BINARY, "run", "--config", config_}, log_, env)) return false;
+  port_ = 0;
+  static const std::regex kServing(R"(serving /metrics, /healthz, /readyz on [0-9.]+:(\d+))");
+  return WaitUntil(
+             [&] {
+               std::string text = ReadFile(log_);
+               if (static_cast<std::streamoff>(text.size()) < offset) return false;
+               std::smatch m;
+               std::string fresh = text.substr(static_cast<size_t>(offset));
+               if (std::regex_search(fresh, m, kServing)) {
+                 port_ = std::stoi(m[1]);
+                 return true;
+               }
+               return !proc_.running();  // exited: give up at once
+             },
+             std::chrono::seconds(30)) &&
+         port_ != 0;
+}
+
+std::optional<int> RelayProcess::Stop(std::chrono::milliseconds timeout) {
+  proc_.Signal(SIGTERM);
+  return proc_.Wait(timeout);
+}
+
+std::string RelayProcess::Metrics() {
+  if (port_ == 0) return "";
+  HttpResult r = HttpGet(port_, "/metrics");
+  return r.status == 200 ? r.body : "";
+}
+
+double RelayProcess::Metric(const std::string& name) {
+  std::string text = Metrics();
+  double v = MetricSum(text, name, "service=\"" + spec_.service + "\"");
+  if (!text.empty()) last_seen_[name] = v;
+  return v;
+}
+
+int RelayProcess::ReadyzStatus() { return port_ == 0 ? 0 : HttpGet(port_, "/readyz").status; }
+
+void RelayProcess::Remember() {
+  for (auto& [name, v] : last_seen_) earlier_[name] += v;
+  last_seen_.clear();
+}
+
+double RelayProcess::Total(const std::string& name) {
+  double now = proc_.running() ? Metric(name) : last_seen_[name];
+  return earlier_[name] + now;
+}
+
+// ------------------------------------------------------------ load, check
+
+namespace {
+std::vector<std::string> ConnectionArgs(const MysqlConfig& m) {
+  return {"--host", m.host, "--port",     std::to_string(m.port),
+          "--user", m.user, "--database", m.database};
+}
+}  // namespace
+
+int RunLoad(const MysqlConfig& mysql, const std::vector<std::string>& args,
+            const std::string& log_path, std::chrono::milliseconds timeout) {
+  std::vector<std::string> argv = {OUTBOX_LOAD_BINARY};
+  for (auto& a : ConnectionArgs(mysql)) argv.push_back(a);
+  for (auto& a : args) argv.push_back(a);
+  return RunToCompletion(argv, log_path, timeout, {{"OUTBOX_LOAD_MYSQL_PASSWORD", mysql.password}});
+}
+
+bool StartLoad(Process* proc, const MysqlConfig& mysql, const std::vector<std::string>& args,
+               const std::string& log_path) {
+  std::vector<std::string> argv = {OUTBOX_LOAD_BINARY};
+  for (auto& a : ConnectionArgs(mysql)) argv.push_back(a);
+  for (auto& a : args) argv.push_back(a);
+  return proc->Start(argv, log_path, {{"OUTBOX_LOAD_MYSQL_PASSWORD", mysql.password}});
+}
+
+CheckResult RunCheck(const MysqlConfig& mysql, const std::string& bootstrap,
+                     const std::vector<std::string>& extra, const std::string& dir,
+                     const std::string& tag) {
+  CheckResult r;
+  std::string json = dir + "/check-" + tag + ".json";
+  std::string out = dir + "/check-" + tag + ".txt";
+  std::vector<std::string> argv = {OUTBOX_CHECK_BINARY};
+  for (auto& a : ConnectionArgs(mysql)) argv.push_back(a);
+  argv.insert(argv.end(), {"--bootstrap", bootstrap, "--json", json});
+  bool has_topics = false;
+  for (const auto& e : extra) has_topics = has_topics || e == "--topic" || e == "--topic-regex";
+  if (!has_topics) argv.insert(argv.end(), {"--topic-regex", "^outbox\\.event\\."});
+  for (const auto& e : extra) argv.push_back(e);
+  r.exit_code = RunToCompletion(argv, out, std::chrono::minutes(5),
+                                {{"OUTBOX_CHECK_MYSQL_PASSWORD", mysql.password}});
+  r.output = ReadFile(out);
+  std::string text = ReadFile(json);
+  if (!text.empty()) r.report = nlohmann::json::parse(text, nullptr, false);
+  std::cout << "outbox-check (" << tag << "):\n" << r.output << std::flush;
+  return r;
+}
+
+// ---------------------------------------------------------------- queries
+
+namespace {
+std::unique_ptr<sql::Connection> Open(const MysqlConfig& m) {
+  sql::ConnectOptionsMap opts;
+  opts["hostName"] = sql::SQLString(m.host);
+  opts["port"] = m.port;
+  opts["userName"] = sql::SQLString(m.user);
+  opts["password"] = sql::SQLString(m.password);
+  opts["schema"] = sql::SQLString(m.database);
+  opts["OPT_CONNECT_TIMEOUT"] = 2;
+  opts["OPT_READ_TIMEOUT"] = 10;
+  opts["OPT_SSL_MODE"] = sql::SSL_MODE_DISABLED;
+  return std::unique_ptr<sql::Connection>(sql::mysql::get_mysql_driver_instance()->connect(opts));
+}
+}  // namespace
+
+int64_t UnsentRows(const MysqlConfig& mysql) {
+  try {
+    auto c = Open(mysql);
+    std::unique_ptr<sql::Statement> st(c->createStatement());
+    std::unique_ptr<sql::ResultSet> rs(st->executeQuery("SELECT COUNT(*) FROM " + mysql.table +
+                                                        " WHERE status IN ('NEW', 'SENDING')"));
+    return rs->next() ? rs->getInt64(1) : -1;
+  } catch (const sql::SQLException&) {
+    return -1;
+  }
+}
+
+std::map<std::string, int64_t> RowsByStatus(const MysqlConfig& mysql) {
+  std::map<std::string, int64_t> out;
+  try {
+    auto c = Open(mysql);
+    std::unique_ptr<sql::Statement> st(c->createStatement());
+    std::unique_ptr<sql::ResultSet> rs(
+        st->executeQuery("SELECT status, COUNT(*) FROM " + mysql.table + " GROUP BY status"));
+    while (rs->next()) out[rs->getString(1)] = rs->getInt64(2);
+  } catch (const sql::SQLException&) {
+  }
+  return out;
+}
+
+void RecordFigures(const std::string& scenario, const nlohmann::json& figures) {
+  nlohmann::json line = figures;
+  line["scenario"] = scenario;
+  std::cout << "FIGURES " << line.dump() << std::endl;
+  if (const char* path = std::getenv("OUTBOX_FAULTS_FIGURES"); path && *path) {
+    std::ofstream(path, std::ios::app) << line.dump() << "\n";
+  }
+}
+
+}  // namespace outbox::testing

@@ -1,0 +1,129 @@
+#pragma once
+
+// Helpers for the fault scenarios (tests/faults/): relays as separate
+// `outbox-relay run` processes (so they can be SIGKILLed, SIGSTOPped and
+// SIGTERMed), their /metrics and /readyz, the workload generator and the
+// checker as programs. Binaries come from the build (compile definitions).
+
+#include <chrono>
+#include <functional>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "config/config.h"
+#include "support/fault_process.h"
+
+namespace outbox::testing {
+
+// A fresh scratch directory for one scenario's configs, logs and reports;
+// kept after the test (under $TMPDIR) so a failure can be read.
+std::string ScratchDir(const std::string& scenario);
+
+// Seed and size knobs, from the environment so that other people can rerun
+// the scenarios with other values: OUTBOX_FAULTS_SEED (default `fallback`),
+// OUTBOX_FAULTS_SCALE (a factor on event counts, default 1).
+uint64_t ScenarioSeed(uint64_t fallback);
+double ScenarioScale();
+
+// Polls `cond` every 50 ms until it holds or `timeout` passes.
+bool WaitUntil(const std::function<bool()>& cond, std::chrono::milliseconds timeout);
+
+struct HttpResult {
+  int status = 0;  // 0: no answer
+  std::string body;
+};
+HttpResult HttpGet(int port, const std::string& path, int timeout_ms = 2000);
+
+// Sum of the samples of `name` (exact metric name) whose label set contains
+// `label_filter` (e.g. "service=\"s1\""); 0 when absent.
+double MetricSum(const std::string& exposition, const std::string& name,
+                 const std::string& label_filter = "");
+
+struct RelaySpec {
+  std::string service = "faults";
+  MysqlConfig mysql;  // host, port, user, password, database
+  std::string bootstrap;
+  int batch_size = 200;
+  int64_t lease_ms = 4000;
+  int poll_interval_ms = 50;
+  int max_inflight_batches = 4;
+  int gauge_interval_ms = 300;
+  std::string ordering = "per_aggregate";
+  std::string dead_policy = "block";
+  int max_attempts = 50;
+  int64_t initial_backoff_ms = 100;
+  int64_t max_backoff_ms = 1000;
+  std::map<std::string, std::string> kafka_properties;  // kafka.properties
+  std::string log_level = "info";
+  int connect_timeout_ms = 1000;
+  int read_timeout_ms = 5000;
+};
+
+// One `outbox-relay run --config FILE` process.
+class RelayProcess {
+ public:
+  RelayProcess(std::string name, const std::string& dir, RelaySpec spec);
+  ~RelayProcess();
+
+  // Starts the relay and waits until it serves HTTP (the log names the port).
+  bool Start();
+  // SIGTERM and wait; returns the wait status or nullopt on timeout.
+  std::optional<int> Stop(std::chrono::milliseconds timeout);
+  void Signal(int sig) { proc_.Signal(sig); }
+  void Kill() { proc_.Kill(); }
+  bool running() { return proc_.running(); }
+  Process& process() { return proc_; }
+
+  int port() const { return port_; }
+  const std::string& name() const { return name_; }
+  const std::string& log_path() const { return log_; }
+  const RelaySpec& spec() const { return spec_; }
+  std::string Metrics();                   // "" when it does not answer
+  double Metric(const std::string& name);  // summed over this relay's service
+  int ReadyzStatus();
+
+  // Counters survive restarts of this relay: the sum of the values its
+  // earlier incarnations reported last (see Remember).
+  void Remember();
+  double Total(const std::string& name);
+
+ private:
+  std::string name_;
+  std::string config_;
+  std::string log_;
+  RelaySpec spec_;
+  Process proc_;
+  int port_ = 0;
+  std::map<std::string, double> last_seen_;  // metric -> last value of the current incarnation
+  std::map<std::string, double> earlier_;    // metric -> sum over earlier incarnations
+};
+
+// outbox-load with `args` after the connection flags; returns its exit code.
+int RunLoad(const MysqlConfig& mysql, const std::vector<std::string>& args,
+            const std::string& log_path, std::chrono::milliseconds timeout);
+// The same in the background.
+bool StartLoad(Process* proc, const MysqlConfig& mysql, const std::vector<std::string>& args,
+               const std::string& log_path);
+
+struct CheckResult {
+  int exit_code = -1;
+  nlohmann::json report;  // the --json output
+  std::string output;     // the human summary
+};
+// outbox-check against `mysql` and `bootstrap`, topics by regex
+// "^outbox\.event\." unless `extra` says otherwise.
+CheckResult RunCheck(const MysqlConfig& mysql, const std::string& bootstrap,
+                     const std::vector<std::string>& extra, const std::string& dir,
+                     const std::string& tag);
+
+int64_t UnsentRows(const MysqlConfig& mysql);
+std::map<std::string, int64_t> RowsByStatus(const MysqlConfig& mysql);
+
+// One line per scenario, printed and appended to $OUTBOX_FAULTS_FIGURES when
+// set (docs/RELIABILITY.md is written from these).
+void RecordFigures(const std::string& scenario, const nlohmann::json& figures);
+
+}  // namespace outbox::testing
