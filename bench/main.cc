@@ -7,6 +7,7 @@
 #include <sys/utsname.h>
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -144,7 +145,9 @@ void Bench::Machine() {
   std::remove(vlog.c_str());
   Child v({o_.relay_bin, "version"}, vlog);
   v.Wait(10);
-  m["relay"] = Trim(ReadFile(vlog));
+  std::string version = Trim(ReadFile(vlog));
+  std::replace(version.begin(), version.end(), '\n', ';');
+  m["relay"] = version;
   m["commit"] = o_.commit;
   m["command"] = o_.command;
 }
@@ -235,6 +238,9 @@ Drain Bench::RunDrain(const DrainSpec& spec) {
   Running relays;
   std::unique_ptr<Db> proc_conn;
   if (spec.mode == "db") {
+    // A fresh procedure for every call: none of the server's cached plans
+    // survive the TRUNCATE before it.
+    db_->CreateDrainProcedure(kMainTable);
     proc_conn = std::make_unique<Db>(o_.db);
   } else {
     RelaySpec rs;
@@ -419,12 +425,14 @@ void Bench::StageLatency() {
                                      "--quiet"};
     next_aggregate += aggregates;
     double cpu0 = ProcessCpuSeconds(relay.procs[0].pid()).value_or(0);
+    auto st0 = db_->GlobalStatus();
     double w0 = MonoSeconds();
     const int64_t start_us = WallMicros();
     Child load(argv, o_.out_dir + "/load.log");
     int rc = load.Wait(s_.latency_seconds * 3 + 60);
     double w1 = MonoSeconds();
     double cpu1 = ProcessCpuSeconds(relay.procs[0].pid()).value_or(0);
+    auto st1 = db_->GlobalStatus();
     if (rc != 0) throw std::runtime_error("outbox-load failed; see " + o_.out_dir + "/load.log");
     nlohmann::json j = nlohmann::json::parse(ReadFile(json));
     LatencyRun run;
@@ -433,6 +441,8 @@ void Bench::StageLatency() {
     run.offered_rate = j.value("events_per_second", 0.0);
     run.writer_max_lag_ms = j.value("max_lag_ms", 0.0);
     run.relay_cpu_pct = 100.0 * (cpu1 - cpu0) / (w1 - w0);
+    run.relay_statements_per_s =
+        (st1["Questions"] - st0["Questions"] - static_cast<double>(run.written)) / (w1 - w0);
     double deadline = MonoSeconds() + 60;
     while (consumer.count() < static_cast<size_t>(run.written) && MonoSeconds() < deadline)
       SleepSeconds(0.05);
@@ -461,10 +471,10 @@ void Bench::StageLatency() {
     Say(
         Fmt("latency run %d: %lld events at %.0f/s (writer max lag %.1f ms): insert->consumed "
             "p50 %.1f p99 %.1f max %.1f ms; insert->CreateTime p50 %.1f p99 %.1f ms; relay CPU "
-            "%.1f%%",
+            "%.1f%%, %.0f statements/s",
             rep, static_cast<long long>(run.written), run.offered_rate, run.writer_max_lag_ms,
             run.p50_ms, run.p99_ms, run.max_ms, run.create_p50_ms, run.create_p99_ms,
-            run.relay_cpu_pct));
+            run.relay_cpu_pct, run.relay_statements_per_s));
   }
   for (auto& p : relay.procs) p.Stop(60);
 }

@@ -94,6 +94,7 @@ struct LatencyRun {
   double p50_ms = 0, p99_ms = 0, max_ms = 0;                       // insert -> consumed
   double create_p50_ms = 0, create_p99_ms = 0, create_max_ms = 0;  // insert -> CreateTime
   double relay_cpu_pct = 0;
+  double relay_statements_per_s = 0;  // Questions/s minus the writers' one INSERT per event
 };
 
 struct Idle {
