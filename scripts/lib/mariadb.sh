@@ -11,6 +11,11 @@
 #   mariadb_sql DIR "SQL" [client args...]
 #                               run SQL as root over the socket (batch mode, no
 #                               column names); SQL "-" or omitted reads stdin
+#   mariadb_tls_files DIR       write a throwaway CA and a server certificate for
+#                               127.0.0.1/localhost (plus a client certificate and an
+#                               unrelated "other" CA, for tests) into DIR; print the
+#                               mariadbd arguments that enable TLS with them, e.g.
+#                               mariadb_start DB $(mariadb_tls_files TLS)
 #   mariadb_create_outbox DIR DB [TABLE]
 #                               create database DB (utf8mb4) and the SPEC §2
 #                               outbox table TABLE (default t_outbox) in it,
@@ -374,4 +379,38 @@ create database if not exists \`$db\` character set utf8mb4 collate utf8mb4_gene
 use \`$db\`;
 $ddl
 SQL
+}
+
+mariadb_tls_files() {
+    if [[ $# -ne 1 ]]; then
+        log "usage: mariadb_tls_files DIR"
+        return 2
+    fi
+    local dir
+    dir=$(_mariadb_absdir "$1") || return 1
+    (
+        set -e
+        cd "$dir"
+        umask 077
+        local subj=/O=outbox-relay-test
+        openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj "$subj/CN=test CA" \
+            -keyout ca-key.pem -out ca.pem
+        openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj "$subj/CN=other CA" \
+            -keyout other-ca-key.pem -out other-ca.pem
+        printf 'subjectAltName=IP:127.0.0.1,DNS:localhost\n' >server.ext
+        openssl req -newkey rsa:2048 -nodes -subj "$subj/CN=127.0.0.1" \
+            -keyout server-key.pem -out server.csr
+        openssl x509 -req -in server.csr -CA ca.pem -CAkey ca-key.pem -CAcreateserial \
+            -days 2 -extfile server.ext -out server-cert.pem
+        openssl req -newkey rsa:2048 -nodes -subj "$subj/CN=relay" \
+            -keyout client-key.pem -out client.csr
+        openssl x509 -req -in client.csr -CA ca.pem -CAkey ca-key.pem -CAcreateserial \
+            -days 2 -out client-cert.pem
+        rm -f server.csr client.csr server.ext
+    ) >"$dir/openssl.log" 2>&1 || {
+        log "openssl failed; see $dir/openssl.log"
+        return 1
+    }
+    printf -- '--ssl-ca=%s --ssl-cert=%s --ssl-key=%s\n' \
+        "$dir/ca.pem" "$dir/server-cert.pem" "$dir/server-key.pem"
 }

@@ -97,6 +97,12 @@ Status HttpServer::Listen(const std::string& listen) {
   return Status::Ok();
 }
 
+std::string HttpServer::local_address() const {
+  beast::error_code ec;
+  auto ep = acceptor_.local_endpoint(ec);
+  return ec ? "" : ep.address().to_string();
+}
+
 void HttpServer::Accept() {
   acceptor_.async_accept([this](beast::error_code ec, tcp::socket socket) {
     if (ec == boost::asio::error::operation_aborted) return;

@@ -27,6 +27,8 @@ class HttpServer {
   // Binds host:port (port 0 picks a free one). Call once, before io.run().
   Status Listen(const std::string& listen);
   unsigned short port() const { return port_; }
+  // The bound address, e.g. "127.0.0.1". REQUIRES: Listen succeeded.
+  std::string local_address() const;
   void Close();
 
  private:

@@ -1,0 +1,254 @@
+// Secrets and TLS: passwords never reach a log line, an error or a metric;
+// MySQL sessions are encrypted and verified against the configured CA.
+
+#include <cppconn/statement.h>
+#include <signal.h>
+
+#include <catch2/catch.hpp>
+#include <sstream>
+#include <thread>
+
+#include "mock_cluster.h"
+#include "outbox/mysql_connection.h"
+#include "support/http_probe.h"
+#include "support/process.h"
+#include "support/relay_harness.h"
+#include "support/test_env.h"
+
+using namespace outbox;
+using namespace outbox::testing;
+using namespace std::chrono_literals;
+
+namespace {
+
+// The test secrets; scripts/test also greps the whole ctest output for them.
+const char* kDbPassword = "Db-Pw-7f3K-secret";
+const char* kKafkaPassword = "Kafka-Pw-Q9z-secret";
+
+std::string TlsDir() {
+  const char* d = std::getenv("OUTBOX_TEST_MYSQL_TLS_DIR");
+  // scripts/test starts MariaDB with TLS and sets this (scripts/lib/mariadb.sh
+  // mariadb_tls_files); run the suite through it.
+  REQUIRE(d != nullptr);
+  return d;
+}
+
+std::string SessionCipher(MysqlConnection& conn) {
+  std::unique_ptr<sql::Statement> st(conn.raw()->createStatement());
+  std::unique_ptr<sql::ResultSet> rs(st->executeQuery("SHOW SESSION STATUS LIKE 'Ssl_cipher'"));
+  return rs->next() ? std::string(rs->getString(2)) : "";
+}
+
+// A user with a password and only the grants the relay needs.
+struct SecretUser {
+  SecretUser(TestDatabase& db, const std::string& name, const std::string& require = "")
+      : db_(db), name_(name) {
+    db.Exec("DROP USER IF EXISTS '" + name + "'@'127.0.0.1'");
+    db.Exec("CREATE USER '" + name + "'@'127.0.0.1' IDENTIFIED BY " + SqlQuote(kDbPassword) +
+            (require.empty() ? "" : " REQUIRE " + require));
+    db.Exec("GRANT SELECT, UPDATE ON `" + db.name() + "`.`t_outbox` TO '" + name + "'@'127.0.0.1'");
+  }
+  ~SecretUser() {
+    try {
+      db_.Exec("DROP USER IF EXISTS '" + name_ + "'@'127.0.0.1'");
+    } catch (...) {
+    }
+  }
+  TestDatabase& db_;
+  std::string name_;
+};
+
+std::string Yaml(const std::string& instance, int http, const std::string& bootstrap,
+                 const std::string& format, const std::string& mysql) {
+  return "instance_id: " + instance + "\nhttp: {listen: 127.0.0.1:" + std::to_string(http) +
+         "}\nlog: {level: debug, format: " + format +
+         "}\nkafka:\n  bootstrap_servers: " + bootstrap +
+         "\n  properties: {sasl.username: relay, sasl.password: \"${KAFKA_PW}\", debug: "
+         "\"conf,security\"}\nservices:\n  - name: secret\n    mysql: " +
+         mysql + "\n    poll_interval_ms: 50\n    gauge_interval_ms: 200\n";
+}
+
+}  // namespace
+
+TEST_CASE("MySQL sessions are encrypted with verify_ca and verify_identity against the test CA",
+          "[security][tls]") {
+  const std::string tls = TlsDir();
+  for (const char* mode : {"verify_ca", "verify_identity", "required"}) {
+    INFO(mode);
+    MysqlConfig m = TestMysql("mysql");
+    m.tls.mode = mode;
+    m.tls.ca = tls + "/ca.pem";
+    MysqlConnection conn(m);
+    Status s = conn.Connect();
+    REQUIRE(s.ok());
+    CHECK_FALSE(SessionCipher(conn).empty());
+  }
+  MysqlConfig plain = TestMysql("mysql");  // tls: disabled
+  MysqlConnection conn(plain);
+  REQUIRE(conn.Connect().ok());
+  CHECK(SessionCipher(conn).empty());
+}
+
+TEST_CASE("a CA that did not sign the server's certificate fails clearly", "[security][tls]") {
+  const std::string tls = TlsDir();
+  for (const char* mode : {"verify_ca", "verify_identity"}) {
+    INFO(mode);
+    MysqlConfig m = TestMysql("mysql");
+    m.tls.mode = mode;
+    m.tls.ca = tls + "/other-ca.pem";
+    MysqlConnection conn(m);
+    Status s = conn.Connect();
+    REQUIRE_FALSE(s.ok());
+    INFO(s.message());
+    CHECK(s.message().rfind("cannot connect to " + m.user + "@127.0.0.1:", 0) == 0);
+    CHECK((s.message().find("certificate") != std::string::npos ||
+           s.message().find("SSL") != std::string::npos ||
+           s.message().find("TLS") != std::string::npos));
+  }
+}
+
+TEST_CASE("a relay with verify_identity drains as a user that the server lets in only over TLS",
+          "[security][tls]") {
+  const std::string tls = TlsDir();
+  MockCluster cluster(1);
+  cluster.CreateTopic("outbox.event.Order", 1);
+  TestDatabase db("security_tls_relay");
+  db.InsertEvents(50, 2);
+  SecretUser user(db, "outbox_tls", "SSL");
+  ServiceConfig s = TestService(db, cluster.bootstrap());
+  s.mysql.user = "outbox_tls";
+  s.mysql.password = kDbPassword;
+  {
+    // Without TLS the server refuses the user: the relay says so, not ready.
+    RelayHarness h(s);
+    h.relay->Start();
+    REQUIRE(WaitFor([&] { return !h.relay->LastError().empty(); }, 10s));
+    CHECK(h.relay->LastError().find("Access denied for user 'outbox_tls'") != std::string::npos);
+    CHECK(h.relay->LastError().find(kDbPassword) == std::string::npos);
+    CHECK(db.CountByStatus()["NEW"] == 100);
+  }
+  s.mysql.tls.mode = "verify_identity";
+  s.mysql.tls.ca = tls + "/ca.pem";
+  RelayHarness h(s);
+  h.relay->Start();
+  REQUIRE(WaitFor([&] { return db.CountByStatus()["SENT"] == 100; }, 60s));
+  CHECK(h.relay->DatabaseReady());
+}
+
+TEST_CASE("a client certificate is presented when the user requires X509", "[security][tls]") {
+  const std::string tls = TlsDir();
+  TestDatabase db("security_tls_x509");
+  SecretUser user(db, "outbox_x509", "X509");
+  MysqlConfig m = db.mysql();
+  m.user = "outbox_x509";
+  m.password = kDbPassword;
+  m.tls.mode = "verify_ca";
+  m.tls.ca = tls + "/ca.pem";
+  {
+    MysqlConnection without(m);
+    CHECK_FALSE(without.Connect().ok());
+  }
+  m.tls.cert = tls + "/client-cert.pem";
+  m.tls.key = tls + "/client-key.pem";
+  MysqlConnection with(m);
+  REQUIRE(with.Connect().ok());
+  CHECK_FALSE(SessionCipher(with).empty());
+}
+
+TEST_CASE("no password appears in any log line or error or metric of the relay and check",
+          "[security][process]") {
+  MockCluster cluster(1);
+  cluster.CreateTopic("outbox.event.Order", 1);
+  TestDatabase db("security_no_leak");
+  db.InsertEvents(100, 1);
+  SecretUser user(db, "outbox_secret");
+  MysqlConfig m = db.mysql();
+  TempDir dir;
+  const std::string pw_file = dir.Write("db-password", std::string(kDbPassword) + "\n", 0600);
+  const std::string wrong_file = dir.Write("wrong-password", "not-the-password\n", 0600);
+  auto mysql = [&](const std::string& secret) {
+    return "{host: " + m.host + ", port: " + std::to_string(m.port) +
+           ", user: outbox_secret, database: " + m.database +
+           ", tls: {mode: disabled}, connect_timeout_ms: 1000, " + secret + "}";
+  };
+  const std::vector<std::string> env = {std::string("DB_PW=") + kDbPassword,
+                                        std::string("KAFKA_PW=") + kKafkaPassword,
+                                        "WRONG_PW=not-the-password"};
+  std::vector<std::string> outputs;
+
+  // Two relays, the password from the environment (text logs) and from a file
+  // (JSON logs), at debug level, with librdkafka's config dump on. Their
+  // sessions are killed once to provoke the reconnect logs.
+  struct Run {
+    std::string format, secret;
+  };
+  for (const Run& run :
+       {Run{"text", "password_env: DB_PW"}, Run{"json", "password_file: " + pw_file}}) {
+    const int http = FreeTcpPort();
+    db.Exec("UPDATE t_outbox SET status = 'NEW'");
+    std::string yaml =
+        Yaml("leak-" + run.format, http, cluster.bootstrap(), run.format, mysql(run.secret));
+    ChildProcess relay({OUTBOX_BINARY, "run", "--config", dir.Write("relay.yaml", yaml)},
+                       ChildEnv(env));
+    REQUIRE(WaitFor([&] { return db.CountByStatus()["SENT"] == 100; }, 60s));
+    for (int i = 0; i < 3; ++i) {
+      int64_t id = db.QueryInt(
+          "SELECT ID FROM information_schema.PROCESSLIST WHERE USER = 'outbox_secret' LIMIT 1");
+      try {
+        if (id) db.Exec("KILL CONNECTION " + std::to_string(id));
+      } catch (...) {
+        // The session ended in between.
+      }
+    }
+    REQUIRE(WaitFor([&] { return HttpGet(http, "/readyz").status == 200; }, 30s));
+    outputs.push_back(HttpGet(http, "/metrics").body);
+    outputs.push_back(HttpGet(http, "/readyz").body);
+    relay.Signal(SIGTERM);
+    CHECK(relay.Wait(60s) == 0);
+    outputs.push_back(relay.out());
+    outputs.push_back(relay.err());
+    CHECK(relay.err().find("password from " +
+                           std::string(run.format == "text" ? "env:DB_PW" : "file:" + pw_file)) !=
+          std::string::npos);
+  }
+
+  // A wrong password: the relay keeps retrying and says why; check --connect
+  // fails with exit 1; neither prints the password it was given.
+  {
+    const int http = FreeTcpPort();
+    std::string yaml =
+        Yaml("leak-wrong", http, cluster.bootstrap(), "text", mysql("password_env: WRONG_PW"));
+    ChildProcess relay({OUTBOX_BINARY, "run", "--config", dir.Write("wrong.yaml", yaml)},
+                       ChildEnv(env));
+    REQUIRE(WaitFor([&] { return HttpGet(http, "/readyz").status == 503; }, 30s));
+    outputs.push_back(HttpGet(http, "/readyz").body);
+    CHECK(outputs.back().find("Access denied for user 'outbox_secret'") != std::string::npos);
+    relay.Signal(SIGTERM);
+    CHECK(relay.Wait(60s) == 0);
+    outputs.push_back(relay.err());
+    CHECK(relay.err().find("Access denied") != std::string::npos);
+    for (const std::string& file : {wrong_file, pw_file}) {
+      std::string cfg = Yaml("check", FreeTcpPort(), cluster.bootstrap(), "text",
+                             mysql("password_file: " + file));
+      ProcessResult r = RunProcess(
+          {OUTBOX_BINARY, "check", "--connect", "--config", dir.Write("check.yaml", cfg)},
+          ChildEnv(env));
+      CHECK(r.exit_code == (file == pw_file ? 0 : 1));
+      outputs.push_back(r.out);
+      outputs.push_back(r.err);
+    }
+    CHECK(outputs[outputs.size() - 2].find("database ok") != std::string::npos);
+    CHECK(outputs[outputs.size() - 4].find("Access denied for user 'outbox_secret'") !=
+          std::string::npos);
+  }
+
+  size_t lines = 0;
+  for (const auto& out : outputs) {
+    lines += static_cast<size_t>(std::count(out.begin(), out.end(), '\n'));
+    CHECK(out.find(kDbPassword) == std::string::npos);
+    CHECK(out.find(kKafkaPassword) == std::string::npos);
+    CHECK(out.find("not-the-password") == std::string::npos);
+  }
+  INFO(lines << " lines scanned");
+  CHECK(lines > 100);
+}
