@@ -111,6 +111,12 @@ RelayProcess::RelayProcess(std::string name, const std::string& dir, RelaySpec s
       config_(dir + "/" + name_ + ".yaml"),
       log_(dir + "/" + name_ + ".log"),
       spec_(std::move(spec)) {
+  // OUTBOX_FAULTS_KAFKA_DEBUG=eos,msg,... : librdkafka debug contexts for
+  // every relay, logged at debug level (to see what the producer did).
+  if (const char* d = std::getenv("OUTBOX_FAULTS_KAFKA_DEBUG"); d && *d) {
+    spec_.kafka_properties["debug"] = d;
+    spec_.log_level = "debug";
+  }
   const RelaySpec& s = spec_;
   std::ofstream f(config_);
   f << "instance_id: " << name_ << "\n"

@@ -24,7 +24,8 @@ std::string ScratchDir(const std::string& scenario);
 
 // Seed and size knobs, from the environment so that other people can rerun
 // the scenarios with other values: OUTBOX_FAULTS_SEED (default `fallback`),
-// OUTBOX_FAULTS_SCALE (a factor on event counts, default 1).
+// OUTBOX_FAULTS_SCALE (a factor on event counts, default 1). And
+// OUTBOX_FAULTS_KAFKA_DEBUG (librdkafka debug contexts for every relay).
 uint64_t ScenarioSeed(uint64_t fallback);
 double ScenarioScale();
 
