@@ -2,6 +2,7 @@
 // built on librdkafka's mock cluster. Prints "bootstrap HOST:PORT" on its
 // first line, then reads fault commands, one per line, from stdin (or from a
 // FIFO given with --control). Users point the relay at their real Kafka.
+#include <signal.h>
 #include <unistd.h>
 
 #include <csignal>
@@ -42,8 +43,14 @@ int main(int argc, char** argv) {
       return 2;
     }
   }
-  std::signal(SIGINT, OnSignal);
-  std::signal(SIGTERM, OnSignal);
+  // No SA_RESTART: a signal must interrupt the blocking open() of the control
+  // FIFO (which waits for a writer), or SIGTERM would not stop the broker.
+  struct sigaction sa {};
+  sa.sa_handler = OnSignal;
+  sigemptyset(&sa.sa_mask);
+  sa.sa_flags = 0;
+  sigaction(SIGINT, &sa, nullptr);
+  sigaction(SIGTERM, &sa, nullptr);
   outbox::testing::MockCluster cluster(brokers);
   // Topics created on first use get this many partitions.
   size_t start = 0;
