@@ -532,8 +532,9 @@ void Relay::Start() {
       "service {}: relaying {}.{} on {}:{} as {} (password from {}) to {} topic {}; batch {}, "
       "poll {} ms, lease {} ms, ordering {}, dead_policy {}, max_attempts {}",
       c.name, c.mysql.database, c.mysql.table, c.mysql.host, c.mysql.port, c.mysql.user,
-      c.mysql.password_source, c.kafka.bootstrap_servers, c.topic, c.batch_size, c.poll_interval_ms,
-      c.lease_ms, ToString(c.ordering), ToString(c.dead_policy), c.retry.max_attempts);
+      c.mysql.password_source.empty() ? "none" : c.mysql.password_source, c.kafka.bootstrap_servers,
+      c.topic, c.batch_size, c.poll_interval_ms, c.lease_ms, ToString(c.ordering),
+      ToString(c.dead_policy), c.retry.max_attempts);
   claim_thread_ = std::thread([this] { ClaimLoop(); });
   settle_thread_ = std::thread([this] { SettleLoop(); });
   house_thread_ = std::thread([this] { HousekeepingLoop(); });

@@ -14,9 +14,11 @@
 #include "mock_cluster.h"
 #include "outbox/mysql_store.h"
 #include "outbox/outbox_admin.h"
+#include "outbox_check.h"
 #include "relay/relay.h"
 #include "support/http_probe.h"
 #include "support/process.h"
+#include "support/relay_harness.h"
 #include "support/test_env.h"
 
 using namespace outbox;
@@ -24,64 +26,6 @@ using namespace outbox::testing;
 using namespace std::chrono_literals;
 
 namespace {
-
-// Kafka's Java murmur2 partitioner, to check the relay agrees with it.
-int32_t Murmur2(const std::string& key) {
-  const uint32_t seed = 0x9747b28c, m = 0x5bd1e995;
-  const int r = 24;
-  uint32_t len = static_cast<uint32_t>(key.size());
-  uint32_t h = seed ^ len;
-  const auto* data = reinterpret_cast<const unsigned char*>(key.data());
-  uint32_t i = 0;
-  for (; i + 4 <= len; i += 4) {
-    uint32_t k = data[i] | (data[i + 1] << 8) | (data[i + 2] << 16) | (uint32_t(data[i + 3]) << 24);
-    k *= m;
-    k ^= k >> r;
-    k *= m;
-    h *= m;
-    h ^= k;
-  }
-  switch (len - i) {
-    case 3:
-      h ^= data[i + 2] << 16;
-      [[fallthrough]];
-    case 2:
-      h ^= data[i + 1] << 8;
-      [[fallthrough]];
-    case 1:
-      h ^= data[i];
-      h *= m;
-  }
-  h ^= h >> 13;
-  h *= m;
-  h ^= h >> 15;
-  return static_cast<int32_t>(h);
-}
-
-// One relay in-process against the test MariaDB and a mock cluster.
-struct Harness {
-  explicit Harness(ServiceConfig s, MockCluster& cluster) : config(std::move(s)) {
-    std::vector<std::string> warnings;
-    auto props = ProducerProperties(config.kafka, "test", config.lease_ms, &warnings);
-    std::string err;
-    publisher = KafkaPublisher::Create(props, &err);
-    REQUIRE(publisher);
-    (void)cluster;
-    RelayOptions o;
-    o.config = config;
-    MysqlConfig mysql = config.mysql;
-    o.store_factory = [mysql] { return std::make_unique<MysqlStore>(mysql); };
-    o.publisher = publisher;
-    o.metrics = &metrics.ForService(config.name);
-    relay = std::make_unique<Relay>(std::move(o));
-  }
-  ~Harness() { relay->Stop(10s); }
-
-  ServiceConfig config;
-  Metrics metrics;
-  std::shared_ptr<KafkaPublisher> publisher;
-  std::unique_ptr<Relay> relay;
-};
 
 int64_t Unsent(TestDatabase& db) {
   return db.QueryInt("SELECT COUNT(*) FROM t_outbox WHERE status IN ('NEW','SENDING')");
@@ -125,7 +69,7 @@ TEST_CASE(
     db.InsertEvents(2500, 4);
     ServiceConfig s = TestService(db, cluster.bootstrap());
     s.ordering = ordering;
-    Harness h(s, cluster);
+    RelayHarness h(s);
     h.relay->Start();
     REQUIRE(WaitFor([&] { return Unsent(db) == 0; }, 120s));
     auto counts = db.CountByStatus();
@@ -146,7 +90,7 @@ TEST_CASE(
       CHECK(m.headers.at("created_at").size() == 20);
       CHECK(m.headers.at("created_at").back() == 'Z');
       CHECK(m.value.find("\"aggregate\":" + std::to_string(aggregate) + ",") != std::string::npos);
-      CHECK(m.partition == (Murmur2(m.key) & 0x7fffffff) % 4);
+      CHECK(m.partition == check::JavaPartition(m.key, 4));
     }
     CHECK(ids.size() == 10000);
     if (ordering == Ordering::kPerAggregate)
@@ -175,7 +119,7 @@ TEST_CASE("injected produce errors cause retries and then every event is deliver
   s.retry.max_attempts = 50;
   // Non-retriable for librdkafka's idempotent producer, so they reach the relay.
   cluster.PushProduceErrors(RD_KAFKA_RESP_ERR_INVALID_REQUIRED_ACKS, 6);
-  Harness h(s, cluster);
+  RelayHarness h(s);
   h.relay->Start();
   REQUIRE(WaitFor([&] { return Unsent(db) == 0; }, 120s));
   CHECK(db.CountByStatus()["SENT"] == 1000);
@@ -199,7 +143,7 @@ TEST_CASE("a broker that stays down drives rows to DEAD after max_attempts", "[e
   s.retry.max_attempts = 2;
   s.retry.initial_backoff_ms = 50;
   s.retry.max_backoff_ms = 50;
-  Harness h(s, cluster);
+  RelayHarness h(s);
   cluster.SetAllBrokersDown(true);
   // The relay does not claim while it sees the broker down; make it believe
   // the broker is up so the rows are attempted and time out.
@@ -229,7 +173,7 @@ TEST_CASE("an oversized payload goes DEAD at once with last_error while the othe
       " JSON_OBJECT('blob', '" +
       big + "'), 'NEW', NOW(), NOW(), NOW())");
   ServiceConfig s = TestService(db, cluster.bootstrap());
-  Harness h(s, cluster);
+  RelayHarness h(s);
   h.relay->Start();
   REQUIRE(WaitFor([&] { return Unsent(db) == 0; }, 60s));
   CHECK(db.QueryInt("SELECT COUNT(*) FROM t_outbox WHERE status = 'SENT'") == 10);
@@ -253,7 +197,7 @@ TEST_CASE("an expired SENDING row is reclaimed and delivered while a live lease 
         "= 2");
     ServiceConfig s = TestService(db, cluster.bootstrap());
     s.ordering = ordering;
-    Harness h(s, cluster);
+    RelayHarness h(s);
     h.relay->Start();
     REQUIRE(WaitFor(
         [&] {
@@ -283,7 +227,7 @@ TEST_CASE("/metrics gauges report the backlog and oldest age and DEAD count of t
       " (5,'Order',5,'A','k5','{}','SENT',NOW(), NOW() - INTERVAL 900 SECOND, NOW()),"
       " (6,'Order',6,'A','k6','{}','WEIRD',NOW(), NOW() - INTERVAL 900 SECOND, NOW())");
   ServiceConfig s = TestService(db, cluster.bootstrap());
-  Harness h(s, cluster);
+  RelayHarness h(s);
   REQUIRE(h.relay->RefreshGauges().ok());
   std::string text = h.metrics.Serialize();
   CHECK(text.find("outbox_backlog_events{service=\"e2e_gauges\"} 2") != std::string::npos);
@@ -310,7 +254,7 @@ TEST_CASE("a DEAD event blocks exactly its aggregate and releases it in order af
   db.Exec("UPDATE t_outbox SET status = 'DEAD', retry_count = 10 WHERE id = 2");  // aggregate 2,
                                                                                   // first event
   ServiceConfig s = TestService(db, cluster.bootstrap());
-  Harness h(s, cluster);
+  RelayHarness h(s);
   h.relay->Start();
   REQUIRE(WaitFor(
       [&] { return db.QueryInt("SELECT COUNT(*) FROM t_outbox WHERE status = 'SENT'") == 12; },
@@ -342,7 +286,7 @@ TEST_CASE("a missing table is reported and picked up when it appears", "[e2e]") 
   TestDatabase db("e2e_late_table");
   db.Exec("RENAME TABLE t_outbox TO t_outbox_later");
   ServiceConfig s = TestService(db, cluster.bootstrap());
-  Harness h(s, cluster);
+  RelayHarness h(s);
   h.relay->Start();
   REQUIRE(WaitFor([&] { return !h.relay->LastError().empty(); }, 10s));
   CHECK_FALSE(h.relay->DatabaseReady());

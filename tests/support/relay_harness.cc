@@ -65,36 +65,4 @@ void InsertRow(TestDatabase& db, const RowSpec& r) {
   db.Exec("INSERT INTO t_outbox (" + cols + ") VALUES (" + vals + ")");
 }
 
-int JavaPartition(const std::string& key, int partitions) {
-  const uint32_t seed = 0x9747b28c, m = 0x5bd1e995;
-  const int r = 24;
-  uint32_t len = static_cast<uint32_t>(key.size());
-  uint32_t h = seed ^ len;
-  const auto* data = reinterpret_cast<const unsigned char*>(key.data());
-  uint32_t i = 0;
-  for (; i + 4 <= len; i += 4) {
-    uint32_t k = data[i] | (data[i + 1] << 8) | (data[i + 2] << 16) | (uint32_t(data[i + 3]) << 24);
-    k *= m;
-    k ^= k >> r;
-    k *= m;
-    h *= m;
-    h ^= k;
-  }
-  switch (len - i) {
-    case 3:
-      h ^= data[i + 2] << 16;
-      [[fallthrough]];
-    case 2:
-      h ^= data[i + 1] << 8;
-      [[fallthrough]];
-    case 1:
-      h ^= data[i];
-      h *= m;
-  }
-  h ^= h >> 13;
-  h *= m;
-  h ^= h >> 15;
-  return static_cast<int>((static_cast<int32_t>(h) & 0x7fffffff) % partitions);
-}
-
 }  // namespace outbox::testing

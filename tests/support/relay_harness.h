@@ -11,6 +11,7 @@
 #include "config/config.h"
 #include "kafka/kafka_publisher.h"
 #include "metrics/metrics.h"
+#include "outbox_check.h"
 #include "relay/relay.h"
 #include "support/test_env.h"
 
@@ -51,8 +52,8 @@ void InsertRow(TestDatabase& db, const RowSpec& row);
 // 'text' as a MariaDB string literal (quotes and backslashes escaped).
 std::string SqlQuote(const std::string& text);
 
-// Kafka's Java murmur2 partitioner: the partition the Java client picks
-// for `key` among `partitions`.
-int JavaPartition(const std::string& key, int partitions);
+// Kafka's Java murmur2 partitioner (the checker's): the partition the Java
+// client picks for `key` among `partitions`.
+using check::JavaPartition;
 
 }  // namespace outbox::testing
