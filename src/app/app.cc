@@ -25,26 +25,14 @@ struct Cluster {
   std::shared_ptr<KafkaPublisher> publisher;
 };
 
-// Once a second: kafka_up, and the exit on a fatal producer error.
-void Tick(boost::asio::steady_timer& timer, std::vector<Cluster>& clusters, Metrics& metrics,
-          const std::function<void()>& on_fatal) {
+// Once a second: kafka_up.
+void Tick(boost::asio::steady_timer& timer, std::vector<Cluster>& clusters, Metrics& metrics) {
   bool up = true;
-  for (const auto& c : clusters) {
-    up = up && c.publisher->Healthy();
-    if (c.publisher->Fatal()) {
-      spdlog::error(
-          "kafka {}: the producer hit a fatal error and cannot publish again; stopping so that "
-          "the supervisor restarts the relay (rows in flight are reclaimed after their lease)",
-          c.config.bootstrap_servers);
-      metrics.kafka_up().Set(0);
-      on_fatal();
-      return;
-    }
-  }
+  for (const auto& c : clusters) up = up && c.publisher->Healthy();
   metrics.kafka_up().Set(up ? 1 : 0);
   timer.expires_after(std::chrono::seconds(1));
-  timer.async_wait([&timer, &clusters, &metrics, on_fatal](const boost::system::error_code& ec) {
-    if (!ec) Tick(timer, clusters, metrics, on_fatal);
+  timer.async_wait([&](const boost::system::error_code& ec) {
+    if (!ec) Tick(timer, clusters, metrics);
   });
 }
 
@@ -127,15 +115,9 @@ int RunDaemon(const LoadedConfig& loaded) {
 
   for (auto& r : relays) r->Start();
 
-  int exit_code = 0;
   boost::asio::steady_timer timer(io);
   boost::asio::signal_set signals(io, SIGINT, SIGTERM);
-  Tick(timer, clusters, metrics, [&] {
-    exit_code = 1;
-    signals.cancel();
-    http.Close();
-    io.stop();
-  });
+  Tick(timer, clusters, metrics);
   signals.async_wait([&](const boost::system::error_code& ec, int sig) {
     if (ec) return;
     spdlog::info("received {}, stopping: no new claims, finishing in-flight events",
@@ -157,7 +139,7 @@ int RunDaemon(const LoadedConfig& loaded) {
   relays.clear();
   clusters.clear();
   spdlog::info("stopped");
-  return exit_code;
+  return 0;
 }
 
 }  // namespace outbox

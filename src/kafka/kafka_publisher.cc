@@ -58,6 +58,13 @@ PublishOutcome ClassifyKafkaError(rd_kafka_resp_err_t err, bool broker_up) {
       o.result = PublishResult::kRetryable;
       o.reason = broker_up ? "timeout" : "broker_down";
       return o;
+    case RD_KAFKA_RESP_ERR__FATAL:
+    case RD_KAFKA_RESP_ERR__PURGE_QUEUE:
+    case RD_KAFKA_RESP_ERR__PURGE_INFLIGHT:
+      // The producer hit a fatal error and is being replaced.
+      o.result = PublishResult::kRetryable;
+      o.reason = "producer_fatal";
+      return o;
     case RD_KAFKA_RESP_ERR__TRANSPORT:
     case RD_KAFKA_RESP_ERR__ALL_BROKERS_DOWN:
       o.result = PublishResult::kRetryable;
@@ -70,9 +77,8 @@ PublishOutcome ClassifyKafkaError(rd_kafka_resp_err_t err, bool broker_up) {
   }
 }
 
-std::shared_ptr<KafkaPublisher> KafkaPublisher::Create(
-    const std::map<std::string, std::string>& props, std::string* error) {
-  std::shared_ptr<KafkaPublisher> self(new KafkaPublisher());
+rd_kafka_t* KafkaPublisher::NewProducer(const std::map<std::string, std::string>& props,
+                                        KafkaPublisher* self, std::string* error) {
   rd_kafka_conf_t* conf = rd_kafka_conf_new();
   char errstr[512];
   for (const auto& [k, v] : props) {
@@ -85,14 +91,45 @@ std::shared_ptr<KafkaPublisher> KafkaPublisher::Create(
   rd_kafka_conf_set_dr_msg_cb(conf, &KafkaPublisher::OnDeliveryReport);
   rd_kafka_conf_set_error_cb(conf, &KafkaPublisher::OnError);
   rd_kafka_conf_set_log_cb(conf, &KafkaPublisher::OnLog);
-  rd_kafka_conf_set_opaque(conf, self.get());
-  self->rk_ = rd_kafka_new(RD_KAFKA_PRODUCER, conf, errstr, sizeof(errstr));
-  if (self->rk_ == nullptr) {
-    *error = std::string("cannot create the Kafka producer: ") + errstr;
-    return nullptr;  // rd_kafka_new destroyed conf
-  }
+  rd_kafka_conf_set_opaque(conf, self);
+  rd_kafka_t* rk = rd_kafka_new(RD_KAFKA_PRODUCER, conf, errstr, sizeof(errstr));
+  if (rk == nullptr) *error = std::string("cannot create the Kafka producer: ") + errstr;
+  return rk;  // on failure rd_kafka_new destroyed conf
+}
+
+std::shared_ptr<KafkaPublisher> KafkaPublisher::Create(
+    const std::map<std::string, std::string>& props, std::string* error) {
+  std::shared_ptr<KafkaPublisher> self(new KafkaPublisher());
+  self->props_ = props;
+  self->rk_ = NewProducer(props, self.get(), error);
+  if (self->rk_ == nullptr) return nullptr;
   self->poller_ = std::thread([p = self.get()] { p->PollLoop(); });
   return self;
+}
+
+void KafkaPublisher::ReplaceProducer() {
+  // Fail what the broken producer holds: every pending delivery report runs
+  // (retryable), so every batch settles and its rows are retried.
+  rd_kafka_purge(rk_, RD_KAFKA_PURGE_F_QUEUE | RD_KAFKA_PURGE_F_INFLIGHT);
+  const int64_t deadline = NowMs() + 5000;
+  while (rd_kafka_outq_len(rk_) > 0 && NowMs() < deadline) rd_kafka_poll(rk_, 50);
+  std::string error;
+  rd_kafka_t* fresh = NewProducer(props_, this, &error);
+  if (fresh == nullptr) {
+    spdlog::error("kafka: cannot replace the producer after a fatal error: {}", error);
+    return;  // tried again on the next poll
+  }
+  rd_kafka_t* old;
+  {
+    std::unique_lock<std::shared_mutex> lock(rk_mu_);
+    old = rk_;
+    rk_ = fresh;
+    fatal_ = false;
+  }
+  rd_kafka_poll(old, 0);
+  rd_kafka_destroy(old);
+  ++replaced_;
+  spdlog::warn("kafka: replaced the producer after a fatal error; failed messages are retried");
 }
 
 KafkaPublisher::~KafkaPublisher() {
@@ -108,10 +145,12 @@ KafkaPublisher::~KafkaPublisher() {
 }
 
 void KafkaPublisher::Flush(int timeout_ms) {
+  std::shared_lock<std::shared_mutex> lock(rk_mu_);
   if (rk_) rd_kafka_flush(rk_, timeout_ms);
 }
 
 bool KafkaPublisher::Probe(int timeout_ms) {
+  std::shared_lock<std::shared_mutex> lock(rk_mu_);
   const struct rd_kafka_metadata* md = nullptr;
   rd_kafka_resp_err_t err = rd_kafka_metadata(rk_, 0, nullptr, &md, timeout_ms);
   if (md) rd_kafka_metadata_destroy(md);
@@ -119,6 +158,7 @@ bool KafkaPublisher::Probe(int timeout_ms) {
 }
 
 void KafkaPublisher::TriggerFatalErrorForTesting(const std::string& reason) {
+  std::shared_lock<std::shared_mutex> lock(rk_mu_);
   rd_kafka_test_fatal_error(rk_, RD_KAFKA_RESP_ERR_OUT_OF_ORDER_SEQUENCE_NUMBER, reason.c_str());
 }
 
@@ -126,7 +166,8 @@ void KafkaPublisher::PollLoop() {
   int64_t next_probe = 0;
   bool first = true;
   while (!stop_) {
-    rd_kafka_poll(rk_, 50);
+    rd_kafka_poll(rk_, 50);  // the poll thread is the only writer of rk_
+    if (fatal_) ReplaceProducer();
     int64_t now = NowMs();
     // Probe when the cluster looks down, or when nothing was acknowledged for
     // a while (an idle relay still reports kafka_up truthfully).
@@ -203,11 +244,15 @@ void KafkaPublisher::ProduceNext(const std::shared_ptr<Batch>& batch, size_t cha
     rd_kafka_header_add(hdrs, k.data(), static_cast<ssize_t>(k.size()), v.data(),
                         static_cast<ssize_t>(v.size()));
   auto* ctx = new MsgCtx{this, batch, index};
-  rd_kafka_resp_err_t err = rd_kafka_producev(
-      rk_, RD_KAFKA_V_TOPIC(m.topic.c_str()),
-      RD_KAFKA_V_KEY(const_cast<char*>(m.key.data()), m.key.size()),
-      RD_KAFKA_V_VALUE(const_cast<char*>(m.value.data()), m.value.size()), RD_KAFKA_V_HEADERS(hdrs),
-      RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY), RD_KAFKA_V_OPAQUE(ctx), RD_KAFKA_V_END);
+  rd_kafka_resp_err_t err;
+  {
+    std::shared_lock<std::shared_mutex> lock(rk_mu_);
+    err = rd_kafka_producev(rk_, RD_KAFKA_V_TOPIC(m.topic.c_str()),
+                            RD_KAFKA_V_KEY(const_cast<char*>(m.key.data()), m.key.size()),
+                            RD_KAFKA_V_VALUE(const_cast<char*>(m.value.data()), m.value.size()),
+                            RD_KAFKA_V_HEADERS(hdrs), RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY),
+                            RD_KAFKA_V_OPAQUE(ctx), RD_KAFKA_V_END);
+  }
   if (err != RD_KAFKA_RESP_ERR_NO_ERROR) {
     rd_kafka_headers_destroy(hdrs);
     delete ctx;

@@ -7,6 +7,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <shared_mutex>
 #include <string>
 #include <thread>
 
@@ -28,10 +29,12 @@ class KafkaPublisher : public Publisher {
   void Publish(std::vector<Message> messages, std::vector<std::vector<size_t>> chains,
                std::chrono::milliseconds budget, DoneFn done) override;
   bool Healthy() const override { return up_.load() && !fatal_.load(); }
-  // True once librdkafka raised a fatal error: the producer can never publish
-  // again and must be replaced (the daemon exits so that its supervisor
-  // restarts it; in-flight rows are reclaimed when their lease expires).
+  // True from a fatal librdkafka error (e.g. an idempotent producer whose
+  // sequence broke) until the poll thread has replaced the producer: its
+  // queued and in-flight messages fail (retryable, reason producer_fatal),
+  // and a fresh producer with the same properties takes over.
   bool Fatal() const { return fatal_.load(); }
+  int producers_replaced() const { return replaced_.load(); }
 
   // Waits up to `timeout_ms` for every queued message's delivery report.
   void Flush(int timeout_ms);
@@ -45,13 +48,21 @@ class KafkaPublisher : public Publisher {
   struct Batch;
   struct MsgCtx;
   KafkaPublisher() = default;
+  static rd_kafka_t* NewProducer(const std::map<std::string, std::string>& props,
+                                 KafkaPublisher* self, std::string* error);
   void PollLoop();
+  // Poll thread only: swaps in a fresh producer after a fatal error.
+  void ReplaceProducer();
   void ProduceNext(const std::shared_ptr<Batch>& batch, size_t chain);
   void Finish(const std::shared_ptr<Batch>& batch, size_t index, PublishOutcome outcome);
   static void OnDeliveryReport(rd_kafka_t* rk, const rd_kafka_message_t* msg, void* opaque);
   static void OnError(rd_kafka_t* rk, int err, const char* reason, void* opaque);
   static void OnLog(const rd_kafka_t* rk, int level, const char* fac, const char* buf);
 
+  std::map<std::string, std::string> props_;
+  // rk_ is replaced only by the poll thread, under an exclusive lock; other
+  // threads use it under a shared lock.
+  mutable std::shared_mutex rk_mu_;
   rd_kafka_t* rk_ = nullptr;
   std::thread poller_;
   std::atomic<bool> stop_{false};
@@ -59,6 +70,7 @@ class KafkaPublisher : public Publisher {
   // reached would burn an attempt of every row it publishes into the void.
   std::atomic<bool> up_{false};
   std::atomic<bool> fatal_{false};
+  std::atomic<int> replaced_{0};
   std::atomic<int64_t> last_ack_ms_{0};
 };
 

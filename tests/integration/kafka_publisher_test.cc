@@ -65,21 +65,27 @@ TEST_CASE("a chain that runs out of its lease budget releases the rest unattempt
   }
 }
 
-TEST_CASE("a fatal producer error makes the publisher unhealthy for good", "[kafka]") {
+TEST_CASE("a producer that hit a fatal error is replaced and publishing resumes", "[kafka]") {
   MockCluster cluster(1);
   cluster.CreateTopic("orders", 1);
   auto p = Connect(cluster);
   REQUIRE(PublishAndWait(*p, Chain(1), {{0}}, 10s)[0].result == PublishResult::kAcked);
   CHECK_FALSE(p->Fatal());
   p->TriggerFatalErrorForTesting("test: producer fenced");
-  auto deadline = std::chrono::steady_clock::now() + 10s;
-  while (!p->Fatal() && std::chrono::steady_clock::now() < deadline)
+  auto deadline = std::chrono::steady_clock::now() + 20s;
+  while (p->producers_replaced() == 0 && std::chrono::steady_clock::now() < deadline)
     std::this_thread::sleep_for(10ms);
-  CHECK(p->Fatal());
-  CHECK_FALSE(p->Healthy());
-  // Nothing can be published any more; it fails instead of hanging.
-  auto out = PublishAndWait(*p, Chain(1), {{0}}, 10s);
-  CHECK(out[0].result != PublishResult::kAcked);
+  REQUIRE(p->producers_replaced() == 1);
+  CHECK_FALSE(p->Fatal());
+  // The fresh producer publishes, in order.
+  auto out = PublishAndWait(*p, Chain(3), {{0, 1, 2}}, 10s);
+  for (const auto& o : out) CHECK(o.result == PublishResult::kAcked);
+}
+
+TEST_CASE("a fatal error fails queued messages as retryable producer_fatal", "[kafka]") {
+  CHECK(ClassifyKafkaError(RD_KAFKA_RESP_ERR__FATAL, true).result == PublishResult::kRetryable);
+  CHECK(ClassifyKafkaError(RD_KAFKA_RESP_ERR__PURGE_INFLIGHT, true).reason == "producer_fatal");
+  CHECK(ClassifyKafkaError(RD_KAFKA_RESP_ERR__PURGE_QUEUE, true).reason == "producer_fatal");
 }
 
 }  // namespace
