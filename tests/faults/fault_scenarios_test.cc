@@ -626,3 +626,56 @@ TEST_CASE(
   f["recover_seconds"] = max_stop_s;
   RecordFigures("handover", f);
 }
+
+TEST_CASE("ordering none: three relays with one killed by SIGKILL and restarted lose nothing",
+          "[faults][none]") {
+  World w("none");
+  const uint64_t seed = ScenarioSeed(808);
+  int64_t events = w.Load({"--aggregates", std::to_string(Scaled(1500)), "--events", "2..20",
+                           "--bulk", "--seed", std::to_string(seed)},
+                          "preload");
+  RelaySpec spec = w.Spec();
+  spec.ordering = "none";
+  spec.lease_ms = 3000;
+  RelayProcess victim("victim", w.dir, spec);
+  RelayProcess a("a", w.dir, spec);
+  RelayProcess b("b", w.dir, spec);
+  for (RelayProcess* r : {&victim, &a, &b}) REQUIRE(r->Start());
+  w.StartSteady(1500, 20, seed + 1, "steady");
+  std::mt19937_64 rng(seed);
+  std::uniform_int_distribution<int> pause_ms(1500, 3000);
+  int kills = 0;
+  while (kills < 3 && w.steady.running()) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(pause_ms(rng)));
+    victim.Signal(SIGKILL);
+    REQUIRE(victim.process().Wait(10s));
+    ++kills;
+    REQUIRE(victim.Start());
+  }
+  events += w.FinishSteady();
+  REQUIRE(kills >= 2);
+  REQUIRE(w.WaitDrained(5min));
+  for (RelayProcess* r : {&victim, &a, &b}) {
+    auto st = r->Stop(60s);
+    REQUIRE(st);
+    CHECK(WEXITSTATUS(*st) == 0);
+  }
+  const int64_t bound = int64_t{kills} * spec.batch_size * spec.max_inflight_batches;
+  CheckResult c = RunCheck(w.mysql, w.cluster.bootstrap(),
+                           {"--expect-all-sent", "--no-order", "--max-duplicates",
+                            std::to_string(bound), "--expect-rows", std::to_string(events)},
+                           w.dir, "final");
+  INFO(c.output);
+  REQUIRE(c.report.is_object());
+  CHECK(c.report["lost"] == 0);
+  CHECK(c.report["mismatched_messages"] == 0);
+  CHECK(c.report["unmatched_messages"] == 0);
+  CHECK(c.report["verdict"] == "OK");
+  CHECK(c.exit_code == 0);
+  CHECK(c.report["duplicate_copies"].get<int64_t>() <= bound);
+  nlohmann::json f = Figures(c);
+  f["seed"] = seed;
+  f["kills"] = kills;
+  f["duplicate_bound"] = bound;
+  RecordFigures("none", f);
+}
