@@ -111,8 +111,10 @@ void Db::LoadTemplate(const std::string& table, const std::string& tpl, int64_t 
        "` (id, aggregate_type, aggregate_id, event_type, event_key, payload, status,"
        " retry_count, next_retry_at, created_at, updated_at)"
        " SELECT id + " +
-       std::to_string(id_offset) +
-       ", aggregate_type, aggregate_id, event_type, event_key, payload, 'NEW', 0,"
+       std::to_string(id_offset) + ", aggregate_type, aggregate_id, event_type, " +
+       (id_offset > 0 ? "CONCAT(event_key, '@" + std::to_string(id_offset) + "')"
+                      : std::string("event_key")) +
+       ", payload, 'NEW', 0,"
        " NOW(), NOW(), NOW() FROM `" +
        tpl + "`");
 }

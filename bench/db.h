@@ -45,8 +45,9 @@ class Db {
   // random (seeded, so every run gets the same table); within an aggregate
   // the k-th event by id is its version k.
   void BuildTemplate(const std::string& name, int64_t aggregates, int per_aggregate);
-  // Copies the template into `table` with ids shifted by `id_offset`, as NEW
-  // rows created and due now, in one transaction (one commit makes the whole
+  // Copies the template into `table` with ids shifted by `id_offset` (and,
+  // when shifted, event keys suffixed so they stay unique), as NEW rows
+  // created and due now, in one transaction (one commit makes the whole
   // backlog visible at once).
   void LoadTemplate(const std::string& table, const std::string& tpl, int64_t id_offset);
   // Appends `rows` SENT rows (ids 1..rows, created a day ago) to `table`.

@@ -24,7 +24,7 @@ plot datadir."/headline.dat" using 2:xtic(1) lc rgb "#4477aa"
 unset style
 set style data linespoints
 set title "by batch_size (one relay)"
-set xtics norotate
+set xtics norotate center
 set logscale x 2
 set xlabel "batch_size"
 set key bottom right
@@ -51,10 +51,10 @@ if (rows(datadir."/latency_hist.dat") > 0) {
   xmax = (max < 120 ? max + 5 : 125)
   set xrange [0:xmax]
   set key top right
-  set arrow 1 from 20, graph 0 to 20, graph 1 nohead dt 2 lc rgb "#228833" lw 2
-  set arrow 2 from 100, graph 0 to 100, graph 1 nohead dt 2 lc rgb "#cc3311" lw 2
-  set label 1 "p50 target" at 20.5, graph 0.95 tc rgb "#228833"
-  set label 2 "p99 target" at 100.5, graph 0.95 tc rgb "#cc3311"
+  set arrow 1 from first 20, graph 0 to first 20, graph 1 nohead dt 2 lc rgb "#228833" lw 2
+  set arrow 2 from first 100, graph 0 to first 100, graph 1 nohead dt 2 lc rgb "#cc3311" lw 2
+  set label 1 "p50 target" at first 20.5, graph 0.55 tc rgb "#228833"
+  set label 2 "p99 target" at first 100.5, graph 0.55 tc rgb "#cc3311"
   plot datadir."/latency_hist.dat" using ($1+0.5):2 title "insert -> received by a consumer (upper bound)" lc rgb "#4477aa", \
        ""                           using ($1+0.5):3 title "insert -> CreateTime (lower bound)" lc rgb "#ee6677"
   unset arrow 1
