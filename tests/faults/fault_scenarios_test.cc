@@ -77,7 +77,7 @@ struct World {
     return nlohmann::json::parse(ReadFile(steady_json))["events"].get<int64_t>();
   }
   bool WaitDrained(std::chrono::milliseconds timeout) {
-    return WaitUntil([&] { return UnsentRows(mysql) == 0; }, timeout);
+    return WaitFor([&] { return UnsentRows(mysql) == 0; }, timeout);
   }
 
   std::string dir;
@@ -189,7 +189,7 @@ int64_t SentRows(const MysqlConfig& mysql) {
 double SecondsUntilProgress(const MysqlConfig& mysql, int64_t from,
                             std::chrono::milliseconds timeout) {
   auto t0 = Clock::now();
-  if (!WaitUntil([&] { return SentRows(mysql) > from; }, timeout)) return -1;
+  if (!WaitFor([&] { return SentRows(mysql) > from; }, timeout)) return -1;
   return Seconds(t0);
 }
 
@@ -240,7 +240,7 @@ TEST_CASE(
   }
   // Recovered once no row is SENDING under a claim made before the last
   // kill: the killed relay's leases expired and another relay took them.
-  REQUIRE(WaitUntil([&] { return HeldSince(w.db, last_kill_db) == 0; }, 2min));
+  REQUIRE(WaitFor([&] { return HeldSince(w.db, last_kill_db) == 0; }, 2min));
   double recover_s = Seconds(last_kill);
   events += w.FinishSteady();
   REQUIRE(done >= 3);  // the workload must outlast several kills to mean anything
@@ -294,7 +294,7 @@ TEST_CASE(
   int64_t stopped_db = DbNow(w.db);
   // The other relay takes over what the frozen one had claimed once the
   // leases expire: then nothing is SENDING under a claim from before the stop.
-  bool took_over = WaitUntil(
+  bool took_over = WaitFor(
       [&] {
         return other.Metric("outbox_leases_reclaimed_total") > 0 &&
                HeldSince(w.db, stopped_db) == 0;
@@ -307,7 +307,7 @@ TEST_CASE(
   frozen.Signal(SIGCONT);
   REQUIRE(took_over);
   // Its late settles find the rows no longer theirs: counted, not applied.
-  CHECK(WaitUntil([&] { return frozen.Metric("outbox_stale_transitions_total") > 0; }, 60s));
+  CHECK(WaitFor([&] { return frozen.Metric("outbox_stale_transitions_total") > 0; }, 60s));
   events += w.FinishSteady();
   REQUIRE(w.WaitDrained(5min));
   double stale = frozen.Metric("outbox_stale_transitions_total");
@@ -528,7 +528,7 @@ TEST_CASE(
   spec.max_attempts = 10;
   RelayProcess relay("relay", dir, spec);
   REQUIRE(relay.Start());
-  REQUIRE(WaitUntil([&] { return SentRows(mysql) > events / 5; }, 2min));
+  REQUIRE(WaitFor([&] { return SentRows(mysql) > events / 5; }, 2min));
   REQUIRE(server.Stop());
   auto down = Clock::now();
   bool saw_not_ready = false, saw_db_down = false;
@@ -542,10 +542,10 @@ TEST_CASE(
   double outage_s = Seconds(down);
   REQUIRE(server.Restart());
   auto up = Clock::now();
-  CHECK(WaitUntil([&] { return relay.ReadyzStatus() == 200; }, 60s));
+  CHECK(WaitFor([&] { return relay.ReadyzStatus() == 200; }, 60s));
   double ready_s = Seconds(up);
   CHECK(MetricSum(relay.Metrics(), "outbox_database_up") == 1);
-  REQUIRE(WaitUntil([&] { return UnsentRows(mysql) == 0; }, 5min));
+  REQUIRE(WaitFor([&] { return UnsentRows(mysql) == 0; }, 5min));
   double drained_s = Seconds(up);
   CHECK(saw_not_ready);
   CHECK(saw_db_down);

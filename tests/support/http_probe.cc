@@ -14,7 +14,8 @@ namespace outbox::testing {
 namespace {
 
 int ConnectLoopback(int port, int timeout_ms) {
-  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return -1;
   timeval tv{timeout_ms / 1000, (timeout_ms % 1000) * 1000};
   setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
   setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
@@ -44,22 +45,23 @@ int FreeTcpPort() {
   return ntohs(addr.sin_port);
 }
 
-HttpReply HttpGet(int port, const std::string& path) {
+HttpReply HttpGet(int port, const std::string& path, int timeout_ms) {
   HttpReply reply;
-  int fd = ConnectLoopback(port, 2000);
+  int fd = ConnectLoopback(port, timeout_ms);
   if (fd < 0) return reply;
-  std::string req = "GET " + path + " HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n";
-  if (write(fd, req.data(), req.size()) != static_cast<ssize_t>(req.size())) {
+  std::string req = "GET " + path + " HTTP/1.0\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n";
+  if (send(fd, req.data(), req.size(), MSG_NOSIGNAL) != static_cast<ssize_t>(req.size())) {
     close(fd);
     return reply;
   }
   std::string raw;
-  char buf[8192];
-  for (ssize_t n; (n = read(fd, buf, sizeof(buf))) > 0;) raw.append(buf, static_cast<size_t>(n));
+  char buf[16384];
+  for (ssize_t n; (n = recv(fd, buf, sizeof(buf), 0)) > 0;) raw.append(buf, static_cast<size_t>(n));
   close(fd);
   // "HTTP/1.1 200 OK\r\n...\r\n\r\nbody"
-  if (raw.size() < 12 || raw.compare(0, 5, "HTTP/") != 0) return reply;
-  reply.status = std::atoi(raw.c_str() + raw.find(' ') + 1);
+  size_t sp = raw.find(' ');
+  if (raw.compare(0, 5, "HTTP/") != 0 || sp == std::string::npos) return reply;
+  reply.status = std::atoi(raw.c_str() + sp + 1);
   size_t body = raw.find("\r\n\r\n");
   if (body != std::string::npos) reply.body = raw.substr(body + 4);
   return reply;

@@ -16,7 +16,7 @@ struct HttpReply {
   std::string body;
 };
 // GET http://127.0.0.1:port/path with a short timeout.
-HttpReply HttpGet(int port, const std::string& path);
+HttpReply HttpGet(int port, const std::string& path, int timeout_ms = 2000);
 
 // The value of the first sample of `metric` whose text starts with `prefix`
 // (e.g. `outbox_database_up{service="orders"}`); NaN when absent.

@@ -40,53 +40,6 @@ double ScenarioScale() {
   return s && *s ? std::stod(s) : 1.0;
 }
 
-bool WaitUntil(const std::function<bool()>& cond, std::chrono::milliseconds timeout) {
-  auto end = std::chrono::steady_clock::now() + timeout;
-  while (std::chrono::steady_clock::now() < end) {
-    if (cond()) return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
-  return cond();
-}
-
-HttpResult HttpGet(int port, const std::string& path, int timeout_ms) {
-  HttpResult r;
-  int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (fd < 0) return r;
-  timeval tv{timeout_ms / 1000, (timeout_ms % 1000) * 1000};
-  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-  setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_port = htons(static_cast<uint16_t>(port));
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  if (connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0) {
-    close(fd);
-    return r;
-  }
-  std::string req = "GET " + path + " HTTP/1.0\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n";
-  if (send(fd, req.data(), req.size(), MSG_NOSIGNAL) != static_cast<ssize_t>(req.size())) {
-    close(fd);
-    return r;
-  }
-  std::string resp;
-  char buf[16384];
-  for (;;) {
-    ssize_t n = recv(fd, buf, sizeof(buf), 0);
-    if (n <= 0) break;
-    resp.append(buf, static_cast<size_t>(n));
-  }
-  close(fd);
-  // "HTTP/1.1 200 OK\r\n...\r\n\r\nbody"
-  if (resp.compare(0, 5, "HTTP/") != 0) return r;
-  auto sp = resp.find(' ');
-  if (sp == std::string::npos) return r;
-  r.status = std::atoi(resp.c_str() + sp + 1);
-  auto body = resp.find("\r\n\r\n");
-  if (body != std::string::npos) r.body = resp.substr(body + 4);
-  return r;
-}
-
 double MetricSum(const std::string& text, const std::string& name,
                  const std::string& label_filter) {
   double sum = 0;
@@ -160,7 +113,7 @@ bool RelayProcess::Start() {
   if (!proc_.Start({OUTBOX_BINARY, "run", "--config", config_}, log_, env)) return false;
   port_ = 0;
   static const std::regex kServing(R"(serving /metrics, /healthz, /readyz on [0-9.]+:(\d+))");
-  return WaitUntil(
+  return WaitFor(
              [&] {
                std::string text = ReadFile(log_);
                if (static_cast<std::streamoff>(text.size()) < offset) return false;
@@ -183,7 +136,7 @@ std::optional<int> RelayProcess::Stop(std::chrono::milliseconds timeout) {
 
 std::string RelayProcess::Metrics() {
   if (port_ == 0) return "";
-  HttpResult r = HttpGet(port_, "/metrics");
+  HttpReply r = HttpGet(port_, "/metrics");
   return r.status == 200 ? r.body : "";
 }
 

@@ -15,6 +15,7 @@
 
 #include "config/config.h"
 #include "support/fault_process.h"
+#include "support/http_probe.h"
 
 namespace outbox::testing {
 
@@ -28,15 +29,6 @@ std::string ScratchDir(const std::string& scenario);
 // OUTBOX_FAULTS_KAFKA_DEBUG (librdkafka debug contexts for every relay).
 uint64_t ScenarioSeed(uint64_t fallback);
 double ScenarioScale();
-
-// Polls `cond` every 50 ms until it holds or `timeout` passes.
-bool WaitUntil(const std::function<bool()>& cond, std::chrono::milliseconds timeout);
-
-struct HttpResult {
-  int status = 0;  // 0: no answer
-  std::string body;
-};
-HttpResult HttpGet(int port, const std::string& path, int timeout_ms = 2000);
 
 // Sum of the samples of `name` (exact metric name) whose label set contains
 // `label_filter` (e.g. "service=\"s1\""); 0 when absent.
