@@ -35,9 +35,14 @@ Relay::Relay(RelayOptions options)
       retry_(options_.config.retry, options_.seed),
       house_store_(options_.store_factory()) {
   metrics_.database_up->Set(0);
+  guard_->relay = this;
 }
 
-Relay::~Relay() { Stop(std::chrono::milliseconds(0)); }
+Relay::~Relay() {
+  Stop(std::chrono::milliseconds(0));
+  std::lock_guard<std::mutex> lock(guard_->mu);  // waits out a completion in progress
+  guard_->relay = nullptr;
+}
 
 std::string Relay::LastError() const {
   std::lock_guard<std::mutex> lock(mu_);
@@ -254,15 +259,19 @@ void Relay::Publish(ClaimedBatch batch, Clock::TimePoint claimed_at) {
                          std::chrono::milliseconds(options_.config.lease_ms / 2 - 1000) - elapsed);
   options_.publisher->Publish(
       std::move(messages), std::move(chains), budget,
-      [this, shared, outcomes, msg_row = std::move(msg_row)](std::vector<PublishOutcome> results) {
+      [guard = guard_, shared, outcomes,
+       msg_row = std::move(msg_row)](std::vector<PublishOutcome> results) {
+        // Not `this`: the Relay may be gone (ThreadSanitizer found the
+        // notify below running on a destroyed condition variable).
+        std::lock_guard<std::mutex> alive(guard->mu);
+        Relay* self = guard->relay;
+        if (self == nullptr) return;  // stopped and destroyed: the lease expires
         for (size_t mi = 0; mi < results.size(); ++mi)
           (*outcomes)[msg_row[mi]] = std::move(results[mi]);
-        Completed done{std::move(*shared), std::move(*outcomes), options_.clock->UnixNow()};
-        {
-          std::lock_guard<std::mutex> lock(mu_);
-          completed_.push_back(std::move(done));
-        }
-        cv_.notify_all();
+        Completed done{std::move(*shared), std::move(*outcomes), self->options_.clock->UnixNow()};
+        std::lock_guard<std::mutex> lock(self->mu_);
+        self->completed_.push_back(std::move(done));
+        self->cv_.notify_all();
       });
 }
 

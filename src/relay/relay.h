@@ -128,6 +128,16 @@ class Relay {
   std::thread claim_thread_;
   std::thread settle_thread_;
   std::thread house_thread_;
+
+  // Publish completions arrive on the publisher's thread, which outlives
+  // the Relay (a batch still in flight after Stop's grace completes later,
+  // or is purged when the producer is destroyed). They reach the Relay only
+  // through this guard, which the destructor clears under its mutex.
+  struct CompletionGuard {
+    std::mutex mu;
+    Relay* relay = nullptr;  // guarded by mu; null once the Relay is gone
+  };
+  std::shared_ptr<CompletionGuard> guard_ = std::make_shared<CompletionGuard>();
 };
 
 }  // namespace outbox
