@@ -67,12 +67,12 @@ struct ServiceConfig {
   MysqlConfig mysql;
   std::string topic = "outbox.event.{aggregate_type}";
   std::map<std::string, std::string> topics;  // event_type -> topic
-  int batch_size = 500;        // large enough to amortise round trips, small enough for short locks
+  int batch_size = 500;  // large enough to amortise round trips, small enough for short locks
   // The longest wait between polls of an empty table: 10 cheap statements/s
   // when idle. After a round that claimed events the next poll comes within
   // ~1 ms, backing off (doubling) to this as the table stays empty.
   int poll_interval_ms = 100;
-  int64_t lease_ms = 30000;    // must exceed the broker delivery timeout (see kafka_config.cc)
+  int64_t lease_ms = 30000;  // must exceed the broker delivery timeout (see kafka_config.cc)
   Ordering ordering = Ordering::kPerAggregate;
   DeadPolicy dead_policy = DeadPolicy::kBlock;
   RetryConfig retry;

@@ -61,8 +61,8 @@ void ConfigLoaderInput(const uint8_t* data, size_t size) {
   const std::string text(reinterpret_cast<const char*>(data), size);
   // The secret may show only where the file itself wrote it or routed the
   // variable into a plain value (e.g. table: ${PW}).
-  const bool names_secret = text.find("hunter2") != std::string::npos ||
-                            text.find("PW") != std::string::npos;
+  const bool names_secret =
+      text.find("hunter2") != std::string::npos || text.find("PW") != std::string::npos;
   try {
     LoadedConfig c = LoadConfigText(text, "fuzz.yaml", o);
     // What a loaded config promises the rest of the relay.
