@@ -28,10 +28,6 @@ using namespace std::chrono_literals;
 
 namespace {
 
-int64_t Unsent(TestDatabase& db) {
-  return db.QueryInt("SELECT COUNT(*) FROM t_outbox WHERE status IN ('NEW','SENDING')");
-}
-
 // A TCP listener on 127.0.0.1 that accepts connections and reads whatever
 // arrives, but never writes a byte: a broker that hangs.
 class BlackHoleBroker {

@@ -27,10 +27,6 @@ using namespace std::chrono_literals;
 
 namespace {
 
-int64_t Unsent(TestDatabase& db) {
-  return db.QueryInt("SELECT COUNT(*) FROM t_outbox WHERE status IN ('NEW','SENDING')");
-}
-
 // Within each aggregate, the first occurrences in Kafka must be in id order.
 int OrderViolations(const std::vector<ConsumedMessage>& msgs) {
   std::map<std::string, int64_t> last;

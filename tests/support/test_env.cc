@@ -341,4 +341,8 @@ std::string RelayConfigYaml(const TestDatabase& db, const std::string& service,
   return y;
 }
 
+int64_t Unsent(TestDatabase& db) {
+  return db.QueryInt("SELECT COUNT(*) FROM t_outbox WHERE status IN ('NEW','SENDING')");
+}
+
 }  // namespace outbox::testing

@@ -80,6 +80,9 @@ struct ConsumedMessage {
   std::map<std::string, std::string> headers;
 };
 
+// Rows of `db`.t_outbox in NEW or SENDING.
+int64_t Unsent(TestDatabase& db);
+
 // Reads every message of `topics` from the start of every partition to the
 // high watermark.
 std::vector<ConsumedMessage> ConsumeAll(const std::string& bootstrap,
