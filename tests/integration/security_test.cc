@@ -220,9 +220,17 @@ TEST_CASE("no password appears in any log line or error or metric of the relay a
         Yaml("leak-wrong", http, cluster.bootstrap(), "text", mysql("password_env: WRONG_PW"));
     ChildProcess relay({OUTBOX_BINARY, "run", "--config", dir.Write("wrong.yaml", yaml)},
                        ChildEnv(env));
-    REQUIRE(WaitFor([&] { return HttpGet(http, "/readyz").status == 503; }, 30s));
-    outputs.push_back(HttpGet(http, "/readyz").body);
-    CHECK(outputs.back().find("Access denied for user 'outbox_secret'") != std::string::npos);
+    // Until the first connection attempt has failed, /readyz is 503 for
+    // another reason (not connected yet); wait for the reason that matters.
+    HttpReply ready;
+    CHECK(WaitFor(
+        [&] {
+          ready = HttpGet(http, "/readyz");
+          return ready.status == 503 &&
+                 ready.body.find("Access denied for user 'outbox_secret'") != std::string::npos;
+        },
+        30s));
+    outputs.push_back(ready.body);
     relay.Signal(SIGTERM);
     CHECK(relay.Wait(60s) == 0);
     outputs.push_back(relay.err());
