@@ -4,90 +4,113 @@
 
 namespace outbox {
 
-void ClaimPlanner::StartPass(int64_t min_id) {
+void ClaimPlanner::StartPass(int64_t min_id, const std::vector<DeadHead>& dead_heads) {
   in_pass_ = true;
-  exhausted_ = false;
+  page_short_ = false;
   cursor_ = min_id;
+  buffered_.clear();
+  buffered_pos_ = 0;
+  dead_min_id_.clear();
+  if (dead_policy_ == DeadPolicy::kBlock)
+    for (const auto& d : dead_heads) dead_min_id_[d.aggregate] = d.min_dead_id;
   std::lock_guard<std::mutex> lock(mu_);
   blocked_.clear();
-}
-
-void ClaimPlanner::UpdateDeadHeads(const std::vector<DeadHead>& dead_heads) {
-  if (dead_policy_ != DeadPolicy::kBlock) return;
-  std::map<AggregateKey, int64_t> fresh;
-  for (const auto& d : dead_heads) fresh[d.aggregate] = d.min_dead_id;
-  // No candidate may lie behind a DEAD row, nor behind a row replayed since
-  // the last update (NEW again, possibly behind the cursor).
-  std::map<AggregateKey, int64_t> barrier = fresh;
-  std::lock_guard<std::mutex> lock(mu_);
-  for (const auto& [key, id] : dead_min_id_) {
-    if (fresh.count(key)) continue;
-    Block(key);
-    barrier[key] = id;
-  }
-  dead_min_id_ = std::move(fresh);
-  bool dropped = false;
-  for (auto it = round_chains_.begin(); it != round_chains_.end();) {
-    auto b = barrier.find(it->first);
-    auto& chain = it->second;
-    size_t keep = chain.size();
-    if (b != barrier.end())
-      keep = std::lower_bound(chain.begin(), chain.end(), b->second) - chain.begin();
-    if (keep < chain.size()) {
-      Block(it->first);
-      chain.resize(keep);
-      dropped = true;
-    }
-    it = chain.empty() ? round_chains_.erase(it) : std::next(it);
-  }
-  if (!dropped) return;
-  candidates_.clear();
-  for (const auto& [key, chain] : round_chains_)
-    candidates_.insert(candidates_.end(), chain.begin(), chain.end());
-  std::sort(candidates_.begin(), candidates_.end());
+  deferred_.clear();
+  deferred_rows_ = 0;
 }
 
 void ClaimPlanner::EndPass() {
   in_pass_ = false;
-  exhausted_ = false;
+  page_short_ = false;
+  buffered_.clear();
+  buffered_pos_ = 0;
+  std::lock_guard<std::mutex> lock(mu_);
+  deferred_.clear();
+  deferred_rows_ = 0;
 }
 
-void ClaimPlanner::BeginRound() {
+void ClaimPlanner::BeginRound(int want) {
   round_chains_.clear();
   candidates_.clear();
+  std::lock_guard<std::mutex> lock(mu_);
+  for (auto it = deferred_.begin(); it != deferred_.end() && !full(want);) {
+    auto& rows = it->second;
+    size_t take = 0;
+    if (!blocked_.count(it->first)) {
+      if (inflight_.count(it->first)) {
+        ++it;  // its older event is still being delivered
+        continue;
+      }
+      // Everything older of this aggregate is SENT by this relay: the
+      // deferred rows are its next events, in id order.
+      take = std::min(rows.size(), static_cast<size_t>(want) - candidates_.size());
+      auto& chain = round_chains_[it->first];
+      chain.insert(chain.end(), rows.begin(), rows.begin() + take);
+      candidates_.insert(candidates_.end(), rows.begin(), rows.begin() + take);
+    } else {
+      take = rows.size();  // blocked: the next pass looks again
+    }
+    deferred_rows_ -= take;
+    rows.erase(rows.begin(), rows.begin() + take);
+    it = rows.empty() ? deferred_.erase(it) : std::next(it);
+  }
 }
 
 void ClaimPlanner::Block(const AggregateKey& key) { blocked_.insert(key); }
 
-void ClaimPlanner::Consume(const std::vector<WindowRow>& page, int page_limit, int want) {
-  std::lock_guard<std::mutex> lock(mu_);
-  for (const WindowRow& w : page) {
-    if (static_cast<int>(candidates_.size()) >= want) {
-      cursor_ = w.id;  // resume here next round
+void ClaimPlanner::Take(const WindowRow& w) {
+  const AggregateKey& key = w.aggregate;
+  if (blocked_.count(key)) return;
+  if (auto it = dead_min_id_.find(key); it != dead_min_id_.end() && it->second < w.id) {
+    Block(key);
+    return;
+  }
+  // This relay's own row, still in flight (claimed before this pass's
+  // snapshot): not a blocker; the aggregate's later rows are deferred.
+  if (inflight_ids_.count(w.id)) return;
+  auto deferred = deferred_.find(key);
+  bool in_round = round_chains_.count(key) > 0;
+  if (deferred != deferred_.end() || (!in_round && inflight_.count(key))) {
+    // An older event of ours is being delivered (or waits deferred itself):
+    // this row goes once that one is SENT.
+    if (!w.due || deferred_rows_ >= max_deferred_) {
+      Block(key);
       return;
     }
-    const AggregateKey& key = w.aggregate;
-    if (blocked_.count(key)) continue;
-    if (auto it = dead_min_id_.find(key); it != dead_min_id_.end() && it->second < w.id) {
-      Block(key);
-      continue;
-    }
-    bool in_round = round_chains_.count(key) > 0;
-    if (!in_round && inflight_.count(key)) {
-      Block(key);  // an older event of ours is still being delivered
-      continue;
-    }
-    if (!w.due) {
-      // Backing off, or leased by a live relay: it and everything after it
-      // in its aggregate wait. Earlier rows of the round's chain stay valid.
-      Block(key);
-      continue;
-    }
-    round_chains_[key].push_back(w.id);
-    candidates_.push_back(w.id);
+    deferred_[key].push_back(w.id);
+    ++deferred_rows_;
+    return;
   }
+  if (!w.due) {
+    // Backing off, or leased by a live relay: it and everything after it
+    // in its aggregate wait. Earlier rows of the round's chain stay valid.
+    Block(key);
+    return;
+  }
+  round_chains_[key].push_back(w.id);
+  candidates_.push_back(w.id);
+}
+
+void ClaimPlanner::ConsumeBuffered(int want) {
+  std::lock_guard<std::mutex> lock(mu_);
+  while (buffered_pos_ < buffered_.size() && !full(want)) Take(buffered_[buffered_pos_++]);
+  if (buffered_pos_ == buffered_.size()) {
+    buffered_.clear();
+    buffered_pos_ = 0;
+  }
+}
+
+void ClaimPlanner::Consume(std::vector<WindowRow> page, int page_limit, int want) {
   if (!page.empty()) cursor_ = page.back().id + 1;
-  if (static_cast<int>(page.size()) < page_limit) exhausted_ = true;
+  page_short_ = static_cast<int>(page.size()) < page_limit;
+  buffered_ = std::move(page);
+  buffered_pos_ = 0;
+  ConsumeBuffered(want);
+}
+
+size_t ClaimPlanner::deferred_count() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return deferred_rows_;
 }
 
 std::vector<int64_t> ClaimPlanner::Choose(const std::vector<OutboxRow>& locked) {
@@ -110,21 +133,25 @@ std::vector<int64_t> ClaimPlanner::Choose(const std::vector<OutboxRow>& locked) 
 
 void ClaimPlanner::OnClaimed(const std::vector<OutboxRow>& rows) {
   std::lock_guard<std::mutex> lock(mu_);
-  for (const auto& r : rows) ++inflight_[r.aggregate];
+  for (const auto& r : rows) {
+    ++inflight_[r.aggregate];
+    inflight_ids_.insert(r.id);
+  }
 }
 
-void ClaimPlanner::OnSettled(const std::vector<AggregateKey>& done,
-                             const std::vector<AggregateKey>& not_done) {
+void ClaimPlanner::OnSettled(const std::vector<SettledRow>& rows) {
   std::lock_guard<std::mutex> lock(mu_);
-  auto release = [&](const AggregateKey& k) {
-    auto it = inflight_.find(k);
+  for (const auto& r : rows) {
+    auto it = inflight_.find(r.aggregate);
     if (it != inflight_.end() && --it->second <= 0) inflight_.erase(it);
-  };
-  for (const auto& k : done) release(k);
-  for (const auto& k : not_done) {
-    release(k);
-    blocked_.insert(k);
+    inflight_ids_.erase(r.id);
+    if (!r.done) blocked_.insert(r.aggregate);
   }
+}
+
+size_t ClaimPlanner::blocked_count() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return blocked_.size();
 }
 
 }  // namespace outbox

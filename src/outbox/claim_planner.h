@@ -5,6 +5,7 @@
 #include <mutex>
 #include <optional>
 #include <set>
+#include <unordered_set>
 #include <vector>
 
 #include "config/config.h"
@@ -12,46 +13,66 @@
 
 namespace outbox {
 
+// A claimed row whose settle is recorded: `done` when it reached a final
+// state the pass may treat as gone (SENT; DEAD under dead_policy skip), not
+// when it went back to NEW, became DEAD under block, or was no longer ours.
+struct SettledRow {
+  int64_t id = 0;
+  AggregateKey aggregate;
+  bool done = false;
+};
+
 // Decides, for ordering: per_aggregate, which rows may be claimed: a row is
-// claimable only when every older unsent row of its aggregate is claimed with
-// it, earlier in the same batch (publishing then keeps id order per chain).
+// claimable only when every older unsent row of its aggregate is either
+// claimed with it, earlier in the same batch, or was delivered by this relay
+// (publishing keeps id order per chain).
 //
 // It reads the unsent rows in primary-key order in "passes": a pass starts at
-// the smallest NEW/SENDING id and moves a cursor forward page by page. Every
-// aggregate with an unsent row below the cursor that this relay is not
-// delivering itself is "blocked" for the rest of the pass, so a later event
-// never overtakes it. This needs no index on aggregate_id, and it is safe
-// across replicas: a row that another relay holds is SENDING (blocking), and
-// ClaimIds re-checks each row under lock.
+// the smallest NEW/SENDING id and moves a cursor forward page by page, all
+// from one snapshot of the table. Every aggregate with an unsent row below
+// the cursor that cannot be claimed now (backing off, leased by another
+// relay, behind a DEAD row, or failed in this relay) is "blocked" for the
+// rest of the pass, so a later event never overtakes it. A row whose older
+// event this relay itself is still delivering is "deferred": kept in memory
+// and claimed once that event is settled SENT, without waiting for the next
+// pass. This needs no index on aggregate_id, and it is safe across replicas:
+// a row that another relay holds is SENDING (blocking), and ClaimIds
+// re-checks each row under lock.
 //
 // Thread-safety: OnSettled may be called from any thread; everything else
 // from the claiming thread only.
 class ClaimPlanner {
  public:
-  explicit ClaimPlanner(DeadPolicy dead_policy) : dead_policy_(dead_policy) {}
+  // `max_deferred`: rows kept waiting behind this relay's own deliveries;
+  // beyond it their aggregates are blocked until the next pass instead.
+  explicit ClaimPlanner(DeadPolicy dead_policy, size_t max_deferred = 20000)
+      : dead_policy_(dead_policy), max_deferred_(max_deferred) {}
 
   bool in_pass() const { return in_pass_; }
-  bool pass_exhausted() const { return exhausted_; }
+  // Nothing left to read in this pass: the last page was short and all of it
+  // is consumed. Deferred rows may still become ready.
+  bool pass_exhausted() const { return page_short_ && buffered_.empty(); }
   int64_t cursor() const { return cursor_; }
 
-  // Starts a pass at `min_id`.
-  void StartPass(int64_t min_id);
+  // Starts a pass at `min_id` with the snapshot's DEAD rows (dead_policy
+  // block; ignored under skip).
+  void StartPass(int64_t min_id, const std::vector<DeadHead>& dead_heads = {});
   void EndPass();
 
-  // Starts a claim round: forgets the previous round's candidates.
-  void BeginRound();
-  // Consumes one scanned page (id order, ids >= cursor). Adds claimable rows
-  // to the round's candidates until there are `want`. Advances the cursor;
-  // marks the pass exhausted when the page was short.
-  void Consume(const std::vector<WindowRow>& page, int page_limit, int want);
+  // Starts a claim round: forgets the previous round's candidates and makes
+  // deferred rows whose older events are now SENT candidates (up to `want`).
+  void BeginRound(int want);
+  // Consumes rows of the last page left over when the round filled up, then
+  // one scanned page (id order, ids >= cursor), adding claimable rows to the
+  // round's candidates until there are `want`; what is left is kept for the
+  // next round. Advances the cursor past the page; a page shorter than
+  // `page_limit` is the pass's last.
+  void ConsumeBuffered(int want);
+  void Consume(std::vector<WindowRow> page, int page_limit, int want);
+  bool full(int want) const { return static_cast<int>(candidates_.size()) >= want; }
   const std::vector<int64_t>& candidates() const { return candidates_; }
-
-  // dead_policy block: the aggregates that have DEAD rows, read after the
-  // round's scan. Drops candidates behind a DEAD row and blocks their
-  // aggregates. An aggregate whose DEAD row was replayed since the last
-  // update stays blocked for the rest of the pass: the replayed row may lie
-  // behind the cursor, where this pass no longer looks.
-  void UpdateDeadHeads(const std::vector<DeadHead>& dead_heads);
+  // Rows deferred behind this relay's own deliveries.
+  size_t deferred_count() const;
 
   // Given the candidates that ClaimIds could lock (id order), returns those to
   // claim: per aggregate, the longest prefix of its chain that is all locked.
@@ -60,22 +81,23 @@ class ClaimPlanner {
 
   // The claimed rows are in flight until OnSettled.
   void OnClaimed(const std::vector<OutboxRow>& rows);
-  // `done`: aggregates whose rows all reached a final state the pass may
-  // treat as gone (SENT; DEAD under dead_policy skip). `not_done`: aggregates
-  // with a row that went back to NEW, DEAD (block) or whose claim was lost.
-  void OnSettled(const std::vector<AggregateKey>& done, const std::vector<AggregateKey>& not_done);
+  void OnSettled(const std::vector<SettledRow>& rows);
 
-  size_t blocked_count() const { return blocked_.size(); }
+  size_t blocked_count() const;
 
  private:
-  void Block(const AggregateKey& key);
+  void Block(const AggregateKey& key);  // mu_ held
+  void Take(const WindowRow& w);        // mu_ held
 
   const DeadPolicy dead_policy_;
+  const size_t max_deferred_;
 
   // Claiming thread only.
   bool in_pass_ = false;
-  bool exhausted_ = false;
+  bool page_short_ = false;
   int64_t cursor_ = 0;
+  std::vector<WindowRow> buffered_;  // the unconsumed rest of the last page
+  size_t buffered_pos_ = 0;
   std::map<AggregateKey, int64_t> dead_min_id_;
   std::map<AggregateKey, std::vector<int64_t>> round_chains_;
   std::vector<int64_t> candidates_;
@@ -84,6 +106,9 @@ class ClaimPlanner {
   mutable std::mutex mu_;
   std::set<AggregateKey> blocked_;
   std::map<AggregateKey, int> inflight_;
+  std::unordered_set<int64_t> inflight_ids_;
+  std::map<AggregateKey, std::vector<int64_t>> deferred_;
+  size_t deferred_rows_ = 0;
 };
 
 }  // namespace outbox

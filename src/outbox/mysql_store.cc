@@ -147,10 +147,11 @@ void MysqlStore::ReadRows(sql::ResultSet* rs, ClaimedBatch* out, std::string* la
   }
 }
 
-Status MysqlStore::HasDueNew(bool* due) {
+Status MysqlStore::HasDue(bool include_expired, bool* due) {
   return Run("probe", [&] {
-    auto* ps = conn_.Prepare("SELECT 1 FROM " + table_ +
-                             " WHERE status = 'NEW' AND next_retry_at <= NOW() LIMIT 1");
+    auto* ps = conn_.Prepare("SELECT 1 FROM " + table_ + " WHERE status " +
+                             (include_expired ? "IN ('NEW', 'SENDING')" : "= 'NEW'") +
+                             " AND next_retry_at <= NOW() LIMIT 1");
     std::unique_ptr<sql::ResultSet> rs(ps->executeQuery());
     *due = rs->next();
   });

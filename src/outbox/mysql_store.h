@@ -16,7 +16,7 @@ class MysqlStore : public OutboxStore {
 
   Status Connect() override;
   void Disconnect() override;
-  Status HasDueNew(bool* due) override;
+  Status HasDue(bool include_expired, bool* due) override;
   Status ClaimDue(int limit, int64_t lease_ms, bool include_expired, ClaimedBatch* out) override;
   Status BeginSnapshot() override;
   void EndSnapshot() override;

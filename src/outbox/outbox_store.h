@@ -20,9 +20,11 @@ class OutboxStore {
   virtual Status Connect() = 0;
   virtual void Disconnect() = 0;
 
+  // True if a row can be claimed now: NEW and due, or with include_expired
+  // also SENDING with an expired lease (one cheap index probe; the idle poll).
+  virtual Status HasDue(bool include_expired, bool* due) = 0;
+
   // --- ordering: none -----------------------------------------------------
-  // True if a NEW row is due (one cheap index probe; the idle poll).
-  virtual Status HasDueNew(bool* due) = 0;
   // Claims up to `limit` due NEW rows (and, with include_expired, SENDING rows
   // whose lease expired) with SKIP LOCKED, in one short transaction. After a
   // full batch the next call may continue the scan where this one stopped; a
@@ -41,7 +43,8 @@ class OutboxStore {
   // A failed read ends the snapshot. Default: no-op (reads that are atomic).
   virtual Status BeginSnapshot() { return Status::Ok(); }
   virtual void EndSnapshot() {}
-  // Smallest id in NEW or SENDING; nullopt when there is none (the idle poll).
+  // Smallest id in NEW or SENDING; nullopt when there is none. It reads every
+  // unsent entry of the status index: once per pass.
   virtual Status MinPendingId(std::optional<int64_t>* id) = 0;
   // Aggregates with a DEAD row, with their smallest DEAD id.
   virtual Status DeadHeads(std::vector<DeadHead>* out) = 0;

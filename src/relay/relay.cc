@@ -79,7 +79,7 @@ Relay::Round Relay::ClaimUnordered(ClaimedBatch* batch) {
   if (!last_round_full_ && !reclaim) {
     // The idle poll: one index probe, no transaction.
     bool due = false;
-    Status s = claim_store_->HasDueNew(&due);
+    Status s = claim_store_->HasDue(false, &due);
     NoteDb(s, "poll");
     if (!s.ok()) return Round::kFailed;
     if (!due) return Round::kIdle;
@@ -92,102 +92,102 @@ Relay::Round Relay::ClaimUnordered(ClaimedBatch* batch) {
 }
 
 void Relay::EndPass() {
-  planner_.EndPass();
   scan_store_->EndSnapshot();
+  const PassStats& p = pass_stats_;
+  auto ms = [](std::chrono::nanoseconds d) { return static_cast<double>(d.count()) / 1e6; };
+  spdlog::debug(
+      "service {}: pass ended after {:.1f} ms: {} round(s), {} page(s), {} row(s) scanned, {} "
+      "claimed ({} deferred left); scan {:.1f} ms, claim {:.1f} ms",
+      name(), ms(std::chrono::steady_clock::now() - pass_wall_started_), p.rounds, p.pages,
+      p.scanned, p.claimed, planner_.deferred_count(), ms(p.scan), ms(p.claim));
+  pass_stats_ = PassStats{};
+  planner_.EndPass();
 }
 
 Relay::Round Relay::ClaimOrdered(ClaimedBatch* batch) {
   const ServiceConfig& c = options_.config;
-  planner_.BeginRound();
   // A long pass holds an old snapshot: it misses rows other relays claimed
   // since (wasted candidates) and keeps InnoDB from purging. Start afresh.
   if (planner_.in_pass() && options_.clock->Now() - pass_started_ > kMaxPassAge) EndPass();
   if (!planner_.in_pass()) {
-    // The idle poll: one cheap probe outside any snapshot.
-    std::optional<int64_t> min_id;
-    Status s = scan_store_->MinPendingId(&min_id);
+    // The idle poll: one index probe outside any snapshot. A row backing off
+    // or leased by a live relay starts no pass until it is due.
+    bool due = false;
+    Status s = claim_store_->HasDue(true, &due);
     NoteDb(s, "poll");
     if (!s.ok()) return Round::kFailed;
-    if (!min_id) return Round::kIdle;
+    if (!due) return Round::kIdle;
     // The pass reads everything from one snapshot (see OutboxStore::
-    // BeginSnapshot), including its starting id: a row below an id read
-    // before the snapshot could have committed in between.
+    // BeginSnapshot), including its starting id and the DEAD rows: a row
+    // below an id read before the snapshot could have committed in between,
+    // and a row replayed after it is NEW but invisible to this pass's scan.
+    std::optional<int64_t> min_id;
+    std::vector<DeadHead> heads;
     s = scan_store_->BeginSnapshot();
     if (s.ok()) s = scan_store_->MinPendingId(&min_id);
-    NoteDb(s, "poll");
+    if (s.ok() && min_id && c.dead_policy == DeadPolicy::kBlock) {
+      s = scan_store_->DeadHeads(&heads);
+      NoteDb(s, "read DEAD aggregates");
+    } else {
+      NoteDb(s, "poll");
+    }
     if (!s.ok() || !min_id) {
       scan_store_->EndSnapshot();
       return s.ok() ? Round::kIdle : Round::kFailed;
     }
-    std::vector<DeadHead> heads;
-    if (c.dead_policy == DeadPolicy::kBlock) {
-      // The snapshot's DEAD rows: one replayed after the snapshot is NEW now
-      // but invisible to this pass's scan; knowing it was DEAD keeps its
-      // aggregate blocked (UpdateDeadHeads).
-      s = scan_store_->DeadHeads(&heads);
-      NoteDb(s, "read DEAD aggregates");
-      if (!s.ok()) {
-        scan_store_->EndSnapshot();
-        return Round::kFailed;
-      }
-    }
-    planner_.StartPass(*min_id);
-    if (c.dead_policy == DeadPolicy::kBlock) planner_.UpdateDeadHeads(heads);
+    planner_.StartPass(*min_id, heads);
     pass_started_ = options_.clock->Now();
+    pass_wall_started_ = std::chrono::steady_clock::now();
   }
+  ++pass_stats_.rounds;
+  // Rows deferred behind this relay's own deliveries that are now free go
+  // first, then the rest of the last page, then new pages.
+  planner_.BeginRound(c.batch_size);
+  planner_.ConsumeBuffered(c.batch_size);
   const int page = std::max(4 * c.batch_size, 1000);
   std::vector<WindowRow> rows;
-  for (int i = 0; i < kMaxPagesPerRound && !planner_.pass_exhausted() &&
-                  static_cast<int>(planner_.candidates().size()) < c.batch_size;
-       ++i) {
+  for (int i = 0;
+       i < kMaxPagesPerRound && !planner_.pass_exhausted() && !planner_.full(c.batch_size); ++i) {
+    auto t = std::chrono::steady_clock::now();
     Status s = scan_store_->ScanWindow(planner_.cursor(), page, &rows);
+    pass_stats_.scan += std::chrono::steady_clock::now() - t;
     NoteDb(s, "scan");
     if (!s.ok()) {
       EndPass();
       return Round::kFailed;
     }
-    planner_.Consume(rows, page, c.batch_size);
-  }
-  if (c.dead_policy == DeadPolicy::kBlock) {
-    // Read after the scan, every round: a row another relay drove DEAD after
-    // this pass started is invisible to the scan (not NEW/SENDING) but must
-    // still hold back its aggregate.
-    std::vector<DeadHead> heads;
-    Status s = claim_store_->DeadHeads(&heads);
-    NoteDb(s, "read DEAD aggregates");
-    if (!s.ok()) {
-      EndPass();
-      return Round::kFailed;
-    }
-    planner_.UpdateDeadHeads(heads);
+    ++pass_stats_.pages;
+    pass_stats_.scanned += static_cast<int64_t>(rows.size());
+    planner_.Consume(std::move(rows), page, c.batch_size);
   }
   bool exhausted = planner_.pass_exhausted();
   if (!planner_.candidates().empty()) {
+    auto t = std::chrono::steady_clock::now();
     Status s = claim_store_->ClaimIds(
         planner_.candidates(), c.lease_ms,
         [this](const std::vector<OutboxRow>& locked) { return planner_.Choose(locked); }, batch);
+    pass_stats_.claim += std::chrono::steady_clock::now() - t;
     NoteDb(s, "claim");
     if (!s.ok()) {
       EndPass();
       return Round::kFailed;
     }
     planner_.OnClaimed(batch->rows);
+    pass_stats_.claimed += static_cast<int64_t>(batch->rows.size());
   }
-  if (exhausted) EndPass();
-  // More work is likely if the pass has rows left or the batch came back full.
-  if (!exhausted || static_cast<int>(batch->rows.size()) >= c.batch_size) return Round::kMore;
-  return Round::kIdle;
+  // A pass read to its end stays open while it still claims (deferred rows
+  // whose older events were delivered meanwhile); the next one starts when
+  // it claims nothing.
+  if (exhausted && batch->rows.empty()) {
+    EndPass();
+    return Round::kIdle;
+  }
+  return Round::kMore;
 }
 
 Status Relay::ProbeDatabase() {
-  Status s;
-  if (options_.config.ordering == Ordering::kPerAggregate) {
-    std::optional<int64_t> min_id;
-    s = claim_store_->MinPendingId(&min_id);
-  } else {
-    bool due = false;
-    s = claim_store_->HasDueNew(&due);
-  }
+  bool due = false;
+  Status s = claim_store_->HasDue(options_.config.ordering == Ordering::kPerAggregate, &due);
   NoteDb(s, "poll");
   return s;
 }
@@ -318,13 +318,14 @@ Status Relay::SettleOne(Completed& done) {
   // Metrics and logs, once the outcome is recorded. A stale row's transition
   // was not ours: it is neither counted as published or DEAD nor logged so.
   const std::set<int64_t> stale(result.stale_ids.begin(), result.stale_ids.end());
-  std::vector<AggregateKey> finished, unfinished;
+  std::vector<SettledRow> settled;
+  settled.reserve(ops.size());
   for (size_t i = 0; i < ops.size(); ++i) {
     const OutboxRow& row = done.batch.rows[i];
     const PublishOutcome& o = done.outcomes[i];
     bool gone = ops[i].kind == SettleKind::kSent ||
                 (ops[i].kind == SettleKind::kDead && c.dead_policy == DeadPolicy::kSkip);
-    (gone && result.stale == 0 ? finished : unfinished).push_back(row.aggregate);
+    settled.push_back({row.id, row.aggregate, gone && result.stale == 0});
     if (stale.count(row.id)) {
       if (ops[i].kind != SettleKind::kSent)
         metrics_.PublishFailures(o.reason.empty() ? "broker_error" : o.reason).Increment();
@@ -371,7 +372,7 @@ Status Relay::SettleOne(Completed& done) {
     spdlog::warn("service {}: {} of {} event(s) failed and will be retried: {}", name(), retried,
                  ops.size(), first ? first->error : "");
   }
-  if (c.ordering == Ordering::kPerAggregate) planner_.OnSettled(finished, unfinished);
+  if (c.ordering == Ordering::kPerAggregate) planner_.OnSettled(settled);
   return Status::Ok();
 }
 

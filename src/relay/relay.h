@@ -101,6 +101,13 @@ class Relay {
   OutboxStorePtr claim_store_;
   OutboxStorePtr scan_store_;  // per_aggregate passes: one snapshot per pass
   Clock::TimePoint pass_started_{};
+  // What the current per_aggregate pass did (logged at debug when it ends).
+  struct PassStats {
+    int rounds = 0, pages = 0;
+    int64_t scanned = 0, claimed = 0;
+    std::chrono::nanoseconds scan{0}, claim{0};
+  } pass_stats_;
+  std::chrono::steady_clock::time_point pass_wall_started_{};
   ClaimPlanner planner_;
   Clock::TimePoint next_reclaim_{};
   bool last_round_full_ = true;

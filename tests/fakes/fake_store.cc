@@ -41,6 +41,21 @@ int FakeTable::CountStatus(const std::string& status) const {
       rows_.begin(), rows_.end(), [&](const auto& kv) { return kv.second.status == status; }));
 }
 
+Status FakeTable::DownStatus() { return kDown; }
+
+bool FakeTable::down() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return down_;
+}
+
+std::shared_ptr<FakeTable> FakeTable::Snapshot() const {
+  auto copy = std::make_shared<FakeTable>(clock_);
+  std::lock_guard<std::mutex> lock(mu_);
+  copy->rows_ = rows_;
+  copy->next_id_ = next_id_;
+  return copy;
+}
+
 void FakeTable::set_down(bool down) {
   std::lock_guard<std::mutex> lock(mu_);
   down_ = down;
@@ -74,12 +89,12 @@ std::string FakeTable::Claim(const std::vector<int64_t>& ids, int64_t lease_ms, 
   return out->lease_token;
 }
 
-Status FakeTable::HasDueNew(bool* due) {
+Status FakeTable::HasDue(bool include_expired, bool* due) {
   std::lock_guard<std::mutex> lock(mu_);
   if (down_) return kDown;
   const int64_t now = clock_->UnixMs();
   *due = std::any_of(rows_.begin(), rows_.end(), [&](const auto& kv) {
-    return kv.second.status == "NEW" && kv.second.next_retry_at_ms <= now;
+    return Claimable(kv.second, now) && (kv.second.status == "NEW" || include_expired);
   });
   return Status::Ok();
 }

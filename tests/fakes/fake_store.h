@@ -36,10 +36,14 @@ class FakeTable {
   int CountStatus(const std::string& status) const;
   // While down, every store call fails as if the database were unreachable.
   void set_down(bool down);
+  bool down() const;
+  static Status DownStatus();  // what every call returns while down
+  // A copy of the table as it is now: what a consistent-read snapshot sees.
+  std::shared_ptr<FakeTable> Snapshot() const;
 
   // The OutboxStore operations, on this table.
   Status Check() const;
-  Status HasDueNew(bool* due);
+  Status HasDue(bool include_expired, bool* due);
   Status ClaimDue(int limit, int64_t lease_ms, bool include_expired, ClaimedBatch* out);
   Status MinPendingId(std::optional<int64_t>* id);
   Status DeadHeads(std::vector<DeadHead>* out);
@@ -62,21 +66,36 @@ class FakeTable {
   bool down_ = false;
 };
 
-// An OutboxStore over a FakeTable.
+// An OutboxStore over a FakeTable. Between BeginSnapshot and EndSnapshot the
+// pass reads (MinPendingId, DeadHeads, ScanWindow) see the table as it was at
+// BeginSnapshot, as MysqlStore's REPEATABLE READ snapshot does.
 class FakeStore : public OutboxStore {
  public:
   explicit FakeStore(std::shared_ptr<FakeTable> table) : table_(std::move(table)) {}
 
+  Status BeginSnapshot() override {
+    if (table_->down()) return DownStatus();
+    snapshot_ = table_->Snapshot();
+    return Status::Ok();
+  }
+  void EndSnapshot() override { snapshot_.reset(); }
+
   Status Connect() override { return table_->Check(); }
   void Disconnect() override {}
-  Status HasDueNew(bool* due) override { return table_->HasDueNew(due); }
+  Status HasDue(bool include_expired, bool* due) override {
+    return table_->HasDue(include_expired, due);
+  }
   Status ClaimDue(int limit, int64_t lease_ms, bool include_expired, ClaimedBatch* out) override {
     return table_->ClaimDue(limit, lease_ms, include_expired, out);
   }
-  Status MinPendingId(std::optional<int64_t>* id) override { return table_->MinPendingId(id); }
-  Status DeadHeads(std::vector<DeadHead>* out) override { return table_->DeadHeads(out); }
+  Status MinPendingId(std::optional<int64_t>* id) override {
+    return Down() ? DownStatus() : Reads().MinPendingId(id);
+  }
+  Status DeadHeads(std::vector<DeadHead>* out) override {
+    return Down() ? DownStatus() : Reads().DeadHeads(out);
+  }
   Status ScanWindow(int64_t from_id, int limit, std::vector<WindowRow>* out) override {
-    return table_->ScanWindow(from_id, limit, out);
+    return Down() ? DownStatus() : Reads().ScanWindow(from_id, limit, out);
   }
   Status ClaimIds(const std::vector<int64_t>& ids, int64_t lease_ms, const ChooseFn& choose,
                   ClaimedBatch* out) override {
@@ -93,7 +112,17 @@ class FakeStore : public OutboxStore {
   }
 
  private:
+  // A failed read ends the snapshot, as on MySQL.
+  bool Down() {
+    if (!table_->down()) return false;
+    snapshot_.reset();
+    return true;
+  }
+  static Status DownStatus() { return FakeTable::DownStatus(); }
+  FakeTable& Reads() { return snapshot_ ? *snapshot_ : *table_; }
+
   std::shared_ptr<FakeTable> table_;
+  std::shared_ptr<FakeTable> snapshot_;
 };
 
 // Forwards every call to another store; a fault fake overrides one call.
@@ -103,7 +132,9 @@ class OutboxStoreWrapper : public OutboxStore {
 
   Status Connect() override { return target_->Connect(); }
   void Disconnect() override { target_->Disconnect(); }
-  Status HasDueNew(bool* due) override { return target_->HasDueNew(due); }
+  Status HasDue(bool include_expired, bool* due) override {
+    return target_->HasDue(include_expired, due);
+  }
   Status ClaimDue(int limit, int64_t lease_ms, bool include_expired, ClaimedBatch* out) override {
     return target_->ClaimDue(limit, lease_ms, include_expired, out);
   }
@@ -125,6 +156,8 @@ class OutboxStoreWrapper : public OutboxStore {
                          bool* done) override {
     return target_->DeleteSentBatch(days, limit, cursor, deleted, done);
   }
+  Status BeginSnapshot() override { return target_->BeginSnapshot(); }
+  void EndSnapshot() override { target_->EndSnapshot(); }
 
  private:
   OutboxStorePtr target_;

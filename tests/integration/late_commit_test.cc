@@ -5,6 +5,7 @@
 #include <catch2/catch.hpp>
 #include <functional>
 
+#include "fakes/fake_store.h"
 #include "kafka/kafka_config.h"
 #include "kafka/kafka_publisher.h"
 #include "metrics/metrics.h"
@@ -21,40 +22,17 @@ namespace {
 
 // Forwards to a MysqlStore and runs `before_scan(n)` before the n-th
 // ScanWindow call (1-based), to commit rows between two pages of a pass.
-class ScanHookStore : public OutboxStore {
+class ScanHookStore : public OutboxStoreWrapper {
  public:
   ScanHookStore(MysqlConfig mysql, std::function<void(int)> before_scan)
-      : inner_(std::move(mysql)), before_scan_(std::move(before_scan)) {}
-  Status Connect() override { return inner_.Connect(); }
-  void Disconnect() override { inner_.Disconnect(); }
-  Status HasDueNew(bool* due) override { return inner_.HasDueNew(due); }
-  Status ClaimDue(int limit, int64_t lease_ms, bool include_expired, ClaimedBatch* out) override {
-    return inner_.ClaimDue(limit, lease_ms, include_expired, out);
-  }
-  Status MinPendingId(std::optional<int64_t>* id) override { return inner_.MinPendingId(id); }
-  Status DeadHeads(std::vector<DeadHead>* out) override { return inner_.DeadHeads(out); }
+      : OutboxStoreWrapper(std::make_unique<MysqlStore>(std::move(mysql))),
+        before_scan_(std::move(before_scan)) {}
   Status ScanWindow(int64_t from_id, int limit, std::vector<WindowRow>* out) override {
     before_scan_(++scans_);
-    return inner_.ScanWindow(from_id, limit, out);
+    return OutboxStoreWrapper::ScanWindow(from_id, limit, out);
   }
-  Status ClaimIds(const std::vector<int64_t>& ids, int64_t lease_ms, const ChooseFn& choose,
-                  ClaimedBatch* out) override {
-    return inner_.ClaimIds(ids, lease_ms, choose, out);
-  }
-  Status Settle(const std::string& lease_token, const std::vector<SettleOp>& ops,
-                SettleResult* result) override {
-    return inner_.Settle(lease_token, ops, result);
-  }
-  Status ReadStats(TableStats* out) override { return inner_.ReadStats(out); }
-  Status DeleteSentBatch(int days, int limit, int64_t* cursor, int64_t* deleted,
-                         bool* done) override {
-    return inner_.DeleteSentBatch(days, limit, cursor, deleted, done);
-  }
-  Status BeginSnapshot() override { return inner_.BeginSnapshot(); }
-  void EndSnapshot() override { inner_.EndSnapshot(); }
 
  private:
-  MysqlStore inner_;
   std::function<void(int)> before_scan_;
   int scans_ = 0;
 };

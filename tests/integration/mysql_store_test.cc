@@ -66,7 +66,7 @@ TEST_CASE(
   CHECK(db.QueryInt("SELECT CHAR_LENGTH(last_error) FROM t_outbox WHERE id = 1") == 16);
   CHECK(db.QueryInt("SELECT retry_count FROM t_outbox WHERE id = 2 AND status = 'NEW'") == 0);
   bool due = false;
-  REQUIRE(s.HasDueNew(&due).ok());
+  REQUIRE(s.HasDue(false, &due).ok());
   CHECK(due);
 }
 
