@@ -29,7 +29,15 @@ void ClaimPlanner::EndPass() {
   deferred_rows_ = 0;
 }
 
+void ClaimPlanner::AddCandidate(const AggregateKey& key, int64_t id) {
+  auto [it, fresh] = chain_of_.try_emplace(key, round_chains_.size());
+  if (fresh) round_chains_.emplace_back(key, std::vector<int64_t>{});
+  round_chains_[it->second].second.push_back(id);
+  candidates_.push_back(id);
+}
+
 void ClaimPlanner::BeginRound(int want) {
+  chain_of_.clear();
   round_chains_.clear();
   candidates_.clear();
   std::lock_guard<std::mutex> lock(mu_);
@@ -44,9 +52,7 @@ void ClaimPlanner::BeginRound(int want) {
       // Everything older of this aggregate is SENT by this relay: the
       // deferred rows are its next events, in id order.
       take = std::min(rows.size(), static_cast<size_t>(want) - candidates_.size());
-      auto& chain = round_chains_[it->first];
-      chain.insert(chain.end(), rows.begin(), rows.begin() + take);
-      candidates_.insert(candidates_.end(), rows.begin(), rows.begin() + take);
+      for (size_t i = 0; i < take; ++i) AddCandidate(it->first, rows[i]);
     } else {
       take = rows.size();  // blocked: the next pass looks again
     }
@@ -69,7 +75,7 @@ void ClaimPlanner::Take(const WindowRow& w) {
   // snapshot): not a blocker; the aggregate's later rows are deferred.
   if (inflight_ids_.count(w.id)) return;
   auto deferred = deferred_.find(key);
-  bool in_round = round_chains_.count(key) > 0;
+  bool in_round = chain_of_.count(key) > 0;
   if (deferred != deferred_.end() || (!in_round && inflight_.count(key))) {
     // An older event of ours is being delivered (or waits deferred itself):
     // this row goes once that one is SENT.
@@ -87,8 +93,7 @@ void ClaimPlanner::Take(const WindowRow& w) {
     Block(key);
     return;
   }
-  round_chains_[key].push_back(w.id);
-  candidates_.push_back(w.id);
+  AddCandidate(key, w.id);
 }
 
 void ClaimPlanner::ConsumeBuffered(int want) {
@@ -114,7 +119,8 @@ size_t ClaimPlanner::deferred_count() const {
 }
 
 std::vector<int64_t> ClaimPlanner::Choose(const std::vector<OutboxRow>& locked) {
-  std::set<int64_t> got;
+  std::unordered_set<int64_t> got;
+  got.reserve(locked.size());
   for (const auto& r : locked) got.insert(r.id);
   std::vector<int64_t> chosen;
   std::lock_guard<std::mutex> lock(mu_);

@@ -1,10 +1,9 @@
 #pragma once
 
 #include <cstdint>
-#include <map>
 #include <mutex>
 #include <optional>
-#include <set>
+#include <unordered_map>
 #include <unordered_set>
 #include <vector>
 
@@ -88,6 +87,7 @@ class ClaimPlanner {
  private:
   void Block(const AggregateKey& key);  // mu_ held
   void Take(const WindowRow& w);        // mu_ held
+  void AddCandidate(const AggregateKey& key, int64_t id);
 
   const DeadPolicy dead_policy_;
   const size_t max_deferred_;
@@ -98,16 +98,18 @@ class ClaimPlanner {
   int64_t cursor_ = 0;
   std::vector<WindowRow> buffered_;  // the unconsumed rest of the last page
   size_t buffered_pos_ = 0;
-  std::map<AggregateKey, int64_t> dead_min_id_;
-  std::map<AggregateKey, std::vector<int64_t>> round_chains_;
+  std::unordered_map<AggregateKey, int64_t, AggregateKeyHash> dead_min_id_;
+  // The round's chains, in the order their aggregates first appeared.
+  std::unordered_map<AggregateKey, size_t, AggregateKeyHash> chain_of_;
+  std::vector<std::pair<AggregateKey, std::vector<int64_t>>> round_chains_;
   std::vector<int64_t> candidates_;
 
   // Guarded by mu_ (settled from another thread).
   mutable std::mutex mu_;
-  std::set<AggregateKey> blocked_;
-  std::map<AggregateKey, int> inflight_;
+  std::unordered_set<AggregateKey, AggregateKeyHash> blocked_;
+  std::unordered_map<AggregateKey, int, AggregateKeyHash> inflight_;
   std::unordered_set<int64_t> inflight_ids_;
-  std::map<AggregateKey, std::vector<int64_t>> deferred_;
+  std::unordered_map<AggregateKey, std::vector<int64_t>, AggregateKeyHash> deferred_;
   size_t deferred_rows_ = 0;
 };
 

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -13,6 +14,12 @@ struct AggregateKey {
   int64_t id = 0;
   bool operator==(const AggregateKey&) const = default;
   auto operator<=>(const AggregateKey&) const = default;
+};
+
+struct AggregateKeyHash {
+  size_t operator()(const AggregateKey& k) const {
+    return std::hash<int64_t>{}(k.id) * 31 + std::hash<std::string>{}(k.type);
+  }
 };
 
 // One claimed outbox row, as the relay publishes it.

@@ -4,8 +4,9 @@
 
 #include <algorithm>
 #include <limits>
-#include <map>
 #include <set>
+#include <unordered_map>
+#include <unordered_set>
 
 namespace outbox {
 
@@ -220,8 +221,9 @@ void Relay::Publish(ClaimedBatch batch, Clock::TimePoint claimed_at) {
   std::vector<Message> messages;
   std::vector<size_t> msg_row;  // message index -> row index
   std::vector<std::vector<size_t>> chains;
-  std::map<AggregateKey, size_t> chain_of;
-  std::set<AggregateKey> broken;  // a row of the aggregate could not be routed
+  std::unordered_map<AggregateKey, size_t, AggregateKeyHash> chain_of;
+  // Aggregates a row of which could not be routed.
+  std::unordered_set<AggregateKey, AggregateKeyHash> broken;
   const bool ordered = options_.config.ordering == Ordering::kPerAggregate;
   for (size_t i = 0; i < n; ++i) {
     const OutboxRow& row = batch.rows[i];
