@@ -104,6 +104,7 @@ std::shared_ptr<KafkaPublisher> KafkaPublisher::Create(
   self->rk_ = NewProducer(props, self.get(), error);
   if (self->rk_ == nullptr) return nullptr;
   self->poller_ = std::thread([p = self.get()] { p->PollLoop(); });
+  self->prober_ = std::thread([p = self.get()] { p->ProbeLoop(); });
   return self;
 }
 
@@ -134,7 +135,12 @@ void KafkaPublisher::ReplaceProducer() {
 
 KafkaPublisher::~KafkaPublisher() {
   Flush(5000);
-  stop_ = true;
+  {
+    std::lock_guard<std::mutex> lock(stop_mu_);
+    stop_ = true;
+  }
+  stop_cv_.notify_all();
+  if (prober_.joinable()) prober_.join();
   if (poller_.joinable()) poller_.join();
   if (rk_) {
     // Anything still queued gets a delivery report (purged) so no DoneFn is lost.
@@ -163,17 +169,24 @@ void KafkaPublisher::TriggerFatalErrorForTesting(const std::string& reason) {
 }
 
 void KafkaPublisher::PollLoop() {
-  int64_t next_probe = 0;
-  bool first = true;
   while (!stop_) {
     rd_kafka_poll(rk_, 50);  // the poll thread is the only writer of rk_
     if (fatal_) ReplaceProducer();
-    int64_t now = NowMs();
+  }
+}
+
+void KafkaPublisher::ProbeLoop() {
+  bool first = true;
+  std::unique_lock<std::mutex> lock(stop_mu_);
+  while (!stop_) {
     // Probe when the cluster looks down, or when nothing was acknowledged for
     // a while (an idle relay still reports kafka_up truthfully).
-    bool idle = now - last_ack_ms_.load() > 5000;
-    if (now >= next_probe && (!up_ || idle)) {
+    bool idle = NowMs() - last_ack_ms_.load() > 5000;
+    int wait_ms = 100;
+    if (first || !up_ || idle) {
+      lock.unlock();
       bool ok = Probe(2000);
+      lock.lock();
       if (ok != up_.load() || first) {
         if (ok)
           spdlog::info(first ? "kafka: broker reachable" : "kafka: broker reachable again");
@@ -182,8 +195,9 @@ void KafkaPublisher::PollLoop() {
       }
       first = false;
       up_ = ok;
-      next_probe = NowMs() + (ok ? 5000 : 1000);
+      wait_ms = ok ? 5000 : 1000;
     }
+    stop_cv_.wait_for(lock, std::chrono::milliseconds(wait_ms), [this] { return stop_.load(); });
   }
 }
 

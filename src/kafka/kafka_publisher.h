@@ -53,6 +53,7 @@ class KafkaPublisher : public Publisher {
   void PollLoop();
   // Poll thread only: swaps in a fresh producer after a fatal error.
   void ReplaceProducer();
+  void ProbeLoop();
   void ProduceNext(const std::shared_ptr<Batch>& batch, size_t chain);
   void Finish(const std::shared_ptr<Batch>& batch, size_t index, PublishOutcome outcome);
   static void OnDeliveryReport(rd_kafka_t* rk, const rd_kafka_message_t* msg, void* opaque);
@@ -65,6 +66,11 @@ class KafkaPublisher : public Publisher {
   mutable std::shared_mutex rk_mu_;
   rd_kafka_t* rk_ = nullptr;
   std::thread poller_;
+  // Metadata probes (up to 2 s against a dead cluster) run on their own
+  // thread, so the poll thread keeps serving delivery reports meanwhile.
+  std::thread prober_;
+  std::mutex stop_mu_;
+  std::condition_variable stop_cv_;
   std::atomic<bool> stop_{false};
   // Down until the first probe answers: claiming for a broker that was never
   // reached would burn an attempt of every row it publishes into the void.

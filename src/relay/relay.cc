@@ -112,18 +112,25 @@ Relay::Round Relay::ClaimOrdered(ClaimedBatch* batch) {
   if (planner_.in_pass() && options_.clock->Now() - pass_started_ > kMaxPassAge) EndPass();
   if (!planner_.in_pass()) {
     // The idle poll: one index probe outside any snapshot. A row backing off
-    // or leased by a live relay starts no pass until it is due.
-    bool due = false;
-    Status s = claim_store_->HasDue(true, &due);
-    NoteDb(s, "poll");
-    if (!s.ok()) return Round::kFailed;
-    if (!due) return Round::kIdle;
+    // or leased by a live relay starts no pass until it is due. After a pass
+    // that claimed rows more are likely, and the probe would only walk the
+    // status index entries those claims left behind for purge: start the
+    // next pass directly.
+    if (!last_pass_claimed_) {
+      bool due = false;
+      Status s = claim_store_->HasDue(true, &due);
+      NoteDb(s, "poll");
+      if (!s.ok()) return Round::kFailed;
+      if (!due) return Round::kIdle;
+    }
+    Status s;
     // The pass reads everything from one snapshot (see OutboxStore::
     // BeginSnapshot), including its starting id and the DEAD rows: a row
     // below an id read before the snapshot could have committed in between,
     // and a row replayed after it is NEW but invisible to this pass's scan.
     std::optional<int64_t> min_id;
     std::vector<DeadHead> heads;
+    last_pass_claimed_ = false;
     s = scan_store_->BeginSnapshot();
     if (s.ok()) s = scan_store_->MinPendingId(&min_id);
     if (s.ok() && min_id && c.dead_policy == DeadPolicy::kBlock) {
@@ -175,6 +182,7 @@ Relay::Round Relay::ClaimOrdered(ClaimedBatch* batch) {
     }
     planner_.OnClaimed(batch->rows);
     pass_stats_.claimed += static_cast<int64_t>(batch->rows.size());
+    last_pass_claimed_ = last_pass_claimed_ || !batch->rows.empty();
   }
   // A pass read to its end stays open while it still claims (deferred rows
   // whose older events were delivered meanwhile); the next one starts when

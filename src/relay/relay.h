@@ -111,7 +111,8 @@ class Relay {
   ClaimPlanner planner_;
   Clock::TimePoint next_reclaim_{};
   bool last_round_full_ = true;
-  size_t last_claimed_ = 0;  // rows the last round claimed
+  size_t last_claimed_ = 0;         // rows the last round claimed
+  bool last_pass_claimed_ = false;  // the current or last per_aggregate pass claimed rows
 
   // Settle thread only.
   OutboxStorePtr settle_store_;
