@@ -1,7 +1,9 @@
 #pragma once
 
+#include <chrono>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "outbox/mysql_connection.h"
 #include "outbox/outbox_store.h"
@@ -65,6 +67,11 @@ class MysqlStore : public OutboxStore {
   bool resume_ = false;
   int64_t resume_after_id_ = 0;
   std::string resume_after_at_;
+  // DeadHeads: the last result and a fingerprint of the DEAD rows it came
+  // from (count, sum and xor of CRC32 of their ids: an index-only read).
+  std::vector<DeadHead> dead_heads_;
+  std::string dead_fingerprint_;
+  std::chrono::steady_clock::time_point dead_read_at_{};
   bool in_txn_ = false;
 };
 

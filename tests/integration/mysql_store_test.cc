@@ -2,6 +2,7 @@
 
 #include <catch2/catch.hpp>
 #include <chrono>
+#include <map>
 #include <thread>
 
 #include "support/test_env.h"
@@ -207,4 +208,44 @@ TEST_CASE("a claim with include_expired scans the due rows from the start", "[st
   REQUIRE(s.ClaimDue(5, 30000, true, &b).ok());
   REQUIRE(!b.rows.empty());
   CHECK(b.rows.front().id == 50);
+}
+
+TEST_CASE("the DEAD heads follow every change of the DEAD rows while the grouping is cached",
+          "[store][ordering]") {
+  TestDatabase db("store_dead_heads");
+  db.InsertEvents(20, 3);
+  MysqlStore store(db.mysql());
+  REQUIRE(store.Connect().ok());
+  // The oracle: the grouping itself, straight from the table.
+  auto expected = [&] {
+    std::map<std::pair<std::string, int64_t>, int64_t> out;
+    for (int64_t id = 1; id <= 60; ++id) {
+      if (db.QueryInt("SELECT COUNT(*) FROM t_outbox WHERE status = 'DEAD' AND id = " +
+                      std::to_string(id)) == 0)
+        continue;
+      int64_t agg =
+          db.QueryInt("SELECT aggregate_id FROM t_outbox WHERE id = " + std::to_string(id));
+      out.try_emplace({"Order", agg}, id);
+    }
+    return out;
+  };
+  auto heads = [&] {
+    std::vector<DeadHead> got;
+    REQUIRE(store.DeadHeads(&got).ok());
+    std::map<std::pair<std::string, int64_t>, int64_t> out;
+    for (const auto& h : got) out[{h.aggregate.type, h.aggregate.id}] = h.min_dead_id;
+    return out;
+  };
+  CHECK(heads().empty());
+  db.Exec("UPDATE t_outbox SET status = 'DEAD' WHERE id IN (5, 9, 30)");
+  CHECK(heads() == expected());
+  CHECK(heads() == expected());  // unchanged: served from the cache
+  db.Exec("UPDATE t_outbox SET status = 'DEAD' WHERE id = 2");
+  CHECK(heads() == expected());
+  // One row replayed and another dead between two reads: same count.
+  db.Exec("UPDATE t_outbox SET status = 'NEW' WHERE id = 5");
+  db.Exec("UPDATE t_outbox SET status = 'DEAD' WHERE id = 7");
+  CHECK(heads() == expected());
+  db.Exec("UPDATE t_outbox SET status = 'NEW' WHERE status = 'DEAD'");
+  CHECK(heads().empty());
 }
