@@ -103,6 +103,11 @@ std::shared_ptr<KafkaPublisher> KafkaPublisher::Create(
   self->props_ = props;
   self->rk_ = NewProducer(props, self.get(), error);
   if (self->rk_ == nullptr) return nullptr;
+  // spdlog's registry is built on first use. Build it here, before the
+  // threads that log: the prober logs within milliseconds, and a first use
+  // racing the caller's is invisible to ThreadSanitizer's view of
+  // libspdlog's (uninstrumented) static initialisation.
+  (void)spdlog::default_logger_raw();
   self->poller_ = std::thread([p = self.get()] { p->PollLoop(); });
   self->prober_ = std::thread([p = self.get()] { p->ProbeLoop(); });
   return self;
