@@ -99,8 +99,8 @@ void Relay::EndPass() {
   spdlog::debug(
       "service {}: pass ended after {:.1f} ms: {} round(s), {} page(s), {} row(s) scanned, {} "
       "claimed ({} deferred left); scan {:.1f} ms, claim {:.1f} ms",
-      name(), ms(std::chrono::steady_clock::now() - pass_wall_started_), p.rounds, p.pages,
-      p.scanned, p.claimed, planner_.deferred_count(), ms(p.scan), ms(p.claim));
+      name(), ms(std::chrono::steady_clock::now() - p.started), p.rounds, p.pages, p.scanned,
+      p.claimed, planner_.deferred_count(), ms(p.scan), ms(p.claim));
   pass_stats_ = PassStats{};
   planner_.EndPass();
 }
@@ -123,7 +123,6 @@ Relay::Round Relay::ClaimOrdered(ClaimedBatch* batch) {
       if (!s.ok()) return Round::kFailed;
       if (!due) return Round::kIdle;
     }
-    Status s;
     // The pass reads everything from one snapshot (see OutboxStore::
     // BeginSnapshot), including its starting id and the DEAD rows: a row
     // below an id read before the snapshot could have committed in between,
@@ -131,13 +130,12 @@ Relay::Round Relay::ClaimOrdered(ClaimedBatch* batch) {
     std::optional<int64_t> min_id;
     std::vector<DeadHead> heads;
     last_pass_claimed_ = false;
-    s = scan_store_->BeginSnapshot();
+    Status s = scan_store_->BeginSnapshot();
     if (s.ok()) s = scan_store_->MinPendingId(&min_id);
+    NoteDb(s, "poll");
     if (s.ok() && min_id && c.dead_policy == DeadPolicy::kBlock) {
       s = scan_store_->DeadHeads(&heads);
       NoteDb(s, "read DEAD aggregates");
-    } else {
-      NoteDb(s, "poll");
     }
     if (!s.ok() || !min_id) {
       scan_store_->EndSnapshot();
@@ -145,7 +143,7 @@ Relay::Round Relay::ClaimOrdered(ClaimedBatch* batch) {
     }
     planner_.StartPass(*min_id, heads);
     pass_started_ = options_.clock->Now();
-    pass_wall_started_ = std::chrono::steady_clock::now();
+    pass_stats_.started = std::chrono::steady_clock::now();
   }
   ++pass_stats_.rounds;
   // Rows deferred behind this relay's own deliveries that are now free go

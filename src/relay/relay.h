@@ -106,8 +106,8 @@ class Relay {
     int rounds = 0, pages = 0;
     int64_t scanned = 0, claimed = 0;
     std::chrono::nanoseconds scan{0}, claim{0};
+    std::chrono::steady_clock::time_point started{};
   } pass_stats_;
-  std::chrono::steady_clock::time_point pass_wall_started_{};
   ClaimPlanner planner_;
   Clock::TimePoint next_reclaim_{};
   bool last_round_full_ = true;
