@@ -4,7 +4,6 @@
 #include <cppconn/exception.h>
 #include <cppconn/resultset.h>
 #include <cppconn/statement.h>
-#include <mysql_driver.h>
 #include <netinet/in.h>
 #include <signal.h>
 #include <sys/socket.h>
@@ -18,6 +17,8 @@
 #include <regex>
 #include <sstream>
 #include <thread>
+
+#include "outbox/mysql_connection.h"
 
 namespace outbox::testing {
 
@@ -209,24 +210,23 @@ CheckResult RunCheck(const MysqlConfig& mysql, const std::string& bootstrap,
 // ---------------------------------------------------------------- queries
 
 namespace {
-std::unique_ptr<sql::Connection> Open(const MysqlConfig& m) {
-  sql::ConnectOptionsMap opts;
-  opts["hostName"] = sql::SQLString(m.host);
-  opts["port"] = m.port;
-  opts["userName"] = sql::SQLString(m.user);
-  opts["password"] = sql::SQLString(m.password);
-  opts["schema"] = sql::SQLString(m.database);
-  opts["OPT_CONNECT_TIMEOUT"] = 2;
-  opts["OPT_READ_TIMEOUT"] = 10;
-  opts["OPT_SSL_MODE"] = sql::SSL_MODE_DISABLED;
-  return std::unique_ptr<sql::Connection>(sql::mysql::get_mysql_driver_instance()->connect(opts));
+// A short session through the relay's own connection code, without TLS and
+// with short timeouts: the scenarios poll it while the database restarts.
+std::unique_ptr<MysqlConnection> Open(MysqlConfig m) {
+  m.tls.mode = "disabled";
+  m.connect_timeout_ms = 2000;
+  m.read_timeout_ms = 10000;
+  auto c = std::make_unique<MysqlConnection>(std::move(m));
+  if (!c->Connect().ok()) return nullptr;
+  return c;
 }
 }  // namespace
 
 int64_t UnsentRows(const MysqlConfig& mysql) {
   try {
     auto c = Open(mysql);
-    std::unique_ptr<sql::Statement> st(c->createStatement());
+    if (!c) return -1;
+    std::unique_ptr<sql::Statement> st(c->raw()->createStatement());
     std::unique_ptr<sql::ResultSet> rs(st->executeQuery("SELECT COUNT(*) FROM " + mysql.table +
                                                         " WHERE status IN ('NEW', 'SENDING')"));
     return rs->next() ? rs->getInt64(1) : -1;
@@ -239,7 +239,8 @@ std::map<std::string, int64_t> RowsByStatus(const MysqlConfig& mysql) {
   std::map<std::string, int64_t> out;
   try {
     auto c = Open(mysql);
-    std::unique_ptr<sql::Statement> st(c->createStatement());
+    if (!c) return out;
+    std::unique_ptr<sql::Statement> st(c->raw()->createStatement());
     std::unique_ptr<sql::ResultSet> rs(
         st->executeQuery("SELECT status, COUNT(*) FROM " + mysql.table + " GROUP BY status"));
     while (rs->next()) out[rs->getString(1)] = rs->getInt64(2);
