@@ -30,6 +30,7 @@ class MysqlStore : public OutboxStore {
   Status Settle(const std::string& lease_token, const std::vector<SettleOp>& ops,
                 SettleResult* result) override;
   Status ReadStats(TableStats* out) override;
+  Status CountBlockedAggregates(int64_t* out) override;
   Status DeleteSentBatch(int days, int limit, int64_t* cursor, int64_t* deleted,
                          bool* done) override;
 

@@ -61,7 +61,12 @@ class OutboxStore {
   // Applies outcomes to rows claimed under `lease_token`, fenced.
   virtual Status Settle(const std::string& lease_token, const std::vector<SettleOp>& ops,
                         SettleResult* result) = 0;
+  // Backlog, oldest unsent age, DEAD and unknown-status counts.
   virtual Status ReadStats(TableStats* out) = 0;
+  // Aggregates whose later events wait behind a DEAD one: a DEAD row and a
+  // NEW or SENDING row of the same aggregate with a greater id. Reads every
+  // DEAD row, so the caller paces it.
+  virtual Status CountBlockedAggregates(int64_t* out) = 0;
   // Deletes up to `limit` SENT rows created more than `days` ago, scanning
   // primary keys from *cursor; advances *cursor. Returns rows deleted.
   virtual Status DeleteSentBatch(int days, int limit, int64_t* cursor, int64_t* deleted,

@@ -75,9 +75,6 @@ struct TableStats {
   int64_t backlog = 0;  // NEW + SENDING
   double oldest_unsent_age_s = 0;
   int64_t dead = 0;
-  // Aggregates with a DEAD row and a NEW or SENDING row of greater id: the
-  // ones whose later events a DEAD event holds back under dead_policy block.
-  int64_t blocked_aggregates = 0;
   int64_t unknown_status = 0;  // rows whose status is none of the four
 };
 

@@ -421,7 +421,21 @@ Status Relay::RefreshGauges() {
   metrics_.unknown_status->Set(static_cast<double>(st.unknown_status));
   bool blocking = options_.config.ordering == Ordering::kPerAggregate &&
                   options_.config.dead_policy == DeadPolicy::kBlock;
-  metrics_.blocked_aggregates->Set(blocking ? static_cast<double>(st.blocked_aggregates) : 0);
+  if (!blocking || st.dead == 0) {
+    metrics_.blocked_aggregates->Set(0);
+    return Status::Ok();
+  }
+  // Counting the blocked aggregates reads every DEAD row: 0.2-2 s of the
+  // database's time with 100,000 of them after an incident. It runs at most
+  // a tenth of the time: after a count that took d, the next waits 10 d.
+  Clock::TimePoint start = options_.clock->Now();
+  if (start < blocked_due_) return Status::Ok();
+  int64_t blocked = 0;
+  s = house_store_->CountBlockedAggregates(&blocked);
+  NoteDb(s, "count blocked aggregates");
+  if (!s.ok()) return s;
+  blocked_due_ = start + 10 * (options_.clock->Now() - start);
+  metrics_.blocked_aggregates->Set(static_cast<double>(blocked));
   return Status::Ok();
 }
 

@@ -120,6 +120,7 @@ class Relay {
 
   // Housekeeping thread only.
   OutboxStorePtr house_store_;
+  Clock::TimePoint blocked_due_{};  // the next blocked-aggregates count
 
   std::atomic<bool> db_up_{false};
   std::atomic<int> inflight_{0};

@@ -210,21 +210,43 @@ Status FakeTable::ReadStats(TableStats* out) {
   if (down_) return kDown;
   *out = {};
   std::optional<int64_t> oldest;
-  std::set<AggregateKey> dead_aggregates, blocked;
-  for (const auto& [id, r] : rows_) {  // in id order
+  for (const auto& [id, r] : rows_) {
     if (r.status == "NEW" || r.status == "SENDING") {
       ++out->backlog;
       oldest = std::min(oldest.value_or(r.row.created_at_unix), r.row.created_at_unix);
-      if (dead_aggregates.count(r.row.aggregate)) blocked.insert(r.row.aggregate);
     } else if (r.status == "DEAD") {
       ++out->dead;
-      dead_aggregates.insert(r.row.aggregate);
     } else if (r.status != "SENT") {
       ++out->unknown_status;
     }
   }
   if (oldest) out->oldest_unsent_age_s = clock_->UnixNow() - static_cast<double>(*oldest);
-  out->blocked_aggregates = static_cast<int64_t>(blocked.size());
+  return Status::Ok();
+}
+
+void FakeTable::set_blocked_count_cost(std::chrono::milliseconds cost) {
+  std::lock_guard<std::mutex> lock(mu_);
+  blocked_count_cost_ = cost;
+}
+
+int FakeTable::blocked_counts() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return blocked_counts_;
+}
+
+Status FakeTable::CountBlockedAggregates(int64_t* out) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (down_) return kDown;
+  ++blocked_counts_;
+  clock_->Advance(blocked_count_cost_);
+  std::set<AggregateKey> dead_aggregates, blocked;
+  for (const auto& [id, r] : rows_) {  // in id order
+    if (r.status == "DEAD")
+      dead_aggregates.insert(r.row.aggregate);
+    else if ((r.status == "NEW" || r.status == "SENDING") && dead_aggregates.count(r.row.aggregate))
+      blocked.insert(r.row.aggregate);
+  }
+  *out = static_cast<int64_t>(blocked.size());
   return Status::Ok();
 }
 

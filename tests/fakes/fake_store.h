@@ -1,6 +1,7 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -38,6 +39,10 @@ class FakeTable {
   void set_down(bool down);
   bool down() const;
   static Status DownStatus();  // what every call returns while down
+  // CountBlockedAggregates advances the clock by `cost`, as a slow query
+  // would, and counts its calls.
+  void set_blocked_count_cost(std::chrono::milliseconds cost);
+  int blocked_counts() const;
   // A copy of the table as it is now: what a consistent-read snapshot sees.
   std::shared_ptr<FakeTable> Snapshot() const;
 
@@ -53,6 +58,7 @@ class FakeTable {
   Status Settle(const std::string& lease_token, const std::vector<SettleOp>& ops,
                 SettleResult* result);
   Status ReadStats(TableStats* out);
+  Status CountBlockedAggregates(int64_t* out);
   Status DeleteSentBatch(int days, int limit, int64_t* cursor, int64_t* deleted, bool* done);
 
  private:
@@ -64,6 +70,8 @@ class FakeTable {
   std::map<int64_t, FakeRow> rows_;
   int64_t next_id_ = 1;
   bool down_ = false;
+  std::chrono::milliseconds blocked_count_cost_{0};
+  int blocked_counts_ = 0;
 };
 
 // An OutboxStore over a FakeTable. Between BeginSnapshot and EndSnapshot the
@@ -106,6 +114,9 @@ class FakeStore : public OutboxStore {
     return table_->Settle(lease_token, ops, result);
   }
   Status ReadStats(TableStats* out) override { return table_->ReadStats(out); }
+  Status CountBlockedAggregates(int64_t* out) override {
+    return table_->CountBlockedAggregates(out);
+  }
   Status DeleteSentBatch(int days, int limit, int64_t* cursor, int64_t* deleted,
                          bool* done) override {
     return table_->DeleteSentBatch(days, limit, cursor, deleted, done);
@@ -152,6 +163,9 @@ class OutboxStoreWrapper : public OutboxStore {
     return target_->Settle(lease_token, ops, result);
   }
   Status ReadStats(TableStats* out) override { return target_->ReadStats(out); }
+  Status CountBlockedAggregates(int64_t* out) override {
+    return target_->CountBlockedAggregates(out);
+  }
   Status DeleteSentBatch(int days, int limit, int64_t* cursor, int64_t* deleted,
                          bool* done) override {
     return target_->DeleteSentBatch(days, limit, cursor, deleted, done);
