@@ -52,8 +52,15 @@ TEST_CASE("Kafka security.protocol and ssl.* and sasl.* properties pass through 
   CHECK(p.at("enable.idempotence") == "true");
   CHECK(p.at("acks") == "all");
   CHECK(warnings.empty());
-  // No warning or other output repeats a secret.
-  for (const auto& w : warnings) CHECK(w.find("secret") == std::string::npos);
+
+  // A weakening setting beside the secrets is warned about by name, and the
+  // warning repeats no secret.
+  k.properties["acks"] = "1";
+  warnings.clear();
+  (void)ProducerProperties(k, "outbox-relay-test", 30000, &warnings);
+  REQUIRE(warnings.size() == 1);
+  CHECK(warnings[0].rfind("kafka.properties.acks=1 weakens delivery", 0) == 0);
+  CHECK(warnings[0].find("secret") == std::string::npos);
 }
 
 TEST_CASE("librdkafka accepts the SASL and TLS settings the relay passes and names a bad one",
