@@ -5,7 +5,6 @@
 #include <netinet/in.h>
 #include <poll.h>
 #include <signal.h>
-#include <spawn.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -151,70 +150,28 @@ double SumMetric(const std::string& body, const std::string& metric) {
 }
 
 Child::Child(const std::vector<std::string>& argv, const std::string& log_path) {
-  posix_spawn_file_actions_t fa;
-  posix_spawn_file_actions_init(&fa);
-  posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
-  posix_spawn_file_actions_addopen(&fa, 1, log_path.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
-  posix_spawn_file_actions_adddup2(&fa, 1, 2);
-  std::vector<char*> args;
-  for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-  args.push_back(nullptr);
-  int rc = posix_spawn(&pid_, args[0], &fa, nullptr, args.data(), environ);
-  posix_spawn_file_actions_destroy(&fa);
-  if (rc != 0) {
-    pid_ = -1;
-    throw std::runtime_error("cannot start " + argv[0] + ": " + strerror(rc));
-  }
+  if (!proc_.Start(argv, outbox::CurrentEnvironment(), log_path))
+    throw std::runtime_error("cannot start " + argv.at(0) + ": " + strerror(errno));
 }
-
-Child::Child(Child&& other) noexcept : pid_(other.pid_), status_(other.status_) { other.pid_ = -1; }
 
 Child& Child::operator=(Child&& other) noexcept {
   if (this != &other) {
     Stop(5);
-    pid_ = other.pid_;
-    status_ = other.status_;
-    other.pid_ = -1;
+    proc_ = std::move(other.proc_);
   }
   return *this;
 }
 
 Child::~Child() { Stop(10); }
 
-bool Child::running() {
-  if (pid_ <= 0) return false;
-  int st = 0;
-  pid_t r = waitpid(pid_, &st, WNOHANG);
-  if (r == pid_) {
-    status_ = st;
-    pid_ = -1;
-    return false;
-  }
-  return r == 0;
-}
-
 int Child::Wait(double timeout_s) {
-  double deadline = MonoSeconds() + timeout_s;
-  while (running()) {
-    if (MonoSeconds() >= deadline) return -1;
-    SleepSeconds(0.01);
-  }
-  return WIFEXITED(status_) ? WEXITSTATUS(status_) : 128 + WTERMSIG(status_);
+  auto st = proc_.Wait(std::chrono::milliseconds(static_cast<int64_t>(timeout_s * 1000)));
+  return st ? outbox::ExitCode(*st) : -1;
 }
 
 int Child::Stop(double grace_s) {
-  if (!running()) return status_;
-  kill(pid_, SIGTERM);
-  double deadline = MonoSeconds() + grace_s;
-  while (running() && MonoSeconds() < deadline) SleepSeconds(0.01);
-  if (running()) {
-    kill(pid_, SIGKILL);
-    int st = 0;
-    waitpid(pid_, &st, 0);
-    status_ = st;
-    pid_ = -1;
-  }
-  return status_;
+  auto st = proc_.Stop(std::chrono::milliseconds(static_cast<int64_t>(grace_s * 1000)));
+  return st.value_or(-1);
 }
 
 std::string ReadFile(const std::string& path) {

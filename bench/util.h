@@ -11,6 +11,8 @@
 #include <string>
 #include <vector>
 
+#include "subprocess.h"
+
 namespace outbox::bench {
 
 // Monotonic seconds (for durations) and wall-clock microseconds (comparable
@@ -47,14 +49,14 @@ class Child {
   // Starts argv[0] with stdin from /dev/null and stdout+stderr appended to
   // `log_path`. Throws std::runtime_error if it cannot start.
   Child(const std::vector<std::string>& argv, const std::string& log_path);
-  Child(Child&& other) noexcept;
+  Child(Child&& other) noexcept = default;
   Child& operator=(Child&& other) noexcept;
   Child(const Child&) = delete;
   Child& operator=(const Child&) = delete;
   ~Child();
 
-  pid_t pid() const { return pid_; }
-  bool running();
+  pid_t pid() const { return proc_.pid(); }
+  bool running() { return proc_.running(); }
   // SIGTERM, wait up to `grace_s`, then SIGKILL. Returns the exit status
   // (as from waitpid) or -1.
   int Stop(double grace_s = 30);
@@ -63,8 +65,7 @@ class Child {
   int Wait(double timeout_s);
 
  private:
-  pid_t pid_ = -1;
-  int status_ = -1;
+  outbox::Subprocess proc_;
 };
 
 // Reads a whole file; empty if missing.

@@ -1,47 +1,28 @@
 #pragma once
 
-#include <sys/types.h>
-
 #include <chrono>
 #include <map>
-#include <optional>
 #include <string>
 #include <vector>
 
+#include "subprocess.h"
 #include "support/process.h"  // ReadFile
 
 namespace outbox::testing {
 
-// A restartable child process for the fault scenarios, started with fork/exec, its stdout and
-// stderr appended to `log_path`. The destructor kills it (SIGCONT, then SIGKILL) and reaps it if it
-// is still running, so a failing test never leaves processes behind. Not thread-safe.
-class Process {
+// A restartable child process for the fault scenarios: this process's
+// environment plus `env`, its stdout and stderr appended to `log_path`.
+class Process : public Subprocess {
  public:
-  Process() = default;
-  ~Process();
-  Process(const Process&) = delete;
-  Process& operator=(const Process&) = delete;
-  Process(Process&& other) noexcept;
-  Process& operator=(Process&& other) noexcept;
-
-  // Starts argv[0] with argv; `env` entries are added to (or replace) the
-  // environment. Returns false if fork fails.
+  // Returns false if the log cannot be opened or fork fails.
   bool Start(const std::vector<std::string>& argv, const std::string& log_path,
-             const std::map<std::string, std::string>& env = {});
-  pid_t pid() const { return pid_; }
-  bool running();  // reaps the child if it exited
-  void Signal(int sig);
-  // Waits up to `timeout` for the exit; returns the raw wait status, or
-  // nullopt if it is still running.
-  std::optional<int> Wait(std::chrono::milliseconds timeout);
-  // The wait status once exited (valid after Wait returned a value).
-  std::optional<int> status() const { return status_; }
+             const std::map<std::string, std::string>& env = {}) {
+    log_path_ = log_path;
+    return Subprocess::Start(argv, CurrentEnvironment(env), log_path);
+  }
   const std::string& log_path() const { return log_path_; }
-  void Kill();  // SIGCONT + SIGKILL + reap
 
  private:
-  pid_t pid_ = -1;
-  std::optional<int> status_;
   std::string log_path_;
 };
 

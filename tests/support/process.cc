@@ -54,59 +54,19 @@ ChildProcess::ChildProcess(const std::vector<std::string>& argv,
                      std::to_string(getpid()) + "-" + std::to_string(++counter);
   out_path_ = base + ".out";
   err_path_ = base + ".err";
-  // Everything the child needs is prepared before fork: only async-signal-safe
-  // calls happen in between fork and exec.
-  std::vector<char*> args, envp;
-  for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-  args.push_back(nullptr);
-  for (const auto& e : env) envp.push_back(const_cast<char*>(e.c_str()));
-  envp.push_back(nullptr);
-  int out = ::open(out_path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-  int err = ::open(err_path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-  int in = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
-  if (out < 0 || err < 0 || in < 0) throw std::runtime_error("cannot open capture files");
-  pid_ = fork();
-  if (pid_ == 0) {
-    ::dup2(in, 0);
-    ::dup2(out, 1);
-    ::dup2(err, 2);
-    ::execve(args[0], args.data(), envp.data());
-    _exit(127);
-  }
-  ::close(out);
-  ::close(err);
-  ::close(in);
-  if (pid_ < 0) throw std::runtime_error("fork failed");
+  if (!proc_.Start(argv, env, out_path_, err_path_, Subprocess::Mode::kTruncate))
+    throw std::runtime_error("cannot start " + argv.at(0));
 }
 
 ChildProcess::~ChildProcess() {
-  if (running()) {
-    ::kill(pid_, SIGKILL);
-    Wait(std::chrono::seconds(10));
-  }
+  proc_.Kill();
   ::unlink(out_path_.c_str());
   ::unlink(err_path_.c_str());
 }
 
-void ChildProcess::Signal(int sig) {
-  if (status_ < 0 && pid_ > 0) ::kill(pid_, sig);
-}
-
-bool ChildProcess::running() { return Wait(std::chrono::milliseconds(0)) < 0; }
-
 int ChildProcess::Wait(std::chrono::milliseconds deadline) {
-  if (status_ >= 0) return status_;
-  auto end = std::chrono::steady_clock::now() + deadline;
-  for (;;) {
-    int st = 0;
-    pid_t r = ::waitpid(pid_, &st, WNOHANG);
-    if (r == pid_) {
-      status_ = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-      return status_;
-    }
-    if (std::chrono::steady_clock::now() >= end) return -1;
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
+  auto st = proc_.Wait(deadline);
+  return st ? ExitCode(*st) : -1;
 }
 
 std::string ChildProcess::out() const { return ReadFile(out_path_); }

@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "subprocess.h"
+
 namespace outbox::testing {
 
 // A child process (the real outbox-relay binary) with its stdout and stderr
@@ -19,20 +21,19 @@ class ChildProcess {
   ChildProcess(const ChildProcess&) = delete;
   ChildProcess& operator=(const ChildProcess&) = delete;
 
-  pid_t pid() const { return pid_; }
-  void Signal(int sig);
+  pid_t pid() const { return proc_.pid(); }
+  void Signal(int sig) { proc_.Signal(sig); }
   // Waits up to `deadline` for the exit; returns the exit code, 128+signal if
   // killed by one, or -1 if still running at the deadline.
   int Wait(std::chrono::milliseconds deadline);
-  bool running();
+  bool running() { return proc_.running(); }
   // Everything written so far.
   std::string out() const;
   std::string err() const;
 
  private:
-  pid_t pid_ = -1;
-  int status_ = -1;  // exit code once reaped
   std::string out_path_, err_path_;
+  Subprocess proc_;
 };
 
 struct ProcessResult {
