@@ -13,6 +13,7 @@
 #include <cmath>
 #include <initializer_list>
 #include <iostream>
+#include <optional>
 #include <random>
 #include <thread>
 
@@ -130,13 +131,26 @@ void StopAll(std::initializer_list<RelayProcess*> relays) {
   }
 }
 
+// The checker's arguments for a drained table: `events` rows, all SENT, at
+// most `max_duplicates` extra copies (unbounded if not given).
+std::vector<std::string> AllSent(int64_t events, std::optional<int64_t> max_duplicates = {}) {
+  std::vector<std::string> args = {"--expect-all-sent", "--expect-rows", std::to_string(events)};
+  if (max_duplicates) {
+    args.push_back("--max-duplicates");
+    args.push_back(std::to_string(*max_duplicates));
+  }
+  return args;
+}
+
 // How every scenario ends: the checker reads the whole table and topic
 // (`args` say what to expect), its verdict must be OK, and its figures, with
-// the scenario's own in `extra`, are recorded under `name`.
+// the scenario's own in `extra`, are recorded under `name`. Unless
+// `ordered`, per-aggregate order is not checked (ordering: none).
 CheckResult FinishScenario(const MysqlConfig& mysql, const std::string& bootstrap,
-                           const std::string& dir, const std::vector<std::string>& args,
+                           const std::string& dir, std::vector<std::string> args,
                            const std::string& name, const nlohmann::json& extra,
                            bool ordered = true) {
+  if (!ordered) args.push_back("--no-order");
   CheckResult c = RunCheck(mysql, bootstrap, args, dir, "final");
   RequireVerdictOk(c, ordered);
   nlohmann::json f = Figures(c);
@@ -179,15 +193,13 @@ TEST_CASE(
     total += published.back();
   }
   StopAll({relays[0].get(), relays[1].get(), relays[2].get()});
-  CheckResult c = FinishScenario(
-      w.mysql, w.cluster.bootstrap(), w.dir,
-      {"--expect-all-sent", "--max-duplicates", "0", "--expect-rows", std::to_string(events)},
-      "replicas",
-      {{"seed", seed},
-       {"relays", 3},
-       {"published_per_relay", published},
-       {"drain_seconds", drain_s},
-       {"events_per_second", events / drain_s}});
+  CheckResult c =
+      FinishScenario(w.mysql, w.cluster.bootstrap(), w.dir, AllSent(events, 0), "replicas",
+                     {{"seed", seed},
+                      {"relays", 3},
+                      {"published_per_relay", published},
+                      {"drain_seconds", drain_s},
+                      {"events_per_second", events / drain_s}});
   CHECK(c.report["duplicate_copies"] == 0);
   // Every event was published by exactly one relay, and each did a share.
   CHECK(total == events);
@@ -271,15 +283,13 @@ TEST_CASE(
   // A killed relay had at most max_inflight_batches batches of batch_size
   // rows claimed: only those can be published again after their lease.
   const int64_t bound = int64_t{done} * spec.batch_size * spec.max_inflight_batches;
-  CheckResult c = FinishScenario(w.mysql, w.cluster.bootstrap(), w.dir,
-                                 {"--expect-all-sent", "--max-duplicates", std::to_string(bound),
-                                  "--expect-rows", std::to_string(events)},
-                                 "kill9",
-                                 {{"seed", seed},
-                                  {"kills", done},
-                                  {"duplicate_bound", bound},
-                                  {"leases_reclaimed", reclaimed},
-                                  {"recover_seconds", recover_s}});
+  CheckResult c =
+      FinishScenario(w.mysql, w.cluster.bootstrap(), w.dir, AllSent(events, bound), "kill9",
+                     {{"seed", seed},
+                      {"kills", done},
+                      {"duplicate_bound", bound},
+                      {"leases_reclaimed", reclaimed},
+                      {"recover_seconds", recover_s}});
   CHECK(c.report["duplicate_copies"].get<int64_t>() <= bound);
   CHECK(reclaimed > 0);  // the kills did leave leases to take over
 }
@@ -327,16 +337,14 @@ TEST_CASE(
   double reclaimed = other.Metric("outbox_leases_reclaimed_total");
   StopAll({&frozen, &other});
   const int64_t bound = int64_t{spec.batch_size} * spec.max_inflight_batches;
-  CheckResult c = FinishScenario(w.mysql, w.cluster.bootstrap(), w.dir,
-                                 {"--expect-all-sent", "--max-duplicates", std::to_string(bound),
-                                  "--expect-rows", std::to_string(events)},
-                                 "freeze",
-                                 {{"seed", seed},
-                                  {"frozen_seconds", frozen_s},
-                                  {"stale_transitions", stale},
-                                  {"leases_reclaimed", reclaimed},
-                                  {"duplicate_bound", bound},
-                                  {"recover_seconds", recover_s}});
+  CheckResult c =
+      FinishScenario(w.mysql, w.cluster.bootstrap(), w.dir, AllSent(events, bound), "freeze",
+                     {{"seed", seed},
+                      {"frozen_seconds", frozen_s},
+                      {"stale_transitions", stale},
+                      {"leases_reclaimed", reclaimed},
+                      {"duplicate_bound", bound},
+                      {"recover_seconds", recover_s}});
   CHECK(c.report["sending_rows"] == 0);
 }
 
@@ -380,13 +388,12 @@ TEST_CASE(
   CHECK(failures > 0);
   CHECK(a.ReadyzStatus() == 200);
   StopAll({&a, &b});
-  CheckResult c = FinishScenario(w.mysql, w.cluster.bootstrap(), w.dir,
-                                 {"--expect-all-sent", "--expect-rows", std::to_string(events)},
-                                 "broker_outage",
-                                 {{"seed", seed},
-                                  {"outage_seconds", 10},
-                                  {"publish_failures", failures},
-                                  {"recover_seconds", recover_s}});
+  CheckResult c =
+      FinishScenario(w.mysql, w.cluster.bootstrap(), w.dir, AllSent(events), "broker_outage",
+                     {{"seed", seed},
+                      {"outage_seconds", 10},
+                      {"publish_failures", failures},
+                      {"recover_seconds", recover_s}});
   CHECK(c.report["rows_by_status"].value("DEAD", 0) == 0);
 }
 
@@ -445,8 +452,7 @@ TEST_CASE("produce errors and added broker latency lose nothing and keep per-agg
   double failures =
       a.Metric("outbox_publish_failures_total") + b.Metric("outbox_publish_failures_total");
   StopAll({&a, &b});
-  FinishScenario(w.mysql, w.cluster.bootstrap(), w.dir,
-                 {"--expect-all-sent", "--expect-rows", std::to_string(events)}, "broker_errors",
+  FinishScenario(w.mysql, w.cluster.bootstrap(), w.dir, AllSent(events), "broker_errors",
                  {{"seed", seed},
                   {"failed_requests_injected", pushed},
                   {"publish_failures", failures},
@@ -541,8 +547,7 @@ TEST_CASE(
   CHECK(saw_not_ready);
   CHECK(saw_db_down);
   StopAll({&relay});
-  FinishScenario(mysql, cluster.bootstrap(), dir,
-                 {"--expect-all-sent", "--expect-rows", std::to_string(events)}, "db_restart",
+  FinishScenario(mysql, cluster.bootstrap(), dir, AllSent(events), "db_restart",
                  {{"seed", seed},
                   {"outage_seconds", outage_s},
                   {"ready_after_restart_seconds", ready_s},
@@ -596,15 +601,12 @@ TEST_CASE(
   events += w.FinishSteady();
   REQUIRE(w.WaitDrained(5min));
   StopAll({&staying});
-  FinishScenario(
-      w.mysql, w.cluster.bootstrap(), w.dir,
-      {"--expect-all-sent", "--max-duplicates", "0", "--expect-rows", std::to_string(events)},
-      "handover",
-      {{"seed", seed},
-       {"handovers", handovers},
-       {"left_in_sending", left_sending},
-       {"longest_stop_seconds", max_stop_s},
-       {"recover_seconds", max_stop_s}});
+  FinishScenario(w.mysql, w.cluster.bootstrap(), w.dir, AllSent(events, 0), "handover",
+                 {{"seed", seed},
+                  {"handovers", handovers},
+                  {"left_in_sending", left_sending},
+                  {"longest_stop_seconds", max_stop_s},
+                  {"recover_seconds", max_stop_s}});
 }
 
 TEST_CASE("ordering none: three relays with one killed by SIGKILL and restarted lose nothing",
@@ -638,10 +640,8 @@ TEST_CASE("ordering none: three relays with one killed by SIGKILL and restarted 
   StopAll({&victim, &a, &b});
   const int64_t bound = int64_t{kills} * spec.batch_size * spec.max_inflight_batches;
   CheckResult c =
-      FinishScenario(w.mysql, w.cluster.bootstrap(), w.dir,
-                     {"--expect-all-sent", "--no-order", "--max-duplicates", std::to_string(bound),
-                      "--expect-rows", std::to_string(events)},
-                     "none", {{"seed", seed}, {"kills", kills}, {"duplicate_bound", bound}},
+      FinishScenario(w.mysql, w.cluster.bootstrap(), w.dir, AllSent(events, bound), "none",
+                     {{"seed", seed}, {"kills", kills}, {"duplicate_bound", bound}},
                      /*ordered=*/false);
   CHECK(c.report["duplicate_copies"].get<int64_t>() <= bound);
 }
