@@ -61,7 +61,7 @@ void FakeTable::set_down(bool down) {
   down_ = down;
 }
 
-Status FakeTable::Check() const {
+Status FakeTable::Connect() {
   std::lock_guard<std::mutex> lock(mu_);
   return down_ ? kDown : Status::Ok();
 }

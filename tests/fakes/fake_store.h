@@ -22,9 +22,9 @@ struct FakeRow {
 
 // An in-memory t_outbox with the semantics of MysqlStore's statements: due
 // rows, leases written into next_retry_at, settles fenced on the lease token.
-// "Now" is the fake clock's. Shared by every FakeStore a factory hands out.
-// Thread-safe.
-class FakeTable {
+// "Now" is the fake clock's. Shared by every FakeStore a factory hands out;
+// as an OutboxStore itself, its reads are atomic (no snapshot). Thread-safe.
+class FakeTable : public OutboxStore {
  public:
   explicit FakeTable(std::shared_ptr<FakeClock> clock) : clock_(std::move(clock)) {}
 
@@ -47,19 +47,21 @@ class FakeTable {
   std::shared_ptr<FakeTable> Snapshot() const;
 
   // The OutboxStore operations, on this table.
-  Status Check() const;
-  Status HasDue(bool include_expired, bool* due);
-  Status ClaimDue(int limit, int64_t lease_ms, bool include_expired, ClaimedBatch* out);
-  Status MinPendingId(std::optional<int64_t>* id);
-  Status DeadHeads(std::vector<DeadHead>* out);
-  Status ScanWindow(int64_t from_id, int limit, std::vector<WindowRow>* out);
-  Status ClaimIds(const std::vector<int64_t>& ids, int64_t lease_ms,
-                  const OutboxStore::ChooseFn& choose, ClaimedBatch* out);
+  Status Connect() override;
+  void Disconnect() override {}
+  Status HasDue(bool include_expired, bool* due) override;
+  Status ClaimDue(int limit, int64_t lease_ms, bool include_expired, ClaimedBatch* out) override;
+  Status MinPendingId(std::optional<int64_t>* id) override;
+  Status DeadHeads(std::vector<DeadHead>* out) override;
+  Status ScanWindow(int64_t from_id, int limit, std::vector<WindowRow>* out) override;
+  Status ClaimIds(const std::vector<int64_t>& ids, int64_t lease_ms, const ChooseFn& choose,
+                  ClaimedBatch* out) override;
   Status Settle(const std::string& lease_token, const std::vector<SettleOp>& ops,
-                SettleResult* result);
-  Status ReadStats(TableStats* out);
-  Status CountBlockedAggregates(int64_t* out);
-  Status DeleteSentBatch(int days, int limit, int64_t* cursor, int64_t* deleted, bool* done);
+                SettleResult* result) override;
+  Status ReadStats(TableStats* out) override;
+  Status CountBlockedAggregates(int64_t* out) override;
+  Status DeleteSentBatch(int days, int limit, int64_t* cursor, int64_t* deleted,
+                         bool* done) override;
 
  private:
   bool Claimable(const FakeRow& r, int64_t now) const;
@@ -74,72 +76,10 @@ class FakeTable {
   int blocked_counts_ = 0;
 };
 
-// An OutboxStore over a FakeTable. Between BeginSnapshot and EndSnapshot the
-// pass reads (MinPendingId, DeadHeads, ScanWindow) see the table as it was at
-// BeginSnapshot, as MysqlStore's REPEATABLE READ snapshot does.
-class FakeStore : public OutboxStore {
- public:
-  explicit FakeStore(std::shared_ptr<FakeTable> table) : table_(std::move(table)) {}
-
-  Status BeginSnapshot() override {
-    if (table_->down()) return DownStatus();
-    snapshot_ = table_->Snapshot();
-    return Status::Ok();
-  }
-  void EndSnapshot() override { snapshot_.reset(); }
-
-  Status Connect() override { return table_->Check(); }
-  void Disconnect() override {}
-  Status HasDue(bool include_expired, bool* due) override {
-    return table_->HasDue(include_expired, due);
-  }
-  Status ClaimDue(int limit, int64_t lease_ms, bool include_expired, ClaimedBatch* out) override {
-    return table_->ClaimDue(limit, lease_ms, include_expired, out);
-  }
-  Status MinPendingId(std::optional<int64_t>* id) override {
-    return Down() ? DownStatus() : Reads().MinPendingId(id);
-  }
-  Status DeadHeads(std::vector<DeadHead>* out) override {
-    return Down() ? DownStatus() : Reads().DeadHeads(out);
-  }
-  Status ScanWindow(int64_t from_id, int limit, std::vector<WindowRow>* out) override {
-    return Down() ? DownStatus() : Reads().ScanWindow(from_id, limit, out);
-  }
-  Status ClaimIds(const std::vector<int64_t>& ids, int64_t lease_ms, const ChooseFn& choose,
-                  ClaimedBatch* out) override {
-    return table_->ClaimIds(ids, lease_ms, choose, out);
-  }
-  Status Settle(const std::string& lease_token, const std::vector<SettleOp>& ops,
-                SettleResult* result) override {
-    return table_->Settle(lease_token, ops, result);
-  }
-  Status ReadStats(TableStats* out) override { return table_->ReadStats(out); }
-  Status CountBlockedAggregates(int64_t* out) override {
-    return table_->CountBlockedAggregates(out);
-  }
-  Status DeleteSentBatch(int days, int limit, int64_t* cursor, int64_t* deleted,
-                         bool* done) override {
-    return table_->DeleteSentBatch(days, limit, cursor, deleted, done);
-  }
-
- private:
-  // A failed read ends the snapshot, as on MySQL.
-  bool Down() {
-    if (!table_->down()) return false;
-    snapshot_.reset();
-    return true;
-  }
-  static Status DownStatus() { return FakeTable::DownStatus(); }
-  FakeTable& Reads() { return snapshot_ ? *snapshot_ : *table_; }
-
-  std::shared_ptr<FakeTable> table_;
-  std::shared_ptr<FakeTable> snapshot_;
-};
-
 // Forwards every call to another store; a fault fake overrides one call.
 class OutboxStoreWrapper : public OutboxStore {
  public:
-  explicit OutboxStoreWrapper(OutboxStorePtr target) : target_(std::move(target)) {}
+  explicit OutboxStoreWrapper(std::shared_ptr<OutboxStore> target) : target_(std::move(target)) {}
 
   Status Connect() override { return target_->Connect(); }
   void Disconnect() override { target_->Disconnect(); }
@@ -174,7 +114,44 @@ class OutboxStoreWrapper : public OutboxStore {
   void EndSnapshot() override { target_->EndSnapshot(); }
 
  private:
-  OutboxStorePtr target_;
+  std::shared_ptr<OutboxStore> target_;
+};
+
+// An OutboxStore over a FakeTable. Between BeginSnapshot and EndSnapshot the
+// pass reads (MinPendingId, DeadHeads, ScanWindow) see the table as it was at
+// BeginSnapshot, as MysqlStore's REPEATABLE READ snapshot does.
+class FakeStore : public OutboxStoreWrapper {
+ public:
+  explicit FakeStore(std::shared_ptr<FakeTable> table)
+      : OutboxStoreWrapper(table), table_(std::move(table)) {}
+
+  Status BeginSnapshot() override {
+    if (table_->down()) return FakeTable::DownStatus();
+    snapshot_ = table_->Snapshot();
+    return Status::Ok();
+  }
+  void EndSnapshot() override { snapshot_.reset(); }
+  Status MinPendingId(std::optional<int64_t>* id) override {
+    return Down() ? FakeTable::DownStatus() : Reads().MinPendingId(id);
+  }
+  Status DeadHeads(std::vector<DeadHead>* out) override {
+    return Down() ? FakeTable::DownStatus() : Reads().DeadHeads(out);
+  }
+  Status ScanWindow(int64_t from_id, int limit, std::vector<WindowRow>* out) override {
+    return Down() ? FakeTable::DownStatus() : Reads().ScanWindow(from_id, limit, out);
+  }
+
+ private:
+  // A failed read ends the snapshot, as on MySQL.
+  bool Down() {
+    if (!table_->down()) return false;
+    snapshot_.reset();
+    return true;
+  }
+  FakeTable& Reads() { return snapshot_ ? *snapshot_ : *table_; }
+
+  std::shared_ptr<FakeTable> table_;
+  std::shared_ptr<FakeTable> snapshot_;
 };
 
 // Fails the next `*failures` settles (shared by every store of a factory), as
