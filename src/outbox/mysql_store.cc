@@ -462,9 +462,16 @@ Status MysqlStore::Settle(const std::string& lease_token, const std::vector<Sett
       sql::PreparedStatement* ps;
       unsigned i = 1;
       if (op->kind == SettleKind::kRetry) {
+        // next_retry_at has whole seconds, and a claim compares it with
+        // NOW() (whole seconds too): NOW() + backoff stored as is would be cut
+        // to its second, so a backoff under a second would be no backoff at
+        // all. Round the deadline up to the next whole second of the precise
+        // statement time (NOW(6) is the same instant as NOW()): the row is
+        // due no sooner than the backoff, and at most a second later.
         ps = conn_.Prepare("UPDATE " + table_ +
                            " SET status = 'NEW', retry_count = retry_count + 1,"
-                           " next_retry_at = NOW() + INTERVAL ? MICROSECOND, updated_at = NOW()" +
+                           " next_retry_at = NOW() + INTERVAL (MICROSECOND(NOW(6)) + ? + 999999)"
+                           " DIV 1000000 SECOND, updated_at = NOW()" +
                            err_set + " WHERE id = ? AND status = 'SENDING' AND next_retry_at = ?");
         ps->setInt64(i++, op->backoff_ms * 1000);
       } else {

@@ -71,6 +71,43 @@ TEST_CASE(
   CHECK(due);
 }
 
+TEST_CASE(
+    "a retry backoff shorter than a second still delays the row: next_retry_at is rounded up "
+    "to the next whole second",
+    "[store]") {
+  // next_retry_at has whole seconds; NOW() + 300 ms used to be stored as
+  // NOW() itself, so three attempts with a 500 ms backoff ran within 40 ms.
+  TestDatabase db("store_subsecond_backoff");
+  db.InsertEvents(3, 1);
+  MysqlStore s(db.mysql());
+  ClaimedBatch batch;
+  REQUIRE(s.ClaimDue(10, 30000, false, &batch).ok());
+  REQUIRE(batch.rows.size() == 3);
+  const char* kNowUs = "SELECT CAST(UNIX_TIMESTAMP(NOW(6)) * 1000000 AS SIGNED)";
+  const int64_t before_us = db.QueryInt(kNowUs);
+  SettleResult r;
+  REQUIRE(s.Settle(batch.lease_token,
+                   {{1, SettleKind::kRetry, 1, "boom"},
+                    {2, SettleKind::kRetry, 300, "boom"},
+                    {3, SettleKind::kRetry, 1500, "boom"}},
+                   &r)
+              .ok());
+  CHECK(r.applied == 3);
+  const int64_t after_us = db.QueryInt(kNowUs);
+  for (auto [id, backoff_ms] : std::map<int, int64_t>{{1, 1}, {2, 300}, {3, 1500}}) {
+    INFO("row " << id << ", backoff " << backoff_ms << " ms");
+    const int64_t due_us = db.QueryInt(
+        "SELECT CAST(UNIX_TIMESTAMP(next_retry_at) AS SIGNED) * 1000000 FROM t_outbox "
+        "WHERE id = " +
+        std::to_string(id));
+    CHECK(due_us % 1000000 == 0);
+    // Due no sooner than the backoff after the settle ...
+    CHECK(due_us >= before_us + backoff_ms * 1000);
+    // ... and at most a second after it.
+    CHECK(due_us <= after_us + backoff_ms * 1000 + 1000000);
+  }
+}
+
 TEST_CASE("retention deletes old SENT rows only and in bounded chunks", "[store]") {
   TestDatabase db("store_retention");
   db.GrantDelete();
