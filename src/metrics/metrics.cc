@@ -119,6 +119,8 @@ ServiceMetrics& Metrics::ForService(const std::string& service) {
   m.stale_transitions = &stale_->Add(l);
   m.retention_deleted = &retention_deleted_->Add(l);
   m.retention_failures = &retention_failures_->Add(l);
+  for (const char* reason : kPublishFailureReasons)
+    m.failures_[reason] = &failures_->Add({{"service", service}, {"reason", reason}});
   // Seconds from created_at (whole seconds) to the ack: sub-second buckets
   // matter for the p50, minutes for a backlog.
   m.publish_latency = &latency_->Add(

@@ -7,9 +7,11 @@
 # refuse connections (127.0.0.1:1), waits for /healthz, then checks:
 #   - /healthz is 200 and /readyz is not 200 (nothing is reachable);
 #   - every outbox_* family it exposes is listed in METRICS.md, with the same type;
-#   - every metric listed in METRICS.md is exposed, except the two whose
-#     label values only exist after traffic (published by topic, failures by
-#     reason);
+#   - every metric listed in METRICS.md is exposed, except
+#     outbox_events_published_total, whose topic label values only exist after
+#     traffic;
+#   - outbox_publish_failures_total has a series for exactly the reasons of
+#     METRICS.md's reason table, from the start;
 #   - outbox_database_up and outbox_kafka_up are 0 (what the alerts watch);
 #   - `promtool check metrics` finds no problem in the exposition (if installed).
 # The relay is stopped with SIGTERM and must exit 0 within 45 s (SPEC §3).
@@ -105,8 +107,11 @@ done
 python3 - "$tmp/metrics.txt" "$metrics_md" <<'PY' || fail=1
 import re, sys
 expo, md = sys.argv[1], sys.argv[2]
-types, samples = {}, {}
+types, samples, reasons = {}, {}, {}
 for line in open(expo, encoding="utf-8"):
+    m = re.match(r'outbox_publish_failures_total\{[^}]*reason="([^"]*)"[^}]*\}\s+(\S+)', line)
+    if m:
+        reasons[m.group(1)] = float(m.group(2))
     m = re.match(r"# TYPE (\S+) (\S+)", line)
     if m:
         types[m.group(1)] = m.group(2)
@@ -116,7 +121,7 @@ for line in open(expo, encoding="utf-8"):
     name, value = re.match(r"([A-Za-z_:][\w:]*)(?:\{[^}]*\})?\s+(\S+)", line).groups()
     samples.setdefault(name, []).append(float(value))
 
-documented, header = {}, None
+documented, documented_reasons, header = {}, set(), None
 for line in open(md, encoding="utf-8"):
     line = line.strip()
     if not line.startswith("|"):
@@ -129,6 +134,8 @@ for line in open(md, encoding="utf-8"):
     m = re.fullmatch(r"`([A-Za-z_:][\w:]*)`", cells[0])
     if header == "metric" and m and len(cells) > 1:
         documented[m.group(1)] = cells[1]
+    if header == "reason" and m:
+        documented_reasons.add(m.group(1))
 
 errors = []
 for name, t in sorted(types.items()):
@@ -138,7 +145,12 @@ for name, t in sorted(types.items()):
         errors.append(f"{name} ({t}) is exposed but not in METRICS.md")
     elif documented[name] != t:
         errors.append(f"{name} is a {t}, METRICS.md says {documented[name]}")
-LAZY = {"outbox_events_published_total", "outbox_publish_failures_total"}
+LAZY = {"outbox_events_published_total"}
+# Every failure reason is exported at 0 from the start (so that rate() and
+# increase() count a reason's first failures), and is one METRICS.md lists.
+if set(reasons) != documented_reasons:
+    errors.append(f"outbox_publish_failures_total reasons exposed {sorted(reasons)}, "
+                  f"METRICS.md lists {sorted(documented_reasons)}")
 for name in sorted(set(documented) - set(types) - LAZY):
     errors.append(f"{name} is in METRICS.md but not exposed")
 for name in ("outbox_database_up", "outbox_kafka_up"):

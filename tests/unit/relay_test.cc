@@ -572,5 +572,23 @@ TEST_CASE("the exposition names the version and the instance", "[metrics]") {
   CHECK(text.find("outbox_retention_failures_total{service=\"orders\"} 0") != std::string::npos);
 }
 
+TEST_CASE(
+    "every publish failure reason is exported at 0 from the start, so that rate() counts its "
+    "first failures",
+    "[metrics]") {
+  Metrics metrics;
+  ServiceMetrics& m = metrics.ForService("orders");
+  std::string text = metrics.Serialize();
+  for (const char* reason : kPublishFailureReasons) {
+    INFO(reason);
+    CHECK(text.find("outbox_publish_failures_total{reason=\"" + std::string(reason) +
+                    "\",service=\"orders\"} 0") != std::string::npos);
+  }
+  m.PublishFailures("timeout").Increment();
+  CHECK(metrics.Serialize().find(
+            "outbox_publish_failures_total{reason=\"timeout\",service=\"orders\"} 1") !=
+        std::string::npos);
+}
+
 }  // namespace
 }  // namespace outbox
