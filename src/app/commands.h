@@ -19,7 +19,7 @@ int RunCli(int argc, char** argv);
 
 int RunCheck(const LoadedConfig& loaded, bool connect);
 int RunDeadList(const ServiceConfig& service, int limit, bool json);
-int RunDeadReplay(const ServiceConfig& service, const std::vector<int64_t>& ids, bool all,
+int RunDeadReplay(const ServiceConfig& service, std::vector<int64_t> ids, bool all,
                   const std::optional<std::string>& event_type, bool dry_run, bool json);
 std::string VersionText();
 

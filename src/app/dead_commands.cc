@@ -1,5 +1,9 @@
+#include <pwd.h>
 #include <spdlog/spdlog.h>
+#include <unistd.h>
 
+#include <algorithm>
+#include <cstdlib>
 #include <iostream>
 #include <nlohmann/json.hpp>
 
@@ -42,6 +46,21 @@ void PrintTable(const std::vector<DeadRow>& rows) {
   }
 }
 
+// Who replayed, for the audit line: $USER, else the name of the process'
+// user (a container or `kubectl exec` often has no $USER), and the user who
+// ran sudo when that is someone else.
+std::string AuditUser() {
+  const char* env_user = std::getenv("USER");
+  std::string user = env_user ? env_user : "";
+  if (user.empty()) {
+    const struct passwd* pw = ::getpwuid(::geteuid());
+    user = pw ? pw->pw_name : "uid:" + std::to_string(::geteuid());
+  }
+  const char* sudo_user = std::getenv("SUDO_USER");
+  if (sudo_user && *sudo_user && user != sudo_user) user += " sudo_user=" + std::string(sudo_user);
+  return user;
+}
+
 }  // namespace
 
 int RunDeadList(const ServiceConfig& service, int limit, bool json) {
@@ -64,8 +83,11 @@ int RunDeadList(const ServiceConfig& service, int limit, bool json) {
   return kExitOk;
 }
 
-int RunDeadReplay(const ServiceConfig& service, const std::vector<int64_t>& ids, bool all,
+int RunDeadReplay(const ServiceConfig& service, std::vector<int64_t> ids, bool all,
                   const std::optional<std::string>& event_type, bool dry_run, bool json) {
+  // `--id 7 --id 7` is one row: count it once when reporting ids that were not DEAD.
+  std::sort(ids.begin(), ids.end());
+  ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
   MysqlConnection conn(service.mysql);
   DeadSelector sel{ids, event_type, all};
   std::vector<DeadRow> changed;
@@ -83,15 +105,22 @@ int RunDeadReplay(const ServiceConfig& service, const std::vector<int64_t>& ids,
     std::cout << (dry_run ? "would replay " : "replayed ") << changed.size()
               << " DEAD row(s) -> NEW\n";
   }
-  for (const auto& d : changed) {
-    if (!dry_run)
-      spdlog::info("audit: dead replay service={} id={} aggregate={}/{} event_type={} user={}",
-                   service.name, d.id, d.aggregate.type, d.aggregate.id, d.event_type,
-                   getenv("USER") ? getenv("USER") : "?");
+  if (!dry_run && !changed.empty()) {
+    // Audit lines are written whatever log.level says (it is chosen for the
+    // daemon's verbosity, not to hide who changed rows).
+    spdlog::logger& logger = *spdlog::default_logger_raw();
+    const spdlog::level::level_enum level = logger.level();
+    if (level > spdlog::level::info) logger.set_level(spdlog::level::info);
+    const std::string user = AuditUser();
+    for (const auto& d : changed)
+      logger.info("audit: dead replay service={} id={} aggregate={}/{} event_type={} user={}",
+                  service.name, d.id, d.aggregate.type, d.aggregate.id, d.event_type, user);
+    logger.flush();
+    logger.set_level(level);
   }
-  if (!ids.empty() && changed.size() < ids.size() && !dry_run)
-    std::cerr << (ids.size() - changed.size())
-              << " of the given id(s) were not DEAD (already replayed, or no such row)\n";
+  if (!ids.empty() && changed.size() < ids.size())
+    std::cerr << (ids.size() - changed.size()) << " of the given id(s) "
+              << (dry_run ? "are" : "were") << " not DEAD (already replayed, or no such row)\n";
   return kExitOk;
 }
 

@@ -3,6 +3,9 @@
 // relays run; retention while the relay drains; the blocked-aggregates gauge;
 // `check --connect` and the grants.
 
+#include <pwd.h>
+#include <unistd.h>
+
 #include <catch2/catch.hpp>
 #include <chrono>
 #include <cmath>
@@ -270,6 +273,55 @@ TEST_CASE(
   CHECK(std::set<int64_t>(ids.begin(), ids.end()).size() == 18);
   for (int agg = 1; agg <= 6; ++agg)
     CHECK(IdsForKey(msgs, std::to_string(agg)) == std::vector<int64_t>{agg, agg + 6, agg + 12});
+}
+
+TEST_CASE(
+    "dead replay writes its audit lines even at log level error, names the user without $USER "
+    "and the sudo user, and counts a repeated id once",
+    "[ops][dead][process]") {
+  MockCluster cluster(1);
+  TestDatabase db("ops_dead_audit");
+  db.InsertEvents(3, 1);
+  db.Exec("UPDATE t_outbox SET status = 'DEAD', retry_count = 3");
+  TempDir dir;
+  std::string yaml = RelayConfigYaml(db, "audit", cluster.bootstrap());
+  const std::string info_level = "level: info";
+  REQUIRE(yaml.find(info_level) != std::string::npos);
+  yaml.replace(yaml.find(info_level), info_level.size(), "level: error");
+  const std::string config = dir.Write("relay.yaml", yaml);
+
+  // No $USER (as under kubectl exec): the name of the process' user.
+  const struct passwd* pw = ::getpwuid(::geteuid());
+  REQUIRE(pw != nullptr);
+  ProcessResult one = Cli(config, {"dead", "replay", "--service", "audit", "--id", "1"});
+  INFO(one.out << one.err);
+  CHECK(one.exit_code == 0);
+  CHECK(one.err.find("audit: dead replay service=audit id=1 aggregate=Order/1 "
+                     "event_type=OrderCreated user=" +
+                     std::string(pw->pw_name) + "\n") != std::string::npos);
+
+  // Through sudo: $USER is root, SUDO_USER the operator.
+  std::vector<std::string> env = RelayChildEnv();
+  env.push_back("USER=root");
+  env.push_back("SUDO_USER=alice");
+  ProcessResult two = Cli(
+      config, {"dead", "replay", "--service", "audit", "--id", "2", "--id", "2", "--id", "9"}, env);
+  INFO(two.out << two.err);
+  CHECK(two.exit_code == 0);
+  CHECK(two.out.find("replayed 1 DEAD row(s) -> NEW") != std::string::npos);
+  CHECK(two.err.find("id=2 aggregate=Order/2 event_type=OrderCreated user=root sudo_user=alice") !=
+        std::string::npos);
+  // 2 was DEAD (named twice), 9 does not exist: one id was not DEAD.
+  CHECK(two.err.find("1 of the given id(s) were not DEAD") != std::string::npos);
+
+  // A dry run names the ids that are not DEAD as well, and writes no audit line.
+  ProcessResult dry =
+      Cli(config, {"dead", "replay", "--service", "audit", "--id", "1", "--id", "3", "--dry-run"});
+  INFO(dry.out << dry.err);
+  CHECK(dry.out.find("would replay 1 DEAD row(s) -> NEW") != std::string::npos);
+  CHECK(dry.err.find("1 of the given id(s) are not DEAD") != std::string::npos);
+  CHECK(dry.err.find("audit:") == std::string::npos);
+  CHECK(RowStatus(db, 3) == "DEAD");
 }
 
 TEST_CASE("dead list without a last_error column prints - and null", "[ops][dead][process]") {
