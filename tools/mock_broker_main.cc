@@ -52,7 +52,9 @@ int main(int argc, char** argv) {
   sigaction(SIGINT, &sa, nullptr);
   sigaction(SIGTERM, &sa, nullptr);
   outbox::testing::MockCluster cluster(brokers);
-  // Topics created on first use get this many partitions.
+  // --partitions applies to the --topics created here; a topic created on its
+  // first use gets the mock cluster's own default (4), which librdkafka does
+  // not let us change.
   size_t start = 0;
   while (start < topics.size()) {
     size_t comma = topics.find(',', start);
