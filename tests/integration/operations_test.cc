@@ -276,8 +276,8 @@ TEST_CASE(
 }
 
 TEST_CASE(
-    "dead replay writes its audit lines even at log level error, names the user without $USER "
-    "and the sudo user, and counts a repeated id once",
+    "dead replay writes its audit lines even at log level error and names the user without "
+    "$USER and the sudo user and counts a repeated id once",
     "[ops][dead][process]") {
   MockCluster cluster(1);
   TestDatabase db("ops_dead_audit");

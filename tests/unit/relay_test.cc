@@ -573,7 +573,7 @@ TEST_CASE("the exposition names the version and the instance", "[metrics]") {
 }
 
 TEST_CASE(
-    "every publish failure reason is exported at 0 from the start, so that rate() counts its "
+    "every publish failure reason is exported at 0 from the start so that rate() counts its "
     "first failures",
     "[metrics]") {
   Metrics metrics;
