@@ -151,18 +151,33 @@ sql::PreparedStatement* MysqlConnection::Prepare(const std::string& sql) {
   return raw;
 }
 
+int64_t IntegerTypeMax(const std::string& data_type, const std::string& column_type) {
+  const bool is_unsigned = column_type.find("unsigned") != std::string::npos;
+  if (data_type == "tinyint") return is_unsigned ? 255 : 127;
+  if (data_type == "smallint") return is_unsigned ? 65535 : 32767;
+  if (data_type == "mediumint") return is_unsigned ? 16777215 : 8388607;
+  // INT and anything wider: the relay reads retry_count as a 32-bit int.
+  return 2147483647;
+}
+
 Status InspectTable(MysqlConnection& conn, TableSchema* out) {
   *out = TableSchema{};
   const MysqlConfig& cfg = conn.config();
   try {
     auto* ps = conn.Prepare(
-        "SELECT COLUMN_NAME, COALESCE(CHARACTER_MAXIMUM_LENGTH, 0) FROM information_schema.COLUMNS "
-        "WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ?");
+        "SELECT COLUMN_NAME, COALESCE(CHARACTER_MAXIMUM_LENGTH, 0), DATA_TYPE, COLUMN_TYPE "
+        "FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ?");
     ps->setString(1, cfg.database);
     ps->setString(2, cfg.table);
     std::unique_ptr<sql::ResultSet> rs(ps->executeQuery());
     std::map<std::string, int64_t> cols;
-    while (rs->next()) cols[rs->getString(1)] = rs->getInt64(2);
+    while (rs->next()) {
+      const std::string name(rs->getString(1));
+      cols[name] = rs->getInt64(2);
+      if (name == "retry_count")
+        out->retry_count_max =
+            IntegerTypeMax(std::string(rs->getString(3)), std::string(rs->getString(4)));
+    }
     out->table_exists = !cols.empty();
     static const char* kRequired[] = {
         "id",     "aggregate_type", "aggregate_id",  "event_type", "event_key", "payload",

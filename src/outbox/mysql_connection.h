@@ -20,6 +20,10 @@ struct TableSchema {
   std::vector<std::string> missing_columns;  // required columns not found
   bool has_last_error = false;
   int last_error_max_len = 0;
+  // The largest value retry_count's integer type holds (INT in SPEC §2): the
+  // settle never increments past it, so one row at the limit cannot fail
+  // every settle of its batch with "Out of range value" (error 1264).
+  int64_t retry_count_max = 2147483647;
   bool has_topic = false;
   bool has_headers = false;
   bool has_status_index = false;  // an index whose first columns are (status, next_retry_at)
@@ -68,6 +72,11 @@ bool NeedsFreshSession(const sql::SQLException& e);
 std::string SqlErrorHint(const sql::SQLException& e);
 
 Status InspectTable(MysqlConnection& conn, TableSchema* out);
+
+// The largest value of an integer column, from information_schema's
+// DATA_TYPE ("smallint") and COLUMN_TYPE ("smallint(5) unsigned"); INT's for
+// INT, BIGINT and anything else.
+int64_t IntegerTypeMax(const std::string& data_type, const std::string& column_type);
 
 // The privileges the relay needs on its table, tried the way the relay uses
 // them but on no row (`WHERE 1 = 0`: no row is read, locked or changed):

@@ -469,16 +469,18 @@ Status MysqlStore::Settle(const std::string& lease_token, const std::vector<Sett
         // statement time (NOW(6) is the same instant as NOW()): the row is
         // due no sooner than the backoff, and at most a second later.
         ps = conn_.Prepare("UPDATE " + table_ +
-                           " SET status = 'NEW', retry_count = retry_count + 1,"
+                           " SET status = 'NEW', retry_count = retry_count + (retry_count < ?),"
                            " next_retry_at = NOW() + INTERVAL (MICROSECOND(NOW(6)) + ? + 999999)"
                            " DIV 1000000 SECOND, updated_at = NOW()" +
                            err_set + " WHERE id = ? AND status = 'SENDING' AND next_retry_at = ?");
+        ps->setInt64(i++, schema_.retry_count_max);
         ps->setInt64(i++, op->backoff_ms * 1000);
       } else {
         ps = conn_.Prepare("UPDATE " + table_ +
-                           " SET status = 'DEAD', retry_count = retry_count + 1,"
+                           " SET status = 'DEAD', retry_count = retry_count + (retry_count < ?),"
                            " updated_at = NOW()" +
                            err_set + " WHERE id = ? AND status = 'SENDING' AND next_retry_at = ?");
+        ps->setInt64(i++, schema_.retry_count_max);
       }
       if (le) ps->setString(i++, Utf8Prefix(op->error, schema_.last_error_max_len));
       ps->setInt64(i++, op->id);

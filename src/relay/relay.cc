@@ -301,16 +301,21 @@ Status Relay::SettleOne(Completed& done) {
       case PublishResult::kNotAttempted:
         op.kind = SettleKind::kRelease;
         break;
-      case PublishResult::kRetryable:
+      case PublishResult::kRetryable: {
+        // retry_count is the row's, written by anyone: at INT's limit the
+        // count stays there (and the row is exhausted) instead of overflowing.
+        const int failures = row.retry_count < std::numeric_limits<int>::max() ? row.retry_count + 1
+                                                                               : row.retry_count;
         op.error = o.error;
-        if (retry_.Exhausted(row.retry_count + 1)) {
+        if (retry_.Exhausted(failures)) {
           op.kind = SettleKind::kDead;
-          op.error = "attempts exhausted (" + std::to_string(row.retry_count + 1) + "): " + o.error;
+          op.error = "attempts exhausted (" + std::to_string(failures) + "): " + o.error;
         } else {
           op.kind = SettleKind::kRetry;
-          op.backoff_ms = retry_.BackoffMs(row.retry_count + 1);
+          op.backoff_ms = retry_.BackoffMs(failures);
         }
         break;
+      }
       case PublishResult::kPermanent:
         op.kind = SettleKind::kDead;
         op.error = o.error;

@@ -324,6 +324,34 @@ TEST_CASE("a DEAD reason longer than a short last_error column is cut at a chara
   CHECK(LastErrorIs(db, 100, "headers column of row 100: value of \"\xc3\xa4\xc3\xa4\xc3\xa4"));
 }
 
+TEST_CASE("a retry_count at its column's limit makes the row DEAD without failing the batch",
+          "[rows]") {
+  MockCluster cluster(1);
+  cluster.CreateTopic("outbox.event.Order", 1);
+  // INT (SPEC §2) and a narrower SMALLINT UNSIGNED a schema might use: "+ 1"
+  // at the limit used to fail the whole settle (error 1264) forever, leaving
+  // every row of the batch in SENDING.
+  for (const auto& [type, limit] : std::vector<std::pair<std::string, int64_t>>{
+           {"int", 2147483647}, {"smallint unsigned", 65535}}) {
+    INFO("retry_count " << type);
+    TestDatabase db("rows_retry_count_limit", kOptionalColumns);
+    db.Exec("ALTER TABLE t_outbox MODIFY retry_count " + type + " NOT NULL DEFAULT 0");
+    db.InsertEvents(5, 1);  // ids 1..5
+    InsertRow(db, {.id = 20, .aggregate_id = 20, .topic = "bad topic!"});
+    db.Exec("UPDATE t_outbox SET retry_count = " + std::to_string(limit) + " WHERE id IN (3, 20)");
+    RelayHarness h(TestService(db, cluster.bootstrap()));
+    h.relay->Start();
+    REQUIRE(WaitFor(
+        [&] {
+          return AllSent(db, {1, 2, 3, 4, 5}) && RowStatus(db, 20) == "DEAD";
+        },
+        30s));
+    CHECK(db.QueryInt("SELECT retry_count FROM t_outbox WHERE id = 20") == limit);
+    CHECK(LastErrorIs(db, 20, "invalid topic for row 20: %"));
+    CHECK(h.Metric("outbox_events_dead_total") == 1);
+  }
+}
+
 TEST_CASE("non-ASCII payloads and headers travel byte for byte", "[rows]") {
   MockCluster cluster(1);
   cluster.CreateTopic("outbox.event.Order", 1);
