@@ -84,6 +84,14 @@ void MysqlConnection::Close() {
   }
 }
 
+bool MysqlConnection::Alive() {
+  try {
+    return conn_->isValid();  // a ping; OPT_RECONNECT is off, so it never reconnects
+  } catch (const sql::SQLException&) {
+    return false;
+  }
+}
+
 std::string MysqlConnection::QualifiedTable() const {
   return QuoteIdent(config_.database) + "." + QuoteIdent(config_.table);
 }

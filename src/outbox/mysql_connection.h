@@ -43,6 +43,8 @@ class MysqlConnection {
   Status Connect();
   void Close();
   bool connected() const { return conn_ != nullptr; }
+  // REQUIRES: connected(). Pings the server: false if the session is gone.
+  bool Alive();
 
   // REQUIRES: connected(). The statement stays owned by the cache.
   sql::PreparedStatement* Prepare(const std::string& sql);

@@ -1,6 +1,7 @@
 #include "outbox/mysql_store.h"
 
 #include <cppconn/statement.h>
+#include <spdlog/spdlog.h>
 
 #include <algorithm>
 
@@ -66,6 +67,20 @@ void MysqlStore::Exec(const std::string& sql) {
 
 template <typename Fn>
 Status MysqlStore::Run(const char* what, Fn&& fn) {
+  // Idle connections are what wait_timeout, proxies and firewalls close; a
+  // ping (one round trip, only after a second of idleness) finds out before
+  // a statement fails and the service is reported down for a moment.
+  constexpr auto kIdleBeforePing = std::chrono::seconds(1);
+  const auto now = std::chrono::steady_clock::now();
+  if (conn_.connected() && !in_txn_ && now - last_used_ > kIdleBeforePing && !conn_.Alive()) {
+    spdlog::debug("{}.{}: idle connection was closed by the server; reconnecting",
+                  conn_.config().database, conn_.config().table);
+    conn_.Close();
+  }
+  struct Touch {
+    std::chrono::steady_clock::time_point* at;
+    ~Touch() { *at = std::chrono::steady_clock::now(); }
+  } touch{&last_used_};
   if (!conn_.connected()) {
     Status s = Connect();
     if (!s.ok()) return s;

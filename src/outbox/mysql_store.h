@@ -74,6 +74,10 @@ class MysqlStore : public OutboxStore {
   std::string dead_fingerprint_;
   std::chrono::steady_clock::time_point dead_read_at_{};
   bool in_txn_ = false;
+  // When the last statement ended: after an idle spell Run() pings first, so
+  // a session that the server's wait_timeout (or a proxy) closed meanwhile is
+  // replaced quietly instead of failing a statement with "gone away".
+  std::chrono::steady_clock::time_point last_used_{};
 };
 
 }  // namespace outbox

@@ -286,3 +286,32 @@ TEST_CASE("the DEAD heads follow every change of the DEAD rows while the groupin
   db.Exec("UPDATE t_outbox SET status = 'NEW' WHERE status = 'DEAD'");
   CHECK(heads().empty());
 }
+
+TEST_CASE(
+    "a session closed while idle by wait_timeout or a proxy is replaced before the next call fails",
+    "[store]") {
+  TestDatabase db("store_idle_closed");
+  db.InsertEvents(3, 1);
+  MysqlStore store(db.mysql());
+  REQUIRE(store.Connect().ok());
+  TableStats stats;
+  REQUIRE(store.ReadStats(&stats).ok());
+  // The store's session: the newest of the relay's account, other than ours.
+  INFO("sessions: " << db.QueryString(
+           "SELECT GROUP_CONCAT(CONCAT_WS(' ', ID, USER, HOST, DB, COMMAND) SEPARATOR '; ') "
+           "FROM information_schema.PROCESSLIST"));
+  const int64_t session =
+      db.QueryInt("SELECT MAX(ID) FROM information_schema.PROCESSLIST WHERE USER = '" +
+                  db.mysql().user + "' AND ID <> CONNECTION_ID()");
+  REQUIRE(session > 0);
+  // What a server with wait_timeout=1 does to a relay polling every 5 s: the
+  // next statement used to fail with "2006 Server has gone away", logged as a
+  // failed poll with outbox_database_up 0, on every poll.
+  db.Exec("KILL CONNECTION " + std::to_string(session));
+  std::this_thread::sleep_for(std::chrono::milliseconds(1500));  // idle past the ping threshold
+  CHECK(store.ReadStats(&stats).ok());
+  CHECK(stats.backlog == 3);
+  bool due = false;
+  CHECK(store.HasDue(false, &due).ok());
+  CHECK(due);
+}
