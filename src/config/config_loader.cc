@@ -35,6 +35,9 @@ namespace {
 // Secrets and certificates are small; a larger "file" is a mistake (a
 // device, a log) and must not be slurped into memory.
 constexpr std::streamsize kMaxSecretFileBytes = 1 << 20;
+// A config of thousands of services is well below this; past it, the file is
+// most likely not a config (and yaml-cpp needs seconds per 10 MB).
+constexpr size_t kMaxConfigFileBytes = 4 << 20;
 
 FileRead ReadFileFromDisk(const std::string& path) {
   FileRead r;
@@ -274,6 +277,9 @@ class Parser {
     for (const auto& kv : n) {
       std::string key = Key(kv.first, path);
       if (out.count(key)) Fail(kv.first.Mark(), path + "." + key, "duplicate key");
+      if (key.find("${") != std::string::npos)
+        Fail(kv.first.Mark(), path + "." + key,
+             "keys are never expanded (${VAR} works in values only); write the key itself");
       out[key] = Str(kv.second, path + "." + key);
     }
     return out;
@@ -676,11 +682,24 @@ LoadedConfig LoadConfigText(const std::string& text, const std::string& name,
 }
 
 LoadedConfig LoadConfigFile(const std::string& path, const LoadOptions& options) {
+  // A directory opens and reads as nothing ("the file is empty" misled), and
+  // a device such as /dev/zero never ends: name the one, bound the other.
+  // Pipes stay allowed (--config <(envsubst < tmpl.yaml)).
+  struct stat st {};
+  if (::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode))
+    throw ConfigError(path + ": cannot read the config file: it is a directory");
   std::ifstream in(path, std::ios::binary);
-  if (!in) throw ConfigError(path + ": cannot open the config file (missing or not readable)");
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return LoadConfigText(ss.str(), path, options);
+  if (!in)
+    throw ConfigError(path + ": cannot open the config file: " + std::strerror(errno) +
+                      " (missing or not readable)");
+  std::string text;
+  char buf[64 * 1024];
+  while (in.read(buf, sizeof(buf)) || in.gcount() > 0) {
+    text.append(buf, static_cast<size_t>(in.gcount()));
+    if (text.size() > kMaxConfigFileBytes)
+      throw ConfigError(path + ": the config file is larger than 4 MiB; is it the right file?");
+  }
+  return LoadConfigText(text, path, options);
 }
 
 }  // namespace outbox

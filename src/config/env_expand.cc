@@ -54,6 +54,13 @@ std::string ExpandEnv(const std::string& in, const EnvLookup& env, std::string* 
     if (dflt != std::string::npos) {
       name = body.substr(0, dflt);
       fallback = body.substr(dflt + 2);
+      // The default ends at the first '}', so ${A:-${B}} would give "${B}"
+      // followed by "}": refuse it rather than use a half-expanded value.
+      if (fallback->find("${") != std::string::npos) {
+        *error =
+            "a default cannot hold ${...} (nested variables are not supported) in ${" + body + "}";
+        return "";
+      }
     }
     if (!ValidVarName(name)) {
       *error = "invalid variable name \"" + name + "\" in ${" + body + "}";

@@ -168,6 +168,16 @@ const std::vector<BadConfig>& Cases() {
        "c.yaml:5:12: services[0].topic: invalid variable name \"1BAD\" in ${1BAD}"},
       {Svc("    topic: x.${OPEN\n"),
        "c.yaml:5:12: services[0].topic: unterminated ${ in \"x.${OPEN\""},
+      {Svc("    topic: \"x.${A:-${B}}\"\n"),
+       "c.yaml:5:12: services[0].topic: a default cannot hold ${...} (nested variables are not "
+       "supported) in ${A:-${B}"},
+      {Svc("    topics: {\"${EV}\": order.paid}\n"),
+       "c.yaml:5:14: services[0].topics.${EV}: keys are never expanded (${VAR} works in values "
+       "only); write the key itself",
+       {{"EV", "OrderPaid"}}},
+      {Svc("    kafka: {properties: {\"${P}\": x}}\n"),
+       "c.yaml:5:26: services[0].kafka.properties.${P}: keys are never expanded (${VAR} works in "
+       "values only); write the key itself"},
       {Svc("    batch_size: ${BATCH}\n"),
        "c.yaml:5:17: services[0].batch_size: must be an integer (got \"abc\")",
        {{"BATCH", "abc"}}},

@@ -239,3 +239,38 @@ TEST_CASE(
   CHECK(r.err.empty());
   CHECK(r.out.find("s3cret") == std::string::npos);
 }
+
+TEST_CASE(
+    "a config path that is a directory or missing or an endless device gets a clear error and "
+    "exit code 2",
+    "[config][bad]") {
+  TempDir dir;
+  struct Case {
+    std::string path;
+    std::string message;
+  };
+  // A directory used to read as "the file is empty", and /dev/zero was read
+  // until the process died of std::bad_alloc.
+  const std::vector<Case> cases = {
+      {dir.path(), dir.path() + ": cannot read the config file: it is a directory"},
+      {dir.path() + "/missing.yaml", dir.path() +
+                                         "/missing.yaml: cannot open the config file: No such "
+                                         "file or directory (missing or not readable)"},
+      {"/dev/zero", "/dev/zero: the config file is larger than 4 MiB; is it the right file?"},
+      {dir.Write("big.yaml", "instance_id: " + std::string(5 << 20, 'x') + "\n"),
+       dir.path() + "/big.yaml: the config file is larger than 4 MiB; is it the right file?"},
+  };
+  for (const auto& c : cases) {
+    INFO(c.path);
+    std::string got = "no error";
+    try {
+      LoadConfigFile(c.path, LoadOptions{});
+    } catch (const ConfigError& e) {
+      got = e.what();
+    }
+    CHECK(got == c.message);
+    ProcessResult r = RunProcess({OUTBOX_BINARY, "check", "--config", c.path}, ChildEnv());
+    CHECK(r.exit_code == 2);
+    CHECK(r.err == c.message + "\n");
+  }
+}
