@@ -636,6 +636,9 @@ std::string SyntaxHint(const std::string& text, const YAML::Mark& mark) {
   if (line.find_first_not_of(" \t") != std::string::npos &&
       line.substr(0, line.find_first_not_of(" \t")).find('\t') != std::string::npos)
     return " (the line is indented with a tab; YAML allows only spaces)";
+  if (size_t close = line.find("]:");
+      close != std::string::npos && line.rfind('[', close) != std::string::npos)
+    return " (a value starting with [ is a list: quote an IPv6 address, \"[::1]:9464\")";
   if (line.find("${") != std::string::npos)
     return " (inside {...} or [...], quote a value with ${VAR}: \"${VAR}\")";
   if (line.find('`') != std::string::npos) return " (a value starting with ` must be quoted)";

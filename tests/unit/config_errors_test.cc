@@ -48,6 +48,12 @@ const std::vector<BadConfig>& Cases() {
        {{"PORT", "3306"}}},
       {Svc("", ", table: `t_outbox`"),
        "c.yaml:4:42: yaml: unknown token (a value starting with ` must be quoted)"},
+      {"http:\n  listen: [::1]:9464\n" + Svc(),
+       "c.yaml:2:16: yaml: end of map not found (a value starting with [ is a list: quote an IPv6 "
+       "address, \"[::1]:9464\")"},
+      {"http: {listen: [::1]:9464}\n" + Svc(),
+       "c.yaml:1:21: yaml: end of map flow not found (a value starting with [ is a list: quote an "
+       "IPv6 address, \"[::1]:9464\")"},
       {"instance_id: *nope\n", "c.yaml:1:14: yaml: the referenced anchor is not defined"},
       {"instance_id: a\n---\ninstance_id: b\n",
        "c.yaml:2:1: yaml: more than one YAML document (a second \"---\"); the config is one "
