@@ -45,6 +45,16 @@ bool NeedsFreshSession(const sql::SQLException& e) {
   }
 }
 
+std::string ReadTimeoutHint(const sql::SQLException& e) {
+  // 2013 "during query" is also what a statement waiting on another
+  // transaction's row lock gets once mysql.read_timeout_ms passes: say so,
+  // since "lost connection" alone points at the network.
+  if (e.getErrorCode() != 2013 || std::string(e.what()).find("during query") == std::string::npos)
+    return "";
+  return " (no answer within mysql.read_timeout_ms, or the connection broke: rows locked by "
+         "another transaction, a slow statement or a server restart)";
+}
+
 std::string SqlErrorHint(const sql::SQLException& e) {
   switch (e.getErrorCode()) {
     case 1044:
@@ -55,6 +65,8 @@ std::string SqlErrorHint(const sql::SQLException& e) {
     case 1054:
     case 1146:
       return " (the relay re-reads the table's columns when it reconnects and retries)";
+    case 2013:
+      return ReadTimeoutHint(e);
     default:
       return "";
   }

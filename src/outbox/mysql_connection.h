@@ -72,6 +72,9 @@ bool IsConnectionError(const sql::SQLException& e);
 bool NeedsFreshSession(const sql::SQLException& e);
 // What to do about an error, for messages: e.g. the grants the relay needs.
 std::string SqlErrorHint(const sql::SQLException& e);
+// For 2013 "Lost connection ... during query": the likely causes, e.g. a row
+// lock held past read_timeout_ms; "" for any other error.
+std::string ReadTimeoutHint(const sql::SQLException& e);
 
 Status InspectTable(MysqlConnection& conn, TableSchema* out);
 

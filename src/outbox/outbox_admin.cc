@@ -52,7 +52,7 @@ Status ListDead(MysqlConnection& conn, int limit, std::vector<DeadRow>* out) {
     std::unique_ptr<sql::ResultSet> rs(ps->executeQuery());
     while (rs->next()) out->push_back(ReadDead(*rs));
   } catch (const sql::SQLException& e) {
-    return Status::Error("dead list: " + DescribeSqlError(e));
+    return Status::Error("dead list: " + DescribeSqlError(e) + ReadTimeoutHint(e));
   }
   return Status::Ok();
 }
@@ -106,7 +106,7 @@ Status ReplayDead(MysqlConnection& conn, const DeadSelector& selector, bool dry_
       st->execute("ROLLBACK");
     } catch (const sql::SQLException&) {
     }
-    return Status::Error("dead replay: " + DescribeSqlError(e));
+    return Status::Error("dead replay: " + DescribeSqlError(e) + ReadTimeoutHint(e));
   }
   return Status::Ok();
 }

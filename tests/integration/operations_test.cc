@@ -348,6 +348,32 @@ TEST_CASE("dead list without a last_error column prints - and null", "[ops][dead
   CHECK(j[0].at("last_error").is_null());
 }
 
+TEST_CASE("dead replay of rows another transaction holds locked exits 1 and names the likely cause",
+          "[ops][dead][process]") {
+  TestDatabase db("ops_dead_locked");
+  db.InsertEvents(2, 1);
+  db.Exec("UPDATE t_outbox SET status = 'DEAD'");
+  TempDir dir;
+  const std::string config = dir.Write(
+      "relay.yaml", RelayConfigYaml(db, "locked", "127.0.0.1:9", "  read_timeout_ms: 1000\n"));
+  TestDatabase other("ops_dead_locked_aux");
+  other.Exec("START TRANSACTION");
+  REQUIRE(other.QueryInt("SELECT id FROM ops_dead_locked.t_outbox WHERE id = 1 FOR UPDATE") == 1);
+  // The UPDATE waits for the lock until read_timeout_ms; "Lost connection to
+  // server during query" alone sent operators looking at the network.
+  ProcessResult r = Cli(config, {"dead", "replay", "--service", "locked", "--all"});
+  INFO(r.out << r.err);
+  CHECK(r.exit_code == 1);
+  CHECK(r.err.find("dead replay: MySQL error 2013 (HY000): Lost connection to server during "
+                   "query (no answer within mysql.read_timeout_ms, or the connection broke: rows "
+                   "locked by another transaction, ") != std::string::npos);
+  other.Exec("ROLLBACK");
+  ProcessResult again = Cli(config, {"dead", "replay", "--service", "locked", "--all"});
+  INFO(again.out << again.err);
+  CHECK(again.exit_code == 0);
+  CHECK(WaitFor([&] { return db.CountByStatus()["NEW"] == 2; }, 10s));
+}
+
 TEST_CASE(
     "retention deletes old SENT rows only and keeps recent SENT and all NEW SENDING and DEAD rows "
     "while the relay keeps draining",
