@@ -116,16 +116,29 @@ int RunDaemon(const LoadedConfig& loaded) {
   for (auto& r : relays) r->Start();
 
   boost::asio::steady_timer timer(io);
-  boost::asio::signal_set signals(io, SIGINT, SIGTERM);
+  // SIGHUP too: its default action ends the process at once, like SIGKILL
+  // (claimed rows wait out their lease, published ones go out twice), and
+  // logrotate scripts and closed terminals send it. There is nothing to
+  // reload, so it is logged and ignored.
+  boost::asio::signal_set signals(io, SIGINT, SIGTERM, SIGHUP);
   Tick(timer, clusters, metrics);
-  signals.async_wait([&](const boost::system::error_code& ec, int sig) {
-    if (ec) return;
-    spdlog::info("received {}, stopping: no new claims, finishing in-flight events",
-                 sig == SIGTERM ? "SIGTERM" : "SIGINT");
-    timer.cancel();
-    http.Close();
-    io.stop();
-  });
+  std::function<void(const boost::system::error_code&, int)> on_signal =
+      [&](const boost::system::error_code& ec, int sig) {
+        if (ec) return;
+        if (sig == SIGHUP) {
+          spdlog::warn(
+              "received SIGHUP: ignored (the relay does not reload its configuration; restart "
+              "it to apply changes, SIGTERM stops it gracefully)");
+          signals.async_wait(on_signal);
+          return;
+        }
+        spdlog::info("received {}, stopping: no new claims, finishing in-flight events",
+                     sig == SIGTERM ? "SIGTERM" : "SIGINT");
+        timer.cancel();
+        http.Close();
+        io.stop();
+      };
+  signals.async_wait(on_signal);
   io.run();
 
   // Stop every service at once; each waits for its in-flight batches.
