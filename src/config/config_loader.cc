@@ -582,6 +582,18 @@ class Parser {
       if (!names.insert(s.name).second)
         Fail(services[i]["name"].Mark(), path + ".name",
              "duplicate service name \"" + s.name + "\"");
+      // Legal (they act as two replicas of one service, each row going to one
+      // of them), but far more often a copied block whose database was not
+      // changed: the other table would be left undrained.
+      for (size_t j = 0; j < c.services.size(); ++j) {
+        const MysqlConfig& a = c.services[j].mysql;
+        if (a.host == s.mysql.host && a.port == s.mysql.port && a.database == s.mysql.database &&
+            a.table == s.mysql.table)
+          out.warnings.push_back(path + ".mysql: the same table as services[" + std::to_string(j) +
+                                 "] (" + s.mysql.database + "." + s.mysql.table + " on " +
+                                 s.mysql.host + ":" + std::to_string(s.mysql.port) +
+                                 "): both drain it like two replicas; was another database meant?");
+      }
       c.services.push_back(std::move(s));
     }
     return out;

@@ -274,3 +274,19 @@ TEST_CASE(
     CHECK(r.err == c.message + "\n");
   }
 }
+
+TEST_CASE("two services on the same table load with a warning that names both", "[config]") {
+  TempDir dir;
+  const std::string svc = "    mysql: {host: db1, user: u, database: orders}\n";
+  std::string file =
+      dir.Write("two.yaml", "kafka: {bootstrap_servers: k:9092}\nservices:\n  - name: a\n" + svc +
+                                "  - name: b\n" + svc +
+                                "  - name: c\n    mysql: {host: db1, user: u, database: "
+                                "orders, table: t_outbox_2}\n");
+  ProcessResult r = RunProcess({OUTBOX_BINARY, "check", "--config", file}, ChildEnv());
+  CHECK(r.exit_code == 0);
+  CHECK(r.out ==
+        "warning: services[1].mysql: the same table as services[0] (orders.t_outbox on db1:3306): "
+        "both drain it like two replicas; was another database meant?\n" +
+            file + ": configuration is valid (3 service(s))\n");
+}
