@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 #include <iostream>
 #include <nlohmann/json.hpp>
@@ -28,6 +29,33 @@ nlohmann::json ToJson(const DeadRow& d) {
   return j;
 }
 
+// A row's text on one terminal line: its columns are written by anyone, and a
+// newline would break the table and an escape sequence would reach the
+// terminal. Control characters are shown as \n, \xNN.
+std::string Printable(const std::string& in) {
+  std::string out;
+  out.reserve(in.size());
+  for (unsigned char c : in) {
+    if (c == '\n') {
+      out += "\\n";
+    } else if (c < 0x20 || c == 0x7f) {
+      char buf[8];
+      std::snprintf(buf, sizeof buf, "\\x%02x", c);
+      out += buf;
+    } else {
+      out += static_cast<char>(c);
+    }
+  }
+  return out;
+}
+
+// Columns may hold bytes that are not UTF-8 (a VARBINARY event_type, say):
+// dump() would throw and abort the command, after a replay had committed and
+// before its audit lines. Such bytes become U+FFFD.
+std::string Dump(const nlohmann::json& j) {
+  return j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
 std::string Age(int64_t s) {
   if (s < 120) return std::to_string(s) + "s";
   if (s < 7200) return std::to_string(s / 60) + "m";
@@ -39,10 +67,10 @@ void PrintTable(const std::vector<DeadRow>& rows) {
   std::printf("%-20s %-32s %-24s %7s %6s  %s\n", "ID", "AGGREGATE", "EVENT_TYPE", "RETRIES", "AGE",
               "LAST_ERROR");
   for (const auto& d : rows) {
-    std::string agg = d.aggregate.type + "/" + std::to_string(d.aggregate.id);
+    std::string agg = Printable(d.aggregate.type) + "/" + std::to_string(d.aggregate.id);
     std::printf("%-20lld %-32s %-24s %7d %6s  %s\n", static_cast<long long>(d.id), agg.c_str(),
-                d.event_type.c_str(), d.retry_count, Age(d.age_s).c_str(),
-                d.last_error ? d.last_error->c_str() : "-");
+                Printable(d.event_type).c_str(), d.retry_count, Age(d.age_s).c_str(),
+                d.last_error ? Printable(*d.last_error).c_str() : "-");
   }
 }
 
@@ -74,7 +102,7 @@ int RunDeadList(const ServiceConfig& service, int limit, bool json) {
   if (json) {
     nlohmann::json arr = nlohmann::json::array();
     for (const auto& d : rows) arr.push_back(ToJson(d));
-    std::cout << arr.dump(2) << "\n";
+    std::cout << Dump(arr) << "\n";
   } else {
     PrintTable(rows);
     std::cout << rows.size() << " DEAD row(s)"
@@ -99,7 +127,7 @@ int RunDeadReplay(const ServiceConfig& service, std::vector<int64_t> ids, bool a
   if (json) {
     nlohmann::json arr = nlohmann::json::array();
     for (const auto& d : changed) arr.push_back(ToJson(d));
-    std::cout << nlohmann::json{{"dry_run", dry_run}, {"replayed", arr}}.dump(2) << "\n";
+    std::cout << Dump(nlohmann::json{{"dry_run", dry_run}, {"replayed", arr}}) << "\n";
   } else {
     PrintTable(changed);
     std::cout << (dry_run ? "would replay " : "replayed ") << changed.size()

@@ -348,6 +348,40 @@ TEST_CASE("dead list without a last_error column prints - and null", "[ops][dead
   CHECK(j[0].at("last_error").is_null());
 }
 
+TEST_CASE(
+    "dead list and replay show bytes that are not UTF-8 or are control characters without "
+    "aborting or writing them raw",
+    "[ops][dead][process]") {
+  TestDatabase db("ops_dead_bytes", ", last_error varbinary(255)");
+  db.Exec("ALTER TABLE t_outbox MODIFY event_type varbinary(64) NOT NULL");
+  db.InsertEvents(1, 1);
+  db.Exec(
+      "UPDATE t_outbox SET status = 'DEAD', event_type = 0xC3FF41, "
+      "last_error = CONCAT('a', CHAR(10), 'b', CHAR(27), '[31m', 0xFF)");
+  TempDir dir;
+  const std::string config = dir.Write("relay.yaml", RelayConfigYaml(db, "bytes", "127.0.0.1:9"));
+  // --json threw nlohmann's type_error 316 (exit 134), for replay after the
+  // rows were already NEW and before the audit lines.
+  ProcessResult json = Cli(config, {"dead", "list", "--service", "bytes", "--json"});
+  INFO(json.out << json.err);
+  REQUIRE(json.exit_code == 0);
+  auto j = nlohmann::json::parse(json.out);
+  REQUIRE(j.size() == 1);
+  CHECK(j[0].at("event_type").get<std::string>().find("A") != std::string::npos);
+  CHECK(j[0].at("last_error").get<std::string>().rfind("a\nb\x1b[31m", 0) == 0);
+  ProcessResult text = Cli(config, {"dead", "list", "--service", "bytes"});
+  INFO(text.out);
+  CHECK(text.exit_code == 0);
+  CHECK(text.out.find("a\\nb\\x1b[31m") != std::string::npos);
+  CHECK(text.out.find('\x1b') == std::string::npos);
+  ProcessResult replay = Cli(config, {"dead", "replay", "--service", "bytes", "--all", "--json"});
+  INFO(replay.out << replay.err);
+  CHECK(replay.exit_code == 0);
+  CHECK(nlohmann::json::parse(replay.out).at("replayed").size() == 1);
+  CHECK(replay.err.find("audit: dead replay service=bytes id=1") != std::string::npos);
+  CHECK(db.CountByStatus()["NEW"] == 1);
+}
+
 TEST_CASE("dead replay of rows another transaction holds locked exits 1 and names the likely cause",
           "[ops][dead][process]") {
   TestDatabase db("ops_dead_locked");
