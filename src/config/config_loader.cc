@@ -311,6 +311,12 @@ class Parser {
         if (key == "bootstrap.servers")
           Fail(n["properties"].Mark(), path + ".properties." + key,
                "set kafka.bootstrap_servers instead");
+        // A transactional producer refuses every produce outside a
+        // transaction (_STATE): each row would go DEAD after max_attempts.
+        if (key == "transactional.id")
+          Fail(n["properties"].Mark(), path + ".properties." + key,
+               "the relay does not use Kafka transactions (its producer is idempotent; "
+               "consumers deduplicate by event_key): remove it");
         k.properties[key] = value;
       }
     }

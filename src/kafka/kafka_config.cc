@@ -31,6 +31,14 @@ std::map<std::string, std::string> ProducerProperties(const KafkaConfig& kafka,
                           " weakens delivery: SENT will no longer mean acknowledged by all "
                           "in-sync replicas");
     }
+    // murmur2 and murmur2_random differ only for a null key, which the relay
+    // never sends; anything else breaks SPEC §4's Java-compatible partition.
+    if (k == "partitioner" && v != "murmur2_random" && v != "murmur2") {
+      warnings->push_back("kafka.properties.partitioner=" + v +
+                          " breaks per-aggregate order: an aggregate's events no longer share "
+                          "one partition (nor the Java client's), so consumers can see them out "
+                          "of order");
+    }
     if ((k == "message.timeout.ms" || k == "delivery.timeout.ms")) {
       try {
         if (std::stoll(v) >= min_lease_ms)

@@ -118,6 +118,9 @@ const std::vector<BadConfig>& Cases() {
        "c.yaml:4:45: services[0].mysql.password: a password is never written in the config file: "
        "use password_env (the name of an environment variable holding it) or password_file (a "
        "file holding it)"},
+      {Svc("    kafka: {properties: {transactional.id: relay-1}}\n"),
+       "c.yaml:5:25: services[0].kafka.properties.transactional.id: the relay does not use Kafka "
+       "transactions (its producer is idempotent; consumers deduplicate by event_key): remove it"},
       {Svc("    kafka: {properties: {bootstrap.servers: x:1}}\n"),
        "c.yaml:5:25: services[0].kafka.properties.bootstrap.servers: set kafka.bootstrap_servers "
        "instead"},

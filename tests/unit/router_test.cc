@@ -2,6 +2,8 @@
 
 #include <catch2/catch.hpp>
 
+#include "kafka/kafka_config.h"
+
 using namespace outbox;
 
 namespace {
@@ -79,4 +81,24 @@ TEST_CASE("bad headers columns and invalid topics are routing errors", "[routing
   r.topic.reset();
   r.aggregate.type = "Ord er";
   CHECK_FALSE(router.Route(r, &err));
+}
+
+TEST_CASE("a partitioner other than murmur2 is warned about as breaking per-aggregate order",
+          "[router]") {
+  KafkaConfig k;
+  k.bootstrap_servers = "broker:9092";
+  std::vector<std::string> warnings;
+  for (const char* same : {"murmur2", "murmur2_random"}) {
+    k.properties = {{"partitioner", same}};
+    warnings.clear();
+    (void)ProducerProperties(k, "t", 30000, &warnings);
+    CHECK(warnings.empty());
+  }
+  k.properties = {{"partitioner", "random"}};
+  (void)ProducerProperties(k, "t", 30000, &warnings);
+  REQUIRE(warnings.size() == 1);
+  CHECK(warnings[0] ==
+        "kafka.properties.partitioner=random breaks per-aggregate order: an aggregate's events no "
+        "longer share one partition (nor the Java client's), so consumers can see them out of "
+        "order");
 }
