@@ -12,6 +12,15 @@ int64_t NowMs() {
              std::chrono::steady_clock::now().time_since_epoch())
       .count();
 }
+
+// librdkafka ends some messages with a newline ("... outside allowed range
+// 0..900000\n"); errors are one line.
+std::string Trimmed(const char* s) {
+  std::string out(s);
+  while (!out.empty() && (out.back() == '\n' || out.back() == '\r' || out.back() == ' '))
+    out.pop_back();
+  return out;
+}
 }  // namespace
 
 struct KafkaPublisher::Batch {
@@ -83,7 +92,7 @@ rd_kafka_t* KafkaPublisher::NewProducer(const std::map<std::string, std::string>
   char errstr[512];
   for (const auto& [k, v] : props) {
     if (rd_kafka_conf_set(conf, k.c_str(), v.c_str(), errstr, sizeof(errstr)) != RD_KAFKA_CONF_OK) {
-      *error = "kafka property " + k + ": " + errstr;
+      *error = "kafka property " + k + ": " + Trimmed(errstr);
       rd_kafka_conf_destroy(conf);
       return nullptr;
     }
@@ -93,7 +102,7 @@ rd_kafka_t* KafkaPublisher::NewProducer(const std::map<std::string, std::string>
   rd_kafka_conf_set_log_cb(conf, &KafkaPublisher::OnLog);
   rd_kafka_conf_set_opaque(conf, self);
   rd_kafka_t* rk = rd_kafka_new(RD_KAFKA_PRODUCER, conf, errstr, sizeof(errstr));
-  if (rk == nullptr) *error = std::string("cannot create the Kafka producer: ") + errstr;
+  if (rk == nullptr) *error = "cannot create the Kafka producer: " + Trimmed(errstr);
   return rk;  // on failure rd_kafka_new destroyed conf
 }
 

@@ -81,4 +81,11 @@ TEST_CASE("librdkafka accepts the SASL and TLS settings the relay passes and nam
   CHECK_FALSE(bad);
   CHECK(err.rfind("kafka property security.protocol: ", 0) == 0);
   CHECK(err.find("kafka-secret") == std::string::npos);
+  // One line: librdkafka ends some messages with a newline.
+  k.properties = {{"linger.ms", "-5"}};
+  auto range = KafkaPublisher::Create(ProducerProperties(k, "t", 30000, &warnings), &err);
+  CHECK(range == nullptr);
+  CHECK(err ==
+        "kafka property linger.ms: Configuration property \"queue.buffering.max.ms\" value -5 "
+        "is outside allowed range 0..900000");
 }
