@@ -8,7 +8,13 @@
 namespace outbox {
 
 namespace {
-int64_t LeaseSeconds(int64_t lease_ms) { return (lease_ms + 999) / 1000; }
+// The claim's deadline is NOW(6) + lease rounded *up* to a whole second
+// (next_retry_at has whole seconds): a lease lasts at least lease_ms, less
+// than a second more. Truncating NOW() instead would cut up to a second off
+// every lease, more than the margin the publish budget keeps (half the lease
+// minus a second to start chain messages, half the lease for the last one to
+// time out), and healthy relays' batches were reclaimed while in flight.
+int64_t LeaseMicros(int64_t lease_ms) { return lease_ms * 1000 + 999999; }
 
 // At most `max_chars` characters of `s` (the column's length is in
 // characters), cut at a character boundary, invalid UTF-8 bytes replaced by
@@ -137,7 +143,7 @@ std::string MysqlStore::SelectColumns() const {
   cols += schema_.has_topic ? "topic, " : "NULL, ";
   cols += schema_.has_headers ? "headers, " : "NULL, ";
   // The lease deadline, computed once per statement on the database clock.
-  cols += "DATE_FORMAT(NOW() + INTERVAL ? SECOND, '%Y-%m-%d %H:%i:%s')";
+  cols += "DATE_FORMAT(NOW(6) + INTERVAL ? MICROSECOND, '%Y-%m-%d %H:%i:%s')";
   return cols;
 }
 
@@ -182,7 +188,7 @@ Status MysqlStore::ClaimDue(int limit, int64_t lease_ms, bool include_expired, C
       auto* ps = conn_.Prepare("SELECT " + SelectColumns() + " FROM " + table_ +
                                " WHERE status = 'SENDING' AND next_retry_at <= NOW()"
                                " ORDER BY next_retry_at, id LIMIT ? FOR UPDATE SKIP LOCKED");
-      ps->setInt64(1, LeaseSeconds(lease_ms));
+      ps->setInt64(1, LeaseMicros(lease_ms));
       ps->setInt(2, limit);
       std::unique_ptr<sql::ResultSet> rs(ps->executeQuery());
       ReadRows(rs.get(), out);
@@ -209,7 +215,7 @@ Status MysqlStore::ClaimDue(int limit, int64_t lease_ms, bool include_expired, C
                            ") WHERE status = 'NEW' AND ((next_retry_at = ? AND id > ?) OR"
                            " (next_retry_at > ? AND next_retry_at <= NOW()))"
                            " ORDER BY next_retry_at, id LIMIT ? FOR UPDATE SKIP LOCKED");
-        ps->setInt64(1, LeaseSeconds(lease_ms));
+        ps->setInt64(1, LeaseMicros(lease_ms));
         ps->setString(2, resume_after_at_);
         ps->setInt64(3, resume_after_id_);
         ps->setString(4, resume_after_at_);
@@ -218,7 +224,7 @@ Status MysqlStore::ClaimDue(int limit, int64_t lease_ms, bool include_expired, C
         ps = conn_.Prepare(cols +
                            " WHERE status = 'NEW' AND next_retry_at <= NOW()"
                            " ORDER BY next_retry_at, id LIMIT ? FOR UPDATE SKIP LOCKED");
-        ps->setInt64(1, LeaseSeconds(lease_ms));
+        ps->setInt64(1, LeaseMicros(lease_ms));
         ps->setInt(2, left);
       }
       std::unique_ptr<sql::ResultSet> rs(ps->executeQuery());
@@ -397,7 +403,7 @@ Status MysqlStore::ClaimIds(const std::vector<int64_t>& ids, int64_t lease_ms,
                              Placeholders(Bucket(ids.size())) +
                              ") AND status IN ('NEW', 'SENDING') AND next_retry_at <= NOW()"
                              " ORDER BY id FOR UPDATE SKIP LOCKED");
-    ps->setInt64(1, LeaseSeconds(lease_ms));
+    ps->setInt64(1, LeaseMicros(lease_ms));
     BindIds(ps, 2, ids);
     std::unique_ptr<sql::ResultSet> rs(ps->executeQuery());
     ClaimedBatch locked;

@@ -5,6 +5,7 @@
 #include <map>
 #include <thread>
 
+#include "support/http_probe.h"
 #include "support/test_env.h"
 
 using namespace outbox;
@@ -43,6 +44,57 @@ TEST_CASE("a settle under a lease that was taken over is counted stale and not a
   CHECK(r.applied == 3);
   CHECK(r.stale == 0);
   CHECK(db.QueryInt("SELECT COUNT(*) FROM t_outbox WHERE status = 'SENT'") == 3);
+}
+
+TEST_CASE(
+    "a claim made late in a second still holds its lease for at least lease_ms on the "
+    "database clock",
+    "[store]") {
+  // next_retry_at has whole seconds. A deadline of NOW() (truncated) + 2 s
+  // made late in a second lasted barely more than 1 s, while the publish
+  // budget assumes the full lease (half of it to start a chain's messages,
+  // half for the last one to time out): healthy relays' batches were taken
+  // over while in flight.
+  TestDatabase db("store_lease_floor");
+  db.InsertEvents(4, 1);
+  MysqlStore store(db.mysql());
+  auto late_in_second = [&] {
+    // Ids of the claims below are settled within milliseconds: start with
+    // 0.2 s or more of the second left, so the claim stays in this second.
+    REQUIRE(WaitFor([&] { return db.QueryInt("SELECT MICROSECOND(NOW(6))") / 100000 == 6; },
+                    std::chrono::seconds(5)));
+    return db.QueryString("SELECT DATE_FORMAT(NOW(6), '%Y-%m-%d %H:%i:%s.%f')");
+  };
+  auto lease_us = [&](const std::string& since, int64_t id) {
+    return db.QueryInt("SELECT TIMESTAMPDIFF(MICROSECOND, '" + since +
+                       "', next_retry_at) FROM t_outbox WHERE id = " + std::to_string(id));
+  };
+  for (int64_t id = 1; id <= 2; ++id) {  // the per_aggregate path
+    std::string before = late_in_second();
+    ClaimedBatch batch;
+    REQUIRE(store
+                .ClaimIds(
+                    {id}, 2000,
+                    [](const std::vector<OutboxRow>& rows) {
+                      return std::vector<int64_t>{rows.at(0).id};
+                    },
+                    &batch)
+                .ok());
+    REQUIRE(batch.rows.size() == 1);
+    INFO("claimed at or after " << before << ", token " << batch.lease_token);
+    CHECK(lease_us(before, id) >= 2000000);
+    CHECK(db.QueryString("SELECT DATE_FORMAT(next_retry_at, '%Y-%m-%d %H:%i:%s') FROM t_outbox "
+                         "WHERE id = " +
+                         std::to_string(id)) == batch.lease_token);
+  }
+  {  // the ordering: none path
+    std::string before = late_in_second();
+    ClaimedBatch batch;
+    REQUIRE(store.ClaimDue(10, 2000, true, &batch).ok());
+    REQUIRE(batch.rows.size() == 2);
+    INFO("claimed at or after " << before << ", token " << batch.lease_token);
+    for (const auto& row : batch.rows) CHECK(lease_us(before, row.id) >= 2000000);
+  }
 }
 
 TEST_CASE(
