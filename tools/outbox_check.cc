@@ -299,6 +299,15 @@ Report Analyze(const std::vector<Row>& rows, const std::vector<Message>& message
   if (o.expect_rows && *o.expect_rows != r.rows)
     r.failures.push_back("the table has " + std::to_string(r.rows) + " rows, expected " +
                          std::to_string(*o.expect_rows));
+  for (const auto& [tp, low] : o.truncated_partitions) r.deleted_by_retention += low;
+  if (r.deleted_by_retention > 0) {
+    std::string which;
+    for (const auto& [tp, low] : o.truncated_partitions)
+      which += (which.empty() ? "" : ", ") + tp + " from offset " + std::to_string(low);
+    r.failures.push_back(std::to_string(r.deleted_by_retention) +
+                         " message(s) deleted by the broker's retention before they were read (" +
+                         which + "): lost counts include them and prove nothing");
+  }
   fail(r.lost, "lost event(s): SENT in the table but not in Kafka");
   if (o.expect_all_sent) {
     int64_t sent = r.rows_by_status.count("SENT") ? r.rows_by_status.at("SENT") : 0;
@@ -338,6 +347,7 @@ nlohmann::json ToJson(const Report& r) {
   j["unmatched_messages"] = r.unmatched_messages;
   j["sending_rows"] = r.sending_rows;
   j["unknown_status_rows"] = r.unknown_status_rows;
+  j["deleted_by_retention"] = r.deleted_by_retention;
   j["samples"] = r.samples;
   return j;
 }

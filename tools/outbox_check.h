@@ -67,6 +67,12 @@ struct Options {
   std::optional<int64_t> max_duplicates;  // extra copies allowed in total
   std::optional<int64_t> expect_rows;     // the table must hold exactly this many rows
   size_t sample = 20;                     // ids listed per finding
+  // Partitions whose log no longer starts at offset 0 ("topic/partition"
+  // -> low watermark): messages below it were deleted by the broker's
+  // retention (librdkafka's mock cluster keeps a few MB per partition)
+  // before they could be read, so the lost and never-published counts cannot
+  // be trusted. Filled by the reader; any fails the verdict.
+  std::map<std::string, int64_t> truncated_partitions;
 };
 
 // What was found. Every count has a sample of ids (or descriptions).
@@ -89,6 +95,7 @@ struct Report {
   int64_t unmatched_messages = 0;                      // no outbox_id header, or no such row
   int64_t sending_rows = 0;
   int64_t unknown_status_rows = 0;
+  int64_t deleted_by_retention = 0;  // messages below the low watermarks
 
   std::map<std::string, std::vector<std::string>> samples;  // finding -> examples
   std::vector<std::string> failures;  // why the verdict is not OK; empty when OK

@@ -193,6 +193,7 @@ std::vector<Message> ReadTopics(const Args& a, outbox::check::Options* options) 
         throw Fatal("cannot read the watermarks of " + t + "/" + std::to_string(p) + ": " +
                     rd_kafka_err2str(e));
       }
+      if (lo > 0) options->truncated_partitions[t + "/" + std::to_string(p)] = lo;
       if (hi > lo) {
         rd_kafka_topic_partition_list_add(list, t.c_str(), p)->offset = lo;
         high[{t, p}] = hi;
