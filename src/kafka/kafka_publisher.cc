@@ -285,7 +285,13 @@ void KafkaPublisher::ProduceNext(const std::shared_ptr<Batch>& batch, size_t cha
     rd_kafka_headers_destroy(hdrs);
     delete ctx;
     PublishOutcome o = ClassifyKafkaError(err, up_.load());
-    if (err == RD_KAFKA_RESP_ERR__QUEUE_FULL) o.reason = "queue_full";
+    if (err == RD_KAFKA_RESP_ERR__QUEUE_FULL) {
+      // The producer's own queue (queue.buffering.max.messages / .kbytes) is
+      // full: the message never left this process, so it is no failed
+      // attempt. Counting it sent rows DEAD under a burst of large payloads.
+      o.result = PublishResult::kNotAttempted;
+      o.reason = "queue_full";
+    }
     Finish(batch, index, std::move(o));
   }
 }

@@ -18,8 +18,8 @@ namespace outbox {
 // first appears with the value 6 has no earlier sample, so rate() and
 // increase() would never count those first failures.
 inline constexpr const char* kPublishFailureReasons[] = {
-    "timeout",        "broker_down", "message_too_large", "invalid_topic", "broker_error",
-    "producer_fatal", "routing"};
+    "timeout",      "broker_down",    "message_too_large", "invalid_topic",
+    "broker_error", "producer_fatal", "routing",           "queue_full"};
 
 // One service's metrics (the `service` label). Thread-safe.
 class ServiceMetrics {

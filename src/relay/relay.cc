@@ -362,6 +362,9 @@ Status Relay::SettleOne(Completed& done) {
                       ops[i].error);
         break;
       case SettleKind::kRelease:
+        // Not attempted: normally nothing to count, but a full producer
+        // queue is a failure to publish (that costs no attempt).
+        if (!o.reason.empty()) metrics_.PublishFailures(o.reason).Increment();
         break;
     }
   }
@@ -376,6 +379,14 @@ Status Relay::SettleOne(Completed& done) {
         "and another relay took them over, or someone changed or deleted them; left as they are",
         name(), result.stale, ids);
   }
+  int queue_full = 0;
+  for (const auto& o : done.outcomes) queue_full += o.reason == "queue_full";
+  if (queue_full > 0)
+    spdlog::warn(
+        "service {}: {} event(s) not handed to the producer, its local queue is full "
+        "(kafka.properties queue.buffering.max.messages / queue.buffering.max.kbytes): released "
+        "without counting an attempt",
+        name(), queue_full);
   int retried = 0;
   for (const auto& op : ops) retried += op.kind == SettleKind::kRetry;
   if (retried > 0) {

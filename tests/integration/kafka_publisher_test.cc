@@ -65,6 +65,40 @@ TEST_CASE("a chain that runs out of its lease budget releases the rest unattempt
   }
 }
 
+TEST_CASE("a full producer queue releases messages unattempted instead of failing them",
+          "[kafka]") {
+  MockCluster cluster(1);
+  cluster.CreateTopic("orders", 1);
+  KafkaConfig k;
+  k.bootstrap_servers = cluster.bootstrap();
+  k.properties = {{"queue.buffering.max.messages", "1"}};
+  std::vector<std::string> warnings;
+  std::string err;
+  auto p = KafkaPublisher::Create(ProducerProperties(k, "test", 30000, &warnings), &err);
+  REQUIRE(p);
+  // 20 aggregates of one event each: all produced at once into a queue of 1.
+  std::vector<Message> messages;
+  std::vector<std::vector<size_t>> chains;
+  for (size_t i = 0; i < 20; ++i) {
+    messages.push_back({"orders", std::to_string(i), "e", {}});
+    chains.push_back({i});
+  }
+  auto out = PublishAndWait(*p, messages, chains, 10s);
+  int acked = 0, released = 0;
+  for (const auto& o : out) {
+    INFO(o.error);
+    // It used to be kRetryable: a failed attempt, and DEAD after max_attempts.
+    CHECK((o.result == PublishResult::kAcked || o.result == PublishResult::kNotAttempted));
+    if (o.result == PublishResult::kAcked) ++acked;
+    if (o.result == PublishResult::kNotAttempted) {
+      ++released;
+      CHECK(o.reason == "queue_full");
+    }
+  }
+  CHECK(acked >= 1);
+  CHECK(released >= 1);
+}
+
 TEST_CASE("a producer that hit a fatal error is replaced and publishing resumes", "[kafka]") {
   MockCluster cluster(1);
   cluster.CreateTopic("orders", 1);
