@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <limits>
 #include <set>
+#include <string_view>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -52,6 +53,13 @@ std::string Relay::LastError() const {
 
 void Relay::NoteDb(const Status& s, const char* what) {
   std::lock_guard<std::mutex> lock(mu_);
+  if (std::string_view(what) == "settle") settle_failing_ = !s.ok();
+  // While the settle of a published batch fails (a trigger, a CHECK
+  // constraint or a revoked grant that rejects it), other statements that
+  // work do not make the service healthy: its rows wait in SENDING and
+  // claiming stops at max_inflight_batches. It stays reported until the
+  // settle applies.
+  if (s.ok() && settle_failing_) return;
   if (s.ok()) {
     if (db_logged_down_) {
       spdlog::info("service {}: database reachable again", name());

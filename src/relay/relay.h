@@ -128,11 +128,12 @@ class Relay {
   std::atomic<bool> claim_done_{false};  // the claim thread has exited
   std::atomic<bool> halt_{false};
 
-  mutable std::mutex mu_;  // guards completed_, last_error_, db_logged_down_
+  mutable std::mutex mu_;  // guards completed_, last_error_, db_logged_down_, settle_failing_
   std::condition_variable cv_;
   std::deque<Completed> completed_;
   std::string last_error_;
   bool db_logged_down_ = false;
+  bool settle_failing_ = false;  // the last settle failed
 
   std::thread claim_thread_;
   std::thread settle_thread_;

@@ -278,6 +278,39 @@ TEST_CASE("a settle that fails on the database keeps the batch and applies it la
   CHECK(rig.relay->inflight() == 0);
 }
 
+TEST_CASE("a settle that keeps failing keeps the service not ready while other statements succeed",
+          "[relay]") {
+  auto clock = std::make_shared<FakeClock>();
+  auto table = std::make_shared<FakeTable>(clock);
+  auto failures = std::make_shared<std::atomic<int>>(1000);
+  StoreFactory factory = [table, failures] {
+    return std::make_unique<testing::FailingSettleStore>(
+        std::make_unique<testing::FakeStore>(table), failures);
+  };
+  Rig rig(TestConfig(), table, clock, factory);
+  int64_t id = table->Insert("order", 3, "OrderPaid");
+  rig.relay->ClaimOnce();
+  CHECK(rig.relay->SettleReady(false, 0ms) == 0);
+  // Polls and gauge reads work, the settle still fails: not ready, and the
+  // reason stays the settle's.
+  for (int i = 0; i < 3; ++i) {
+    CHECK(rig.relay->SettleReady(false, 0ms) == 0);
+    rig.relay->ClaimOnce();
+    REQUIRE(rig.relay->RefreshGauges().ok());
+    CHECK_FALSE(rig.relay->DatabaseReady());
+    CHECK(rig.m().database_up->Value() == 0);
+    CHECK(rig.relay->LastError() == "injected: lost connection to server");
+  }
+  CHECK(table->Get(id).status == "SENDING");
+
+  failures->store(0);
+  CHECK(rig.relay->SettleReady(false, 0ms) == 1);
+  CHECK(table->Get(id).status == "SENT");
+  CHECK(rig.relay->DatabaseReady());
+  CHECK(rig.m().database_up->Value() == 1);
+  CHECK(rig.relay->LastError().empty());
+}
+
 TEST_CASE("a database that is down fails the round and is reported and then recovers", "[relay]") {
   Rig rig;
   int64_t id = rig.table->Insert("order", 3, "OrderPaid");
