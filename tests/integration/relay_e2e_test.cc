@@ -292,6 +292,22 @@ TEST_CASE("a missing table is reported and picked up when it appears", "[e2e]") 
   CHECK(h.relay->DatabaseReady());
 }
 
+// A config with one service on the test database, the relay user's own
+// account, text logs and an ephemeral HTTP port; `service_extra` is appended
+// to the service's block ("    batch_size: 200\n").
+std::string OneServiceYaml(const std::string& instance, const std::string& bootstrap,
+                           const MysqlConfig& m, const std::string& service,
+                           const std::string& service_extra = "") {
+  std::ostringstream yaml;
+  yaml << "instance_id: " << instance << "\nhttp: {listen: 127.0.0.1:0}\nlog: {format: text}\n"
+       << "kafka: {bootstrap_servers: " << bootstrap << "}\n"
+       << "services:\n  - name: " << service << "\n    mysql: {host: " << m.host
+       << ", port: " << m.port << ", user: " << m.user << ", database: " << m.database
+       << ", tls: {mode: disabled}}\n"
+       << service_extra;
+  return yaml.str();
+}
+
 // `outbox-relay run` on a config written to a private temp dir.
 struct RelayRun {
   explicit RelayRun(const std::string& yaml)
@@ -309,14 +325,8 @@ TEST_CASE("SIGTERM mid-drain leaves no row in SENDING and exits 0", "[e2e][proce
   cluster.CreateTopic("outbox.event.Order", 2);
   TestDatabase db("e2e_sigterm");
   db.InsertEvents(20000, 1);
-  MysqlConfig m = db.mysql();
-  std::ostringstream yaml;
-  yaml << "instance_id: sigterm\nhttp: {listen: 127.0.0.1:0}\nlog: {format: text}\n"
-       << "kafka: {bootstrap_servers: " << cluster.bootstrap() << "}\n"
-       << "services:\n  - name: sig\n    mysql: {host: " << m.host << ", port: " << m.port
-       << ", user: " << m.user << ", database: " << m.database
-       << ", tls: {mode: disabled}}\n    batch_size: 200\n";
-  RelayRun relay(yaml.str());
+  RelayRun relay(
+      OneServiceYaml("sigterm", cluster.bootstrap(), db.mysql(), "sig", "    batch_size: 200\n"));
   REQUIRE(WaitFor(
       [&] { return db.QueryInt("SELECT COUNT(*) FROM t_outbox WHERE status = 'SENT'") > 2000; },
       60s));
@@ -332,13 +342,7 @@ TEST_CASE("SIGHUP is logged and ignored and the relay keeps draining until SIGTE
   cluster.CreateTopic("outbox.event.Order", 1);
   TestDatabase db("e2e_sighup");
   db.InsertEvents(10, 1);
-  MysqlConfig m = db.mysql();
-  std::ostringstream yaml;
-  yaml << "instance_id: sighup\nhttp: {listen: 127.0.0.1:0}\nlog: {format: text}\n"
-       << "kafka: {bootstrap_servers: " << cluster.bootstrap() << "}\n"
-       << "services:\n  - name: hup\n    mysql: {host: " << m.host << ", port: " << m.port
-       << ", user: " << m.user << ", database: " << m.database << ", tls: {mode: disabled}}\n";
-  RelayRun relay(yaml.str());
+  RelayRun relay(OneServiceYaml("sighup", cluster.bootstrap(), db.mysql(), "hup"));
   REQUIRE(WaitFor([&] { return db.CountByStatus()["SENT"] == 10; }, 60s));
   // Its default action killed the process on the spot, without a log line.
   relay.Signal(SIGHUP);

@@ -251,15 +251,28 @@ TEST_CASE("a stale settle is counted as neither published nor DEAD", "[relay]") 
   }
 }
 
+// A Rig whose stores fail the next `*failures` settles.
+struct FailingSettleRig {
+  FailingSettleRig()
+      : clock(std::make_shared<FakeClock>()),
+        table(std::make_shared<FakeTable>(clock)),
+        failures(std::make_shared<std::atomic<int>>(0)),
+        rig(TestConfig(), table, clock, [t = table, f = failures] {
+          return std::make_unique<testing::FailingSettleStore>(
+              std::make_unique<testing::FakeStore>(t), f);
+        }) {}
+
+  std::shared_ptr<FakeClock> clock;
+  std::shared_ptr<FakeTable> table;
+  std::shared_ptr<std::atomic<int>> failures;
+  Rig rig;
+};
+
 TEST_CASE("a settle that fails on the database keeps the batch and applies it later", "[relay]") {
-  auto clock = std::make_shared<FakeClock>();
-  auto table = std::make_shared<FakeTable>(clock);
-  auto failures = std::make_shared<std::atomic<int>>(0);
-  StoreFactory factory = [table, failures] {
-    return std::make_unique<testing::FailingSettleStore>(
-        std::make_unique<testing::FakeStore>(table), failures);
-  };
-  Rig rig(TestConfig(), table, clock, factory);
+  FailingSettleRig f;
+  Rig& rig = f.rig;
+  auto& table = f.table;
+  auto& failures = f.failures;
   int64_t id = table->Insert("order", 3, "OrderPaid");
 
   *failures = 2;
@@ -280,14 +293,10 @@ TEST_CASE("a settle that fails on the database keeps the batch and applies it la
 
 TEST_CASE("a settle that keeps failing keeps the service not ready while other statements succeed",
           "[relay]") {
-  auto clock = std::make_shared<FakeClock>();
-  auto table = std::make_shared<FakeTable>(clock);
-  auto failures = std::make_shared<std::atomic<int>>(1000);
-  StoreFactory factory = [table, failures] {
-    return std::make_unique<testing::FailingSettleStore>(
-        std::make_unique<testing::FakeStore>(table), failures);
-  };
-  Rig rig(TestConfig(), table, clock, factory);
+  FailingSettleRig f;
+  Rig& rig = f.rig;
+  auto& table = f.table;
+  f.failures->store(1000);
   int64_t id = table->Insert("order", 3, "OrderPaid");
   rig.relay->ClaimOnce();
   CHECK(rig.relay->SettleReady(false, 0ms) == 0);
@@ -303,7 +312,7 @@ TEST_CASE("a settle that keeps failing keeps the service not ready while other s
   }
   CHECK(table->Get(id).status == "SENDING");
 
-  failures->store(0);
+  f.failures->store(0);
   CHECK(rig.relay->SettleReady(false, 0ms) == 1);
   CHECK(table->Get(id).status == "SENT");
   CHECK(rig.relay->DatabaseReady());
