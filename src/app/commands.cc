@@ -5,6 +5,7 @@
 #include <mysql_driver.h>
 
 #include <CLI/CLI.hpp>
+#include <charconv>
 #include <iostream>
 
 #include "app/app.h"
@@ -51,6 +52,19 @@ int RunCli(int argc, char** argv) {
   list->add_option("--limit", limit, "at most this many rows")->check(CLI::Range(1, 1000000));
   list->add_flag("--json", json, "JSON output");
 
+  // An id that does not fit the column's BIGINT would be clamped to its
+  // limit and then reported as "not DEAD": refuse it as a usage error.
+  auto RowId = [] {
+    return CLI::Validator(
+        [](std::string& s) -> std::string {
+          int64_t v = 0;
+          auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+          if (ec != std::errc() || end != s.data() + s.size())
+            return "not a row id (a BIGINT): " + s;
+          return "";
+        },
+        "ID");
+  };
   std::vector<int64_t> ids;
   bool all = false, dry_run = false;
   std::string event_type;
@@ -58,7 +72,7 @@ int RunCli(int argc, char** argv) {
       dead->add_subcommand("replay", "DEAD -> NEW with retry_count=0, next_retry_at=NOW()");
   replay->add_option("--config", config_path, "config file")->required();
   replay->add_option("--service", service, "service name")->required();
-  auto* id_opt = replay->add_option("--id", ids, "row id(s)");
+  auto* id_opt = replay->add_option("--id", ids, "row id(s)")->check(RowId());
   auto* all_opt = replay->add_flag("--all", all, "every DEAD row");
   auto* et_opt =
       replay->add_option("--event-type", event_type, "every DEAD row of this event type");

@@ -290,3 +290,21 @@ TEST_CASE("two services on the same table load with a warning that names both", 
         "both drain it like two replicas; was another database meant?\n" +
             file + ": configuration is valid (3 service(s))\n");
 }
+
+TEST_CASE("dead replay refuses an id that does not fit a BIGINT as a usage error", "[cli]") {
+  for (const char* id : {"99999999999999999999", "12abc", ""}) {
+    INFO(id);
+    ProcessResult r = RunProcess({OUTBOX_BINARY, "dead", "replay", "--config", "/nonexistent.yaml",
+                                  "--service", "s", "--id", id},
+                                 ChildEnv());
+    CHECK(r.exit_code == 2);
+    CHECK(r.err.find("--id") != std::string::npos);
+  }
+  // Any BIGINT is a row id, negative ones too: the config error comes next.
+  ProcessResult r = RunProcess({OUTBOX_BINARY, "dead", "replay", "--config", "/nonexistent.yaml",
+                                "--service", "s", "--id", "-9223372036854775808"},
+                               ChildEnv());
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find("--id") == std::string::npos);
+  CHECK(r.err.find("/nonexistent.yaml") != std::string::npos);
+}
