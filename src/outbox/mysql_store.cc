@@ -8,13 +8,16 @@
 namespace outbox {
 
 namespace {
-// The claim's deadline is NOW(6) + lease rounded *up* to a whole second
-// (next_retry_at has whole seconds): a lease lasts at least lease_ms, less
-// than a second more. Truncating NOW() instead would cut up to a second off
-// every lease, more than the margin the publish budget keeps (half the lease
-// minus a second to start chain messages, half the lease for the last one to
-// time out), and healthy relays' batches were reclaimed while in flight.
-int64_t LeaseMicros(int64_t lease_ms) { return lease_ms * 1000 + 999999; }
+// A deadline `ms` from now on the database clock, as next_retry_at holds it
+// (whole seconds): NOW(6) + ms rounded *up* to a whole second, so it is never
+// sooner than `ms`, at most a second later. Bind CeilMicros(ms) to its `?`.
+// Truncating NOW() instead cut up to a second off every deadline: a lease
+// lost more than the margin the publish budget keeps (half the lease minus a
+// second to start chain messages, half for the last one to time out), and a
+// backoff under a second was none at all.
+constexpr const char* kDeadlineSql =
+    "DATE_FORMAT(NOW(6) + INTERVAL ? MICROSECOND, '%Y-%m-%d %H:%i:%s')";
+int64_t CeilMicros(int64_t ms) { return ms * 1000 + 999999; }
 
 // At most `max_chars` characters of `s` (the column's length is in
 // characters), cut at a character boundary, invalid UTF-8 bytes replaced by
@@ -143,7 +146,7 @@ std::string MysqlStore::SelectColumns() const {
   cols += schema_.has_topic ? "topic, " : "NULL, ";
   cols += schema_.has_headers ? "headers, " : "NULL, ";
   // The lease deadline, computed once per statement on the database clock.
-  cols += "DATE_FORMAT(NOW(6) + INTERVAL ? MICROSECOND, '%Y-%m-%d %H:%i:%s')";
+  cols += kDeadlineSql;
   return cols;
 }
 
@@ -188,7 +191,7 @@ Status MysqlStore::ClaimDue(int limit, int64_t lease_ms, bool include_expired, C
       auto* ps = conn_.Prepare("SELECT " + SelectColumns() + " FROM " + table_ +
                                " WHERE status = 'SENDING' AND next_retry_at <= NOW()"
                                " ORDER BY next_retry_at, id LIMIT ? FOR UPDATE SKIP LOCKED");
-      ps->setInt64(1, LeaseMicros(lease_ms));
+      ps->setInt64(1, CeilMicros(lease_ms));
       ps->setInt(2, limit);
       std::unique_ptr<sql::ResultSet> rs(ps->executeQuery());
       ReadRows(rs.get(), out);
@@ -215,7 +218,7 @@ Status MysqlStore::ClaimDue(int limit, int64_t lease_ms, bool include_expired, C
                            ") WHERE status = 'NEW' AND ((next_retry_at = ? AND id > ?) OR"
                            " (next_retry_at > ? AND next_retry_at <= NOW()))"
                            " ORDER BY next_retry_at, id LIMIT ? FOR UPDATE SKIP LOCKED");
-        ps->setInt64(1, LeaseMicros(lease_ms));
+        ps->setInt64(1, CeilMicros(lease_ms));
         ps->setString(2, resume_after_at_);
         ps->setInt64(3, resume_after_id_);
         ps->setString(4, resume_after_at_);
@@ -224,7 +227,7 @@ Status MysqlStore::ClaimDue(int limit, int64_t lease_ms, bool include_expired, C
         ps = conn_.Prepare(cols +
                            " WHERE status = 'NEW' AND next_retry_at <= NOW()"
                            " ORDER BY next_retry_at, id LIMIT ? FOR UPDATE SKIP LOCKED");
-        ps->setInt64(1, LeaseMicros(lease_ms));
+        ps->setInt64(1, CeilMicros(lease_ms));
         ps->setInt(2, left);
       }
       std::unique_ptr<sql::ResultSet> rs(ps->executeQuery());
@@ -403,7 +406,7 @@ Status MysqlStore::ClaimIds(const std::vector<int64_t>& ids, int64_t lease_ms,
                              Placeholders(Bucket(ids.size())) +
                              ") AND status IN ('NEW', 'SENDING') AND next_retry_at <= NOW()"
                              " ORDER BY id FOR UPDATE SKIP LOCKED");
-    ps->setInt64(1, LeaseMicros(lease_ms));
+    ps->setInt64(1, CeilMicros(lease_ms));
     BindIds(ps, 2, ids);
     std::unique_ptr<sql::ResultSet> rs(ps->executeQuery());
     ClaimedBatch locked;
@@ -483,19 +486,14 @@ Status MysqlStore::Settle(const std::string& lease_token, const std::vector<Sett
       sql::PreparedStatement* ps;
       unsigned i = 1;
       if (op->kind == SettleKind::kRetry) {
-        // next_retry_at has whole seconds, and a claim compares it with
-        // NOW() (whole seconds too): NOW() + backoff stored as is would be cut
-        // to its second, so a backoff under a second would be no backoff at
-        // all. Round the deadline up to the next whole second of the precise
-        // statement time (NOW(6) is the same instant as NOW()): the row is
-        // due no sooner than the backoff, and at most a second later.
+        // Due no sooner than the backoff (see kDeadlineSql).
         ps = conn_.Prepare("UPDATE " + table_ +
                            " SET status = 'NEW', retry_count = retry_count + (retry_count < ?),"
-                           " next_retry_at = NOW() + INTERVAL (MICROSECOND(NOW(6)) + ? + 999999)"
-                           " DIV 1000000 SECOND, updated_at = NOW()" +
-                           err_set + " WHERE id = ? AND status = 'SENDING' AND next_retry_at = ?");
+                           " next_retry_at = " +
+                           kDeadlineSql + ", updated_at = NOW()" + err_set +
+                           " WHERE id = ? AND status = 'SENDING' AND next_retry_at = ?");
         ps->setInt64(i++, schema_.retry_count_max);
-        ps->setInt64(i++, op->backoff_ms * 1000);
+        ps->setInt64(i++, CeilMicros(op->backoff_ms));
       } else {
         ps = conn_.Prepare("UPDATE " + table_ +
                            " SET status = 'DEAD', retry_count = retry_count + (retry_count < ?),"
