@@ -5,7 +5,6 @@
 #include <algorithm>
 #include <limits>
 #include <set>
-#include <string_view>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -51,9 +50,9 @@ std::string Relay::LastError() const {
   return last_error_;
 }
 
-void Relay::NoteDb(const Status& s, const char* what) {
+void Relay::NoteDb(const Status& s, const char* what, bool settle) {
   std::lock_guard<std::mutex> lock(mu_);
-  if (std::string_view(what) == "settle") settle_failing_ = !s.ok();
+  if (settle) settle_failing_ = !s.ok();
   // While the settle of a published batch fails (a trigger, a CHECK
   // constraint or a revoked grant that rejects it), other statements that
   // work do not make the service healthy: its rows wait in SENDING and
@@ -333,7 +332,7 @@ Status Relay::SettleOne(Completed& done) {
   }
   SettleResult result;
   Status s = settle_store_->Settle(done.batch.lease_token, ops, &result);
-  NoteDb(s, "settle");
+  NoteDb(s, "settle", /*settle=*/true);
   if (!s.ok()) return s;
 
   // Metrics and logs, once the outcome is recorded. A stale row's transition

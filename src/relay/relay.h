@@ -86,7 +86,10 @@ class Relay {
   Round ClaimUnordered(ClaimedBatch* batch);
   void Publish(ClaimedBatch batch, Clock::TimePoint claimed_at);
   Status SettleOne(Completed& done);
-  void NoteDb(const Status& s, const char* what);
+  // Records a database call's outcome for metrics, /readyz and the log.
+  // `settle`: it was the settle of a published batch, which while failing
+  // keeps the service reported down whatever other calls do.
+  void NoteDb(const Status& s, const char* what, bool settle = false);
   void ClaimLoop();
   void SettleLoop();
   void HousekeepingLoop();
