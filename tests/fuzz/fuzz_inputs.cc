@@ -8,7 +8,7 @@
 
 #include "config/config_loader.h"
 #include "config/topic_template.h"
-#include "kafka/router.h"
+#include "relay/router.h"
 
 namespace outbox::fuzz {
 
