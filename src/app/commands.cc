@@ -1,28 +1,19 @@
 #include "app/commands.h"
 
-#include <dlfcn.h>
-#include <librdkafka/rdkafka.h>
-#include <mysql_driver.h>
-
 #include <CLI/CLI.hpp>
 #include <charconv>
 #include <iostream>
 
 #include "app/app.h"
 #include "common/log.h"
+#include "kafka/kafka_publisher.h"
+#include "outbox/mysql_connection.h"
 
 namespace outbox {
 
 std::string VersionText() {
-  auto* driver = sql::mysql::get_mysql_driver_instance();
-  // libmariadb is loaded by Connector/C++; ask it for its version directly.
-  using ClientInfoFn = const char* (*)();
-  auto client_info = reinterpret_cast<ClientInfoFn>(dlsym(RTLD_DEFAULT, "mysql_get_client_info"));
-  return std::string("outbox-relay ") + OUTBOX_VERSION + "\nlibrdkafka " + rd_kafka_version_str() +
-         "\nMySQL Connector/C++ " + std::to_string(driver->getMajorVersion()) + "." +
-         std::to_string(driver->getMinorVersion()) + "." +
-         std::to_string(driver->getPatchVersion()) + "\nMySQL client library " +
-         (client_info ? client_info() : "unknown") + "\n";
+  return std::string("outbox-relay ") + OUTBOX_VERSION + "\nlibrdkafka " + LibrdkafkaVersion() +
+         "\nMySQL " + MysqlClientVersions() + "\n";
 }
 
 int RunCli(int argc, char** argv) {

@@ -269,4 +269,6 @@ void KafkaPublisher::OnDeliveryReport(rd_kafka_t*, const rd_kafka_message_t* msg
   ctx->sent(std::move(o));
 }
 
+std::string LibrdkafkaVersion() { return rd_kafka_version_str(); }
+
 }  // namespace outbox

@@ -80,4 +80,7 @@ class KafkaPublisher : public Publisher {
 // Maps a librdkafka error to a publish result and a metric reason.
 PublishOutcome ClassifyKafkaError(rd_kafka_resp_err_t err, bool broker_up);
 
+// librdkafka's version, e.g. "2.0.2" (for `outbox-relay version`).
+std::string LibrdkafkaVersion();
+
 }  // namespace outbox
