@@ -21,10 +21,10 @@ class Clock {
   // Unix time in seconds (wall clock), only for the last-poll gauge.
   virtual double UnixNow() = 0;
   // Blocks until `deadline` (on this clock) or until `wake()` returns true;
-  // `wake` is evaluated with the condition variable's mutex held whenever it
-  // is signalled. Returns wake().
-  virtual bool WaitUntil(CondVar* cv, TimePoint deadline, const std::function<bool()>& wake)
-      REQUIRES(cv->mutex()) = 0;
+  // `wake` is evaluated with `*mu` held whenever `*cv` is signalled.
+  // Returns wake(). REQUIRES: cv->mutex() == mu.
+  virtual bool WaitUntil(Mutex* mu, CondVar* cv, TimePoint deadline,
+                         const std::function<bool()>& wake) REQUIRES(mu) = 0;
 };
 
 using ClockPtr = std::shared_ptr<Clock>;
@@ -33,8 +33,8 @@ class SystemClock : public Clock {
  public:
   TimePoint Now() override;
   double UnixNow() override;
-  bool WaitUntil(CondVar* cv, TimePoint deadline, const std::function<bool()>& wake) override
-      REQUIRES(cv->mutex());
+  bool WaitUntil(Mutex* mu, CondVar* cv, TimePoint deadline,
+                 const std::function<bool()>& wake) override REQUIRES(mu);
 };
 
 ClockPtr DefaultClock();

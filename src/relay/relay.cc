@@ -97,7 +97,7 @@ int Relay::SettleReady(bool wait, std::chrono::milliseconds timeout) {
     {
       MutexLock lock(&mu_);
       if (completed_.empty() && wait && settled == 0) {
-        options_.clock->WaitUntil(&cv_, options_.clock->Now() + timeout, [this] {
+        options_.clock->WaitUntil(&mu_, &cv_, options_.clock->Now() + timeout, [this] {
           mu_.AssertHeld();
           return !completed_.empty() || halt_.load();
         });
@@ -128,13 +128,13 @@ Status Relay::RunRetention() {
 
 bool Relay::SleepFor(std::chrono::milliseconds d) {
   MutexLock lock(&mu_);
-  options_.clock->WaitUntil(&cv_, options_.clock->Now() + d, [this] { return stopping_.load(); });
+  options_.clock->WaitUntil(&mu_, &cv_, options_.clock->Now() + d, [this] { return stopping_.load(); });
   return !stopping_.load();
 }
 
 void Relay::WaitForRoom() {
   MutexLock lock(&mu_);
-  options_.clock->WaitUntil(&cv_, options_.clock->Now() + std::chrono::milliseconds(100), [this] {
+  options_.clock->WaitUntil(&mu_, &cv_, options_.clock->Now() + std::chrono::milliseconds(100), [this] {
     return stopping_.load() || inflight_.load() < options_.config.max_inflight_batches;
   });
 }
@@ -191,7 +191,7 @@ void Relay::SettleLoop() {
     }
     // The settle failed (database down): retry until it applies. The fencing
     // makes a late settle harmless if the lease was taken over.
-    options_.clock->WaitUntil(&cv_, options_.clock->Now() + backoff, [this] { return halt_.load(); });
+    options_.clock->WaitUntil(&mu_, &cv_, options_.clock->Now() + backoff, [this] { return halt_.load(); });
     backoff = std::min<std::chrono::milliseconds>(backoff * 2, std::chrono::seconds(5));
   }
 }

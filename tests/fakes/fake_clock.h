@@ -21,8 +21,9 @@ class FakeClock : public Clock {
 
   TimePoint Now() override { return TimePoint(std::chrono::microseconds(elapsed_us_.load())); }
   double UnixNow() override { return unix_start_ + static_cast<double>(elapsed_us_.load()) / 1e6; }
-  bool WaitUntil(CondVar* cv, TimePoint deadline, const std::function<bool()>& wake) override
-      REQUIRES(cv->mutex()) {
+  bool WaitUntil(Mutex* mu, CondVar* cv, TimePoint deadline,
+                 const std::function<bool()>& wake) override REQUIRES(mu) {
+    mu->AssertHeld();
     while (!wake()) {
       if (Now() >= deadline) return false;
       cv->WaitUntil(std::chrono::steady_clock::now() + std::chrono::milliseconds(1));
