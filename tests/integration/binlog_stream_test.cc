@@ -1,0 +1,198 @@
+// The binlog wake-up against the test MariaDB (scripts/test starts it with
+// the binary log on, binlog_format=MIXED): docs/BINLOG.md.
+#include "binlog/binlog_stream.h"
+
+#include <algorithm>
+#include <catch2/catch.hpp>
+#include <cstdlib>
+#include <iostream>
+#include <thread>
+
+#include "binlog/binlog_check.h"
+#include "binlog/wakeup_hub.h"
+#include "integration/binlog_test_support.h"
+#include "support/tcp_proxy.h"
+#include "support/test_env.h"
+
+namespace outbox::testing {
+
+binlog::BinlogOptions TestBinlogOptions() {
+  binlog::BinlogOptions o;
+  o.mysql = TestMysql("");
+  o.instance_id = "binlog-test";
+  o.heartbeat_ms = 500;
+  o.stall_timeout_ms = 2000;
+  o.initial_backoff_ms = 100;
+  o.max_backoff_ms = 1000;
+  return o;
+}
+
+bool Eventually(const std::function<bool()>& pred, std::chrono::milliseconds timeout) {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (!pred()) {
+    if (std::chrono::steady_clock::now() >= deadline) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  return true;
+}
+
+void RequireLogBin() {
+  SqlClient admin("mysql");
+  if (admin.QueryInt("SELECT @@GLOBAL.log_bin") != 1)
+    FAIL(
+        "the test MariaDB runs without the binary log; scripts/test starts it with "
+        "$(mariadb_binlog_args) (scripts/lib/mariadb.sh)");
+}
+
+}  // namespace outbox::testing
+
+using namespace outbox;
+using namespace outbox::testing;
+using namespace std::chrono_literals;
+using binlog::StreamProblem;
+using binlog::StreamState;
+
+namespace {
+
+// A hub subscription waiting until its stream is up.
+binlog::SubscriptionPtr SubscribeUp(binlog::WakeupHub& hub, const binlog::BinlogOptions& o,
+                                    const std::string& db, const std::string& table, Waker& w) {
+  auto sub = hub.Subscribe(o, db, table, w.Callback());
+  REQUIRE(Eventually([&] { return sub->up(); }, 10s));
+  return sub;
+}
+
+// Restores binlog_format on the way out.
+class GlobalFormat {
+ public:
+  explicit GlobalFormat(const std::string& format) {
+    SqlClient admin("mysql");
+    old_ = std::to_string(admin.QueryInt("SELECT @@GLOBAL.binlog_format = 'ROW'"));
+    admin.Exec("SET GLOBAL binlog_format = '" + format + "'");
+  }
+  ~GlobalFormat() {
+    try {
+      SqlClient("mysql").Exec(std::string("SET GLOBAL binlog_format = '") +
+                              (old_ == "1" ? "ROW" : "MIXED") + "'");
+    } catch (...) {
+    }
+  }
+
+ private:
+  std::string old_;
+};
+
+}  // namespace
+
+TEST_CASE("binlog: an insert into a watched table wakes its subscriber with ROW", "[binlog]") {
+  RequireLogBin();
+  TestDatabase db("binlog_row_wake");
+  db.Exec("CREATE TABLE t_other (id INT PRIMARY KEY)");
+  GlobalFormat row("ROW");
+  db.Exec("SET SESSION binlog_format = 'ROW'");  // the session predates the global change
+  binlog::WakeupHub hub;
+  Waker w;
+  auto sub = SubscribeUp(hub, TestBinlogOptions(), "binlog_row_wake", "t_outbox", w);
+  CHECK(sub->state().format == "ROW");
+  CHECK(sub->state().table_granularity);
+  const int before = w.count();
+  db.InsertEvents(1, 1);
+  CHECK(w.WaitAbove(before, 5s));
+
+  SECTION("binlog: no wake-up for another table of the same database") {
+    const int seen = w.count();
+    db.Exec("INSERT INTO t_other VALUES (1)");
+    // A marker commit to the watched table proves the stream read past it.
+    db.InsertEvents(1, 1, 100, "Marker");
+    REQUIRE(w.WaitAbove(seen, 5s));
+    std::this_thread::sleep_for(200ms);
+    CHECK(w.count() == seen + 1);
+  }
+}
+
+TEST_CASE(
+    "binlog: with MIXED a statement in the database wakes it and the state says database "
+    "granularity",
+    "[binlog]") {
+  RequireLogBin();
+  TestDatabase db("binlog_mixed_wake");
+  TestDatabase other("binlog_mixed_other");
+  db.Exec("CREATE TABLE t_other (id INT PRIMARY KEY)");
+  GlobalFormat mixed("MIXED");
+  binlog::WakeupHub hub;
+  Waker w, w_other;
+  auto sub = SubscribeUp(hub, TestBinlogOptions(), "binlog_mixed_wake", "t_outbox", w);
+  auto sub_other = SubscribeUp(hub, TestBinlogOptions(), "binlog_mixed_other", "t_outbox", w_other);
+  CHECK(sub->state().format == "MIXED");
+  CHECK_FALSE(sub->state().table_granularity);
+  int seen = w.count();
+  const int other_seen = w_other.count();
+  db.Exec("INSERT INTO t_other VALUES (1)");  // statement format, default database
+  CHECK(w.WaitAbove(seen, 5s));
+  seen = w.count();
+  // From a session whose default database is another one: named in the text.
+  SqlClient client("binlog_mixed_other");
+  client.Exec("INSERT INTO binlog_mixed_wake.t_other VALUES (2)");
+  CHECK(w.WaitAbove(seen, 5s));
+  // binlog_mixed_other was the default database of that session: woken too
+  // (coarser, still correct).
+  CHECK(w_other.WaitAbove(other_seen, 5s));
+}
+
+TEST_CASE("binlog: one stream serves many subscribers on one server", "[binlog]") {
+  RequireLogBin();
+  GlobalFormat row("ROW");
+  constexpr int kServices = 12;
+  std::vector<std::unique_ptr<TestDatabase>> dbs;
+  std::vector<std::unique_ptr<Waker>> wakers;
+  binlog::WakeupHub hub;
+  std::vector<binlog::SubscriptionPtr> subs;
+  for (int i = 0; i < kServices; ++i) {
+    dbs.push_back(std::make_unique<TestDatabase>("binlog_many_" + std::to_string(i)));
+    wakers.push_back(std::make_unique<Waker>());
+    subs.push_back(
+        SubscribeUp(hub, TestBinlogOptions(), dbs.back()->name(), "t_outbox", *wakers.back()));
+  }
+  CHECK(hub.Streams().size() == 1);
+  SqlClient admin("mysql");
+  CHECK(admin.QueryInt("SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE COMMAND LIKE "
+                       "'Binlog Dump%'") == 1);
+  std::vector<int> before;
+  for (auto& w : wakers) before.push_back(w->count());
+  dbs[5]->InsertEvents(1, 1);
+  REQUIRE(wakers[5]->WaitAbove(before[5], 5s));
+  dbs[0]->InsertEvents(1, 1);  // a marker: the stream read past the first commit
+  REQUIRE(wakers[0]->WaitAbove(before[0], 5s));
+  for (int i = 1; i < kServices; ++i)
+    if (i != 5) CHECK(wakers[i]->count() == before[i]);
+}
+
+TEST_CASE("binlog: the stream follows FLUSH BINARY LOGS into the next file", "[binlog]") {
+  RequireLogBin();
+  TestDatabase db("binlog_rotate");
+  binlog::WakeupHub hub;
+  Waker w;
+  auto sub = SubscribeUp(hub, TestBinlogOptions(), "binlog_rotate", "t_outbox", w);
+  const std::string file = sub->state().file;
+  db.Exec("FLUSH BINARY LOGS");
+  db.Exec("FLUSH BINARY LOGS");
+  const int seen = w.count();
+  db.InsertEvents(1, 1);
+  CHECK(w.WaitAbove(seen, 5s));
+  CHECK(sub->state().connects == 1);
+  CHECK(sub->state().file != file);
+}
+
+TEST_CASE("binlog: idle the stream reports progress through heartbeats", "[binlog]") {
+  RequireLogBin();
+  std::atomic<int> progress{0};
+  binlog::BinlogOptions o = TestBinlogOptions();
+  o.on_progress = [&] { ++progress; };
+  binlog::BinlogStream stream(o, nullptr, nullptr);
+  stream.Start();
+  REQUIRE(Eventually([&] { return stream.up(); }, 10s));
+  const int at_up = progress.load();
+  const uint64_t heartbeats = stream.state().heartbeats;
+  CHECK(Eventually([&] { return stream.state().heartbeats >= heartbeats + 2; }, 5s));
+  CHECK(progress.load() > at_up);
+}

@@ -1,0 +1,130 @@
+#include <catch2/catch.hpp>
+
+#include "binlog/binlog_options.h"
+#include "binlog/transaction_tracker.h"
+
+using outbox::binlog::Commit;
+using outbox::binlog::DeriveServerId;
+using outbox::binlog::QualifiedNames;
+using outbox::binlog::TransactionTracker;
+
+namespace {
+Commit::Table T(const char* db, const char* table) { return {db, table}; }
+}  // namespace
+
+TEST_CASE("a ROW transaction is handed out at its XID with every table it mapped",
+          "[binlog-unit]") {
+  TransactionTracker t;
+  Commit c;
+  t.OnGtid(false);
+  t.OnTableMap("order_db", "t_outbox");
+  CHECK_FALSE(t.OnRows(true, &c));  // inside the transaction: not yet
+  t.OnTableMap("order_db", "orders");
+  t.OnTableMap("order_db", "t_outbox");
+  CHECK_FALSE(t.OnRows(true, &c));
+  REQUIRE(t.OnXid(&c));
+  CHECK(c.tables == std::vector<Commit::Table>{T("order_db", "t_outbox"), T("order_db", "orders")});
+  CHECK_FALSE(c.all);
+  CHECK_FALSE(t.OnXid(&c));  // nothing pending after it
+}
+
+TEST_CASE("a statement-format write names its default database and the databases it qualifies",
+          "[binlog-unit]") {
+  TransactionTracker t;
+  Commit c;
+  t.OnGtid(false);
+  CHECK_FALSE(t.OnQuery("app", "INSERT INTO pay_db.t_outbox VALUES (1)", &c));
+  REQUIRE(t.OnXid(&c));
+  CHECK(c.tables == std::vector<Commit::Table>{T("app", ""), T("pay_db", "")});
+}
+
+TEST_CASE("a statement without a default database that qualifies nothing wakes everyone",
+          "[binlog-unit]") {
+  TransactionTracker t;
+  Commit c;
+  t.OnGtid(false);
+  t.OnQuery("", "INSERT INTO t_outbox VALUES (1)", &c);
+  REQUIRE(t.OnXid(&c));
+  CHECK(c.all);
+}
+
+TEST_CASE("a MySQL transaction opened by BEGIN ends at COMMIT and a standalone DDL at once",
+          "[binlog-unit]") {
+  TransactionTracker t;
+  Commit c;
+  t.OnGtid(true);
+  CHECK_FALSE(t.OnQuery("db", "BEGIN", &c));
+  t.OnTableMap("db", "t_outbox");
+  CHECK_FALSE(t.OnRows(true, &c));
+  REQUIRE(t.OnQuery("db", "COMMIT", &c));  // a non-transactional engine's end marker
+  CHECK(c.tables == std::vector<Commit::Table>{T("db", "t_outbox")});
+  t.OnGtid(true);
+  REQUIRE(t.OnQuery("db", "CREATE TABLE x (id INT)", &c));
+  CHECK(c.tables == std::vector<Commit::Table>{T("db", "")});
+}
+
+TEST_CASE("rows outside a transaction end at their statement end flag", "[binlog-unit]") {
+  TransactionTracker t;
+  Commit c;
+  t.OnGtid(true);
+  t.OnTableMap("db", "myisam_t");
+  CHECK_FALSE(t.OnRows(false, &c));
+  REQUIRE(t.OnRows(true, &c));
+  CHECK(c.tables == std::vector<Commit::Table>{T("db", "myisam_t")});
+}
+
+TEST_CASE("savepoints do not end a transaction and XA COMMIT wakes everyone", "[binlog-unit]") {
+  TransactionTracker t;
+  Commit c;
+  t.OnGtid(false);
+  CHECK_FALSE(t.OnQuery("db", "SAVEPOINT `a`", &c));
+  CHECK_FALSE(t.OnQuery("db", "ROLLBACK TO `a`", &c));
+  t.OnTableMap("db", "t_outbox");
+  REQUIRE(t.OnXid(&c));
+  CHECK(c.tables.size() == 1);
+  t.OnGtid(true);
+  REQUIRE(t.OnQuery("", "XA COMMIT X'31',X'',1", &c));
+  CHECK(c.all);
+}
+
+TEST_CASE("an unreadable event wakes everyone at the end of its transaction", "[binlog-unit]") {
+  TransactionTracker t;
+  Commit c;
+  t.OnGtid(false);
+  t.OnUnknown();
+  REQUIRE(t.OnXid(&c));
+  CHECK(c.all);
+}
+
+TEST_CASE("a stream that breaks mid-transaction flushes what it had", "[binlog-unit]") {
+  TransactionTracker t;
+  Commit c;
+  t.OnGtid(false);
+  t.OnTableMap("db", "t_outbox");
+  REQUIRE(t.Flush(&c));
+  CHECK(c.tables == std::vector<Commit::Table>{T("db", "t_outbox")});
+  CHECK_FALSE(t.Flush(&c));
+}
+
+TEST_CASE("qualified names are read from plain and backquoted identifiers", "[binlog-unit]") {
+  CHECK(QualifiedNames("insert into d1.t values (1)") == std::vector<std::string>{"d1"});
+  CHECK(QualifiedNames("UPDATE `my db`.`t` SET x = 1") == std::vector<std::string>{"my db"});
+  CHECK(QualifiedNames("UPDATE `a``b`.t SET x = 1") == std::vector<std::string>{"a`b"});
+  CHECK(QualifiedNames("insert into a.t select * from b.u, a.v") ==
+        std::vector<std::string>{"a", "b"});
+  CHECK(QualifiedNames("insert into t values (1.5)") == std::vector<std::string>{"1"});
+  CHECK(QualifiedNames(".x").empty());
+  CHECK(QualifiedNames("`.x").empty());
+}
+
+TEST_CASE("the derived server_id is stable and high and differs by instance host and port",
+          "[binlog-unit]") {
+  const uint32_t id = DeriveServerId("relay-1", "db.example", 3306);
+  CHECK(id == DeriveServerId("relay-1", "db.example", 3306));
+  CHECK(id >= 0x80000000u);
+  CHECK(id != DeriveServerId("relay-2", "db.example", 3306));
+  CHECK(id != DeriveServerId("relay-1", "db2.example", 3306));
+  CHECK(id != DeriveServerId("relay-1", "db.example", 3307));
+  // The documented formula (docs/BINLOG.md), by a known value.
+  CHECK(DeriveServerId("", "", 0) == (0x80000000u | (0x3617a6d4u & 0x7FFFFFFFu)));
+}
