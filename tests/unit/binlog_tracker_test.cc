@@ -12,7 +12,7 @@ namespace {
 Commit::Table T(const char* db, const char* table) { return {db, table}; }
 }  // namespace
 
-TEST_CASE("a ROW transaction is handed out at its XID with every table it mapped",
+TEST_CASE("binlog: a ROW transaction is handed out at its XID with every table it mapped",
           "[binlog-unit]") {
   TransactionTracker t;
   Commit c;
@@ -28,8 +28,9 @@ TEST_CASE("a ROW transaction is handed out at its XID with every table it mapped
   CHECK_FALSE(t.OnXid(&c));  // nothing pending after it
 }
 
-TEST_CASE("a statement-format write names its default database and the databases it qualifies",
-          "[binlog-unit]") {
+TEST_CASE(
+    "binlog: a statement-format write names its default database and the databases it qualifies",
+    "[binlog-unit]") {
   TransactionTracker t;
   Commit c;
   t.OnGtid(false);
@@ -38,7 +39,7 @@ TEST_CASE("a statement-format write names its default database and the databases
   CHECK(c.tables == std::vector<Commit::Table>{T("app", ""), T("pay_db", "")});
 }
 
-TEST_CASE("a statement without a default database that qualifies nothing wakes everyone",
+TEST_CASE("binlog: a statement without a default database that qualifies nothing wakes everyone",
           "[binlog-unit]") {
   TransactionTracker t;
   Commit c;
@@ -48,7 +49,7 @@ TEST_CASE("a statement without a default database that qualifies nothing wakes e
   CHECK(c.all);
 }
 
-TEST_CASE("a MySQL transaction opened by BEGIN ends at COMMIT and a standalone DDL at once",
+TEST_CASE("binlog: a MySQL transaction opened by BEGIN ends at COMMIT and a standalone DDL at once",
           "[binlog-unit]") {
   TransactionTracker t;
   Commit c;
@@ -63,7 +64,7 @@ TEST_CASE("a MySQL transaction opened by BEGIN ends at COMMIT and a standalone D
   CHECK(c.tables == std::vector<Commit::Table>{T("db", "")});
 }
 
-TEST_CASE("rows outside a transaction end at their statement end flag", "[binlog-unit]") {
+TEST_CASE("binlog: rows outside a transaction end at their statement end flag", "[binlog-unit]") {
   TransactionTracker t;
   Commit c;
   t.OnGtid(true);
@@ -73,7 +74,8 @@ TEST_CASE("rows outside a transaction end at their statement end flag", "[binlog
   CHECK(c.tables == std::vector<Commit::Table>{T("db", "myisam_t")});
 }
 
-TEST_CASE("savepoints do not end a transaction and XA COMMIT wakes everyone", "[binlog-unit]") {
+TEST_CASE("binlog: savepoints do not end a transaction and XA COMMIT wakes everyone",
+          "[binlog-unit]") {
   TransactionTracker t;
   Commit c;
   t.OnGtid(false);
@@ -87,7 +89,8 @@ TEST_CASE("savepoints do not end a transaction and XA COMMIT wakes everyone", "[
   CHECK(c.all);
 }
 
-TEST_CASE("an unreadable event wakes everyone at the end of its transaction", "[binlog-unit]") {
+TEST_CASE("binlog: an unreadable event wakes everyone at the end of its transaction",
+          "[binlog-unit]") {
   TransactionTracker t;
   Commit c;
   t.OnGtid(false);
@@ -96,7 +99,7 @@ TEST_CASE("an unreadable event wakes everyone at the end of its transaction", "[
   CHECK(c.all);
 }
 
-TEST_CASE("a stream that breaks mid-transaction flushes what it had", "[binlog-unit]") {
+TEST_CASE("binlog: a stream that breaks mid-transaction flushes what it had", "[binlog-unit]") {
   TransactionTracker t;
   Commit c;
   t.OnGtid(false);
@@ -106,7 +109,8 @@ TEST_CASE("a stream that breaks mid-transaction flushes what it had", "[binlog-u
   CHECK_FALSE(t.Flush(&c));
 }
 
-TEST_CASE("qualified names are read from plain and backquoted identifiers", "[binlog-unit]") {
+TEST_CASE("binlog: qualified names are read from plain and backquoted identifiers",
+          "[binlog-unit]") {
   CHECK(QualifiedNames("insert into d1.t values (1)") == std::vector<std::string>{"d1"});
   CHECK(QualifiedNames("UPDATE `my db`.`t` SET x = 1") == std::vector<std::string>{"my db"});
   CHECK(QualifiedNames("UPDATE `a``b`.t SET x = 1") == std::vector<std::string>{"a`b"});
@@ -117,7 +121,7 @@ TEST_CASE("qualified names are read from plain and backquoted identifiers", "[bi
   CHECK(QualifiedNames("`.x").empty());
 }
 
-TEST_CASE("the derived server_id is stable and high and differs by instance host and port",
+TEST_CASE("binlog: the derived server_id is stable and high and differs by instance host and port",
           "[binlog-unit]") {
   const uint32_t id = DeriveServerId("relay-1", "db.example", 3306);
   CHECK(id == DeriveServerId("relay-1", "db.example", 3306));

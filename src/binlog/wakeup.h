@@ -1,0 +1,127 @@
+#pragma once
+
+// The seam between a service's claim loop and what wakes it: a poll timer
+// (`wakeup: poll`) or its server's binary log (`wakeup: binlog`). A design
+// for the relay to adopt (docs/BINLOG.md "How the relay plugs in"); the relay
+// does not use it yet. Header-only.
+
+#include <algorithm>
+#include <chrono>
+#include <condition_variable>
+#include <memory>
+#include <mutex>
+#include <string>
+
+#include "binlog/wakeup_hub.h"
+#include "common/clock.h"
+
+namespace outbox::binlog {
+
+// What a claim loop waits on between claims.
+//
+// Thread-safety: WaitUntil from the service's loop thread only; Notify,
+// Interrupt and the accessors from any thread.
+class Wakeup {
+ public:
+  virtual ~Wakeup() = default;
+
+  // Blocks until a wake-up arrived since the previous WaitUntil returned,
+  // Interrupt() was called, or `deadline`. A wake-up that arrives while the
+  // loop is claiming is kept for the next call (never lost). True when woken
+  // (a commit may be claimable: claim at once, with the commit-race retry),
+  // false at the deadline (a timer: poll).
+  virtual bool WaitUntil(Clock::TimePoint deadline) = 0;
+  // The longest the loop may wait without a claim: poll_interval_ms for
+  // `wakeup: poll` and while the binlog stream is down; the safety poll
+  // interval (30 s) while it is up.
+  virtual Clock::Duration MaxWait() const = 0;
+  // Wakes the loop (shutdown, or a test). Sticky like a wake-up.
+  virtual void Interrupt() = 0;
+  // outbox_wakeup_binlog_up (only exported with `wakeup: binlog`), and why not.
+  virtual bool binlog_up() const = 0;
+  virtual std::string reason() const = 0;
+};
+
+using WakeupPtr = std::unique_ptr<Wakeup>;
+
+// A sticky flag with a condition variable: the cheap callback a subscriber
+// hands to the WakeupHub (Notify: lock, set, notify; never blocks for long).
+class WakeSignal {
+ public:
+  explicit WakeSignal(ClockPtr clock) : clock_(std::move(clock)) {}
+  void Notify() {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      pending_ = true;
+    }
+    cv_.notify_all();
+  }
+  // True when a Notify came (and consumes it), false at `deadline`.
+  bool WaitUntil(Clock::TimePoint deadline) {
+    std::unique_lock<std::mutex> lock(mu_);
+    const bool woken = clock_->WaitUntil(lock, cv_, deadline, [this] { return pending_; });
+    pending_ = false;
+    return woken;
+  }
+
+ private:
+  ClockPtr clock_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool pending_ = false;  // guarded by mu_
+};
+
+// `wakeup: poll`: only timers and Interrupt wake the loop.
+class PollWakeup : public Wakeup {
+ public:
+  PollWakeup(ClockPtr clock, Clock::Duration poll_interval)
+      : signal_(std::move(clock)), poll_interval_(poll_interval) {}
+  bool WaitUntil(Clock::TimePoint deadline) override { return signal_.WaitUntil(deadline); }
+  Clock::Duration MaxWait() const override { return poll_interval_; }
+  void Interrupt() override { signal_.Notify(); }
+  bool binlog_up() const override { return false; }
+  std::string reason() const override { return "wakeup: poll"; }
+
+ private:
+  WakeSignal signal_;
+  const Clock::Duration poll_interval_;
+};
+
+// `wakeup: binlog`: woken by commits to its table (or database) and by every
+// up/down change of its server's stream; polls every poll_interval while the
+// stream is down and at least every safety_interval while it is up.
+// REQUIRES: `hub` outlives this object.
+class BinlogWakeup : public Wakeup {
+ public:
+  // The longest wait while the stream is up: it keeps
+  // outbox_last_poll_timestamp_seconds (and the stalled-polling alert) true.
+  static constexpr Clock::Duration kSafetyInterval = std::chrono::seconds(30);
+
+  BinlogWakeup(ClockPtr clock, WakeupHub& hub, const BinlogOptions& options,
+               const std::string& database, const std::string& table, Clock::Duration poll_interval,
+               Clock::Duration safety_interval = kSafetyInterval)
+      : signal_(std::make_shared<WakeSignal>(std::move(clock))),
+        poll_interval_(poll_interval),
+        safety_interval_(std::max(poll_interval, safety_interval)) {
+    // The hub calls this on the stream's thread; the shared_ptr keeps the
+    // signal valid however the destructors interleave.
+    std::shared_ptr<WakeSignal> signal = signal_;
+    subscription_ = hub.Subscribe(options, database, table, [signal] { signal->Notify(); });
+  }
+  bool WaitUntil(Clock::TimePoint deadline) override { return signal_->WaitUntil(deadline); }
+  Clock::Duration MaxWait() const override {
+    return subscription_->up() ? safety_interval_ : poll_interval_;
+  }
+  void Interrupt() override { signal_->Notify(); }
+  bool binlog_up() const override { return subscription_->up(); }
+  std::string reason() const override { return subscription_->reason(); }
+  StreamState state() const { return subscription_->state(); }
+
+ private:
+  std::shared_ptr<WakeSignal> signal_;
+  const Clock::Duration poll_interval_;
+  const Clock::Duration safety_interval_;
+  SubscriptionPtr subscription_;  // last: unsubscribes before the rest goes
+};
+
+}  // namespace outbox::binlog

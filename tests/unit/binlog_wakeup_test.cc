@@ -1,0 +1,41 @@
+#include <catch2/catch.hpp>
+#include <thread>
+
+#include "binlog/wakeup.h"
+
+using outbox::DefaultClock;
+using outbox::binlog::PollWakeup;
+using outbox::binlog::WakeSignal;
+using namespace std::chrono_literals;
+
+TEST_CASE("binlog: a wake-up that arrives while the loop claims is kept for its next wait",
+          "[binlog-unit]") {
+  WakeSignal signal(DefaultClock());
+  signal.Notify();  // arrives before the loop waits
+  const auto far = DefaultClock()->Now() + 10s;
+  CHECK(signal.WaitUntil(far));  // returns at once, woken
+  // Consumed: the next wait runs to its deadline.
+  CHECK_FALSE(signal.WaitUntil(DefaultClock()->Now() + 20ms));
+}
+
+TEST_CASE("binlog: a wake-up from another thread ends a wait before its deadline",
+          "[binlog-unit]") {
+  WakeSignal signal(DefaultClock());
+  std::thread notifier([&] {
+    std::this_thread::sleep_for(20ms);
+    signal.Notify();
+  });
+  const auto start = DefaultClock()->Now();
+  CHECK(signal.WaitUntil(start + 30s));
+  CHECK(DefaultClock()->Now() - start < 30s);
+  notifier.join();
+}
+
+TEST_CASE("binlog: wakeup poll waits poll_interval and only Interrupt wakes it", "[binlog-unit]") {
+  PollWakeup w(DefaultClock(), 100ms);
+  CHECK(w.MaxWait() == std::chrono::duration_cast<outbox::Clock::Duration>(100ms));
+  CHECK_FALSE(w.binlog_up());
+  CHECK_FALSE(w.WaitUntil(DefaultClock()->Now() + 10ms));
+  w.Interrupt();
+  CHECK(w.WaitUntil(DefaultClock()->Now() + 10s));
+}
