@@ -4,7 +4,8 @@
 #include <cctype>
 #include <sstream>
 
-namespace outbox::binlog {
+namespace outbox {
+namespace binlog {
 
 namespace {
 
@@ -152,4 +153,5 @@ Status CheckBinlog(const MysqlConfig& mysql, const std::vector<std::string>& dat
   return Status::Ok();
 }
 
-}  // namespace outbox::binlog
+}  // namespace binlog
+}  // namespace outbox

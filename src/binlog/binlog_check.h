@@ -8,7 +8,8 @@
 #include "common/status.h"
 #include "config/config.h"
 
-namespace outbox::binlog {
+namespace outbox {
+namespace binlog {
 
 // What a server says about its binary log, read with ordinary statements.
 struct BinlogServerInfo {
@@ -55,4 +56,5 @@ struct BinlogCheck {
 Status CheckBinlog(const MysqlConfig& mysql, const std::vector<std::string>& databases,
                    BinlogCheck* out);
 
-}  // namespace outbox::binlog
+}  // namespace binlog
+}  // namespace outbox

@@ -1,6 +1,7 @@
 #include "binlog/binlog_options.h"
 
-namespace outbox::binlog {
+namespace outbox {
+namespace binlog {
 
 uint32_t DeriveServerId(const std::string& instance_id, const std::string& host, int port) {
   // FNV-1a, 32 bits: simple, stable across builds and platforms, documented
@@ -20,4 +21,5 @@ uint32_t EffectiveServerId(const BinlogOptions& options) {
              : DeriveServerId(options.instance_id, options.mysql.host, options.mysql.port);
 }
 
-}  // namespace outbox::binlog
+}  // namespace binlog
+}  // namespace outbox

@@ -6,7 +6,8 @@
 
 #include "config/config.h"
 
-namespace outbox::binlog {
+namespace outbox {
+namespace binlog {
 
 // How one replication stream (one database server, host:port) connects and
 // how quickly it notices trouble. Plain values with their reasons; the relay
@@ -47,4 +48,5 @@ uint32_t DeriveServerId(const std::string& instance_id, const std::string& host,
 // The id a stream with `options` uses: options.server_id or the derived one.
 uint32_t EffectiveServerId(const BinlogOptions& options);
 
-}  // namespace outbox::binlog
+}  // namespace binlog
+}  // namespace outbox

@@ -14,7 +14,8 @@
 #include "binlog/binlog_check.h"
 #include "binlog/mariadb_session.h"
 
-namespace outbox::binlog {
+namespace outbox {
+namespace binlog {
 
 const char* ToString(StreamProblem p) {
   switch (p) {
@@ -423,4 +424,5 @@ void BinlogStream::Deliver(const Commit& commit) {
   if (on_commit_) on_commit_(commit);
 }
 
-}  // namespace outbox::binlog
+}  // namespace binlog
+}  // namespace outbox

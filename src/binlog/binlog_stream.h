@@ -12,7 +12,8 @@
 #include "binlog/binlog_options.h"
 #include "binlog/transaction_tracker.h"
 
-namespace outbox::binlog {
+namespace outbox {
+namespace binlog {
 
 // Why a stream is not following the log. Stable names (ToString) for logs,
 // tests and, later, a metric label.
@@ -119,4 +120,5 @@ class BinlogStream {
 
 using BinlogStreamPtr = std::unique_ptr<BinlogStream>;
 
-}  // namespace outbox::binlog
+}  // namespace binlog
+}  // namespace outbox

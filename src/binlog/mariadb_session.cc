@@ -3,7 +3,8 @@
 #include <algorithm>
 #include <mutex>
 
-namespace outbox::binlog {
+namespace outbox {
+namespace binlog {
 
 namespace {
 
@@ -16,10 +17,12 @@ void InitLibraryOnce() {
 void ApplyTls(MYSQL* mysql, const TlsConfig& tls) {
   if (tls.mode == "disabled") return;
   auto or_null = [](const std::string& s) { return s.empty() ? nullptr : s.c_str(); };
-  // libmariadb 3.3 negotiates TLS once any TLS option is set.
   mysql_ssl_set(mysql, or_null(tls.key), or_null(tls.cert), or_null(tls.ca), nullptr, nullptr);
-  my_bool enforce = tls.mode != "preferred";
-  mysql_optionsv(mysql, MYSQL_OPT_SSL_ENFORCE, &enforce);
+  // "Use TLS when the server offers it". libmariadb 3.3 falls back to plain
+  // text when the server does not, unless the certificate is verified:
+  // Connect() checks `required` itself.
+  my_bool use_tls = 1;
+  mysql_optionsv(mysql, MYSQL_OPT_SSL_ENFORCE, &use_tls);
   // libmariadb has no CA-only check: verify_ca also verifies the host name
   // (stricter than Connector/C++'s verify_ca; docs/BINLOG.md).
   my_bool verify = tls.mode == "verify_ca" || tls.mode == "verify_identity";
@@ -60,6 +63,12 @@ Status MariadbSession::Connect(const MysqlConfig& config, int read_timeout_s) {
     return Status::Error(error);
   }
   last_errno_ = 0;
+  if (config.tls.mode != "disabled" && config.tls.mode != "preferred" &&
+      !mysql_get_ssl_cipher(mysql_)) {
+    Close();
+    return Status::Error("cannot connect to " + Endpoint(config) + ": tls.mode " +
+                         config.tls.mode + " but the server did not encrypt the connection");
+  }
   return Status::Ok();
 }
 
@@ -110,4 +119,5 @@ int MariadbSession::socket() const {
   return mysql_ ? static_cast<int>(mysql_get_socket(mysql_)) : -1;
 }
 
-}  // namespace outbox::binlog
+}  // namespace binlog
+}  // namespace outbox

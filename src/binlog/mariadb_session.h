@@ -9,7 +9,8 @@
 #include "common/status.h"
 #include "config/config.h"
 
-namespace outbox::binlog {
+namespace outbox {
+namespace binlog {
 
 // One connection through MariaDB Connector/C's C API (libmariadb), which the
 // replication API (mariadb_rpl.h) needs: Connector/C++ hides its MYSQL*.
@@ -52,4 +53,5 @@ class MariadbSession {
 // "user@host:port" for messages (never the password).
 std::string Endpoint(const MysqlConfig& config);
 
-}  // namespace outbox::binlog
+}  // namespace binlog
+}  // namespace outbox

@@ -3,7 +3,8 @@
 #include <algorithm>
 #include <cctype>
 
-namespace outbox::binlog {
+namespace outbox {
+namespace binlog {
 
 namespace {
 
@@ -90,9 +91,9 @@ bool TransactionTracker::OnQuery(std::string_view database, std::string_view sta
   // A statement-format write (or DDL): its default database and the ones it
   // names.
   if (!database.empty()) AddTable(database, "");
-  for (const std::string& name : QualifiedNames(statement.substr(0, kStatementPrefix)))
-    AddTable(name, "");
-  if (database.empty() && pending_.tables.empty()) pending_.all = true;  // names nothing
+  const std::vector<std::string> names = QualifiedNames(statement.substr(0, kStatementPrefix));
+  for (const std::string& name : names) AddTable(name, "");
+  if (database.empty() && names.empty()) pending_.all = true;  // names no database
   return in_transaction_ ? false : End(out);
 }
 
@@ -124,4 +125,5 @@ void TransactionTracker::AddTable(std::string_view database, std::string_view ta
     pending_.tables.push_back(std::move(t));
 }
 
-}  // namespace outbox::binlog
+}  // namespace binlog
+}  // namespace outbox

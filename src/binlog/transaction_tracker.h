@@ -4,7 +4,8 @@
 #include <string_view>
 #include <vector>
 
-namespace outbox::binlog {
+namespace outbox {
+namespace binlog {
 
 // What one committed transaction touched, as far as the binary log says.
 struct Commit {
@@ -64,4 +65,5 @@ class TransactionTracker {
   Commit pending_;
 };
 
-}  // namespace outbox::binlog
+}  // namespace binlog
+}  // namespace outbox

@@ -15,7 +15,8 @@
 #include "binlog/wakeup_hub.h"
 #include "common/clock.h"
 
-namespace outbox::binlog {
+namespace outbox {
+namespace binlog {
 
 // What a claim loop waits on between claims.
 //
@@ -124,4 +125,5 @@ class BinlogWakeup : public Wakeup {
   SubscriptionPtr subscription_;  // last: unsubscribes before the rest goes
 };
 
-}  // namespace outbox::binlog
+}  // namespace binlog
+}  // namespace outbox

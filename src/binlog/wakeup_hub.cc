@@ -3,7 +3,8 @@
 #include <algorithm>
 #include <cctype>
 
-namespace outbox::binlog {
+namespace outbox {
+namespace binlog {
 
 namespace {
 
@@ -106,4 +107,5 @@ std::vector<StreamState> WakeupHub::Streams() const {
   return out;
 }
 
-}  // namespace outbox::binlog
+}  // namespace binlog
+}  // namespace outbox

@@ -11,7 +11,8 @@
 #include "binlog/binlog_options.h"
 #include "binlog/binlog_stream.h"
 
-namespace outbox::binlog {
+namespace outbox {
+namespace binlog {
 
 class WakeupHub;
 
@@ -76,4 +77,5 @@ class WakeupHub {
   std::map<std::string, std::shared_ptr<Subscription::Server>> servers_;  // guarded by mu_
 };
 
-}  // namespace outbox::binlog
+}  // namespace binlog
+}  // namespace outbox

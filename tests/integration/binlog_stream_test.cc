@@ -267,10 +267,11 @@ void MeasureLatency(const std::string& format) {
   });
   for (int i = 1; i <= kRows; ++i) {
     const auto t0 = std::chrono::steady_clock::now();
-    db.Exec("INSERT INTO t_outbox (id, aggregate_type, aggregate_id, event_type, event_key, "
-            "payload, status, next_retry_at, created_at, updated_at) VALUES (" +
-            std::to_string(i) + ", 'A', 1, 'E', 'k" + std::to_string(i) +
-            "', '{}', 'NEW', NOW(), NOW(), NOW())");
+    db.Exec(
+        "INSERT INTO t_outbox (id, aggregate_type, aggregate_id, event_type, event_key, "
+        "payload, status, next_retry_at, created_at, updated_at) VALUES (" +
+        std::to_string(i) + ", 'A', 1, 'E', 'k" + std::to_string(i) +
+        "', '{}', 'NEW', NOW(), NOW(), NOW())");
     const auto returned = std::chrono::steady_clock::now();
     REQUIRE(Eventually([&] { return probed.load() >= i; }, 10s));
     const auto woke = w.last();
@@ -281,10 +282,11 @@ void MeasureLatency(const std::string& format) {
   prober.join();
   std::cout << "binlog wake-up latency, binlog_format=" << format << ", " << kRows
             << " single-row autocommit INSERTs: p50 " << Percentile(latency_ms, 0.5) << " ms, p99 "
-            << Percentile(latency_ms, 0.99) << " ms, max " << Percentile(latency_ms, 1.0)
-            << " ms; " << before_return
-            << " wake-ups came before the INSERT returned; a locking read (SKIP LOCKED) right after the wake-up missed the row " << raced
-            << " times, visible after at most " << Percentile(race_ms, 1.0) << " ms\n";
+            << Percentile(latency_ms, 0.99) << " ms, max " << Percentile(latency_ms, 1.0) << " ms; "
+            << before_return
+            << " wake-ups came before the INSERT returned; a locking read (SKIP LOCKED) right "
+               "after the wake-up missed the row "
+            << raced << " times, visible after at most " << Percentile(race_ms, 1.0) << " ms\n";
 }
 
 }  // namespace
@@ -296,4 +298,25 @@ TEST_CASE("binlog: wake-up latency is measured for ROW and MIXED", "[.binlog-lat
   RequireLogBin();
   MeasureLatency("ROW");
   MeasureLatency("MIXED");
+}
+
+TEST_CASE(
+    "binlog: the stream connects with verify_identity against the test CA and refuses another CA",
+    "[binlog]") {
+  RequireLogBin();
+  const char* dir = std::getenv("OUTBOX_TEST_MYSQL_TLS_DIR");
+  if (!dir) FAIL("OUTBOX_TEST_MYSQL_TLS_DIR is unset: scripts/test starts MariaDB with TLS");
+  binlog::BinlogOptions o = TestBinlogOptions();
+  o.mysql.tls.mode = "verify_identity";
+  o.mysql.tls.ca = std::string(dir) + "/ca.pem";
+  {
+    binlog::BinlogStream stream(o, nullptr, nullptr);
+    stream.Start();
+    CHECK(Eventually([&] { return stream.up(); }, 10s));
+  }
+  o.mysql.tls.ca = std::string(dir) + "/other-ca.pem";
+  binlog::BinlogStream stream(o, nullptr, nullptr);
+  stream.Start();
+  CHECK(Eventually([&] { return stream.state().problem == StreamProblem::kConnect; }, 10s));
+  CHECK_FALSE(stream.up());
 }

@@ -132,3 +132,14 @@ TEST_CASE("binlog: the derived server_id is stable and high and differs by insta
   // The documented formula (docs/BINLOG.md), by a known value.
   CHECK(DeriveServerId("", "", 0) == (0x80000000u | (0x3617a6d4u & 0x7FFFFFFFu)));
 }
+
+TEST_CASE("binlog: a statement that names no database wakes everyone even after one that did",
+          "[binlog-unit]") {
+  TransactionTracker t;
+  Commit c;
+  t.OnGtid(false);
+  t.OnQuery("", "UPDATE d1.t SET x = 1", &c);
+  t.OnQuery("", "INSERT INTO t_outbox VALUES (1)", &c);
+  REQUIRE(t.OnXid(&c));
+  CHECK(c.all);
+}
