@@ -53,6 +53,11 @@ Status MariadbSession::Connect(const MysqlConfig& config, int read_timeout_s) {
   mysql_optionsv(mysql_, MYSQL_OPT_CONNECT_TIMEOUT, &connect_s);
   mysql_optionsv(mysql_, MYSQL_OPT_READ_TIMEOUT, &read_s);
   mysql_optionsv(mysql_, MYSQL_OPT_WRITE_TIMEOUT, &read_s);
+  // A replication stream receives whole events: allow the server's largest
+  // packet (1 GiB) instead of the client default, or one large event would
+  // break the stream.
+  unsigned long max_packet = 1UL << 30;
+  mysql_optionsv(mysql_, MYSQL_OPT_MAX_ALLOWED_PACKET, &max_packet);
   ApplyTls(mysql_, config.tls);
   if (!mysql_real_connect(mysql_, config.host.c_str(), config.user.c_str(), config.password.c_str(),
                           nullptr, static_cast<unsigned int>(config.port), nullptr, 0)) {
