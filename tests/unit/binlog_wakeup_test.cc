@@ -2,6 +2,7 @@
 #include <thread>
 
 #include "binlog/wakeup.h"
+#include "fakes/fake_clock.h"
 
 using outbox::DefaultClock;
 using outbox::binlog::PollWakeup;
@@ -38,4 +39,25 @@ TEST_CASE("binlog: wakeup poll waits poll_interval and only Interrupt wakes it",
   CHECK_FALSE(w.WaitUntil(DefaultClock()->Now() + 10ms));
   w.Interrupt();
   CHECK(w.WaitUntil(DefaultClock()->Now() + 10s));
+}
+
+TEST_CASE("binlog: a woken claim that finds nothing retries at most five times", "[binlog-unit]") {
+  outbox::testing::FakeClock clock;
+  int calls = 0, attempts = 0;
+  CHECK(outbox::binlog::ClaimAfterWakeup(
+            clock, [&] { return ++calls, 0; }, &attempts) == 0);
+  CHECK(attempts == 6);
+  CHECK(calls == 6);
+}
+
+TEST_CASE("binlog: the commit-race retry stops at the first claim that finds rows",
+          "[binlog-unit]") {
+  outbox::testing::FakeClock clock;
+  int calls = 0, attempts = 0;
+  CHECK(outbox::binlog::ClaimAfterWakeup(
+            clock, [&] { return ++calls == 3 ? 7 : 0; }, &attempts) == 7);
+  CHECK(attempts == 3);
+  int errors = 0;
+  CHECK(outbox::binlog::ClaimAfterWakeup(clock, [&] { return ++errors, -1; }) == -1);
+  CHECK(errors == 1);  // an error is not a race: no retry
 }
