@@ -329,3 +329,20 @@ TEST_CASE(
   CHECK(Eventually([&] { return stream.state().problem == StreamProblem::kConnect; }, 10s));
   CHECK_FALSE(stream.up());
 }
+
+TEST_CASE("binlog: a destroyed subscription is never woken again while the others still are",
+          "[binlog]") {
+  RequireLogBin();
+  TestDatabase db("binlog_unsubscribe");
+  binlog::WakeupHub hub;
+  Waker kept;
+  auto keep = SubscribeUp(hub, TestBinlogOptions(), "binlog_unsubscribe", "t_outbox", kept);
+  auto gone_waker = std::make_unique<Waker>();
+  auto gone = SubscribeUp(hub, TestBinlogOptions(), "binlog_unsubscribe", "t_outbox", *gone_waker);
+  gone.reset();
+  gone_waker.reset();  // a call after the unsubscribe would touch freed memory
+  const int seen = kept.count();
+  db.InsertEvents(1, 1);
+  CHECK(kept.WaitAbove(seen, 5s));
+  CHECK(hub.Streams().size() == 1);
+}
