@@ -346,3 +346,53 @@ TEST_CASE("binlog: a destroyed subscription is never woken again while the other
   CHECK(kept.WaitAbove(seen, 5s));
   CHECK(hub.Streams().size() == 1);
 }
+
+namespace {
+double ThreadCpuMs() {
+  timespec ts{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) * 1e3 + static_cast<double>(ts.tv_nsec) / 1e6;
+}
+}  // namespace
+
+// A measurement, not a test of speed (hidden from ctest; docs/BINLOG.md):
+// the stream thread's CPU time per committed transaction and per row while
+// a writer commits as fast as it can, in small and in large transactions.
+TEST_CASE("binlog: the stream thread's CPU cost per transaction is measured", "[.binlog-cost]") {
+  RequireLogBin();
+  TestDatabase db("binlog_cost");
+  db.Exec("SET SESSION binlog_format = 'ROW'");
+  std::atomic<double> cpu_ms{0};
+  binlog::BinlogOptions o = TestBinlogOptions();
+  o.on_progress = [&] { cpu_ms = ThreadCpuMs(); };  // runs on the stream's thread
+  std::atomic<uint64_t> commits{0};
+  binlog::BinlogStream stream(
+      o, [&](const binlog::Commit&) { ++commits; }, nullptr);
+  stream.Start();
+  REQUIRE(Eventually([&] { return stream.up(); }, 10s));
+  for (int rows_per_txn : {1, 100}) {
+    const int txns = rows_per_txn == 1 ? 3000 : 200;
+    const double cpu0 = cpu_ms.load();
+    const uint64_t c0 = commits.load();
+    const auto t0 = std::chrono::steady_clock::now();
+    int64_t id = rows_per_txn * 1000000;
+    for (int t = 0; t < txns; ++t) {
+      std::string values;
+      for (int r = 0; r < rows_per_txn; ++r, ++id)
+        values += std::string(values.empty() ? "" : ",") + "(" + std::to_string(id) +
+                  ",'A',1,'E','k" + std::to_string(id) + "','{}','NEW',NOW(),NOW(),NOW())";
+      db.Exec(
+          "INSERT INTO t_outbox (id, aggregate_type, aggregate_id, event_type, event_key, "
+          "payload, status, next_retry_at, created_at, updated_at) VALUES " +
+          values);
+    }
+    REQUIRE(Eventually([&] { return commits.load() >= c0 + txns; }, 60s));
+    const double secs =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    const double used = cpu_ms.load() - cpu0;
+    std::cout << "binlog stream CPU, ROW, " << txns << " transactions of " << rows_per_txn
+              << " row(s) in " << secs << " s (" << txns / secs << " commits/s): " << used
+              << " ms CPU, " << used * 1000 / txns << " us per transaction, "
+              << used * 1000 / (txns * rows_per_txn) << " us per row\n";
+  }
+}

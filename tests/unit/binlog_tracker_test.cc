@@ -1,5 +1,6 @@
 #include <catch2/catch.hpp>
 
+#include "binlog/binlog_check.h"
 #include "binlog/binlog_options.h"
 #include "binlog/transaction_tracker.h"
 
@@ -142,4 +143,23 @@ TEST_CASE("binlog: a statement that names no database wakes everyone even after 
   t.OnQuery("", "INSERT INTO t_outbox VALUES (1)", &c);
   REQUIRE(t.OnXid(&c));
   CHECK(c.all);
+}
+
+TEST_CASE("binlog: a database that binlog_do_db or binlog_ignore_db leaves out is reported",
+          "[binlog-unit]") {
+  outbox::binlog::BinlogServerInfo info;
+  info.log_bin = true;
+  std::vector<std::string> problems;
+  outbox::binlog::CheckDatabaseFilters(info, {"order_db"}, "db:3306", &problems);
+  CHECK(problems.empty());
+  info.do_db = "pay_db,user_db";
+  outbox::binlog::CheckDatabaseFilters(info, {"order_db", "pay_db"}, "db:3306", &problems);
+  REQUIRE(problems.size() == 1);
+  CHECK(problems[0].find("order_db is not in binlog_do_db") != std::string::npos);
+  problems.clear();
+  info.do_db.clear();
+  info.ignore_db = "order_db";
+  outbox::binlog::CheckDatabaseFilters(info, {"order_db"}, "db:3306", &problems);
+  REQUIRE(problems.size() == 1);
+  CHECK(problems[0].find("binlog_ignore_db") != std::string::npos);
 }
