@@ -32,6 +32,10 @@ struct BinlogOptions {
   // Reconnect backoff: doubles from initial to max while attempts fail.
   int initial_backoff_ms = 250;
   int max_backoff_ms = 10000;
+  // After another replica took this server_id: each reconnect drops the
+  // other one, which may be a real replica (a MariaDB replica retries every
+  // 60 s): disturb it at most this often until the id is fixed.
+  int duplicate_backoff_ms = 300000;
   // Called from the stream's thread on every event, heartbeat and backoff
   // step (at least every heartbeat_ms while up, every second while waiting to
   // reconnect): the liveness hook for /healthz. Must be cheap.

@@ -346,8 +346,8 @@ void BinlogStream::Run() {
     int wait = backoff;
     // Purged: the end of the log is a fine new start; at once.
     if (problem == StreamProblem::kPurged) wait = 0;
-    // Two replicas with one id take turns dropping each other: slowly.
-    if (problem == StreamProblem::kDuplicateId) wait = options_.max_backoff_ms;
+    // Two replicas with one id take turns dropping each other: rarely.
+    if (problem == StreamProblem::kDuplicateId) wait = options_.duplicate_backoff_ms;
     Backoff(wait);
     if (!was_up) backoff = std::min(backoff * 2, options_.max_backoff_ms);
   }

@@ -180,7 +180,7 @@ TEST_CASE("binlog: another replica with the same server_id is detected and repor
   RequireLogBin();
   binlog::BinlogOptions o = TestBinlogOptions();
   o.server_id = 3999000001u;
-  o.max_backoff_ms = 5000;  // the dropped one waits this long before it tries again
+  o.duplicate_backoff_ms = 5000;  // the dropped one waits this long before it tries again
   Watched first(o);
   first.stream.Start();
   REQUIRE(Eventually([&] { return first.stream.up(); }, 10s));
