@@ -51,6 +51,7 @@ using SteadyClock = std::chrono::steady_clock;
 constexpr unsigned int kErrSlaveSameId = 4052;
 constexpr unsigned int kErrMasterFatalReadingBinlog = 1236;
 constexpr unsigned int kErrSpecificAccessDenied = 1227;
+constexpr unsigned int kErrAccessDenied = 1045;
 
 bool Contains(const std::string& s, const char* what) { return s.find(what) != std::string::npos; }
 
@@ -105,6 +106,7 @@ class BinlogStream::Session {
   }
   bool Handle(const MARIADB_RPL_EVENT& ev, Commit* commit);
   void NoteRotate(const MARIADB_RPL_EVENT& ev);
+  std::string MissingReplicationSlave(const std::string& error);
   // After mariadb_rpl_fetch returned nothing: true to keep reading.
   bool Classify(SteadyClock::time_point last_packet, StreamProblem* problem, std::string* reason);
 
@@ -146,14 +148,33 @@ bool BinlogStream::Session::Open(StreamProblem* problem, std::string* reason) {
   mariadb_rpl_optionsv(rpl_, MARIADB_RPL_START, static_cast<unsigned long>(start));
   mariadb_rpl_optionsv(rpl_, MARIADB_RPL_VERIFY_CHECKSUM, 1);
   mariadb_rpl_optionsv(rpl_, MARIADB_RPL_UNCOMPRESS, 1);
+  // COM_REGISTER_SLAVE: SHOW REPLICA HOSTS then names this relay beside its
+  // server_id, which is where an operator looks for a duplicate id.
+  const std::string report_host = ("outbox-relay " + o.instance_id).substr(0, 60);
+  mariadb_rpl_optionsv(rpl_, MARIADB_RPL_HOST, report_host.c_str());
+  mariadb_rpl_optionsv(rpl_, MARIADB_RPL_PORT, 0u);
   s_->SetFile(info_.file);
-  // The server answers the dump request with its first event or an error
-  // (a missing REPLICATION SLAVE, 1227): Follow's first fetch sees which.
-  if (mariadb_rpl_open(rpl_) != 0)
-    return Fail(StreamProblem::kLost,
-                std::string("binlog dump request failed: ") + mysql_error(session_.raw()), problem,
-                reason);
+  // A missing REPLICATION SLAVE (1227) fails the registration here, or the
+  // dump request at Follow's first fetch.
+  if (mariadb_rpl_open(rpl_) != 0) {
+    const unsigned int code = mysql_errno(session_.raw());
+    const std::string error =
+        "MySQL error " + std::to_string(code) + ": " + mysql_error(session_.raw());
+    // COM_REGISTER_SLAVE answers 1045 (its text lost by the library).
+    if (code == kErrSpecificAccessDenied || code == kErrAccessDenied)
+      return Fail(StreamProblem::kGrant,
+                  MissingReplicationSlave("MySQL error " + std::to_string(code) +
+                                          " when registering as a replica"),
+                  problem, reason);
+    return Fail(StreamProblem::kLost, "binlog dump request failed: " + error, problem, reason);
+  }
   return true;
+}
+
+std::string BinlogStream::Session::MissingReplicationSlave(const std::string& error) {
+  const std::string account = session_.Account();
+  return "user " + account + " lacks REPLICATION SLAVE (needed to follow the binary log): " +
+         "GRANT REPLICATION SLAVE ON *.* TO " + account + "; (" + error + ")";
 }
 
 void BinlogStream::Session::Follow(StreamProblem* problem, std::string* reason) {
@@ -244,11 +265,7 @@ bool BinlogStream::Session::Classify(SteadyClock::time_point last_packet, Stream
   if (s_->stopping()) {
     Fail(StreamProblem::kStopped, "stopped", problem, reason);
   } else if (code == kErrSpecificAccessDenied) {
-    const std::string account = session_.Account();
-    Fail(StreamProblem::kGrant,
-         "user " + account + " lacks REPLICATION SLAVE (needed to follow the binary log): " +
-             "GRANT REPLICATION SLAVE ON *.* TO " + account + "; (" + error + ")",
-         problem, reason);
+    Fail(StreamProblem::kGrant, MissingReplicationSlave(error), problem, reason);
   } else if (code == kErrSlaveSameId || Contains(error, "same server_uuid/server_id")) {
     Fail(StreamProblem::kDuplicateId,
          "another replica connected to " + s_->server_ + " with server_id " + id +

@@ -25,7 +25,7 @@ void ApplyTls(MYSQL* mysql, const TlsConfig& tls) {
   mysql_optionsv(mysql, MYSQL_OPT_SSL_ENFORCE, &use_tls);
   // libmariadb has no CA-only check: verify_ca also verifies the host name
   // (stricter than Connector/C++'s verify_ca; docs/BINLOG.md).
-  my_bool verify = tls.mode == "verify_ca" || tls.mode == "verify_identity";
+  my_bool verify = (tls.mode == "verify_ca" || tls.mode == "verify_identity") ? 1 : 0;
   mysql_optionsv(mysql, MYSQL_OPT_SSL_VERIFY_SERVER_CERT, &verify);
 }
 
@@ -71,8 +71,8 @@ Status MariadbSession::Connect(const MysqlConfig& config, int read_timeout_s) {
   if (config.tls.mode != "disabled" && config.tls.mode != "preferred" &&
       !mysql_get_ssl_cipher(mysql_)) {
     Close();
-    return Status::Error("cannot connect to " + Endpoint(config) + ": tls.mode " +
-                         config.tls.mode + " but the server did not encrypt the connection");
+    return Status::Error("cannot connect to " + Endpoint(config) + ": tls.mode " + config.tls.mode +
+                         " but the server did not encrypt the connection");
   }
   return Status::Ok();
 }

@@ -156,6 +156,9 @@ TEST_CASE("binlog: one stream serves many subscribers on one server", "[binlog]"
   }
   CHECK(hub.Streams().size() == 1);
   SqlClient admin("mysql");
+  // Registered: SHOW SLAVE HOSTS lists its server_id (and "outbox-relay binlog-test").
+  CHECK(admin.QueryInt("SHOW SLAVE HOSTS") ==
+        static_cast<int64_t>(binlog::EffectiveServerId(TestBinlogOptions())));
   CHECK(admin.QueryInt("SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE COMMAND LIKE "
                        "'Binlog Dump%'") == 1);
   std::vector<int> before;
