@@ -202,7 +202,9 @@ void BinlogStream::Session::Follow(StreamProblem* problem, std::string* reason) 
 
 bool BinlogStream::Session::Handle(const MARIADB_RPL_EVENT& ev, Commit* commit) {
   const int type = ev.event_type;
-  if (IsRowsEvent(type)) return tracker_.OnRows((ev.event.rows.flags & STMT_END_F) != 0, commit);
+  if (IsRowsEvent(type))
+    return tracker_.OnRows(ev.event.rows.table_id, ev.event.rows.type == WRITE_ROWS,
+                           (ev.event.rows.flags & STMT_END_F) != 0, commit);
   switch (type) {
     case GTID_EVENT:  // MariaDB
       tracker_.OnGtid((ev.event.gtid.flags & FL_STANDALONE) != 0);
@@ -216,7 +218,8 @@ bool BinlogStream::Session::Handle(const MARIADB_RPL_EVENT& ev, Commit* commit) 
       return tracker_.OnQuery(View(ev.event.query.database), View(ev.event.query.statement),
                               commit);
     case TABLE_MAP_EVENT:
-      tracker_.OnTableMap(View(ev.event.table_map.database), View(ev.event.table_map.table));
+      tracker_.OnTableMap(ev.event.table_map.table_id, View(ev.event.table_map.database),
+                          View(ev.event.table_map.table));
       return false;
     case XID_EVENT:
       return tracker_.OnXid(commit);

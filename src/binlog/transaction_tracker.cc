@@ -90,18 +90,25 @@ bool TransactionTracker::OnQuery(std::string_view database, std::string_view sta
     return false;
   // A statement-format write (or DDL): its default database and the ones it
   // names.
-  if (!database.empty()) AddTable(database, "");
+  const bool insert = !StartsWithWord(statement, "UPDATE") && !StartsWithWord(statement, "DELETE");
+  if (!database.empty()) AddTable(database, "", insert);
   const std::vector<std::string> names = QualifiedNames(statement.substr(0, kStatementPrefix));
-  for (const std::string& name : names) AddTable(name, "");
+  for (const std::string& name : names) AddTable(name, "", insert);
   if (database.empty() && names.empty()) pending_.all = true;  // names no database
   return in_transaction_ ? false : End(out);
 }
 
-void TransactionTracker::OnTableMap(std::string_view database, std::string_view table) {
-  AddTable(database, table);
+void TransactionTracker::OnTableMap(uint64_t table_id, std::string_view database,
+                                    std::string_view table) {
+  table_ids_[table_id] = Commit::Table{std::string(database), std::string(table)};
 }
 
-bool TransactionTracker::OnRows(bool statement_end, Commit* out) {
+bool TransactionTracker::OnRows(uint64_t table_id, bool insert, bool statement_end, Commit* out) {
+  auto it = table_ids_.find(table_id);
+  if (it != table_ids_.end())
+    AddTable(it->second.database, it->second.table, insert);
+  else
+    pending_.all = true;  // rows of a table never mapped: cannot say which
   return statement_end && !in_transaction_ ? End(out) : false;
 }
 
@@ -113,16 +120,20 @@ bool TransactionTracker::Flush(Commit* out) { return End(out); }
 
 bool TransactionTracker::End(Commit* out) {
   in_transaction_ = false;
+  table_ids_.clear();
   if (pending_.empty()) return false;
   *out = std::move(pending_);
   pending_ = Commit{};
   return true;
 }
 
-void TransactionTracker::AddTable(std::string_view database, std::string_view table) {
-  Commit::Table t{std::string(database), std::string(table)};
-  if (std::find(pending_.tables.begin(), pending_.tables.end(), t) == pending_.tables.end())
+void TransactionTracker::AddTable(std::string_view database, std::string_view table, bool insert) {
+  Commit::Table t{std::string(database), std::string(table), insert};
+  auto it = std::find(pending_.tables.begin(), pending_.tables.end(), t);
+  if (it == pending_.tables.end())
     pending_.tables.push_back(std::move(t));
+  else
+    it->insert = it->insert || insert;
 }
 
 }  // namespace binlog

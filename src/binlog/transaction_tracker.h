@@ -1,5 +1,7 @@
 #pragma once
 
+#include <cstdint>
+#include <map>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -12,7 +14,11 @@ struct Commit {
   struct Table {
     std::string database;
     std::string table;  // empty: some table of `database` (a statement-format write)
-    bool operator==(const Table&) const = default;
+    // Rows may have been inserted (WRITE_ROWS, or a statement that is not an
+    // UPDATE or DELETE). False: only updates and deletes, such as the relay's
+    // own claims and settles, which need no commit-race retry.
+    bool insert = false;
+    bool operator==(const Table& o) const { return database == o.database && table == o.table; }
   };
   // ROW events name their tables. A statement-format write names the
   // session's default database, which need not be the one written to
@@ -47,9 +53,10 @@ class TransactionTracker {
   void OnGtid(bool standalone);
   // QUERY_EVENT: `database` is the session's default database.
   bool OnQuery(std::string_view database, std::string_view statement, Commit* out);
-  void OnTableMap(std::string_view database, std::string_view table);
-  // A WRITE/UPDATE/DELETE_ROWS event; `statement_end` is its STMT_END_F flag.
-  bool OnRows(bool statement_end, Commit* out);
+  void OnTableMap(uint64_t table_id, std::string_view database, std::string_view table);
+  // A WRITE (`insert`), UPDATE or DELETE_ROWS event of the table mapped as
+  // `table_id`; `statement_end` is its STMT_END_F flag.
+  bool OnRows(uint64_t table_id, bool insert, bool statement_end, Commit* out);
   bool OnXid(Commit* out);
   // An event that may change tables but names none (unreadable, INCIDENT).
   void OnUnknown();
@@ -59,9 +66,10 @@ class TransactionTracker {
 
  private:
   bool End(Commit* out);
-  void AddTable(std::string_view database, std::string_view table);
+  void AddTable(std::string_view database, std::string_view table, bool insert);
 
   bool in_transaction_ = false;
+  std::map<uint64_t, Commit::Table> table_ids_;  // TABLE_MAP ids of this transaction
   Commit pending_;
 };
 

@@ -19,6 +19,15 @@
 namespace outbox {
 namespace binlog {
 
+// Why WaitUntil returned.
+enum class WakeCause {
+  kDeadline,  // a timer: poll
+  kChange,    // a commit that only updated or deleted rows, a stream
+              // up/down change, Interrupt: claim once
+  kInsert,    // a commit that may have inserted rows: claim with the
+              // commit-race retry (ClaimAfterWakeup)
+};
+
 // What a claim loop waits on between claims.
 //
 // Thread-safety: WaitUntil from the service's loop thread only; Notify,
@@ -29,10 +38,9 @@ class Wakeup {
 
   // Blocks until a wake-up arrived since the previous WaitUntil returned,
   // Interrupt() was called, or `deadline`. A wake-up that arrives while the
-  // loop is claiming is kept for the next call (never lost). True when woken
-  // (a commit may be claimable: claim at once, with the commit-race retry),
-  // false at the deadline (a timer: poll).
-  virtual bool WaitUntil(Clock::TimePoint deadline) = 0;
+  // loop is claiming is kept for the next call (never lost); several are
+  // merged (kInsert wins).
+  virtual WakeCause WaitUntil(Clock::TimePoint deadline) = 0;
   // The longest the loop may wait without a claim: poll_interval_ms for
   // `wakeup: poll` and while the binlog stream is down; the safety poll
   // interval (30 s) while it is up.
@@ -51,19 +59,23 @@ using WakeupPtr = std::unique_ptr<Wakeup>;
 class WakeSignal {
  public:
   explicit WakeSignal(ClockPtr clock) : clock_(std::move(clock)) {}
-  void Notify() {
+  void Notify(bool insert = false) {
     {
       std::lock_guard<std::mutex> lock(mu_);
       pending_ = true;
+      insert_ = insert_ || insert;
     }
     cv_.notify_all();
   }
-  // True when a Notify came (and consumes it), false at `deadline`.
-  bool WaitUntil(Clock::TimePoint deadline) {
+  // What came since the last call (and consumes it), or kDeadline.
+  WakeCause WaitUntil(Clock::TimePoint deadline) {
     std::unique_lock<std::mutex> lock(mu_);
     const bool woken = clock_->WaitUntil(lock, cv_, deadline, [this] { return pending_; });
-    pending_ = false;
-    return woken;
+    const WakeCause cause = !woken    ? WakeCause::kDeadline
+                            : insert_ ? WakeCause::kInsert
+                                      : WakeCause::kChange;
+    pending_ = insert_ = false;
+    return cause;
   }
 
  private:
@@ -71,6 +83,7 @@ class WakeSignal {
   std::mutex mu_;
   std::condition_variable cv_;
   bool pending_ = false;  // guarded by mu_
+  bool insert_ = false;   // guarded by mu_
 };
 
 // `wakeup: poll`: only timers and Interrupt wake the loop.
@@ -78,7 +91,7 @@ class PollWakeup : public Wakeup {
  public:
   PollWakeup(ClockPtr clock, Clock::Duration poll_interval)
       : signal_(std::move(clock)), poll_interval_(poll_interval) {}
-  bool WaitUntil(Clock::TimePoint deadline) override { return signal_.WaitUntil(deadline); }
+  WakeCause WaitUntil(Clock::TimePoint deadline) override { return signal_.WaitUntil(deadline); }
   Clock::Duration MaxWait() const override { return poll_interval_; }
   void Interrupt() override { signal_.Notify(); }
   bool binlog_up() const override { return false; }
@@ -108,9 +121,10 @@ class BinlogWakeup : public Wakeup {
     // The hub calls this on the stream's thread; the shared_ptr keeps the
     // signal valid however the destructors interleave.
     std::shared_ptr<WakeSignal> signal = signal_;
-    subscription_ = hub.Subscribe(options, database, table, [signal] { signal->Notify(); });
+    subscription_ =
+        hub.Subscribe(options, database, table, [signal](bool insert) { signal->Notify(insert); });
   }
-  bool WaitUntil(Clock::TimePoint deadline) override { return signal_->WaitUntil(deadline); }
+  WakeCause WaitUntil(Clock::TimePoint deadline) override { return signal_->WaitUntil(deadline); }
   Clock::Duration MaxWait() const override {
     return subscription_->up() ? safety_interval_ : poll_interval_;
   }
@@ -141,7 +155,7 @@ inline constexpr std::array<std::chrono::milliseconds, 5> kCommitRaceRetry = {
 // ends the retries) once, then again after each kCommitRaceRetry pause while
 // it claims nothing. Returns the last claim's result; *attempts (optional)
 // gets the number of claims made. Pauses on `clock` (a FakeClock does not
-// block). For a claim made because WaitUntil returned true.
+// block). For a claim made because WaitUntil returned WakeCause::kInsert.
 template <typename ClaimFn>
 int ClaimAfterWakeup(Clock& clock, ClaimFn&& claim, int* attempts = nullptr) {
   int claimed = claim();

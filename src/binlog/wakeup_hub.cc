@@ -21,7 +21,7 @@ struct Subscription::Server {
     uint64_t id;
     std::string database;  // lower case
     std::string table;     // lower case
-    std::function<void()> wake;
+    WakeupHub::WakeFn wake;
   };
 
   std::mutex mu;
@@ -32,19 +32,22 @@ struct Subscription::Server {
     std::vector<Commit::Table> touched;
     touched.reserve(commit.tables.size());
     for (const Commit::Table& t : commit.tables)
-      touched.push_back({Lower(t.database), Lower(t.table)});
+      touched.push_back({Lower(t.database), Lower(t.table), t.insert});
     std::lock_guard<std::mutex> lock(mu);
     for (const Subscriber& s : subscribers) {
-      const bool hit = commit.all || std::any_of(touched.begin(), touched.end(), [&](auto& t) {
-                         return t.database == s.database && (t.table.empty() || t.table == s.table);
-                       });
-      if (hit) s.wake();
+      bool hit = commit.all, insert = commit.all;
+      for (const Commit::Table& t : touched) {
+        if (t.database != s.database || (!t.table.empty() && t.table != s.table)) continue;
+        hit = true;
+        insert = insert || t.insert;
+      }
+      if (hit) s.wake(insert);
     }
   }
 
   void WakeAll() {
     std::lock_guard<std::mutex> lock(mu);
-    for (const Subscriber& s : subscribers) s.wake();
+    for (const Subscriber& s : subscribers) s.wake(false);
   }
 };
 
@@ -71,7 +74,7 @@ WakeupHub::~WakeupHub() {
 }
 
 SubscriptionPtr WakeupHub::Subscribe(const BinlogOptions& options, const std::string& database,
-                                     const std::string& table, std::function<void()> wake) {
+                                     const std::string& table, WakeFn wake) {
   const std::string key = Lower(options.mysql.host) + ":" + std::to_string(options.mysql.port);
   std::shared_ptr<Subscription::Server> server;
   uint64_t id;

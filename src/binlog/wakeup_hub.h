@@ -55,6 +55,11 @@ using SubscriptionPtr = std::unique_ptr<Subscription>;
 // before the hub; the hub's destructor stops the streams.
 class WakeupHub {
  public:
+  // `wake(insert)`: insert is true when the commit may have inserted rows
+  // (Commit::Table::insert), false for update-only commits (such as the
+  // relay's own claims and settles) and for stream up/down changes.
+  using WakeFn = std::function<void(bool insert)>;
+
   WakeupHub();
   ~WakeupHub();
   WakeupHub(const WakeupHub&) = delete;
@@ -66,7 +71,7 @@ class WakeupHub {
   // compare case-insensitively (a spurious wake-up costs one claim; a missed
   // one costs latency).
   SubscriptionPtr Subscribe(const BinlogOptions& options, const std::string& database,
-                            const std::string& table, std::function<void()> wake);
+                            const std::string& table, WakeFn wake);
 
   // One entry per server, for metrics and logs.
   std::vector<StreamState> Streams() const;

@@ -34,10 +34,10 @@ auto Problem(StreamProblem p) {
 struct Watched {
   explicit Watched(binlog::BinlogOptions o)
       : stream(
-            std::move(o), [this](const binlog::Commit&) { commit_wake(); }, log.Callback()) {}
+            std::move(o), [this](const binlog::Commit&) { commit_wake(true); }, log.Callback()) {}
   StateLog log;
   Waker commits;
-  std::function<void()> commit_wake = commits.Callback();
+  std::function<void(bool)> commit_wake = commits.Callback();
   binlog::BinlogStream stream;
 };
 

@@ -97,8 +97,10 @@ TEST_CASE("binlog: an insert into a watched table wakes its subscriber with ROW"
   CHECK(sub->state().format == "ROW");
   CHECK(sub->state().table_granularity);
   const int before = w.count();
+  const int inserts = w.inserts();
   db.InsertEvents(1, 1);
   CHECK(w.WaitAbove(before, 5s));
+  CHECK(w.inserts() == inserts + 1);  // WRITE_ROWS: may have inserted rows
 
   SECTION("binlog: no wake-up for another table of the same database") {
     const int seen = w.count();
@@ -180,7 +182,7 @@ TEST_CASE("binlog: a BinlogWakeup ends its wait on a commit and waits the safety
                               "t_outbox", 100ms);
   REQUIRE(Eventually([&] { return wakeup.binlog_up(); }, 10s));
   CHECK(wakeup.MaxWait() == binlog::BinlogWakeup::kSafetyInterval);
-  while (wakeup.WaitUntil(DefaultClock()->Now() + 50ms)) {
+  while (wakeup.WaitUntil(DefaultClock()->Now() + 50ms) != binlog::WakeCause::kDeadline) {
   }  // the up transition's wake-up, consumed
   std::thread writer([&] {
     std::this_thread::sleep_for(50ms);
@@ -190,8 +192,11 @@ TEST_CASE("binlog: a BinlogWakeup ends its wait on a commit and waits the safety
             "payload, status, next_retry_at, created_at, updated_at) VALUES (1, 'A', 1, 'E', "
             "'k1', '{}', 'NEW', NOW(), NOW(), NOW())");
   });
-  CHECK(wakeup.WaitUntil(DefaultClock()->Now() + 10s));
+  CHECK(wakeup.WaitUntil(DefaultClock()->Now() + 10s) == binlog::WakeCause::kInsert);
   writer.join();
+  // The row's claim, an UPDATE: a wake-up without the commit-race retry.
+  SqlClient("binlog_wakeup_seam").Exec("UPDATE t_outbox SET status = 'SENDING' WHERE id = 1");
+  CHECK(wakeup.WaitUntil(DefaultClock()->Now() + 10s) == binlog::WakeCause::kChange);
 }
 
 TEST_CASE("binlog: the stream follows FLUSH BINARY LOGS into the next file", "[binlog]") {

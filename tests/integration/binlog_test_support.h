@@ -15,11 +15,12 @@ namespace outbox::testing {
 // Counts wake-ups; its callback is the cheap kind a service would pass.
 class Waker {
  public:
-  std::function<void()> Callback() {
-    return [this] {
+  std::function<void(bool)> Callback() {
+    return [this](bool insert) {
       {
         std::lock_guard<std::mutex> lock(mu_);
         ++count_;
+        inserts_ += insert ? 1 : 0;
         last_ = std::chrono::steady_clock::now();
       }
       cv_.notify_all();
@@ -28,6 +29,10 @@ class Waker {
   int count() {
     std::lock_guard<std::mutex> lock(mu_);
     return count_;
+  }
+  int inserts() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return inserts_;
   }
   std::chrono::steady_clock::time_point last() {
     std::lock_guard<std::mutex> lock(mu_);
@@ -43,6 +48,7 @@ class Waker {
   std::mutex mu_;
   std::condition_variable cv_;
   int count_ = 0;
+  int inserts_ = 0;
   std::chrono::steady_clock::time_point last_;
 };
 

@@ -18,11 +18,12 @@ TEST_CASE("binlog: a ROW transaction is handed out at its XID with every table i
   TransactionTracker t;
   Commit c;
   t.OnGtid(false);
-  t.OnTableMap("order_db", "t_outbox");
-  CHECK_FALSE(t.OnRows(true, &c));  // inside the transaction: not yet
-  t.OnTableMap("order_db", "orders");
-  t.OnTableMap("order_db", "t_outbox");
-  CHECK_FALSE(t.OnRows(true, &c));
+  t.OnTableMap(7, "order_db", "t_outbox");
+  CHECK_FALSE(t.OnRows(7, true, true, &c));  // inside the transaction: not yet
+  t.OnTableMap(8, "order_db", "orders");
+  t.OnTableMap(7, "order_db", "t_outbox");
+  CHECK_FALSE(t.OnRows(8, false, false, &c));
+  CHECK_FALSE(t.OnRows(7, false, true, &c));
   REQUIRE(t.OnXid(&c));
   CHECK(c.tables == std::vector<Commit::Table>{T("order_db", "t_outbox"), T("order_db", "orders")});
   CHECK_FALSE(c.all);
@@ -56,8 +57,8 @@ TEST_CASE("binlog: a MySQL transaction opened by BEGIN ends at COMMIT and a stan
   Commit c;
   t.OnGtid(true);
   CHECK_FALSE(t.OnQuery("db", "BEGIN", &c));
-  t.OnTableMap("db", "t_outbox");
-  CHECK_FALSE(t.OnRows(true, &c));
+  t.OnTableMap(0, "db", "t_outbox");
+  CHECK_FALSE(t.OnRows(0, true, true, &c));
   REQUIRE(t.OnQuery("db", "COMMIT", &c));  // a non-transactional engine's end marker
   CHECK(c.tables == std::vector<Commit::Table>{T("db", "t_outbox")});
   t.OnGtid(true);
@@ -69,9 +70,9 @@ TEST_CASE("binlog: rows outside a transaction end at their statement end flag", 
   TransactionTracker t;
   Commit c;
   t.OnGtid(true);
-  t.OnTableMap("db", "myisam_t");
-  CHECK_FALSE(t.OnRows(false, &c));
-  REQUIRE(t.OnRows(true, &c));
+  t.OnTableMap(0, "db", "myisam_t");
+  CHECK_FALSE(t.OnRows(0, true, false, &c));
+  REQUIRE(t.OnRows(0, true, true, &c));
   CHECK(c.tables == std::vector<Commit::Table>{T("db", "myisam_t")});
 }
 
@@ -82,7 +83,8 @@ TEST_CASE("binlog: savepoints do not end a transaction and XA COMMIT wakes every
   t.OnGtid(false);
   CHECK_FALSE(t.OnQuery("db", "SAVEPOINT `a`", &c));
   CHECK_FALSE(t.OnQuery("db", "ROLLBACK TO `a`", &c));
-  t.OnTableMap("db", "t_outbox");
+  t.OnTableMap(0, "db", "t_outbox");
+  t.OnRows(0, true, true, &c);
   REQUIRE(t.OnXid(&c));
   CHECK(c.tables.size() == 1);
   t.OnGtid(true);
@@ -104,7 +106,8 @@ TEST_CASE("binlog: a stream that breaks mid-transaction flushes what it had", "[
   TransactionTracker t;
   Commit c;
   t.OnGtid(false);
-  t.OnTableMap("db", "t_outbox");
+  t.OnTableMap(0, "db", "t_outbox");
+  t.OnRows(0, true, false, &c);
   REQUIRE(t.Flush(&c));
   CHECK(c.tables == std::vector<Commit::Table>{T("db", "t_outbox")});
   CHECK_FALSE(t.Flush(&c));
@@ -162,4 +165,39 @@ TEST_CASE("binlog: a database that binlog_do_db or binlog_ignore_db leaves out i
   outbox::binlog::CheckDatabaseFilters(info, {"order_db"}, "db:3306", &problems);
   REQUIRE(problems.size() == 1);
   CHECK(problems[0].find("binlog_ignore_db") != std::string::npos);
+}
+
+TEST_CASE("binlog: a commit says whether it may have inserted rows or only updated them",
+          "[binlog-unit]") {
+  TransactionTracker t;
+  Commit c;
+  t.OnGtid(false);
+  t.OnTableMap(3, "db", "t_outbox");
+  t.OnRows(3, false, true, &c);  // the relay's own claim or settle: an UPDATE
+  REQUIRE(t.OnXid(&c));
+  REQUIRE(c.tables.size() == 1);
+  CHECK_FALSE(c.tables[0].insert);
+  t.OnGtid(false);
+  t.OnTableMap(3, "db", "t_outbox");
+  t.OnRows(3, false, false, &c);
+  t.OnRows(3, true, true, &c);  // and an INSERT in the same transaction
+  REQUIRE(t.OnXid(&c));
+  CHECK(c.tables[0].insert);
+  t.OnGtid(false);
+  t.OnQuery("db", "UPDATE t_outbox SET status = 'SENT' WHERE id = 1", &c);
+  REQUIRE(t.OnXid(&c));
+  CHECK_FALSE(c.tables[0].insert);
+  t.OnGtid(false);
+  t.OnQuery("db", "INSERT INTO t_outbox VALUES (1)", &c);
+  REQUIRE(t.OnXid(&c));
+  CHECK(c.tables[0].insert);
+}
+
+TEST_CASE("binlog: rows of a table that was never mapped wake everyone", "[binlog-unit]") {
+  TransactionTracker t;
+  Commit c;
+  t.OnGtid(false);
+  t.OnRows(42, true, true, &c);
+  REQUIRE(t.OnXid(&c));
+  CHECK(c.all);
 }

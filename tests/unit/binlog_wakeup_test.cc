@@ -6,6 +6,7 @@
 
 using outbox::DefaultClock;
 using outbox::binlog::PollWakeup;
+using outbox::binlog::WakeCause;
 using outbox::binlog::WakeSignal;
 using namespace std::chrono_literals;
 
@@ -14,9 +15,14 @@ TEST_CASE("binlog: a wake-up that arrives while the loop claims is kept for its 
   WakeSignal signal(DefaultClock());
   signal.Notify();  // arrives before the loop waits
   const auto far = DefaultClock()->Now() + 10s;
-  CHECK(signal.WaitUntil(far));  // returns at once, woken
+  CHECK(signal.WaitUntil(far) == WakeCause::kChange);  // returns at once, woken
   // Consumed: the next wait runs to its deadline.
-  CHECK_FALSE(signal.WaitUntil(DefaultClock()->Now() + 20ms));
+  CHECK(signal.WaitUntil(DefaultClock()->Now() + 20ms) == WakeCause::kDeadline);
+  // An insert among several wake-ups wins.
+  signal.Notify(false);
+  signal.Notify(true);
+  signal.Notify(false);
+  CHECK(signal.WaitUntil(far) == WakeCause::kInsert);
 }
 
 TEST_CASE("binlog: a wake-up from another thread ends a wait before its deadline",
@@ -24,10 +30,10 @@ TEST_CASE("binlog: a wake-up from another thread ends a wait before its deadline
   WakeSignal signal(DefaultClock());
   std::thread notifier([&] {
     std::this_thread::sleep_for(20ms);
-    signal.Notify();
+    signal.Notify(true);
   });
   const auto start = DefaultClock()->Now();
-  CHECK(signal.WaitUntil(start + 30s));
+  CHECK(signal.WaitUntil(start + 30s) == WakeCause::kInsert);
   CHECK(DefaultClock()->Now() - start < 30s);
   notifier.join();
 }
@@ -36,9 +42,9 @@ TEST_CASE("binlog: wakeup poll waits poll_interval and only Interrupt wakes it",
   PollWakeup w(DefaultClock(), 100ms);
   CHECK(w.MaxWait() == std::chrono::duration_cast<outbox::Clock::Duration>(100ms));
   CHECK_FALSE(w.binlog_up());
-  CHECK_FALSE(w.WaitUntil(DefaultClock()->Now() + 10ms));
+  CHECK(w.WaitUntil(DefaultClock()->Now() + 10ms) == WakeCause::kDeadline);
   w.Interrupt();
-  CHECK(w.WaitUntil(DefaultClock()->Now() + 10s));
+  CHECK(w.WaitUntil(DefaultClock()->Now() + 10s) == WakeCause::kChange);
 }
 
 TEST_CASE("binlog: a woken claim that finds nothing retries at most five times", "[binlog-unit]") {
