@@ -22,6 +22,9 @@ OUTBOX_DEPS=(
     prometheus-cpp-dev libcli11-dev nlohmann-json3-dev libspdlog-dev libfmt-dev
     catch2 mariadb-server mariadb-client kcat prometheus curl python3 procps
     openssl
+    # src/binlog/ links libmariadb directly for its replication API
+    # (mariadb_rpl.h, pkg-config libmariadb); the runtime needs libmariadb3
+    libmariadb-dev
     # scripts/fuzz: libFuzzer comes with clang's runtime (-fsanitize=fuzzer)
     clang libclang-rt-14-dev
     # tests/ops: PyYAML for the deploy-file checks, systemd-analyze for the
