@@ -65,6 +65,7 @@ class FakeTable : public OutboxStore {
 
  private:
   bool Claimable(const FakeRow& r, int64_t now) const;
+  OutboxRow AsClaimed(const FakeRow& r) const;
   std::string Claim(const std::vector<int64_t>& ids, int64_t lease_ms, ClaimedBatch* out);
 
   std::shared_ptr<FakeClock> clock_;

@@ -77,7 +77,7 @@ MysqlConfig TestMysql(const std::string& database) {
   m.user = Env("OUTBOX_TEST_MYSQL_USER", "root");
   m.password = Env("OUTBOX_TEST_MYSQL_PASSWORD", "");
   m.database = database;
-  m.tls.mode = "disabled";
+  m.tls.mode = TlsMode::kDisabled;
   m.read_timeout_ms = 10000;
   m.connect_timeout_ms = 2000;
   return m;
