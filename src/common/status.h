@@ -25,7 +25,9 @@ class [[nodiscard]] Status {
  public:
   Status() = default;
   static Status Ok() { return Status(); }
-  static Status Error(std::string message) { return Status(StatusCode::kError, std::move(message)); }
+  static Status Error(std::string message) {
+    return Status(StatusCode::kError, std::move(message));
+  }
   static Status Error(StatusCode code, std::string message) {
     return Status(code == StatusCode::kOk ? StatusCode::kError : code, std::move(message));
   }

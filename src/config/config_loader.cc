@@ -48,8 +48,7 @@ LoadedConfig Parser::Root(const YAML::Node& root) const {
     std::string path = "services[" + std::to_string(i) + "]";
     ServiceConfig s = Service(services[i], path, c.kafka, &out.warnings);
     if (!names.insert(s.name).second)
-      Fail(services[i]["name"].Mark(), path + ".name",
-           "duplicate service name \"" + s.name + "\"");
+      Fail(services[i]["name"].Mark(), path + ".name", "duplicate service name \"" + s.name + "\"");
     c.services.push_back(std::move(s));
     CheckSameServer(services, i, c, &out.warnings);
   }
@@ -93,8 +92,8 @@ void Parser::CheckSameServer(const YAML::Node& services, size_t i, const Config&
     // One binlog stream per server, with one replica server_id
     // (docs/CONFIG.md "wakeup"): two ids for it cannot both hold. Services
     // that poll never open the stream, so their id does not matter.
-    const bool both_binlog = c.services[i].wakeup == Wakeup::kBinlog &&
-                             c.services[j].wakeup == Wakeup::kBinlog;
+    const bool both_binlog =
+        c.services[i].wakeup == Wakeup::kBinlog && c.services[j].wakeup == Wakeup::kBinlog;
     if (both_binlog && a.binlog_server_id != m.binlog_server_id) {
       const YAML::Node mysql = services[i]["mysql"];
       const YAML::Node id = mysql["binlog_server_id"];
@@ -111,8 +110,8 @@ void Parser::CheckSameServer(const YAML::Node& services, size_t i, const Config&
     // of them), but far more often a copied block whose database was not
     // changed: the other table would be left undrained.
     if (a.database == m.database && a.table == m.table)
-      warnings->push_back(path + ".mysql: the same table as services[" + std::to_string(j) +
-                          "] (" + m.database + "." + m.table + " on " + server +
+      warnings->push_back(path + ".mysql: the same table as services[" + std::to_string(j) + "] (" +
+                          m.database + "." + m.table + " on " + server +
                           "): both drain it like two replicas; was another database meant?");
   }
 }

@@ -173,7 +173,8 @@ std::string UnknownKey(const std::string& key, const std::vector<std::string>& a
     }
   }
   std::string msg = "unknown key";
-  if (best_d <= std::max<size_t>(2, key.size() / 3)) return msg + " (did you mean \"" + best + "\"?)";
+  if (best_d <= std::max<size_t>(2, key.size() / 3))
+    return msg + " (did you mean \"" + best + "\"?)";
   msg += " (known keys:";
   for (const auto& a : allowed) msg += " " + a;
   return msg + ")";

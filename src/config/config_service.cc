@@ -106,11 +106,11 @@ void Parser::ServiceLoop(const YAML::Node& n, const std::string& path, ServiceCo
   // the lease deadline, so a lease must span at least two seconds.
   if (n["lease_ms"]) s->lease_ms = Int(n["lease_ms"], path + ".lease_ms", 2000, 86400000);
   if (n["ordering"])
-    s->ordering = static_cast<Ordering>(
-        OneOf(n["ordering"], path + ".ordering", {"per_aggregate", "none"}));
+    s->ordering =
+        static_cast<Ordering>(OneOf(n["ordering"], path + ".ordering", {"per_aggregate", "none"}));
   if (n["dead_policy"])
-    s->dead_policy = static_cast<DeadPolicy>(
-        OneOf(n["dead_policy"], path + ".dead_policy", {"block", "skip"}));
+    s->dead_policy =
+        static_cast<DeadPolicy>(OneOf(n["dead_policy"], path + ".dead_policy", {"block", "skip"}));
 }
 
 void Parser::ServiceRetry(const YAML::Node& r, const std::string& rp, RetryConfig* retry) const {

@@ -6,8 +6,8 @@ bool Is(const SqlError& e, MysqlError code) { return e.code == static_cast<int>(
 
 bool IsConnectionError(const SqlError& e) {
   using E = MysqlError;
-  const bool client = e.code >= static_cast<int>(E::kClientFirst) &&
-                      e.code <= static_cast<int>(E::kClientLast);
+  const bool client =
+      e.code >= static_cast<int>(E::kClientFirst) && e.code <= static_cast<int>(E::kClientLast);
   return client || Is(e, E::kConnectorInternal) || Is(e, E::kConnectionKilled) ||
          Is(e, E::kServerShutdown) || Is(e, E::kAbortingConnection) ||
          Is(e, E::kTooManyConnections) || Is(e, E::kClientIdleTimeout);
@@ -16,8 +16,8 @@ bool IsConnectionError(const SqlError& e) {
 bool NeedsFreshSession(const SqlError& e) {
   using E = MysqlError;
   return Is(e, E::kDbAccessDenied) || Is(e, E::kBadDb) || Is(e, E::kBadField) ||
-         Is(e, E::kTableAccessDenied) || Is(e, E::kColumnAccessDenied) ||
-         Is(e, E::kNoSuchTable) || Is(e, E::kSpecificAccessDenied);
+         Is(e, E::kTableAccessDenied) || Is(e, E::kColumnAccessDenied) || Is(e, E::kNoSuchTable) ||
+         Is(e, E::kSpecificAccessDenied);
 }
 
 bool IsReadOnlyError(const SqlError& e) {
@@ -40,8 +40,7 @@ StatusCode Classify(const SqlError& e) {
       Is(e, E::kQueryInterrupted) || IsReadOnlyError(e))
     return StatusCode::kUnavailable;  // a failover makes a read-only server a primary again
   if (IsGrantError(e) || Is(e, E::kAccessDenied)) return StatusCode::kPermission;
-  if (Is(e, E::kBadDb) || Is(e, E::kBadField) || Is(e, E::kNoSuchTable))
-    return StatusCode::kSchema;
+  if (Is(e, E::kBadDb) || Is(e, E::kBadField) || Is(e, E::kNoSuchTable)) return StatusCode::kSchema;
   if (Is(e, E::kDupEntry) || Is(e, E::kOutOfRange)) return StatusCode::kInvalid;
   return StatusCode::kError;
 }

@@ -38,7 +38,7 @@ enum class MysqlError : int {
   kServerGone = 2006,               // CR_SERVER_GONE_ERROR
   kServerLost = 2013,               // CR_SERVER_LOST: lost during a query (or read timeout)
   kClientLast = 2999,
-  kClientIdleTimeout = 4031,        // ER_CLIENT_INTERACTION_TIMEOUT (MySQL 8.0.24+ wait_timeout)
+  kClientIdleTimeout = 4031,  // ER_CLIENT_INTERACTION_TIMEOUT (MySQL 8.0.24+ wait_timeout)
 };
 
 // One SQL failure as the server or client library reported it.

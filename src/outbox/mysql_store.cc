@@ -105,8 +105,7 @@ std::string MysqlStore::SelectColumns() const {
   return cols;
 }
 
-void MysqlStore::ReadRows(sql::ResultSet* rs, ClaimedBatch* out,
-                          std::string* next_retry_at) const {
+void MysqlStore::ReadRows(sql::ResultSet* rs, ClaimedBatch* out, std::string* next_retry_at) const {
   while (rs->next()) {
     if (next_retry_at) *next_retry_at = rs->getString(14);
     OutboxRow r;

@@ -28,9 +28,9 @@ struct OutboxRow {
   AggregateKey aggregate;
   std::string event_type;
   std::string event_key;
-  std::string payload;                 // the payload column's bytes, as the database returned them
-  int retry_count = 0;                 // failed attempts before this claim
-  int64_t created_at_unix = 0;         // created_at read in the database's zone, as unix seconds
+  std::string payload;          // the payload column's bytes, as the database returned them
+  int retry_count = 0;          // failed attempts before this claim
+  int64_t created_at_unix = 0;  // created_at read in the database's zone, as unix seconds
   // The row's age when it was claimed, on the database's clock:
   // NOW(6) - created_at in microseconds, computed by the claim statement
   // itself, so neither the relay host's clock nor the server's zone enters

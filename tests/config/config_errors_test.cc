@@ -292,7 +292,8 @@ const std::vector<BadConfig>& Cases() {
       // ---- from the former substring table (tests/config/config_test.cc)
       {Svc("    retry: {max_attempts: 0}\n"),
        "c.yaml:5:27: services[0].retry.max_attempts: must be between 1 and 1000 (got 0)"},
-      {Svc("    mysql2: {}\n"), "c.yaml:5:5: services[0].mysql2: unknown key (did you mean \"mysql\"?)"},
+      {Svc("    mysql2: {}\n"),
+       "c.yaml:5:5: services[0].mysql2: unknown key (did you mean \"mysql\"?)"},
       // ---- wakeup and the binlog stream's server_id (docs/CONFIG.md "wakeup")
       {Svc("    wakeup: push\n"),
        "c.yaml:5:13: services[0].wakeup: must be one of poll | binlog (got \"push\")"},
@@ -304,11 +305,13 @@ const std::vector<BadConfig>& Cases() {
        "c.yaml:4:53: services[0].mysql.binlog_server_id: must be between 1 and 4294967295 (got "
        "4294967296)"},
       {Svc("", ", binlog_server_id: -1"),
-       "c.yaml:4:53: services[0].mysql.binlog_server_id: must be between 1 and 4294967295 (got -1)"},
+       "c.yaml:4:53: services[0].mysql.binlog_server_id: must be between 1 and 4294967295 (got "
+       "-1)"},
       {"kafka: {bootstrap_servers: k:9092}\nservices:\n  - name: a\n    wakeup: binlog\n    mysql: "
        "{user: u, database: d, binlog_server_id: 7}\n  - name: b\n    wakeup: binlog\n    mysql: "
        "{user: u, database: e, binlog_server_id: 8}\n",
-       "c.yaml:8:53: services[1].mysql.binlog_server_id: is 8 while services[0].mysql.binlog_server_id "
+       "c.yaml:8:53: services[1].mysql.binlog_server_id: is 8 while "
+       "services[0].mysql.binlog_server_id "
        "is 7 on the same server 127.0.0.1:3306: services with wakeup: binlog on one server share "
        "one stream and its server_id; give them the same value"},
       {"kafka: {bootstrap_servers: k:9092}\nservices:\n  - name: a\n    wakeup: binlog\n    mysql: "

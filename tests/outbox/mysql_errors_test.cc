@@ -10,8 +10,9 @@ SqlError Err(MysqlError code, std::string state, std::string message) {
 }
 }  // namespace
 
-TEST_CASE("a SQL error is formatted with what failed and the code and SQLSTATE and message and hint",
-          "[store][errors]") {
+TEST_CASE(
+    "a SQL error is formatted with what failed and the code and SQLSTATE and message and hint",
+    "[store][errors]") {
   const SqlError denied =
       Err(MysqlError::kTableAccessDenied, "42000",
           "UPDATE command denied to user 'relay'@'localhost' for table `d`.`t_outbox`");
@@ -23,15 +24,16 @@ TEST_CASE("a SQL error is formatted with what failed and the code and SQLSTATE a
   CHECK(FormatSqlError("insert", plain) ==
         "insert: MySQL error 1062 (23000): Duplicate entry 'k' for key 'uk'");
   // A lost connection is only a lock wait's symptom when it happened during a query.
-  CHECK(SqlErrorHint(Err(MysqlError::kServerLost, "HY000",
-                         "Lost connection to server during query"))
-            .find("mysql.read_timeout_ms") != std::string::npos);
-  CHECK(SqlErrorHint(Err(MysqlError::kServerLost, "HY000", "Lost connection at handshake"))
-            .empty());
+  CHECK(
+      SqlErrorHint(Err(MysqlError::kServerLost, "HY000", "Lost connection to server during query"))
+          .find("mysql.read_timeout_ms") != std::string::npos);
+  CHECK(
+      SqlErrorHint(Err(MysqlError::kServerLost, "HY000", "Lost connection at handshake")).empty());
 }
 
-TEST_CASE("SQL errors are classified as outage or grants or schema so readiness can tell them apart",
-          "[store][errors]") {
+TEST_CASE(
+    "SQL errors are classified as outage or grants or schema so readiness can tell them apart",
+    "[store][errors]") {
   struct Case {
     MysqlError code;
     StatusCode want;

@@ -372,9 +372,8 @@ TEST_CASE(
   CHECK(due);
 }
 
-TEST_CASE(
-    "a claimed row's age comes from the database clock whatever the relay host's clock says",
-    "[store]") {
+TEST_CASE("a claimed row's age comes from the database clock whatever the relay host's clock says",
+          "[store]") {
   TestDatabase db("store_age_at_claim");
   // created_at 5 s ago, and outside TIMESTAMP's range on both sides, where
   // UNIX_TIMESTAMP(created_at) gives NULL or 0.

@@ -21,8 +21,8 @@ struct SeedRow {
   int64_t id = 0;
   int64_t aggregate_id = 0;
   std::string status = "NEW";
-  int64_t due_in_s = 0;        // next_retry_at = now + due_in_s (negative: in the past)
-  int64_t created_ago_s = 0;   // created_at = now - created_ago_s
+  int64_t due_in_s = 0;       // next_retry_at = now + due_in_s (negative: in the past)
+  int64_t created_ago_s = 0;  // created_at = now - created_ago_s
   std::string aggregate_type = "Order";
   int retry_count = 0;
 };
@@ -91,9 +91,8 @@ class MariaDbEnv {
       values += std::string(values.empty() ? "" : ",") + "(" + std::to_string(s.id) + ",'" +
                 s.aggregate_type + "'," + std::to_string(s.aggregate_id) + ",'E','k" +
                 std::to_string(s.id) + "','{}','" + s.status + "'," +
-                std::to_string(s.retry_count) + ",NOW() + INTERVAL " +
-                std::to_string(s.due_in_s) + " SECOND,NOW() - INTERVAL " +
-                std::to_string(s.created_ago_s) + " SECOND,NOW())";
+                std::to_string(s.retry_count) + ",NOW() + INTERVAL " + std::to_string(s.due_in_s) +
+                " SECOND,NOW() - INTERVAL " + std::to_string(s.created_ago_s) + " SECOND,NOW())";
     }
     db_.Exec(
         "INSERT INTO t_outbox (id, aggregate_type, aggregate_id, event_type, event_key, payload,"

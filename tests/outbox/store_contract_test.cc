@@ -77,7 +77,8 @@ STORE_CONTRACT("an expired lease is reclaimed before new rows and counted as rec
 
 STORE_CONTRACT("a settle under a lease that was taken over is stale and names its rows") {
   TestType env;
-  env.Seed({{.id = 1, .aggregate_id = 1}, {.id = 2, .aggregate_id = 2}, {.id = 3, .aggregate_id = 3}});
+  env.Seed(
+      {{.id = 1, .aggregate_id = 1}, {.id = 2, .aggregate_id = 2}, {.id = 3, .aggregate_id = 3}});
   auto a = env.NewStore();
   auto b = env.NewStore();
   ClaimedBatch first, second;
@@ -123,12 +124,13 @@ STORE_CONTRACT("each settle kind moves its row and a second settle of it is stal
   REQUIRE(b.rows.size() == 4);
   CHECK(b.rows[3].retry_count == 2);
   SettleResult r;
-  REQUIRE(store->Settle(b.lease_token,
-                        {{1, SettleKind::kSent, 0, ""},
-                         {2, SettleKind::kRetry, 60000, "boom"},
-                         {3, SettleKind::kDead, 0, "bad"},
-                         {4, SettleKind::kRelease, 0, ""}},
-                        &r)
+  REQUIRE(store
+              ->Settle(b.lease_token,
+                       {{1, SettleKind::kSent, 0, ""},
+                        {2, SettleKind::kRetry, 60000, "boom"},
+                        {3, SettleKind::kDead, 0, "bad"},
+                        {4, SettleKind::kRelease, 0, ""}},
+                       &r)
               .ok());
   CHECK(r.applied == 4);
   CHECK(r.stale == 0);
@@ -188,15 +190,18 @@ STORE_CONTRACT("DEAD heads name each aggregate's smallest DEAD id and blocked ag
             {.id = 4, .aggregate_id = 2},  // older than its DEAD row: not blocked
             {.id = 5, .aggregate_id = 2, .status = "DEAD"},
             {.id = 6, .aggregate_id = 1, .status = "DEAD", .aggregate_type = "Payment"},
-            {.id = 7, .aggregate_id = 1, .status = "SENDING", .due_in_s = 30,
+            {.id = 7,
+             .aggregate_id = 1,
+             .status = "SENDING",
+             .due_in_s = 30,
              .aggregate_type = "Payment"}});
   auto store = env.NewStore();
   std::vector<DeadHead> heads;
   REQUIRE(store->DeadHeads(&heads).ok());
   std::map<AggregateKey, int64_t> got;
   for (const auto& h : heads) got[h.aggregate] = h.min_dead_id;
-  CHECK(got == std::map<AggregateKey, int64_t>{
-                   {{"Order", 1}, 1}, {{"Order", 2}, 5}, {{"Payment", 1}, 6}});
+  CHECK(got ==
+        std::map<AggregateKey, int64_t>{{{"Order", 1}, 1}, {{"Order", 2}, 5}, {{"Payment", 1}, 6}});
   int64_t blocked = 0;
   REQUIRE(store->CountBlockedAggregates(&blocked).ok());
   CHECK(blocked == 2);
@@ -246,15 +251,16 @@ STORE_CONTRACT("a claim of chosen ids offers the claimable rows in id order and 
   std::vector<bool> reclaimed;
   ClaimedBatch b;
   REQUIRE(store
-              ->ClaimIds({5, 4, 3, 2, 1}, 30000,
-                         [&](const std::vector<OutboxRow>& rows) {
-                           for (const auto& r : rows) {
-                             offered.push_back(r.id);
-                             reclaimed.push_back(r.reclaimed);
-                           }
-                           return std::vector<int64_t>{5, 1};
-                         },
-                         &b)
+              ->ClaimIds(
+                  {5, 4, 3, 2, 1}, 30000,
+                  [&](const std::vector<OutboxRow>& rows) {
+                    for (const auto& r : rows) {
+                      offered.push_back(r.id);
+                      reclaimed.push_back(r.reclaimed);
+                    }
+                    return std::vector<int64_t>{5, 1};
+                  },
+                  &b)
               .ok());
   CHECK(offered == std::vector<int64_t>{1, 3, 5});
   CHECK(reclaimed == std::vector<bool>{false, true, false});
@@ -263,7 +269,10 @@ STORE_CONTRACT("a claim of chosen ids offers the claimable rows in id order and 
   CHECK(env.Get(1).status == "SENDING");
   CHECK(env.Get(3).due);  // offered, not chosen: untouched
   // Choosing nothing claims nothing.
-  REQUIRE(store->ClaimIds({3}, 30000, [](const auto&) { return std::vector<int64_t>{}; }, &b).ok());
+  REQUIRE(store
+              ->ClaimIds(
+                  {3}, 30000, [](const auto&) { return std::vector<int64_t>{}; }, &b)
+              .ok());
   CHECK(b.rows.empty());
   CHECK(b.lease_token.empty());
 }
