@@ -27,8 +27,10 @@ enum class MysqlError : int {
   kDeadlock = 1213,                 // ER_LOCK_DEADLOCK
   kSpecificAccessDenied = 1227,     // ER_SPECIFIC_ACCESS_DENIED_ERROR: a privilege is missing
   kOutOfRange = 1264,               // ER_WARN_DATA_OUT_OF_RANGE
+  kBinlogReadFatal = 1236,          // ER_MASTER_FATAL_ERROR_READING_BINLOG: e.g. a purged position
   kOptionPreventsStatement = 1290,  // ER_OPTION_PREVENTS_STATEMENT: e.g. --read-only
   kQueryInterrupted = 1317,         // ER_QUERY_INTERRUPTED
+  kNoBinaryLogging = 1381,          // ER_NO_BINARY_LOGGING: log_bin is off
   kReadOnlyTransaction = 1792,      // ER_CANT_EXECUTE_IN_READ_ONLY_TRANSACTION
   kInnodbReadOnly = 1836,           // ER_READ_ONLY_MODE
   kConnectionKilled = 1927,         // ER_CONNECTION_KILLED (MariaDB)

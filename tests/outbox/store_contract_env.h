@@ -74,6 +74,12 @@ class FakeTableEnv {
             r.last_error};
   }
   void GrantDelete() {}
+  // A store whose database does not answer.
+  OutboxStorePtr NewUnreachableStore() {
+    auto down = std::make_shared<FakeTable>(clock_);
+    down->set_down(true);
+    return std::make_unique<FakeStore>(down);
+  }
 
  private:
   std::shared_ptr<FakeClock> clock_;
@@ -112,6 +118,13 @@ class MariaDbEnv {
             db_.QueryString("SELECT last_error" + where)};
   }
   void GrantDelete() { db_.GrantDelete(); }
+  // Nothing listens on port 1: the connection is refused at once.
+  OutboxStorePtr NewUnreachableStore() {
+    MysqlConfig m = db_.mysql();
+    m.port = 1;
+    m.connect_timeout_ms = 1000;
+    return std::make_unique<MysqlStore>(m);
+  }
 
  private:
   static inline std::atomic<int> count_{0};

@@ -339,3 +339,27 @@ STORE_CONTRACT("a claimed row carries its age at the claim on the database clock
   CHECK(b.rows[1].age_at_claim_us >= 3600'000'000LL);
   CHECK(b.rows[1].age_at_claim_us < 3602'000'000LL);
 }
+
+STORE_CONTRACT("every call of a store whose database is unreachable fails as unavailable") {
+  TestType env;
+  auto store = env.NewUnreachableStore();
+  bool due = false;
+  ClaimedBatch b;
+  SettleResult r;
+  TableStats stats;
+  std::optional<int64_t> min;
+  std::vector<WindowRow> w;
+  std::vector<Status> got = {store->Connect(),
+                             store->HasDue(true, &due),
+                             store->ClaimDue(10, 30000, true, &b),
+                             store->BeginSnapshot(),
+                             store->MinPendingId(&min),
+                             store->ScanWindow(1, 10, &w),
+                             store->Settle("t", {{1, SettleKind::kSent, 0, ""}}, &r),
+                             store->ReadStats(&stats)};
+  for (const Status& s : got) {
+    INFO(s.message());
+    CHECK_FALSE(s.ok());
+    CHECK(s.code() == StatusCode::kUnavailable);
+  }
+}

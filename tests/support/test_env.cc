@@ -7,6 +7,7 @@
 
 #include <stdexcept>
 
+#include "outbox/mysql_connection.h"
 #include "outbox_ddl.h"
 
 namespace outbox::testing {
@@ -151,8 +152,7 @@ auto TestDatabase::Retrying(F f) {
   try {
     return f();
   } catch (const sql::SQLException& e) {
-    const int code = e.getErrorCode();
-    if (code != 2006 && code != 2013 && code != 2002 && code != 2003 && code != 2055) throw;
+    if (!IsConnectionError(SqlErrorOf(e))) throw;
     conn_->reconnect();
     conn_->setSchema(name_);
     return f();
