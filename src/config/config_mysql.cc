@@ -57,7 +57,7 @@ void Parser::MysqlPassword(const YAML::Node& n, const std::string& path, MysqlCo
     // The name of the variable, taken literally: expanding ${...} here would
     // put the password itself where a name belongs, and into this message.
     if (!pe.IsScalar()) Fail(pe.Mark(), where, std::string("must be a string, not ") + Shape(pe));
-    const std::string var = pe.Scalar();
+    const std::string& var = pe.Scalar();
     if (var.find('$') != std::string::npos)
       Fail(pe.Mark(), where,
            "takes the name of an environment variable, not its value: write password_env: "

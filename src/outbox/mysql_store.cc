@@ -3,11 +3,16 @@
 #include <cppconn/statement.h>
 #include <spdlog/spdlog.h>
 
+#include "outbox/mysql_store_factory.h"
 #include "outbox/mysql_store_sql.h"
 
 namespace outbox {
 
 using mysql_sql::kDeadlineSql;
+
+OutboxStorePtr NewMysqlStore(MysqlConfig config, ClockPtr clock) {
+  return std::make_unique<MysqlStore>(std::move(config), std::move(clock));
+}
 
 MysqlStore::MysqlStore(MysqlConfig config, ClockPtr clock)
     : clock_(std::move(clock)), conn_(std::move(config)), table_(conn_.QualifiedTable()) {}

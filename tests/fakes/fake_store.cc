@@ -7,8 +7,7 @@
 namespace outbox::testing {
 
 namespace {
-const Status kDown =
-    Status::Unavailable("injected: can't connect to server (fake database down)");
+const Status kDown = Status::Unavailable("injected: can't connect to server (fake database down)");
 }  // namespace
 
 int64_t FakeTable::Insert(const std::string& aggregate_type, int64_t aggregate_id,

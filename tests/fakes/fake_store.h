@@ -164,7 +164,8 @@ class FailingSettleStore : public OutboxStoreWrapper {
 
   Status Settle(const std::string& lease_token, const std::vector<SettleOp>& ops,
                 SettleResult* result) override {
-    if (failures_->fetch_sub(1) > 0) return Status::Unavailable("injected: lost connection to server");
+    if (failures_->fetch_sub(1) > 0)
+      return Status::Unavailable("injected: lost connection to server");
     failures_->store(0);
     return OutboxStoreWrapper::Settle(lease_token, ops, result);
   }

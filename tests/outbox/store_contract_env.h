@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "fakes/fake_store.h"
-#include "outbox/mysql_store.h"
+#include "outbox/mysql_store_factory.h"
 #include "support/test_env.h"
 
 namespace outbox::testing {
@@ -90,7 +90,7 @@ class MariaDbEnv {
  public:
   MariaDbEnv() : db_("store_contract_" + std::to_string(++count_), ", last_error varchar(255)") {}
 
-  OutboxStorePtr NewStore() { return std::make_unique<MysqlStore>(db_.mysql()); }
+  OutboxStorePtr NewStore() { return NewMysqlStore(db_.mysql()); }
   void Seed(const std::vector<SeedRow>& rows) {
     std::string values;
     for (const auto& s : rows) {
@@ -123,7 +123,7 @@ class MariaDbEnv {
     MysqlConfig m = db_.mysql();
     m.port = 1;
     m.connect_timeout_ms = 1000;
-    return std::make_unique<MysqlStore>(m);
+    return NewMysqlStore(m);
   }
 
  private:
