@@ -2,7 +2,8 @@
 
 #include "config/config_parser.h"
 
-namespace outbox::config_internal {
+namespace outbox {
+namespace config_internal {
 
 MysqlConfig Parser::Mysql(const YAML::Node& parent, const YAML::Node& n, const std::string& path,
                           std::vector<std::string>* warnings) const {
@@ -145,4 +146,5 @@ TlsConfig Parser::Tls(const YAML::Node& n, const std::string& path,
   return t;
 }
 
-}  // namespace outbox::config_internal
+}  // namespace config_internal
+}  // namespace outbox

@@ -12,7 +12,8 @@
 
 #include "config/env_expand.h"
 
-namespace outbox::config_internal {
+namespace outbox {
+namespace config_internal {
 
 namespace {
 // Secrets and certificates are small; a larger "file" is a mistake (a
@@ -104,29 +105,39 @@ bool IsVariableName(const std::string& s) {
                      [](char c) { return IsAlpha(c) || IsDigit(c) || c == '_'; });
 }
 
-// +HH:MM / -HH:MM (hours 00-14), SYSTEM, or a zone name like Asia/Shanghai.
-bool IsTimeZone(const std::string& tz) {
-  if (tz.size() == 6 && (tz[0] == '+' || tz[0] == '-')) {
-    return IsDigit(tz[1]) && IsDigit(tz[2]) && tz[3] == ':' && tz[4] >= '0' && tz[4] <= '5' &&
-           IsDigit(tz[5]) && (tz[1] - '0') * 10 + (tz[2] - '0') <= 14;
-  }
-  if (tz.empty() || tz.size() > 64) return false;
-  // Zone names: [A-Za-z_]+ then /[A-Za-z0-9_+-]+ parts.
+namespace {
+
+// +HH:MM / -HH:MM, hours 00-14. REQUIRES: tz.size() == 6.
+bool IsOffset(const std::string& tz) {
+  const bool digits = IsDigit(tz[1]) && IsDigit(tz[2]) && IsDigit(tz[5]);
+  return digits && tz[3] == ':' && tz[4] >= '0' && tz[4] <= '5' &&
+         (tz[1] - '0') * 10 + (tz[2] - '0') <= 14;
+}
+
+bool IsZoneHead(char c) { return IsAlpha(c) || c == '_'; }
+bool IsZonePart(char c) { return IsAlpha(c) || IsDigit(c) || c == '_' || c == '+' || c == '-'; }
+
+// [A-Za-z_]+ then /[A-Za-z0-9_+-]+ parts, e.g. America/Argentina/Buenos_Aires.
+bool IsZoneName(const std::string& tz) {
   size_t slash = tz.find('/');
   std::string head = tz.substr(0, slash);
-  if (head.empty() ||
-      !std::all_of(head.begin(), head.end(), [](char c) { return IsAlpha(c) || c == '_'; }))
-    return false;
+  if (head.empty() || !std::all_of(head.begin(), head.end(), IsZoneHead)) return false;
   while (slash != std::string::npos) {
     size_t next = tz.find('/', slash + 1);
     std::string part = tz.substr(slash + 1, next == std::string::npos ? next : next - slash - 1);
-    if (part.empty() || !std::all_of(part.begin(), part.end(), [](char c) {
-          return IsAlpha(c) || IsDigit(c) || c == '_' || c == '+' || c == '-';
-        }))
-      return false;
+    if (part.empty() || !std::all_of(part.begin(), part.end(), IsZonePart)) return false;
     slash = next;
   }
   return true;
+}
+
+}  // namespace
+
+// +HH:MM / -HH:MM (hours 00-14), SYSTEM, or a zone name like Asia/Shanghai.
+bool IsTimeZone(const std::string& tz) {
+  if (tz.size() == 6 && (tz[0] == '+' || tz[0] == '-')) return IsOffset(tz);
+  if (tz.empty() || tz.size() > 64) return false;
+  return IsZoneName(tz);
 }
 
 // host:port with a host name, an IPv4 address or a bracketed IPv6 address.
@@ -272,4 +283,5 @@ FileInfo Parser::ReadNamedFile(const YAML::Node& n, const std::string& path,
   return std::move(*r.info);
 }
 
-}  // namespace outbox::config_internal
+}  // namespace config_internal
+}  // namespace outbox

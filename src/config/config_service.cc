@@ -3,7 +3,8 @@
 #include "config/config_parser.h"
 #include "config/topic_template.h"
 
-namespace outbox::config_internal {
+namespace outbox {
+namespace config_internal {
 
 KafkaConfig Parser::Kafka(const YAML::Node& n, const std::string& path,
                           const KafkaConfig& base) const {
@@ -142,4 +143,5 @@ void Parser::ServiceRetention(const YAML::Node& r, const std::string& rp,
     retention->interval_s = static_cast<int>(Int(r["interval_s"], rp + ".interval_s", 1, 86400));
 }
 
-}  // namespace outbox::config_internal
+}  // namespace config_internal
+}  // namespace outbox

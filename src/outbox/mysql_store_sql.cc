@@ -2,7 +2,8 @@
 
 #include <algorithm>
 
-namespace outbox::mysql_sql {
+namespace outbox {
+namespace mysql_sql {
 
 std::string Placeholders(size_t n) {
   std::string s;
@@ -45,4 +46,5 @@ std::string Utf8Prefix(const std::string& s, size_t max_chars) {
   return out;
 }
 
-}  // namespace outbox::mysql_sql
+}  // namespace mysql_sql
+}  // namespace outbox
