@@ -15,7 +15,7 @@ void InitLibraryOnce() {
 }
 
 void ApplyTls(MYSQL* mysql, const TlsConfig& tls) {
-  if (tls.mode == "disabled") return;
+  if (tls.mode == TlsMode::kDisabled) return;
   auto or_null = [](const std::string& s) { return s.empty() ? nullptr : s.c_str(); };
   mysql_ssl_set(mysql, or_null(tls.key), or_null(tls.cert), or_null(tls.ca), nullptr, nullptr);
   // "Use TLS when the server offers it". libmariadb 3.3 falls back to plain
@@ -25,7 +25,7 @@ void ApplyTls(MYSQL* mysql, const TlsConfig& tls) {
   mysql_optionsv(mysql, MYSQL_OPT_SSL_ENFORCE, &use_tls);
   // libmariadb has no CA-only check: verify_ca also verifies the host name
   // (stricter than Connector/C++'s verify_ca; docs/BINLOG.md).
-  my_bool verify = (tls.mode == "verify_ca" || tls.mode == "verify_identity") ? 1 : 0;
+  my_bool verify = VerifiesServer(tls.mode) ? 1 : 0;
   mysql_optionsv(mysql, MYSQL_OPT_SSL_VERIFY_SERVER_CERT, &verify);
 }
 
@@ -68,10 +68,10 @@ Status MariadbSession::Connect(const MysqlConfig& config, int read_timeout_s) {
     return Status::Error(error);
   }
   last_errno_ = 0;
-  if (config.tls.mode != "disabled" && config.tls.mode != "preferred" &&
+  if (config.tls.mode != TlsMode::kDisabled && config.tls.mode != TlsMode::kPreferred &&
       !mysql_get_ssl_cipher(mysql_)) {
     Close();
-    return Status::Error("cannot connect to " + Endpoint(config) + ": tls.mode " + config.tls.mode +
+    return Status::Error("cannot connect to " + Endpoint(config) + ": tls.mode " + std::string(ToString(config.tls.mode)) +
                          " but the server did not encrypt the connection");
   }
   return Status::Ok();

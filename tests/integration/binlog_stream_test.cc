@@ -324,7 +324,7 @@ TEST_CASE(
   const char* dir = std::getenv("OUTBOX_TEST_MYSQL_TLS_DIR");
   if (!dir) FAIL("OUTBOX_TEST_MYSQL_TLS_DIR is unset: scripts/test starts MariaDB with TLS");
   binlog::BinlogOptions o = TestBinlogOptions();
-  o.mysql.tls.mode = "verify_identity";
+  o.mysql.tls.mode = outbox::TlsMode::kVerifyIdentity;
   o.mysql.tls.ca = std::string(dir) + "/ca.pem";
   {
     binlog::BinlogStream stream(o, nullptr, nullptr);
