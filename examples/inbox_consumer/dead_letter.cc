@@ -12,6 +12,13 @@ void KafkaLogToSpdlog(const rd_kafka_t* rk, int level, const char* fac, const ch
   // noise.
   const bool producer = std::strstr(rd_kafka_name(rk), "producer") != nullptr;
   if (producer && std::strcmp(fac, "CONFWARN") == 0) level = 7;
+  // FAIL and ERROR lines repeat what the error callbacks report (once per
+  // kind, see InboxConsumer::OnKafkaError). A failed offset commit costs no
+  // more than a replay the inbox skips; librdkafka retries it every
+  // auto.commit.interval.ms during an outage.
+  if (std::strcmp(fac, "FAIL") == 0 || std::strcmp(fac, "ERROR") == 0 ||
+      std::strcmp(fac, "COMMITFAIL") == 0)
+    level = 7;
   const auto lvl = level <= 3   ? spdlog::level::err
                    : level == 4 ? spdlog::level::warn
                    : level <= 6 ? spdlog::level::info
@@ -25,6 +32,12 @@ struct Delivery {
   bool done = false;
   rd_kafka_resp_err_t err = RD_KAFKA_RESP_ERR_NO_ERROR;
 };
+
+// The consumer reports a broker outage already; the idle producer's view of
+// it is detail.
+void OnProducerError(rd_kafka_t*, int, const char* reason, void*) {
+  spdlog::debug("kafka (dead-letter producer): {}", reason);
+}
 
 void OnDelivery(rd_kafka_t*, const rd_kafka_message_t* m, void*) {
   auto* d = static_cast<Delivery*>(m->_private);
@@ -55,6 +68,7 @@ bool DeadLetterProducer::Start(std::string* error) {
   rd_kafka_conf_t* conf = rd_kafka_conf_new();
   rd_kafka_conf_set_dr_msg_cb(conf, OnDelivery);
   rd_kafka_conf_set_log_cb(conf, KafkaLogToSpdlog);
+  rd_kafka_conf_set_error_cb(conf, OnProducerError);
   // Defaults first, then the user's properties: a dead letter must not be
   // lost or doubled by the producer's own retries (idempotence, acks=all),
   // and a broker that does not take it within 30 s is a broker failure
@@ -72,6 +86,10 @@ bool DeadLetterProducer::Start(std::string* error) {
     return false;
   }
   return true;
+}
+
+void DeadLetterProducer::Poll() {
+  if (rk_) rd_kafka_poll(rk_, 0);
 }
 
 bool DeadLetterProducer::Send(const rd_kafka_message_t* m, const std::string& topic,

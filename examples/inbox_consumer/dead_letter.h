@@ -27,6 +27,9 @@ class DeadLetterProducer {
   // (at most message.timeout.ms, 30 s unless kafka.properties says
   // otherwise). False with *error when the broker did not take it: the
   // caller treats that as a broker failure and tries again later.
+  // Serves the producer's callbacks (errors) without blocking; call it often.
+  void Poll();
+
   bool Send(const rd_kafka_message_t* message, const std::string& topic, const std::string& reason,
             std::string* error);
 

@@ -141,6 +141,8 @@ bool InboxConsumer::Start(std::string* error) {
   }
   rd_kafka_conf_set_log_cb(conf, KafkaLogToSpdlog);
   rd_kafka_conf_set_rebalance_cb(conf, &InboxConsumer::OnRebalance);
+  // Served by rd_kafka_consumer_poll, on this thread.
+  rd_kafka_conf_set_error_cb(conf, &InboxConsumer::OnError);
   rd_kafka_conf_set_opaque(conf, this);
   rk_ = rd_kafka_new(RD_KAFKA_CONSUMER, conf, err, sizeof(err));
   if (!rk_) {
@@ -185,10 +187,11 @@ int InboxConsumer::Run(const std::atomic<bool>& stop) {
   while (!stop.load() && exit_code_ < 0) {
     MaybeResume();
     rd_kafka_message_t* m = rd_kafka_consumer_poll(rk_, 100);
+    dlq_.Poll();
     if (Clock::now() >= next_stats_at_) LogStats("progress");
     if (!m) continue;
     if (m->err)
-      OnKafkaError(m);
+      OnKafkaError(m->err, rd_kafka_message_errstr(m));
     else if (stalled_)
       Rewind(m);  // fetched before the pause took effect: read it again after
     else
@@ -329,20 +332,25 @@ void InboxConsumer::MaybeResume() {
   rewound_.clear();
 }
 
-void InboxConsumer::OnKafkaError(const rd_kafka_message_t* m) {
-  if (m->err == RD_KAFKA_RESP_ERR__PARTITION_EOF) return;
-  const std::string what = rd_kafka_message_errstr(m);
+void InboxConsumer::OnError(rd_kafka_t*, int err, const char* reason, void* opaque) {
+  static_cast<InboxConsumer*>(opaque)->OnKafkaError(static_cast<rd_kafka_resp_err_t>(err), reason);
+}
+
+void InboxConsumer::OnKafkaError(rd_kafka_resp_err_t err, const std::string& what) {
+  if (err == RD_KAFKA_RESP_ERR__PARTITION_EOF) return;
+  ++stats_.kafka_errors;
   if (rd_kafka_fatal_error(rk_, nullptr, 0)) {
     spdlog::error("kafka: fatal error: {}; stopping", what);
     exit_code_ = 1;
     return;
   }
-  // librdkafka reconnects by itself; say it once, not on every retry.
+  // librdkafka reconnects by itself; say each kind of error once in 30 s,
+  // not on every reconnect attempt.
   const auto now = Clock::now();
-  if (what == last_kafka_error_ && now - last_kafka_error_at_ < std::chrono::seconds(30)) return;
-  last_kafka_error_ = what;
+  if (err == last_kafka_error_ && now - last_kafka_error_at_ < std::chrono::seconds(30)) return;
+  last_kafka_error_ = err;
   last_kafka_error_at_ = now;
-  spdlog::warn("kafka: {} (librdkafka retries by itself)", what);
+  spdlog::warn("kafka: {} (librdkafka reconnects by itself; consumption waits)", what);
 }
 
 void InboxConsumer::OnRebalance(rd_kafka_t*, rd_kafka_resp_err_t err,
@@ -395,7 +403,8 @@ void InboxConsumer::LogStats(const char* when) {
   next_stats_at_ = Clock::now() + std::chrono::minutes(1);
   const ConsumerStats& s = stats_;
   if (std::strcmp(when, "progress") == 0 && s.messages == logged_.messages &&
-      s.stalls == logged_.stalls && s.failed_attempts == logged_.failed_attempts)
+      s.stalls == logged_.stalls && s.failed_attempts == logged_.failed_attempts &&
+      s.kafka_errors == logged_.kafka_errors)
     return;
   logged_ = s;
   spdlog::info(

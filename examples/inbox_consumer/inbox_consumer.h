@@ -37,6 +37,7 @@ struct ConsumerStats {
   uint64_t dead_lettered = 0;    // sent to the dead-letter topic
   uint64_t failed_attempts = 0;  // attempts at a message that could not be processed
   uint64_t stalls = 0;           // database or broker failures that paused consumption
+  uint64_t kafka_errors = 0;     // errors librdkafka reported (broker down, ...)
 };
 
 // One consumer-group member: polls, and per message runs the inbox
@@ -72,7 +73,8 @@ class InboxConsumer {
   void Stall(rd_kafka_message_t* m, const std::string& what);
   void Rewind(rd_kafka_message_t* m);
   void MaybeResume();
-  void OnKafkaError(const rd_kafka_message_t* m);
+  static void OnError(rd_kafka_t* rk, int err, const char* reason, void* opaque);
+  void OnKafkaError(rd_kafka_resp_err_t err, const std::string& what);
   void LogStats(const char* when);
   static void OnRebalance(rd_kafka_t* rk, rd_kafka_resp_err_t err,
                           rd_kafka_topic_partition_list_t* parts, void* opaque);
@@ -99,7 +101,7 @@ class InboxConsumer {
   ConsumerStats logged_;  // stats_ as of the last stats line
   Clock::time_point next_stats_at_{};
   Clock::time_point first_at_{}, last_at_{};
-  std::string last_kafka_error_;
+  rd_kafka_resp_err_t last_kafka_error_ = RD_KAFKA_RESP_ERR_NO_ERROR;
   Clock::time_point last_kafka_error_at_{};
 };
 

@@ -15,9 +15,9 @@
 namespace outbox::testing {
 
 std::string TestEvent::Key() const {
-  return event_key.empty() ? event_type + "-" + std::to_string(aggregate_id) + "-" +
-                                 std::to_string(outbox_id)
-                           : event_key;
+  return event_key.empty()
+             ? event_type + "-" + std::to_string(aggregate_id) + "-" + std::to_string(outbox_id)
+             : event_key;
 }
 
 std::vector<TestEvent> MakeEvents(int aggregates, int per_aggregate, int64_t first_id) {
@@ -220,7 +220,8 @@ int64_t GroupLag(const std::string& bootstrap, const std::string& group, const s
   char err[512];
   rd_kafka_conf_t* conf = rd_kafka_conf_new();
   rd_kafka_conf_set(conf, "bootstrap.servers", bootstrap.c_str(), err, sizeof(err));
-  rd_kafka_conf_set(conf, "group.id", group.c_str(), err, sizeof(err));  // never joins: no subscribe
+  rd_kafka_conf_set(conf, "group.id", group.c_str(), err,
+                    sizeof(err));  // never joins: no subscribe
   rd_kafka_t* rk = rd_kafka_new(RD_KAFKA_CONSUMER, conf, err, sizeof(err));
   if (!rk) throw std::runtime_error(err);
   const struct rd_kafka_metadata* md = nullptr;

@@ -88,8 +88,9 @@ TEST_CASE("a consumer config refuses properties that would break the offset rule
 TEST_CASE("a dead-letter topic the consumer subscribes to is a config error", "[consumer-config]") {
   std::string text = kGood;
   text.replace(text.find("[outbox.event.Order]"), 20, "[orders, orders.dlq]");
-  CHECK(ErrorOf(text).find("kafka.dead_letter_topic: renders \"orders.dlq\" for topic \"orders\"") !=
-        std::string::npos);
+  CHECK(
+      ErrorOf(text).find("kafka.dead_letter_topic: renders \"orders.dlq\" for topic \"orders\"") !=
+      std::string::npos);
 }
 
 TEST_CASE("a consumer config names an unset password variable", "[consumer-config]") {
