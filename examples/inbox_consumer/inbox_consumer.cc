@@ -409,8 +409,9 @@ void InboxConsumer::LogStats(const char* when) {
   logged_ = s;
   spdlog::info(
       "{}: {} message(s) handled: {} applied, {} duplicate(s) skipped, {} dead-lettered; "
-      "{} failed attempt(s), {} stall(s)",
-      when, s.messages, s.applied, s.duplicates, s.dead_lettered, s.failed_attempts, s.stalls);
+      "{} failed attempt(s), {} stall(s), {} Kafka error(s)",
+      when, s.messages, s.applied, s.duplicates, s.dead_lettered, s.failed_attempts, s.stalls,
+      s.kafka_errors);
 }
 
 }  // namespace inbox
