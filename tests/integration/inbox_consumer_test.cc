@@ -142,10 +142,16 @@ TEST_CASE(
     "two consumers in one group share the partitions through rebalances and apply each "
     "event once",
     "[consumer]") {
+  // Both rebalance protocols: eager (revoke all, assign all) and cooperative.
+  const std::string assignor =
+      GENERATE(as<std::string>{}, "range,roundrobin", "cooperative-sticky");
+  INFO("partition.assignment.strategy " << assignor);
   Rig rig("inbox_rebalance");
   auto events = MakeEvents(40, 10);  // 400 events
-  auto a = rig.Consumer("a");
-  auto b = rig.Consumer("b");
+  ConsumerSpec spec;
+  spec.properties_yaml = "partition.assignment.strategy: " + assignor;
+  auto a = rig.Consumer("a", spec);
+  auto b = rig.Consumer("b", spec);
   REQUIRE(a.Start());
   rig.producer.Send(kTopic, std::vector<TestEvent>(events.begin(), events.begin() + 100));
   REQUIRE(WaitFor([&] { return rig.db.Applied() >= 50; }, 60s));
