@@ -32,6 +32,16 @@ std::string DeadLetterTopic(const std::string& tmpl, const std::string& topic) {
   return out;
 }
 
+bool IsDeadLetterTopic(const std::string& tmpl, const std::string& topic) {
+  const size_t at = tmpl.find("{topic}");
+  if (at == std::string::npos) return topic == tmpl;
+  if (tmpl.find("{topic}", at + 1) != std::string::npos) return false;  // not worth inverting
+  const std::string prefix = tmpl.substr(0, at), suffix = tmpl.substr(at + 7);
+  return topic.size() > prefix.size() + suffix.size() &&
+         topic.compare(0, prefix.size(), prefix) == 0 &&
+         topic.compare(topic.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
 namespace {
 
 // Keys the consumer sets itself: the algorithm depends on them (offsets are

@@ -67,5 +67,7 @@ LoadedConsumerConfig LoadConsumerConfigText(const std::string& text, const std::
 
 // The dead-letter topic of a message read from `topic`.
 std::string DeadLetterTopic(const std::string& tmpl, const std::string& topic);
+// True if `topic` is DeadLetterTopic(tmpl, t) for some topic t.
+bool IsDeadLetterTopic(const std::string& tmpl, const std::string& topic);
 
 }  // namespace inbox

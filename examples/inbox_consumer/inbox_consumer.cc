@@ -109,7 +109,6 @@ InboxConsumer::InboxConsumer(const ConsumerConfig& config, ConsumerOptions optio
 
 InboxConsumer::~InboxConsumer() {
   if (rk_) rd_kafka_destroy(rk_);
-  if (has_regex_) regfree(&topic_regex_);
 }
 
 bool InboxConsumer::Start(std::string* error) {
@@ -153,10 +152,7 @@ bool InboxConsumer::Start(std::string* error) {
   // Errors (broker down, ...) arrive as messages with err set, on this thread.
   rd_kafka_poll_set_consumer(rk_);
   std::vector<std::string> topics = k.topics;
-  if (!k.topic_regex.empty()) {
-    topics = {k.topic_regex};
-    has_regex_ = regcomp(&topic_regex_, k.topic_regex.c_str(), REG_EXTENDED | REG_NOSUB) == 0;
-  }
+  if (!k.topic_regex.empty()) topics = {k.topic_regex};
   rd_kafka_topic_partition_list_t* sub = rd_kafka_topic_partition_list_new(1);
   for (const auto& t : topics) rd_kafka_topic_partition_list_add(sub, t.c_str(), -1);
   rd_kafka_resp_err_t e = rd_kafka_subscribe(rk_, sub);
@@ -214,6 +210,19 @@ int InboxConsumer::Run(const std::atomic<bool>& stop) {
 
 void InboxConsumer::Handle(rd_kafka_message_t* m) {
   if (first_at_ == Clock::time_point{}) first_at_ = Clock::now();
+  // A topic_regex such as '^outbox\.event\..*' also matches the dead-letter
+  // topics ("{topic}.dlq"). Their messages failed here already: processing
+  // them again would dead-letter them again, to "{topic}.dlq.dlq", forever.
+  const std::string topic = rd_kafka_topic_name(m->rkt);
+  if (IsDeadLetterTopic(config_.kafka.dead_letter_topic, topic)) {
+    ++stats_.dead_letters_read;
+    if (skipped_topics_.insert(topic).second)
+      spdlog::warn(
+          "skipping messages of {}: a dead-letter topic of this consumer "
+          "(kafka.topic_regex matches it; anchor the pattern to leave it out)",
+          topic);
+    return Done(m);
+  }
   Event ev;
   std::string reason;
   for (int attempt = 1;; ++attempt) {
@@ -244,17 +253,6 @@ void InboxConsumer::Handle(rd_kafka_message_t* m) {
 bool InboxConsumer::DeadLetter(rd_kafka_message_t* m, const std::string& reason) {
   const std::string source = rd_kafka_topic_name(m->rkt);
   const std::string topic = DeadLetterTopic(config_.kafka.dead_letter_topic, source);
-  // A dead letter this consumer would read again would fail again and be
-  // dead-lettered again, forever: stop instead, it is a configuration error.
-  if (has_regex_ && regexec(&topic_regex_, topic.c_str(), 0, nullptr, 0) == 0) {
-    spdlog::error(
-        "kafka.topic_regex {} also matches the dead-letter topic {}: dead letters would "
-        "be consumed again; narrow the pattern (e.g. end it with [A-Za-z0-9_]+$) or "
-        "change kafka.dead_letter_topic. Stopping; {}/{}/{} is left unprocessed",
-        config_.kafka.topic_regex, topic, source, m->partition, m->offset);
-    exit_code_ = 2;
-    return false;
-  }
   std::string error;
   if (!dlq_.Send(m, topic, reason, &error)) {
     Stall(m, "broker: " + error);
@@ -408,10 +406,11 @@ void InboxConsumer::LogStats(const char* when) {
     return;
   logged_ = s;
   spdlog::info(
-      "{}: {} message(s) handled: {} applied, {} duplicate(s) skipped, {} dead-lettered; "
+      "{}: {} message(s) handled: {} applied, {} duplicate(s) skipped, {} dead-lettered, "
+      "{} read from dead-letter topics; "
       "{} failed attempt(s), {} stall(s), {} Kafka error(s)",
-      when, s.messages, s.applied, s.duplicates, s.dead_lettered, s.failed_attempts, s.stalls,
-      s.kafka_errors);
+      when, s.messages, s.applied, s.duplicates, s.dead_lettered, s.dead_letters_read,
+      s.failed_attempts, s.stalls, s.kafka_errors);
 }
 
 }  // namespace inbox

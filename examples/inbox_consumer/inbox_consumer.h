@@ -1,13 +1,13 @@
 #pragma once
 
 #include <librdkafka/rdkafka.h>
-#include <regex.h>
 
 #include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <set>
 #include <string>
 #include <utility>
 
@@ -31,13 +31,14 @@ struct ConsumerOptions {
 
 // What the consumer did since it started; logged every minute and at exit.
 struct ConsumerStats {
-  uint64_t messages = 0;         // handled to the end (applied, duplicate or dead-lettered)
-  uint64_t applied = 0;          // new events whose effect was committed
-  uint64_t duplicates = 0;       // events the inbox had seen: skipped
-  uint64_t dead_lettered = 0;    // sent to the dead-letter topic
-  uint64_t failed_attempts = 0;  // attempts at a message that could not be processed
-  uint64_t stalls = 0;           // database or broker failures that paused consumption
-  uint64_t kafka_errors = 0;     // errors librdkafka reported (broker down, ...)
+  uint64_t messages = 0;           // handled to the end (applied, duplicate or dead-lettered)
+  uint64_t applied = 0;            // new events whose effect was committed
+  uint64_t duplicates = 0;         // events the inbox had seen: skipped
+  uint64_t dead_lettered = 0;      // sent to the dead-letter topic
+  uint64_t dead_letters_read = 0;  // read from a dead-letter topic (topic_regex) and skipped
+  uint64_t failed_attempts = 0;    // attempts at a message that could not be processed
+  uint64_t stalls = 0;             // database or broker failures that paused consumption
+  uint64_t kafka_errors = 0;       // errors librdkafka reported (broker down, ...)
 };
 
 // One consumer-group member: polls, and per message runs the inbox
@@ -54,8 +55,8 @@ class InboxConsumer {
 
   // Runs until `stop` becomes true (SIGTERM), then finishes the current
   // message, commits the stored offsets and leaves the group. Returns the
-  // process exit code: 0 after a clean stop, 1 when Kafka cannot be set up,
-  // 2 on a configuration problem found at run time.
+  // process exit code: 0 after a clean stop, 1 when Kafka cannot be set up
+  // or librdkafka reports a fatal error.
   int Run(const std::atomic<bool>& stop);
 
   const ConsumerStats& stats() const { return stats_; }
@@ -85,9 +86,8 @@ class InboxConsumer {
   InboxStore store_;
   DeadLetterProducer dlq_;
   rd_kafka_t* rk_ = nullptr;
-  regex_t topic_regex_{};
-  bool has_regex_ = false;
-  int exit_code_ = -1;  // >= 0: stop with this code
+  std::set<std::string> skipped_topics_;  // dead-letter topics already warned about
+  int exit_code_ = -1;                    // >= 0: stop with this code
 
   // Stall state: after a database or broker failure the assignment is
   // paused and each partition rewound to its first unfinished message.

@@ -61,7 +61,7 @@ TEST_CASE(
       WaitFor([&] { return GroupLag(rig.cluster.bootstrap(), "fulfillment", kTopic) == 0; }, 30s));
   CHECK(consumer.Stop() == 0);  // SIGTERM: finish, commit, exit 0
   CHECK(rig.db.CheckExactlyOnce(events) == "");
-  CHECK(rig.db.QueryInt("SELECT SUM(out_of_order) FROM t_aggregate_effect") == 0);
+  CHECK(rig.db.OutOfOrder() == 0);  // and in order per aggregate
   INFO(consumer.Log());
   CHECK(consumer.Count("stopped: " + std::to_string(sent.size()) +
                        " message(s) handled: 200 "
@@ -86,6 +86,7 @@ TEST_CASE(
   REQUIRE(WaitFor([&] { return rig.db.Applied() >= 200; }, 60s));
   CHECK(second.Stop() == 0);
   CHECK(rig.db.CheckExactlyOnce(events) == "");
+  CHECK(rig.db.OutOfOrder() == 0);  // and in order per aggregate
   // The restart read again what the killed one had applied (at least the
   // 60th event): the inbox skipped it.
   INFO(second.Log());
@@ -110,6 +111,7 @@ TEST_CASE(
   REQUIRE(WaitFor([&] { return rig.db.Applied() >= 200; }, 60s));
   CHECK(second.Stop() == 0);
   CHECK(rig.db.CheckExactlyOnce(events) == "");
+  CHECK(rig.db.OutOfOrder() == 0);  // and in order per aggregate
 }
 
 TEST_CASE("a consumer killed -9 at random moments while events arrive applies each event once",
@@ -136,6 +138,7 @@ TEST_CASE("a consumer killed -9 at random moments while events arrive applies ea
   REQUIRE(WaitFor([&] { return rig.db.Applied() >= 600; }, 120s));
   CHECK(last.Stop() == 0);
   CHECK(rig.db.CheckExactlyOnce(events) == "");
+  CHECK(rig.db.OutOfOrder() == 0);  // and in order per aggregate
 }
 
 TEST_CASE(
@@ -164,6 +167,7 @@ TEST_CASE(
   REQUIRE(WaitFor([&] { return rig.db.Applied() >= 400; }, 60s));
   CHECK(b.Stop() == 0);
   CHECK(rig.db.CheckExactlyOnce(events) == "");
+  CHECK(rig.db.OutOfOrder() == 0);  // and in order per aggregate
   CHECK(a.Count("revoked") >= 1);
 }
 
@@ -188,6 +192,7 @@ TEST_CASE("a poison message lands in the dead-letter topic with dlq_reason and t
       WaitFor([&] { return rig.db.Applied() >= 20 && c.Count("dead-letter topic") >= 3; }, 60s));
   CHECK(c.Stop() == 0);
   CHECK(rig.db.CheckExactlyOnce(events) == "");
+  CHECK(rig.db.OutOfOrder() == 0);  // and in order per aggregate
   auto dead = ConsumeAll(rig.cluster.bootstrap(), {kTopic + ".dlq"});
   REQUIRE(dead.size() == 3);
   std::multiset<std::string> reasons;
@@ -202,6 +207,32 @@ TEST_CASE("a poison message lands in the dead-letter topic with dlq_reason and t
                                               "header event_type is longer than 64 characters"});
   CHECK(c.Count("failed attempt") == 1);
   CHECK(c.Count("9 failed attempt(s)") == 1);  // 3 messages x max_attempts 3
+}
+
+TEST_CASE(
+    "a topic_regex that also matches the dead-letter topic does not consume dead letters "
+    "again",
+    "[consumer]") {
+  Rig rig("inbox_regex_dlq");
+  auto events = MakeEvents(3, 2);
+  RawMessage poison = ToMessage(events[0]);
+  poison.headers["outbox_id"] = "not-a-number";
+  rig.producer.Send(kTopic, poison);
+  rig.producer.Send(kTopic, events);
+  ConsumerSpec spec;
+  spec.topics_yaml = "topic_regex: '^outbox\\.event\\..*'";  // as broad as it gets
+  auto c = rig.Consumer("c", spec);
+  REQUIRE(c.Start());
+  REQUIRE(
+      WaitFor([&] { return rig.db.Applied() >= 6 && c.Count("skipping messages of") > 0; }, 60s));
+  REQUIRE(WaitFor(
+      [&] { return GroupLag(rig.cluster.bootstrap(), "fulfillment", kTopic + ".dlq") == 0; }, 30s));
+  CHECK(c.Stop() == 0);
+  INFO(c.Log());
+  CHECK(rig.db.CheckExactlyOnce(events) == "");
+  CHECK(rig.db.OutOfOrder() == 0);  // and in order per aggregate
+  CHECK(ConsumeAll(rig.cluster.bootstrap(), {kTopic + ".dlq"}).size() == 1);
+  CHECK(c.Count("1 dead-lettered, 1 read from dead-letter topics") == 1);
 }
 
 TEST_CASE("the version check counts an out-of-order arrival", "[consumer]") {
@@ -245,6 +276,7 @@ TEST_CASE("a database outage stalls the consumer and it resumes without dead-let
   REQUIRE(WaitFor([&] { return rig.db.Applied() >= 200; }, 90s));
   CHECK(c.Stop() == 0);
   CHECK(rig.db.CheckExactlyOnce(events) == "");
+  CHECK(rig.db.OutOfOrder() == 0);  // and in order per aggregate
   CHECK(c.Count("resumed") >= 1);
   CHECK(c.Count("sent to dead-letter topic") == 0);
   CHECK(ConsumeAll(rig.cluster.bootstrap(), {kTopic + ".dlq"}).empty());
@@ -270,4 +302,5 @@ TEST_CASE("a broker outage stalls the consumer and it goes on when the broker is
   REQUIRE(WaitFor([&] { return rig.db.Applied() >= 100; }, 90s));
   CHECK(c.Stop() == 0);
   CHECK(rig.db.CheckExactlyOnce(events) == "");
+  CHECK(rig.db.OutOfOrder() == 0);  // and in order per aggregate
 }

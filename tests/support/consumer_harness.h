@@ -68,6 +68,11 @@ class ConsumerDatabase {
   // t_inbox has one row per event, t_aggregate_effect.applied counts them per
   // aggregate and last_outbox_id is their maximum. "" when so, else what differs.
   std::string CheckExactlyOnce(const std::vector<TestEvent>& events);
+  // Events applied below their aggregate's last_outbox_id: 0 when each
+  // aggregate's events took effect in outbox_id order.
+  int64_t OutOfOrder() {
+    return QueryInt("SELECT COALESCE(SUM(out_of_order), 0) FROM t_aggregate_effect");
+  }
   int64_t Applied() { return QueryInt("SELECT COALESCE(SUM(applied), 0) FROM t_aggregate_effect"); }
 
   static constexpr const char* kUser = "inbox_consumer";
