@@ -149,7 +149,8 @@ bool InboxConsumer::Start(std::string* error) {
     *error = std::string("cannot create the Kafka consumer: ") + err;
     return false;
   }
-  // Errors (broker down, ...) arrive as messages with err set, on this thread.
+  // One queue: rebalances, errors and messages are all served by
+  // rd_kafka_consumer_poll, on this thread, between two messages.
   rd_kafka_poll_set_consumer(rk_);
   std::vector<std::string> topics = k.topics;
   if (!k.topic_regex.empty()) topics = {k.topic_regex};
