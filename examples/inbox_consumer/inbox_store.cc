@@ -90,6 +90,9 @@ bool InboxStore::Connect(std::string* error) {
     // READ COMMITTED: the unique-key check of the inbox insert takes no gap
     // locks, so consumers inserting neighbouring keys do not deadlock.
     st->execute("SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED");
+    // Autocommit off for good: the first statement of each Apply starts its
+    // transaction, COMMIT or ROLLBACK ends it. No BEGIN round trip.
+    conn_->setAutoCommit(false);
     // Prepared once per connection: each Apply is then two statements and a
     // COMMIT, no parsing.
     insert_inbox_.reset(conn_->prepareStatement(
@@ -113,8 +116,9 @@ bool InboxStore::Connect(std::string* error) {
 
 ApplyResult InboxStore::Apply(const Event& ev, std::string* error) {
   if (!Connect(error)) return ApplyResult::kUnavailable;
+  // One transaction, begun by the first statement (autocommit is off): the
+  // inbox row and the effect commit together or not at all.
   try {
-    conn_->setAutoCommit(false);  // BEGIN: the inbox row and the effect commit together
     if (use_inbox_) {
       // 1. Claim the event for this consumer. The unique key
       // uk_consumer_event decides: a second delivery of the event, from any
@@ -131,7 +135,6 @@ ApplyResult InboxStore::Apply(const Event& ev, std::string* error) {
       } catch (const sql::SQLException& e) {
         if (!IsInboxDuplicate(e)) throw;
         conn_->rollback();
-        conn_->setAutoCommit(true);
         return ApplyResult::kDuplicate;  // processed before: its effect is already committed
       }
     }
@@ -153,14 +156,12 @@ ApplyResult InboxStore::Apply(const Event& ev, std::string* error) {
     // COMMIT) the outcome is unknown; retrying is still safe: had it
     // committed, the retry's inbox insert finds the duplicate.
     conn_->commit();
-    conn_->setAutoCommit(true);
     return ApplyResult::kApplied;
   } catch (const sql::SQLException& e) {
     *error = Describe(e);
     const bool data = IsDataError(e.getErrorCode());
     try {
       conn_->rollback();
-      conn_->setAutoCommit(true);
     } catch (const sql::SQLException&) {
       Close();  // the connection is broken; the server rolls the transaction back
     }
