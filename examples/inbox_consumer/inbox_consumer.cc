@@ -123,9 +123,14 @@ bool InboxConsumer::Start(std::string* error) {
   // A crash loses at most the last second of offset commits: those messages
   // come again and the inbox skips them.
   std::map<std::string, std::string> settings = {
-      {"bootstrap.servers", k.bootstrap_servers}, {"group.id", k.group_id},
-      {"client.id", "outbox-inbox-consumer"},     {"auto.offset.reset", k.auto_offset_reset},
+      {"bootstrap.servers", k.bootstrap_servers},
+      {"group.id", k.group_id},
+      {"client.id", "outbox-inbox-consumer"},
+      {"auto.offset.reset", k.auto_offset_reset},
       {"auto.commit.interval.ms", "1000"},
+      // A topic created after the consumer started, or a new one that
+      // topic_regex matches, is found within 10 s instead of librdkafka's 5 min.
+      {"topic.metadata.refresh.interval.ms", "10000"},
   };
   for (const auto& [key, value] : k.properties) settings[key] = value;
   settings["enable.auto.commit"] = "true";

@@ -304,3 +304,20 @@ TEST_CASE("a broker outage stalls the consumer and it goes on when the broker is
   CHECK(rig.db.CheckExactlyOnce(events) == "");
   CHECK(rig.db.OutOfOrder() == 0);  // and in order per aggregate
 }
+
+TEST_CASE("a consumer started before its topic exists applies the events once the topic appears",
+          "[consumer]") {
+  MockCluster cluster;  // no topic yet: the first produce creates it
+  TempDir dir;
+  ConsumerDatabase db("inbox_late_topic");
+  ConsumerProcess c(dir.path(), "c", cluster.bootstrap(), db.name());
+  REQUIRE(c.Start());
+  REQUIRE(WaitFor([&] { return c.Count("consumer fulfillment started") > 0; }, 30s));
+  std::this_thread::sleep_for(2s);  // subscribed while the topic is missing
+  auto events = MakeEvents(5, 4);
+  TestProducer(cluster.bootstrap()).Send(kTopic, events);
+  INFO(c.Log());
+  REQUIRE(WaitFor([&] { return db.Applied() >= 20; }, 60s));
+  CHECK(c.Stop() == 0);
+  CHECK(db.CheckExactlyOnce(events) == "");
+}
