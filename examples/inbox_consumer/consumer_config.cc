@@ -1,5 +1,6 @@
 #include "consumer_config.h"
 
+#include <fmt/format.h>
 #include <librdkafka/rdkafka.h>
 #include <regex.h>
 #include <sys/stat.h>
@@ -80,7 +81,7 @@ class Parser {
     std::set<std::string> seen;
     for (const auto& kv : n) {
       const std::string key = kv.first.IsScalar() ? kv.first.Scalar() : "?";
-      const std::string where = path.empty() ? key : path + "." + key;
+      const std::string where = path.empty() ? key : fmt::format("{}.{}", path, key);
       if (!seen.insert(key).second) Fail(kv.first.Mark(), where, "duplicate key");
       if (std::find(allowed.begin(), allowed.end(), key) != allowed.end()) continue;
       std::string best;
@@ -168,14 +169,15 @@ class Parser {
       Fail(n.Mark(), "kafka.dead_letter_topic",
            why + " ({topic} is the only placeholder, the message's topic)");
     // A dead letter must never come back to this consumer: it would fail
-    // again and be dead-lettered again, forever. (A topic_regex is checked
-    // against each dead-letter topic at run time.)
+    // again and be dead-lettered again, forever. (With topic_regex, the
+    // consumer skips such topics' messages at run time: InboxConsumer::Handle.)
     for (const auto& t : c->topics) {
       const std::string dlq = DeadLetterTopic(c->dead_letter_topic, t);
       if (std::find(c->topics.begin(), c->topics.end(), dlq) != c->topics.end())
         Fail(n.Mark(), "kafka.dead_letter_topic",
-             "renders \"" + dlq + "\" for topic \"" + t +
-                 "\", which kafka.topics subscribes to: dead letters would be consumed again");
+             fmt::format("renders \"{}\" for topic \"{}\", which kafka.topics subscribes to: "
+                         "dead letters would be consumed again",
+                         dlq, t));
     }
   }
 
