@@ -282,6 +282,32 @@ TEST_CASE("a database outage stalls the consumer and it resumes without dead-let
   CHECK(ConsumeAll(rig.cluster.bootstrap(), {kTopic + ".dlq"}).empty());
 }
 
+TEST_CASE("SIGTERM during a database outage exits 0 and the next consumer applies what was left",
+          "[consumer][outage]") {
+  const char* dir = std::getenv("OUTBOX_TEST_MYSQL_DIR");
+  REQUIRE(dir != nullptr);
+  Rig rig("inbox_db_outage_stop");
+  auto events = MakeEvents(10, 5);
+  rig.producer.Send(kTopic, std::vector<TestEvent>(events.begin(), events.begin() + 25));
+  auto first = rig.Consumer("first");
+  REQUIRE(first.Start());
+  REQUIRE(WaitFor([&] { return rig.db.Applied() >= 25; }, 60s));
+  REQUIRE(std::system((std::string(dir) + "/stop.sh >/dev/null 2>&1").c_str()) == 0);
+  rig.producer.Send(kTopic, std::vector<TestEvent>(events.begin() + 25, events.end()));
+  const bool stalled = WaitFor([&] { return first.Count("pausing consumption") >= 1; }, 60s);
+  const int code = first.Stop();  // while the database is still down
+  REQUIRE(std::system((std::string(dir) + "/restart.sh >/dev/null 2>&1").c_str()) == 0);
+  INFO(first.Log());
+  CHECK(stalled);
+  CHECK(code == 0);
+  auto second = rig.Consumer("second");
+  REQUIRE(second.Start());
+  REQUIRE(WaitFor([&] { return rig.db.Applied() >= 50; }, 90s));
+  CHECK(second.Stop() == 0);
+  CHECK(rig.db.CheckExactlyOnce(events) == "");
+  CHECK(rig.db.OutOfOrder() == 0);
+}
+
 TEST_CASE("a broker outage stalls the consumer and it goes on when the broker is back",
           "[consumer]") {
   Rig rig("inbox_broker_outage");
