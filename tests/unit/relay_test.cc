@@ -604,13 +604,13 @@ TEST_CASE("the database probe used while the broker is down reports the database
   }
 }
 
-TEST_CASE("the exposition names the version and the instance", "[metrics]") {
+TEST_CASE("the exposition names the version and the revision and the instance", "[metrics]") {
   Metrics metrics;
   metrics.SetInstance("relay-a");
   metrics.ForService("orders");
   std::string text = metrics.Serialize();
-  CHECK(text.find("outbox_relay_build_info{instance_id=\"relay-a\",version=\"" OUTBOX_VERSION
-                  "\"} 1") != std::string::npos);
+  CHECK(text.find("outbox_relay_build_info{instance_id=\"relay-a\",revision=\"" OUTBOX_REVISION
+                  "\",version=\"" OUTBOX_VERSION "\"} 1") != std::string::npos);
   CHECK(text.find("outbox_retention_failures_total{service=\"orders\"} 0") != std::string::npos);
 }
 
