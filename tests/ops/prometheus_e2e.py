@@ -357,8 +357,8 @@ scrape_configs:
         return 1
     log(f"OutboxDeadEvents states seen: {' -> '.join(states)} "
         f"({time.monotonic() - t0:.1f} s after the rows went DEAD; for: {RULE_FOR})")
-    check(firing["labels"].get("service") == SERVICE and firing["labels"].get("severity") == "page",
-          f"alert labels service=order severity=page (got {firing['labels']})")
+    check(firing["labels"].get("service") == SERVICE and firing["labels"].get("severity") == "critical",
+          f"alert labels service=order severity=critical (got {firing['labels']})")
     ann = firing["annotations"]
     check(ann.get("summary") == "DEAD outbox events in service order", f"summary: {ann.get('summary')}")
     check("holds 2 DEAD event(s)" in ann.get("description", ""),
