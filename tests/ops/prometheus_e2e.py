@@ -123,7 +123,11 @@ class Prometheus:
             with urllib.request.urlopen(url, timeout=5) as r:
                 return json.loads(r.read())
         except urllib.error.HTTPError as e:
-            return json.loads(e.read() or b"{}")
+            # While it starts, Prometheus answers 503 with a plain-text body.
+            try:
+                return json.loads(e.read() or b"{}")
+            except ValueError:
+                return None
         except (urllib.error.URLError, OSError, ValueError):
             return None
 
