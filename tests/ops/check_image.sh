@@ -10,7 +10,9 @@
 #      runtime package list, and fails, naming the library, for a copy of the
 #      Dockerfile without libyaml-cpp0.7; fails for an unused package
 #      (librdkafka++1); fails for a binary that links libmariadb directly
-#      while libmariadb3 is only a dependency of libmysqlcppconn7v5.
+#      while libmariadb3 is only a dependency of libmysqlcppconn7v5;
+#   4. CMake's revision: git's in a checkout, "unknown" without .git, the
+#      -DOUTBOX_REVISION value when given, a refusal for a quote.
 # Usage: tests/ops/check_image.sh BINARY     e.g. build/outbox-relay
 set -uo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -111,6 +113,36 @@ if printf '#include <mysql.h>\nint main(void) { return mysql_get_client_version(
   fi
 else
   bad "cannot build the libmariadb probe (libmariadb-dev installed?):"; sed 's/^/      /' "$tmp/cc.out"
+fi
+
+# ---------------------------------------------------------------------- 4
+# The revision CMake bakes in (configure only, daemon only): from git in a
+# checkout, "unknown" in a tree without .git (the image's build context), the
+# value of -DOUTBOX_REVISION (the image's --build-arg REVISION) when given,
+# and a refusal for a value that could break the C string or a label.
+revision_of() {  # SOURCE_DIR BUILD_DIR [cmake args] -> the configured revision
+  local src=$1 b=$2
+  shift 2
+  cmake -S "$src" -B "$b" -G Ninja -DOUTBOX_BUILD_TESTS=OFF -DOUTBOX_BUILD_TOOLS=OFF "$@" 2>&1 |
+    sed -n 's/^-- outbox-relay [0-9.]*, revision //p'
+}
+mkdir -p "$tmp/nogit"
+cp -r "$root/CMakeLists.txt" "$root/src" "$tmp/nogit/"
+want_git=$(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo unknown)
+got=$(revision_of "$root" "$tmp/b1")
+[[ $got == "$want_git" ]] && ok "a git checkout bakes in git's revision ($got)" ||
+  bad "a git checkout bakes in '$got', not git's $want_git"
+got=$(revision_of "$tmp/nogit" "$tmp/b2")
+[[ $got == unknown ]] && ok "a tree without .git bakes in 'unknown'" ||
+  bad "a tree without .git bakes in '$got', not unknown"
+got=$(revision_of "$tmp/nogit" "$tmp/b3" -DOUTBOX_REVISION=abc1234)
+[[ $got == abc1234 ]] && ok "-DOUTBOX_REVISION=abc1234 is baked in" ||
+  bad "-DOUTBOX_REVISION=abc1234 bakes in '$got'"
+if cmake -S "$tmp/nogit" -B "$tmp/b4" -G Ninja -DOUTBOX_BUILD_TESTS=OFF -DOUTBOX_BUILD_TOOLS=OFF \
+     '-DOUTBOX_REVISION=a"b' >/dev/null 2>&1; then
+  bad "a revision with a quote is accepted"
+else
+  ok "a revision with a quote is refused"
 fi
 
 if ((fail)); then echo "check_image: FAILED"; exit 1; fi
