@@ -30,6 +30,10 @@ OUTBOX_DEPS=(
     # tests/ops: PyYAML for the deploy-file checks, systemd-analyze for the
     # unit check (the package installs the tools; nothing is started).
     python3-yaml systemd
+    # tests/ops/check_image.sh links a probe against libmariadb (mysql.h)
+    libmariadb-dev
+    # scripts/lint: formatting, bug-finding checks, function size/complexity
+    clang-format clang-tidy pmccabe
 )
 
 # _outbox_pkg_installed PKG — true when dpkg reports "install ok installed".
