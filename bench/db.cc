@@ -76,7 +76,7 @@ double Db::WaitPurge(double timeout_s, int64_t max_history) {
 
 void Db::CreateOutbox(const std::string& table) {
   Exec("DROP TABLE IF EXISTS `" + table + "`");
-  // sql/t_outbox.sql (SPEC §2), compiled in; only the name differs.
+  // sql/t_outbox.sql (README "The outbox table"), compiled in; only the name differs.
   Exec(outbox::OutboxTableDdl("`" + table + "`"));
 }
 

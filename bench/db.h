@@ -38,7 +38,7 @@ class Db {
   double WaitPurge(double timeout_s, int64_t max_history = 2000);
 
   // --- workloads -----------------------------------------------------------
-  // Drops and creates `table` exactly as SPEC §2 defines t_outbox.
+  // Drops and creates `table` exactly as README "The outbox table" defines t_outbox.
   void CreateOutbox(const std::string& table);
   // A template table `name` holding aggregates x per_aggregate NEW events
   // with ids 1..N. Events of different aggregates interleave uniformly at

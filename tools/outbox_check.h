@@ -2,7 +2,7 @@
 
 // The pure analysis of outbox-check: given every row of an outbox table and
 // every message read back from Kafka, decide whether the relay kept its
-// contract (SPEC §3 and §4). No I/O here; tools/outbox_check_main.cc reads the
+// contract (README "Guarantees" and "How it works"). No I/O here; tools/outbox_check_main.cc reads the
 // table and the topics, tests/unit/outbox_check_test.cc feeds it by hand.
 //
 // The checker deliberately does not use the relay's own code (router, topic
@@ -42,7 +42,7 @@ struct Message {
   std::vector<std::pair<std::string, std::string>> headers;
 };
 
-// How the relay is expected to have built each message (SPEC §4).
+// How the relay is expected to have built each message (README "How it works").
 struct Expectations {
   std::string service;  // for {service}
   std::string topic_template = "outbox.event.{aggregate_type}";

@@ -1,6 +1,6 @@
 // outbox-check: reads every row of an outbox table and every message of the
 // relay's topics (from the start of each partition to its high watermark)
-// and reports whether the relay kept SPEC §3/§4: nothing lost, duplicates
+// and reports whether the relay kept README "Guarantees" and "How it works": nothing lost, duplicates
 // counted, per-aggregate order, messages matching their rows.
 //
 // Exit codes: 0 verdict OK, 1 violations found, 2 usage or connection error.
@@ -78,7 +78,7 @@ std::vector<Row> ReadRows(const Args& a) {
     tz->setString(1, a.time_zone);
     tz->execute();
   }
-  // Optional columns (SPEC §2), used when present.
+  // Optional columns (README "The outbox table"), used when present.
   bool has_topic = false, has_headers = false;
   {
     std::unique_ptr<sql::PreparedStatement> cols(conn->prepareStatement(
@@ -298,7 +298,7 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   app.add_option("--service", o.expect.service, "service name, for {service} in the template");
   app.add_option("--topic-template", o.expect.topic_template,
-                 "the service's topic template (SPEC §4)")
+                 "the service's topic template (README "How it works")")
       ->capture_default_str();
   app.add_option("--topic-override", a.topic_overrides,
                  "EVENT_TYPE=TOPIC per-event-type override (repeatable)");

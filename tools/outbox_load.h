@@ -49,7 +49,7 @@ Plan MakePlan(const PlanOptions& options);
 // Event type for the seq-th event of an aggregate of `type` (OrderCreated,
 // OrderUpdated, ...).
 std::string EventType(const std::string& type, int seq);
-// Idempotency key: event type + aggregate id + version (SPEC §2 comment).
+// Idempotency key: event type + aggregate id + version (README, "The outbox table").
 std::string EventKey(const std::string& event_type, int64_t aggregate_id, int seq);
 
 // Parses "4" or "2..20" into [min, max]; false on anything else.

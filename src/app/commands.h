@@ -8,7 +8,7 @@
 
 namespace outbox {
 
-// Exit codes (SPEC §6).
+// Exit codes (README "Commands").
 constexpr int kExitOk = 0;
 constexpr int kExitFailure = 1;
 constexpr int kExitUsage = 2;

@@ -32,7 +32,7 @@ std::map<std::string, std::string> ProducerProperties(const KafkaConfig& kafka,
                           "in-sync replicas");
     }
     // murmur2 and murmur2_random differ only for a null key, which the relay
-    // never sends; anything else breaks SPEC §4's Java-compatible partition.
+    // never sends; anything else breaks README "How it works"'s Java-compatible partition.
     if (k == "partitioner" && v != "murmur2_random" && v != "murmur2") {
       warnings->push_back("kafka.properties.partitioner=" + v +
                           " breaks per-aggregate order: an aggregate's events no longer share "

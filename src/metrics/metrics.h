@@ -47,7 +47,7 @@ class ServiceMetrics {
   std::map<std::string, prometheus::Counter*> failures_;
 };
 
-// Every metric of SPEC §7, on one registry. Thread-safe.
+// Every metric of docs/METRICS.md, on one registry. Thread-safe.
 class Metrics {
  public:
   Metrics();

@@ -10,7 +10,7 @@
 
 namespace outbox {
 
-// Operator actions on DEAD rows (SPEC §6). Safe while relays run: a replay
+// Operator actions on DEAD rows (README "Commands"). Safe while relays run: a replay
 // only touches rows that are still DEAD, under row locks.
 
 struct DeadRow {

@@ -10,7 +10,7 @@
 
 namespace outbox {
 
-// Turns a row into a Kafka message per SPEC §4: key, value, headers, topic.
+// Turns a row into a Kafka message per README "How it works": key, value, headers, topic.
 // Immutable after construction; thread-safe.
 class Router {
  public:

@@ -238,7 +238,7 @@ TEST_CASE(
     "[rows]") {
   MockCluster cluster(1);
   TestDatabase db("rows_long_event_type", kOptionalColumns);
-  // SPEC's columns are varchar(64)/varchar(32); a service may have widened them.
+  // The contract's columns are varchar(64)/varchar(32); a service may have widened them.
   db.Exec(
       "ALTER TABLE t_outbox MODIFY event_type varchar(300) NOT NULL,"
       " MODIFY aggregate_type varchar(300) NOT NULL");
@@ -328,7 +328,7 @@ TEST_CASE("a retry_count at its column's limit makes the row DEAD without failin
           "[rows]") {
   MockCluster cluster(1);
   cluster.CreateTopic("outbox.event.Order", 1);
-  // INT (SPEC §2) and a narrower SMALLINT UNSIGNED a schema might use: "+ 1"
+  // INT (README "The outbox table") and a narrower SMALLINT UNSIGNED a schema might use: "+ 1"
   // at the limit used to fail the whole settle (error 1264) forever, leaving
   // every row of the batch in SENDING.
   for (const auto& [type, limit] : std::vector<std::pair<std::string, int64_t>>{

@@ -610,7 +610,7 @@ TEST_CASE(
 TEST_CASE(
     "the relay drains a table range-partitioned by created_at and an old partition drops whole",
     "[ops][retention]") {
-  // docs/CONFIG.md "Very large tables": the SPEC §2 table with created_at
+  // docs/CONFIG.md "Very large tables": the README table ("The outbox table") with created_at
   // added to its unique keys (MySQL and MariaDB require the partitioning
   // column in every unique key), partitioned by created_at.
   MockCluster cluster(1);

@@ -14,7 +14,7 @@
 #     METRICS.md's reason table, from the start;
 #   - outbox_database_up and outbox_kafka_up are 0 (what the alerts watch);
 #   - `promtool check metrics` finds no problem in the exposition (if installed).
-# The relay is stopped with SIGTERM and must exit 0 within 45 s (SPEC §3).
+# The relay is stopped with SIGTERM and must exit 0 within 45 s (README "Guarantees").
 #
 # Usage: tests/ops/check_metrics.sh RELAY_BINARY     e.g. build/outbox-relay
 # Needs python3 and curl. Exit 0 ok, 1 failure, 77 no binary given.

@@ -19,7 +19,7 @@ Row MakeRow(int64_t id, int64_t aggregate, const std::string& status = "SENT") {
   return r;
 }
 
-// The message the relay builds for `row` (SPEC §4), at `offset` of `partition`.
+// The message the relay builds for `row` (README "How it works"), at `offset` of `partition`.
 Message MessageFor(const Row& row, int64_t offset, int32_t partition = 0) {
   Message m;
   m.topic = "outbox.event." + row.aggregate_type;

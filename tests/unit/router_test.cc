@@ -19,7 +19,7 @@ OutboxRow Row() {
 }
 }  // namespace
 
-TEST_CASE("a row becomes a message keyed by aggregate_id with the SPEC headers", "[routing]") {
+TEST_CASE("a row becomes a message keyed by aggregate_id with the contract headers", "[routing]") {
   ServiceConfig s;
   s.name = "shop";
   Router router(s);
