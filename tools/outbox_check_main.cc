@@ -298,7 +298,7 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   app.add_option("--service", o.expect.service, "service name, for {service} in the template");
   app.add_option("--topic-template", o.expect.topic_template,
-                 "the service's topic template (README "How it works")")
+                 "the service's topic template (README, How it works)")
       ->capture_default_str();
   app.add_option("--topic-override", a.topic_overrides,
                  "EVENT_TYPE=TOPIC per-event-type override (repeatable)");

@@ -196,7 +196,7 @@ int main(int argc, char** argv) {
   app.add_option("--database", a.database, "database")->required();
   app.add_option("--table", a.table, "outbox table")->capture_default_str();
   app.add_flag("--create-table", a.create_table,
-               "create the database and the README table ("The outbox table") if missing");
+               "create the database and the outbox table (sql/t_outbox.sql) if missing");
   app.add_option("--aggregates", a.aggregates, "number of aggregates")->capture_default_str();
   app.add_option("--events", a.events, "events per aggregate: N or MIN..MAX (uniform)")
       ->capture_default_str();
