@@ -3,8 +3,6 @@
 // the mock Kafka cluster in tests/integration/relay_e2e_test.cc.
 #include "relay/relay.h"
 
-#include "common/build_info.h"
-
 #include <catch2/catch.hpp>
 #include <thread>
 
@@ -597,36 +595,6 @@ TEST_CASE("the database probe used while the broker is down reports the database
     CHECK(rig.m().database_up->Value() == 0);
     CHECK_FALSE(rig.relay->DatabaseReady());
   }
-}
-
-TEST_CASE("the exposition names the version and the revision and the instance", "[metrics]") {
-  Metrics metrics;
-  metrics.SetInstance("relay-a");
-  metrics.ForService("orders");
-  std::string text = metrics.Serialize();
-  CHECK(text.find("outbox_relay_build_info{instance_id=\"relay-a\",revision=\"" +
-                  std::string(BuildRevision()) + "\",version=\"" OUTBOX_VERSION "\"} 1") !=
-        std::string::npos);
-  CHECK(text.find("outbox_retention_failures_total{service=\"orders\"} 0") != std::string::npos);
-}
-
-TEST_CASE(
-    "every publish failure reason is exported at 0 from the start so that rate() counts its "
-    "first failures",
-    "[metrics]") {
-  Metrics metrics;
-  ServiceMetrics& m = metrics.ForService("orders");
-  std::string text = metrics.Serialize();
-  for (FailureReason r : kFailureReasons) {
-    const std::string reason(ToLabel(r));
-    INFO(reason);
-    CHECK(text.find("outbox_publish_failures_total{reason=\"" + reason +
-                    "\",service=\"orders\"} 0") != std::string::npos);
-  }
-  m.PublishFailures("timeout").Increment();
-  CHECK(metrics.Serialize().find(
-            "outbox_publish_failures_total{reason=\"timeout\",service=\"orders\"} 1") !=
-        std::string::npos);
 }
 
 }  // namespace
