@@ -1,7 +1,7 @@
 // outbox-check: reads every row of an outbox table and every message of the
 // relay's topics (from the start of each partition to its high watermark)
-// and reports whether the relay kept README "Guarantees" and "How it works": nothing lost, duplicates
-// counted, per-aggregate order, messages matching their rows.
+// and reports whether the relay kept README "Guarantees" and "How it works": nothing lost,
+// duplicates counted, per-aggregate order, messages matching their rows.
 //
 // Exit codes: 0 verdict OK, 1 violations found, 2 usage or connection error.
 #include <cppconn/driver.h>

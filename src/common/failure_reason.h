@@ -22,22 +22,31 @@ enum class FailureReason {
 
 // Every reason a failure can have, in the order metrics export them.
 inline constexpr std::array<FailureReason, 8> kFailureReasons = {
-    FailureReason::kTimeout,      FailureReason::kBrokerDown,    FailureReason::kMessageTooLarge,
-    FailureReason::kInvalidTopic, FailureReason::kBrokerError,   FailureReason::kProducerFatal,
+    FailureReason::kTimeout,      FailureReason::kBrokerDown,  FailureReason::kMessageTooLarge,
+    FailureReason::kInvalidTopic, FailureReason::kBrokerError, FailureReason::kProducerFatal,
     FailureReason::kRouting,      FailureReason::kQueueFull};
 
 // The metric label: "timeout", "broker_down", ... ("" for kNone).
 constexpr std::string_view ToLabel(FailureReason r) {
   switch (r) {
-    case FailureReason::kNone: return "";
-    case FailureReason::kTimeout: return "timeout";
-    case FailureReason::kBrokerDown: return "broker_down";
-    case FailureReason::kMessageTooLarge: return "message_too_large";
-    case FailureReason::kInvalidTopic: return "invalid_topic";
-    case FailureReason::kBrokerError: return "broker_error";
-    case FailureReason::kProducerFatal: return "producer_fatal";
-    case FailureReason::kRouting: return "routing";
-    case FailureReason::kQueueFull: return "queue_full";
+    case FailureReason::kNone:
+      return "";
+    case FailureReason::kTimeout:
+      return "timeout";
+    case FailureReason::kBrokerDown:
+      return "broker_down";
+    case FailureReason::kMessageTooLarge:
+      return "message_too_large";
+    case FailureReason::kInvalidTopic:
+      return "invalid_topic";
+    case FailureReason::kBrokerError:
+      return "broker_error";
+    case FailureReason::kProducerFatal:
+      return "producer_fatal";
+    case FailureReason::kRouting:
+      return "routing";
+    case FailureReason::kQueueFull:
+      return "queue_full";
   }
   return "broker_error";
 }

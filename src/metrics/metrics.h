@@ -15,7 +15,6 @@
 
 namespace outbox {
 
-
 // One service's metrics (the `service` label). Thread-safe.
 class ServiceMetrics {
  public:

@@ -103,7 +103,7 @@ void ChainPublisher::Finish(const std::shared_ptr<Batch>& batch, size_t row,
   size_t finished = 1;
   const auto& seq = batch->chains[chain];
   const bool more = batch->next_pos[chain] < seq.size();
-  const char* cut = !ok                                       ? kAfterFailure
+  const char* cut = !ok                                      ? kAfterFailure
                     : batch->clock->Now() >= batch->start_by ? kOutOfBudget
                                                              : nullptr;
   if (more && cut != nullptr) {

@@ -6,8 +6,8 @@
 
 namespace outbox {
 
-Housekeeper::Housekeeper(const ServiceConfig& config, OutboxStorePtr store,
-                         ServiceMetrics* metrics, DbHealth* health, ClockPtr clock)
+Housekeeper::Housekeeper(const ServiceConfig& config, OutboxStorePtr store, ServiceMetrics* metrics,
+                         DbHealth* health, ClockPtr clock)
     : config_(config),
       store_(std::move(store)),
       metrics_(metrics),
@@ -29,8 +29,8 @@ Status Housekeeper::RefreshGauges() {
   metrics_->oldest_unsent_age->Set(st.oldest_unsent_age_s);
   metrics_->dead->Set(static_cast<double>(st.dead));
   metrics_->unknown_status->Set(static_cast<double>(st.unknown_status));
-  const bool blocking = config_.ordering == Ordering::kPerAggregate &&
-                        config_.dead_policy == DeadPolicy::kBlock;
+  const bool blocking =
+      config_.ordering == Ordering::kPerAggregate && config_.dead_policy == DeadPolicy::kBlock;
   if (!blocking || st.dead == 0) {
     metrics_->blocked_aggregates->Set(0);
     return Status::Ok();

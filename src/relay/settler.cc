@@ -23,8 +23,8 @@ SettleOp PlanRow(const OutboxRow& row, const PublishOutcome& o, RetryPolicy& ret
     case PublishResult::kRetryable: {
       // retry_count is the row's, written by anyone: at INT's limit the count
       // stays there (and the row is exhausted) instead of overflowing.
-      const int failures = row.retry_count < std::numeric_limits<int>::max() ? row.retry_count + 1
-                                                                             : row.retry_count;
+      const int failures =
+          row.retry_count < std::numeric_limits<int>::max() ? row.retry_count + 1 : row.retry_count;
       op.error = o.error;
       if (retry.Exhausted(failures)) {
         op.kind = SettleKind::kDead;
@@ -145,12 +145,11 @@ void Settler::LogBatch(const PublishedBatch& done, const std::vector<SettleOp>& 
         "(kafka.properties queue.buffering.max.messages / queue.buffering.max.kbytes): released "
         "without counting an attempt",
         config_.name, queue_full);
-  const auto retried = std::count_if(ops.begin(), ops.end(),
-                                     [](const SettleOp& op) { return op.kind == SettleKind::kRetry; });
+  const auto retried = std::count_if(
+      ops.begin(), ops.end(), [](const SettleOp& op) { return op.kind == SettleKind::kRetry; });
   if (retried > 0) {
-    auto first = std::find_if(done.outcomes.begin(), done.outcomes.end(), [](auto& o) {
-      return o.result == PublishResult::kRetryable;
-    });
+    auto first = std::find_if(done.outcomes.begin(), done.outcomes.end(),
+                              [](auto& o) { return o.result == PublishResult::kRetryable; });
     spdlog::warn("service {}: {} of {} event(s) failed and will be retried: {}", config_.name,
                  retried, ops.size(), first != done.outcomes.end() ? first->error : "");
   }

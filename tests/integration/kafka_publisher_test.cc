@@ -7,8 +7,8 @@
 #include <future>
 
 #include "kafka/kafka_config.h"
-#include "relay/chain_publisher.h"
 #include "mock_cluster.h"
+#include "relay/chain_publisher.h"
 
 namespace outbox {
 namespace {
@@ -148,8 +148,10 @@ TEST_CASE("a producer that hit a fatal error is replaced and publishing resumes"
 
 TEST_CASE("a fatal error fails queued messages as retryable producer_fatal", "[kafka]") {
   CHECK(ClassifyKafkaError(RD_KAFKA_RESP_ERR__FATAL, true).result == PublishResult::kRetryable);
-  CHECK(ClassifyKafkaError(RD_KAFKA_RESP_ERR__PURGE_INFLIGHT, true).reason == FailureReason::kProducerFatal);
-  CHECK(ClassifyKafkaError(RD_KAFKA_RESP_ERR__PURGE_QUEUE, true).reason == FailureReason::kProducerFatal);
+  CHECK(ClassifyKafkaError(RD_KAFKA_RESP_ERR__PURGE_INFLIGHT, true).reason ==
+        FailureReason::kProducerFatal);
+  CHECK(ClassifyKafkaError(RD_KAFKA_RESP_ERR__PURGE_QUEUE, true).reason ==
+        FailureReason::kProducerFatal);
 }
 
 }  // namespace

@@ -102,8 +102,9 @@ TEST_CASE("a failure leaves the rest of its aggregate's chain not attempted", "[
 TEST_CASE("with ordering none a failure holds back no other row", "[relay][chains]") {
   Rig rig(Ordering::kNone);
   rig.broker->set_decide([](const Message& m) {
-    return m.value == "bad" ? PublishOutcome{PublishResult::kRetryable, FailureReason::kTimeout, "x"}
-                            : PublishOutcome{PublishResult::kAcked, FailureReason::kNone, ""};
+    return m.value == "bad"
+               ? PublishOutcome{PublishResult::kRetryable, FailureReason::kTimeout, "x"}
+               : PublishOutcome{PublishResult::kAcked, FailureReason::kNone, ""};
   });
   auto rows = std::vector<OutboxRow>{Row(1, 7), Row(2, 7), Row(3, 7)};
   rows[0].payload = "bad";

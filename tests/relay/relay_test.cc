@@ -238,8 +238,10 @@ TEST_CASE("a stale settle is counted as neither published nor DEAD", "[relay]") 
     b.Step();
     REQUIRE(a.table->Get(id).status == "SENT");
     a.broker->set_decide([late](const Message&) {
-      return PublishOutcome{late, late == PublishResult::kAcked ? FailureReason::kNone : FailureReason::kMessageTooLarge,
-                            late == PublishResult::kAcked ? "" : "too large"};
+      return PublishOutcome{
+          late,
+          late == PublishResult::kAcked ? FailureReason::kNone : FailureReason::kMessageTooLarge,
+          late == PublishResult::kAcked ? "" : "too large"};
     });
     a.broker->CompleteAll();
     CHECK(a.relay->SettleReady(false, 0ms) == 1);

@@ -29,8 +29,8 @@ std::string RelayPasswordEnv();
 std::vector<std::string> RelayChildEnv();
 bool SeparateRelayUser();
 
-// A fresh database with t_outbox exactly as sql/t_outbox.sql (README "The outbox table") (plus `extra_columns`
-// SQL appended to the column list, e.g. ", last_error varchar(255)").
+// A fresh database with t_outbox exactly as sql/t_outbox.sql (README "The outbox table") (plus
+// `extra_columns` SQL appended to the column list, e.g. ", last_error varchar(255)").
 class TestDatabase {
  public:
   explicit TestDatabase(const std::string& name, const std::string& extra_columns = "");
