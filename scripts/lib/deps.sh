@@ -22,6 +22,8 @@ OUTBOX_DEPS=(
     prometheus-cpp-dev libcli11-dev nlohmann-json3-dev libspdlog-dev libfmt-dev
     catch2 mariadb-server mariadb-client kcat prometheus curl python3 procps
     openssl
+    # sd_notify for Type=notify and the systemd watchdog (src/app/systemd_notify.cc)
+    libsystemd-dev
     # scripts/fuzz: libFuzzer comes with clang's runtime (-fsanitize=fuzzer)
     clang libclang-rt-14-dev
     # tests/ops: PyYAML for the deploy-file checks, systemd-analyze for the
