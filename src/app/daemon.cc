@@ -8,6 +8,7 @@
 #include "app/app.h"
 #include "app/clusters.h"
 #include "app/http_handler.h"
+#include "app/stall_watch.h"
 #include "app/systemd_notify.h"
 #include "common/liveness.h"
 #include "common/log.h"
@@ -17,14 +18,26 @@ namespace outbox {
 
 namespace {
 
-// Once a second: kafka_up.
-void Tick(boost::asio::steady_timer& timer, std::vector<Cluster>& clusters, Metrics& metrics) {
+// What the once-a-second tick reads and updates.
+struct TickState {
+  boost::asio::steady_timer& timer;
+  std::vector<Cluster>& clusters;
+  Metrics& metrics;
+  const LivenessRegistry& liveness;
+  StallWatch stalls;
+};
+
+// Once a second: kafka_up, and the loops past their stall limit.
+void Tick(TickState& t) {
   bool up = true;
-  for (const auto& c : clusters) up = up && c.publisher->Healthy();
-  metrics.kafka_up().Set(up ? 1 : 0);
-  timer.expires_after(std::chrono::seconds(1));
-  timer.async_wait([&](const boost::system::error_code& ec) {
-    if (!ec) Tick(timer, clusters, metrics);
+  for (const auto& c : t.clusters) up = up && c.publisher->Healthy();
+  t.metrics.kafka_up().Set(up ? 1 : 0);
+  const std::vector<Stall> stalls = t.liveness.Stalled();
+  t.metrics.stalled_loops().Set(static_cast<double>(stalls.size()));
+  t.stalls.Update(stalls);
+  t.timer.expires_after(std::chrono::seconds(1));
+  t.timer.async_wait([&t](const boost::system::error_code& ec) {
+    if (!ec) Tick(t);
   });
 }
 
@@ -127,7 +140,8 @@ int RunDaemon(const LoadedConfig& loaded) {
   SystemdNotifier systemd(io, liveness);
   systemd.Ready();
   boost::asio::steady_timer timer(io);
-  Tick(timer, clusters, metrics);
+  TickState tick{timer, clusters, metrics, liveness, {}};
+  Tick(tick);
   RunUntilStopSignal(io, [&] {
     systemd.Stopping();
     timer.cancel();

@@ -2,10 +2,6 @@
 
 #include <systemd/sd-daemon.h>
 
-#include <algorithm>
-
-#include "common/log.h"
-
 namespace outbox {
 
 SystemdNotifier::SystemdNotifier(boost::asio::io_context& io, const LivenessRegistry& liveness)
@@ -30,26 +26,11 @@ void SystemdNotifier::Stopping() {
 }
 
 bool SystemdNotifier::Tick() {
-  const std::vector<Stall> stalls = liveness_.Stalled();
-  if (stalls.empty()) {
-    if (stalled_logged_) LogInfo("watchdog: every loop makes progress again; pinging systemd");
-    stalled_logged_ = false;
-    sd_notify(0, "WATCHDOG=1");
-    return true;
-  }
-  if (!stalled_logged_) {
-    std::string names;
-    for (const auto& s : stalls) names += (names.empty() ? "" : ", ") + s.name;
-    std::string detail = DescribeStalls(stalls);
-    detail.pop_back();  // the last line's '\n'
-    std::replace(detail.begin(), detail.end(), '\n', ';');
-    LogError(
-        "watchdog: loops stalled, no longer pinging systemd (it restarts the relay after "
-        "WatchdogSec)",
-        {{"loops", names}, {"error", detail}});
-    stalled_logged_ = true;
-  }
-  return false;
+  // Stalls are logged by the daemon's StallWatch; here they only hold back
+  // the ping.
+  if (!liveness_.Stalled().empty()) return false;
+  sd_notify(0, "WATCHDOG=1");
+  return true;
 }
 
 void SystemdNotifier::Schedule() {

@@ -23,10 +23,9 @@ class SystemdNotifier {
   void Ready();
   // Sends STOPPING=1 and stops the watchdog timer.
   void Stopping();
-  // One watchdog period: WATCHDOG=1 when nothing is stalled, else a warning
-  // naming the stalled loops (once per stall episode) and no ping, so that
-  // systemd restarts the relay WatchdogSec later. Returns whether it pinged.
-  // Public for tests.
+  // One watchdog period: WATCHDOG=1 when nothing is stalled, else no ping,
+  // so that systemd restarts the relay WatchdogSec later. Returns whether it
+  // pinged. Public for tests.
   bool Tick();
 
   // Half of WATCHDOG_USEC, or zero when the watchdog is off.
@@ -38,7 +37,6 @@ class SystemdNotifier {
   const LivenessRegistry& liveness_;
   boost::asio::steady_timer timer_;
   std::chrono::microseconds interval_{0};
-  bool stalled_logged_ = false;
 };
 
 }  // namespace outbox

@@ -8,6 +8,7 @@
 #include <regex>
 #include <thread>
 
+#include "http/http_client.h"
 #include "support/notify_socket.h"
 #include "support/process.h"
 
@@ -52,6 +53,10 @@ TEST_CASE(
       {OUTBOX_BINARY, "health", "--url", "http://127.0.0.1:" + std::to_string(port) + "/healthz"},
       ChildEnv());
   CHECK(health.exit_code == 0);
+  HttpUrl metrics_url{"127.0.0.1", std::to_string(port), "/metrics"};
+  HttpGetResult metrics;
+  REQUIRE(HttpGet(metrics_url, 5s, &metrics).ok());
+  CHECK(metrics.body.find("\noutbox_stalled_loops 0\n") != std::string::npos);
 
   relay.Signal(SIGTERM);
   std::string msg;

@@ -2,6 +2,7 @@
 
 #include <catch2/catch.hpp>
 
+#include "app/stall_watch.h"
 #include "fakes/fake_clock.h"
 #include "http/healthz.h"
 
@@ -81,4 +82,21 @@ TEST_CASE("healthz answers 503 naming the stalled loop and 200 otherwise", "[liv
   CHECK(r.body == "stalled:\norder/claim: no progress for 61.0 s (stall limit 60.0 s)\n");
   claim->Beat();
   CHECK(HealthzResponse(registry).status == 200);
+}
+
+TEST_CASE("the stall watch reports a loop once when it stalls and once when it recovers",
+          "[liveness]") {
+  auto clock = std::make_shared<testing::FakeClock>();
+  LivenessRegistry registry(clock);
+  HeartbeatPtr claim = registry.Register("order/claim", 10s);
+  StallWatch watch;
+  CHECK(watch.Update(registry.Stalled()).stalled.empty());
+  clock->Advance(11s);
+  CHECK(watch.Update(registry.Stalled()).stalled == std::vector<std::string>{"order/claim"});
+  clock->Advance(1s);
+  auto again = watch.Update(registry.Stalled());
+  CHECK(again.stalled.empty());
+  CHECK(again.recovered.empty());
+  claim->Beat();
+  CHECK(watch.Update(registry.Stalled()).recovered == std::vector<std::string>{"order/claim"});
 }
