@@ -55,7 +55,7 @@ TEST_CASE("no arguments print usage on stderr and exit 2", "[cli][process]") {
   CHECK(r.out.empty());
 }
 
-TEST_CASE("--version and -V and version print version revision and library versions and exit 0",
+TEST_CASE("the version command and its flags print version revision and library versions",
           "[cli][process]") {
   for (const auto& arg : {"--version", "-V", "version"}) {
     ProcessResult r = Cli({arg});
