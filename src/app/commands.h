@@ -9,7 +9,7 @@
 
 namespace outbox {
 
-// Exit codes (docs/RUNBOOK.md "Command line").
+// Exit codes (README.md "Commands").
 constexpr int kExitOk = 0;
 constexpr int kExitFailure = 1;
 constexpr int kExitUsage = 2;

@@ -50,6 +50,8 @@ namespace outbox {
 // the formatter through a thread-local, so the default logger must stay
 // synchronous (ConfigureLogging makes it so).
 
+// A key and its value. The key is not copied: it must outlive the log call
+// (a string literal always does).
 class LogField {
  public:
   LogField(std::string_view key, std::string_view value) : key_(key), value_(value) {}

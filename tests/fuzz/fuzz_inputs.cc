@@ -142,8 +142,9 @@ void LogLineInput(const uint8_t* data, size_t size) {
   std::memcpy(&id, f[3].data(), std::min(f[3].size(), sizeof id));
   const LogField fields[] = {
       {f[1], f[2]}, {"outbox_id", id}, {"error", f[3]}, {"count", f[1].size()}};
-  const auto time =
-      std::chrono::system_clock::time_point(std::chrono::milliseconds(id % (1LL << 45)));
+  // Up to 2^40 ms after the epoch (year 2004): the nanosecond clock holds it.
+  const auto time = std::chrono::system_clock::time_point(
+      std::chrono::milliseconds(static_cast<int64_t>(static_cast<uint64_t>(id) % (1ULL << 40))));
   for (LogFormat format : {LogFormat::kJson, LogFormat::kText}) {
     for (bool prefix : {false, true}) {
       LogLineOptions o{format, f[2], prefix};

@@ -166,6 +166,9 @@ TEST_CASE("plain spdlog calls still log their formatted message without fields",
   const auto j = nlohmann::json::parse(out);
   CHECK(j.at("msg") == "x=1 y=two");
   CHECK(j.size() == 4);
+  // LogInfo does not format: braces in a message are written as given.
+  const std::string braces = Captured("json", "r", [] { LogInfo("a {} b {:>9}", {{"k", "{}"}}); });
+  CHECK(nlohmann::json::parse(braces).at("msg") == "a {} b {:>9}");
 }
 
 TEST_CASE("a field named like a fixed key does not replace it", "[log]") {
