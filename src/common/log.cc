@@ -111,7 +111,7 @@ std::string JsonLine(const LogLineOptions& o, spdlog::level::level_enum level,
   for (const auto& f : fields) {
     // A field may not replace a fixed key; it is kept beside it.
     std::string key(f.key());
-    if (Reserved(key)) key = "field_" + key;
+    if (Reserved(key)) key.insert(0, "field_");
     if (f.number())
       j[key] = nlohmann::ordered_json::parse(f.value(), nullptr, false);
     else

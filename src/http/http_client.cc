@@ -59,7 +59,7 @@ Status HttpGet(const HttpUrl& url, std::chrono::milliseconds timeout, HttpGetRes
   std::string step = "resolve";
   stream.expires_after(timeout);
   resolver.async_resolve(
-      url.host, url.port, [&](beast::error_code ec, tcp::resolver::results_type r) {
+      url.host, url.port, [&](beast::error_code ec, const tcp::resolver::results_type& r) {
         if (ec) return void(result = ec);
         step = "connect";
         stream.async_connect(r, [&](beast::error_code ec2, const tcp::endpoint&) {
