@@ -421,8 +421,8 @@ scrape_configs:
         check(r.returncode == 0, f"runbook: `{line}` exits 0")
         if "--all" in line and "--dry-run" not in line:
             check("replayed 2 DEAD row(s) -> NEW" in r.stdout, f"`{line}` replays the 2 rows")
-            check(re.search(r"audit: dead replay service=order id=1 aggregate=Order/42 "
-                            r"event_type=OrderCreated", r.stderr) is not None,
+            check(re.search(r"audit: dead replay service=order outbox_id=1 aggregate_type=Order "
+                            r"aggregate_id=42 event_type=OrderCreated", r.stderr) is not None,
                   "the replay logs an audit line per row")
         if "--dry-run" in line and "--all" in line:
             check("would replay 2 DEAD row(s) -> NEW" in r.stdout, f"`{line}` shows the 2 rows")
