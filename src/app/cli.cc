@@ -11,10 +11,28 @@ namespace outbox {
 
 namespace {
 
+// `health` reads only http.listen: it must work where the secrets are not at
+// hand (a shell on a systemd host without /etc/outbox-relay/env, a probe run
+// as another user). Unset variables read as empty and the files the config
+// names (password_file, tls.*) are not opened.
+LoadOptions SecretlessLoadOptions() {
+  LoadOptions o;
+  o.env = [env = ProcessEnv()](const std::string& name) -> std::optional<std::string> {
+    return env(name).value_or("");
+  };
+  o.read_file = [](const std::string&) {
+    FileRead r;
+    r.info = FileInfo{"not read by health", false};
+    return r;
+  };
+  return o;
+}
+
 // Loads the file; a ConfigError becomes exit code 2 here, in one place.
-bool Load(const std::string& path, bool path_given, LoadedConfig* loaded) {
+bool Load(const std::string& path, bool path_given, const LoadOptions& options,
+          LoadedConfig* loaded) {
   try {
-    *loaded = LoadConfigFile(path);
+    *loaded = LoadConfigFile(path, options);
     return true;
   } catch (const ConfigError& e) {
     std::cerr << e.what() << "\n";
@@ -46,7 +64,9 @@ int RunDead(const CliCommands& cmd, const CliArgs& a, const LoadedConfig& loaded
 // The commands that need the config file.
 int RunWithConfig(const CliCommands& cmd, const CliArgs& a) {
   LoadedConfig loaded;
-  if (!Load(ResolveConfigPath(a.config_path), !a.config_path.empty(), &loaded)) return kExitUsage;
+  const LoadOptions options = cmd.health->parsed() ? SecretlessLoadOptions() : LoadOptions{};
+  if (!Load(ResolveConfigPath(a.config_path), !a.config_path.empty(), options, &loaded))
+    return kExitUsage;
   const Config& c = loaded.config;
   if (cmd.health->parsed())
     return RunHealth(LocalUrlForListen(c.http_listen, "/healthz"),

@@ -148,6 +148,16 @@ TEST_CASE("health reads http.listen from the config and probes loopback for a wi
   CHECK(r.exit_code == 0);
   CHECK(r.out.rfind("http://127.0.0.1:" + std::to_string(healthy.port()) + "/healthz: 200", 0) ==
         0);
+  // It needs no secret: an unset password variable and an unreadable
+  // password file do not stop it (check refuses both).
+  const std::string secretless = dir.Write(
+      "s.yaml", "http: {listen: \"0.0.0.0:" + std::to_string(healthy.port()) +
+                    "\"}\nkafka: {bootstrap_servers: 127.0.0.1:1}\nservices:\n  - name: a\n"
+                    "    mysql: {user: u, database: d, password_env: HEALTH_TEST_UNSET}\n"
+                    "  - name: b\n    mysql: {user: u, database: d, password_file: " +
+                    dir.path() + "/no-such-secret}\n");
+  CHECK(Cli({"health", "-c", secretless}).exit_code == 0);
+  CHECK(Cli({"check", "-c", secretless}).exit_code == 2);
   // A config error is still exit 2.
   CHECK(Cli({"health", "-c", dir.path() + "/missing.yaml"}).exit_code == 2);
 }
