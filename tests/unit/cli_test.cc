@@ -67,7 +67,8 @@ TEST_CASE("the version command and its flags print version revision and library 
   }
 }
 
-TEST_CASE("-c is accepted before and after the subcommand", "[cli][process]") {
+TEST_CASE("the short config flag -c is accepted before and after the subcommand",
+          "[cli][process]") {
   TempDir dir;
   const std::string file = dir.Write("c.yaml", kValid);
   for (const auto& args : std::vector<std::vector<std::string>>{{"-c", file, "check"},
