@@ -1,5 +1,7 @@
 #include "common/clock.h"
 
+#include <cassert>
+
 namespace outbox {
 
 Clock::TimePoint SystemClock::Now() { return std::chrono::steady_clock::now(); }
@@ -8,9 +10,14 @@ double SystemClock::UnixNow() {
   return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
 }
 
-bool SystemClock::WaitUntil(std::unique_lock<std::mutex>& lock, std::condition_variable& cv,
-                            TimePoint deadline, const std::function<bool()>& wake) {
-  return cv.wait_until(lock, deadline, wake);
+bool SystemClock::WaitUntil(Mutex* mu, CondVar* cv, TimePoint deadline,
+                            const std::function<bool()>& wake) {
+  assert(cv->mutex() == mu);
+  (void)mu;
+  while (!wake()) {
+    if (!cv->WaitUntil(deadline) && std::chrono::steady_clock::now() >= deadline) return wake();
+  }
+  return true;
 }
 
 ClockPtr DefaultClock() { return std::make_shared<SystemClock>(); }

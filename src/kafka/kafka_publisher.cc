@@ -23,21 +23,9 @@ std::string Trimmed(const char* s) {
 }
 }  // namespace
 
-struct KafkaPublisher::Batch {
-  std::vector<Message> messages;
-  std::vector<std::vector<size_t>> chains;
-  std::vector<size_t> chain_of;  // message index -> chain index
-  std::vector<size_t> next_pos;  // chain index -> position of its next message
-  std::vector<PublishOutcome> outcomes;
-  std::atomic<size_t> remaining{0};
-  int64_t start_by_ms = 0;  // from this NowMs() on, no further chain message is produced
-  DoneFn done;
-};
-
 struct KafkaPublisher::MsgCtx {
   KafkaPublisher* self;
-  std::shared_ptr<Batch> batch;
-  size_t index;
+  SentFn sent;
 };
 
 PublishOutcome ClassifyKafkaError(rd_kafka_resp_err_t err, bool broker_up) {
@@ -51,37 +39,37 @@ PublishOutcome ClassifyKafkaError(rd_kafka_resp_err_t err, bool broker_up) {
     case RD_KAFKA_RESP_ERR_MSG_SIZE_TOO_LARGE:
     case RD_KAFKA_RESP_ERR_RECORD_LIST_TOO_LARGE:
       o.result = PublishResult::kPermanent;
-      o.reason = "message_too_large";
+      o.reason = FailureReason::kMessageTooLarge;
       return o;
     case RD_KAFKA_RESP_ERR_TOPIC_EXCEPTION:
     case RD_KAFKA_RESP_ERR__INVALID_ARG:
       o.result = PublishResult::kPermanent;
-      o.reason = "invalid_topic";
+      o.reason = FailureReason::kInvalidTopic;
       return o;
     case RD_KAFKA_RESP_ERR_INVALID_RECORD:
       o.result = PublishResult::kPermanent;
-      o.reason = "broker_error";
+      o.reason = FailureReason::kBrokerError;
       return o;
     case RD_KAFKA_RESP_ERR__MSG_TIMED_OUT:
     case RD_KAFKA_RESP_ERR__TIMED_OUT:
       o.result = PublishResult::kRetryable;
-      o.reason = broker_up ? "timeout" : "broker_down";
+      o.reason = broker_up ? FailureReason::kTimeout : FailureReason::kBrokerDown;
       return o;
     case RD_KAFKA_RESP_ERR__FATAL:
     case RD_KAFKA_RESP_ERR__PURGE_QUEUE:
     case RD_KAFKA_RESP_ERR__PURGE_INFLIGHT:
       // The producer hit a fatal error and is being replaced.
       o.result = PublishResult::kRetryable;
-      o.reason = "producer_fatal";
+      o.reason = FailureReason::kProducerFatal;
       return o;
     case RD_KAFKA_RESP_ERR__TRANSPORT:
     case RD_KAFKA_RESP_ERR__ALL_BROKERS_DOWN:
       o.result = PublishResult::kRetryable;
-      o.reason = "broker_down";
+      o.reason = FailureReason::kBrokerDown;
       return o;
     default:
       o.result = PublishResult::kRetryable;
-      o.reason = "broker_error";
+      o.reason = FailureReason::kBrokerError;
       return o;
   }
 }
@@ -241,37 +229,12 @@ void KafkaPublisher::OnLog(const rd_kafka_t*, int level, const char* fac, const 
     spdlog::debug("librdkafka {}: {}", fac, buf);
 }
 
-void KafkaPublisher::Publish(std::vector<Message> messages, std::vector<std::vector<size_t>> chains,
-                             std::chrono::milliseconds budget, DoneFn done) {
-  auto batch = std::make_shared<Batch>();
-  batch->messages = std::move(messages);
-  batch->chains = std::move(chains);
-  batch->outcomes.resize(batch->messages.size());
-  batch->chain_of.assign(batch->messages.size(), 0);
-  batch->next_pos.assign(batch->chains.size(), 0);
-  for (size_t c = 0; c < batch->chains.size(); ++c)
-    for (size_t idx : batch->chains[c]) batch->chain_of[idx] = c;
-  batch->remaining = batch->messages.size();
-  batch->start_by_ms = NowMs() + budget.count();
-  batch->done = std::move(done);
-  if (batch->messages.empty()) {
-    batch->done({});
-    return;
-  }
-  for (size_t c = 0; c < batch->chains.size(); ++c) ProduceNext(batch, c);
-}
-
-void KafkaPublisher::ProduceNext(const std::shared_ptr<Batch>& batch, size_t chain) {
-  const auto& seq = batch->chains[chain];
-  size_t pos = batch->next_pos[chain]++;
-  if (pos >= seq.size()) return;
-  size_t index = seq[pos];
-  const Message& m = batch->messages[index];
+void KafkaPublisher::Send(const Message& m, SentFn sent) {
   rd_kafka_headers_t* hdrs = rd_kafka_headers_new(m.headers.size());
   for (const auto& [k, v] : m.headers)
     rd_kafka_header_add(hdrs, k.data(), static_cast<ssize_t>(k.size()), v.data(),
                         static_cast<ssize_t>(v.size()));
-  auto* ctx = new MsgCtx{this, batch, index};
+  auto* ctx = new MsgCtx{this, std::move(sent)};
   rd_kafka_resp_err_t err;
   {
     std::shared_lock<std::shared_mutex> lock(rk_mu_);
@@ -281,19 +244,18 @@ void KafkaPublisher::ProduceNext(const std::shared_ptr<Batch>& batch, size_t cha
                             RD_KAFKA_V_HEADERS(hdrs), RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY),
                             RD_KAFKA_V_OPAQUE(ctx), RD_KAFKA_V_END);
   }
-  if (err != RD_KAFKA_RESP_ERR_NO_ERROR) {
-    rd_kafka_headers_destroy(hdrs);
-    delete ctx;
-    PublishOutcome o = ClassifyKafkaError(err, up_.load());
-    if (err == RD_KAFKA_RESP_ERR__QUEUE_FULL) {
-      // The producer's own queue (queue.buffering.max.messages / .kbytes) is
-      // full: the message never left this process, so it is no failed
-      // attempt. Counting it sent rows DEAD under a burst of large payloads.
-      o.result = PublishResult::kNotAttempted;
-      o.reason = "queue_full";
-    }
-    Finish(batch, index, std::move(o));
+  if (err == RD_KAFKA_RESP_ERR_NO_ERROR) return;  // the delivery report calls `sent`
+  rd_kafka_headers_destroy(hdrs);
+  std::unique_ptr<MsgCtx> owned(ctx);
+  PublishOutcome o = ClassifyKafkaError(err, up_.load());
+  if (err == RD_KAFKA_RESP_ERR__QUEUE_FULL) {
+    // The producer's own queue (queue.buffering.max.messages / .kbytes) is
+    // full: the message never left this process, so it is no failed
+    // attempt. Counting it sent rows DEAD under a burst of large payloads.
+    o.result = PublishResult::kNotAttempted;
+    o.reason = FailureReason::kQueueFull;
   }
+  owned->sent(std::move(o));
 }
 
 void KafkaPublisher::OnDeliveryReport(rd_kafka_t*, const rd_kafka_message_t* msg, void*) {
@@ -304,35 +266,9 @@ void KafkaPublisher::OnDeliveryReport(rd_kafka_t*, const rd_kafka_message_t* msg
     self->last_ack_ms_ = NowMs();
     if (!self->up_.exchange(true)) spdlog::info("kafka: broker reachable again");
   }
-  self->Finish(ctx->batch, ctx->index, std::move(o));
+  ctx->sent(std::move(o));
 }
 
-void KafkaPublisher::Finish(const std::shared_ptr<Batch>& batch, size_t index,
-                            PublishOutcome outcome) {
-  size_t chain = batch->chain_of[index];
-  bool ok = outcome.result == PublishResult::kAcked;
-  batch->outcomes[index] = std::move(outcome);
-  size_t finished = 1;
-  const char* stop = !ok ? "not sent: an earlier event of its aggregate failed"
-                     : NowMs() >= batch->start_by_ms
-                         ? "not sent: the batch ran out of its lease budget (slow broker)"
-                         : nullptr;
-  if (stop) {
-    // The rest of the chain must not overtake a failed message, and must not
-    // outlive the lease: it is released unattempted and claimed again.
-    const auto& seq = batch->chains[chain];
-    while (batch->next_pos[chain] < seq.size()) {
-      size_t rest = seq[batch->next_pos[chain]++];
-      batch->outcomes[rest] = PublishOutcome{PublishResult::kNotAttempted, "", stop};
-      ++finished;
-    }
-    ok = false;
-  }
-  if (batch->remaining.fetch_sub(finished) == finished) {
-    batch->done(std::move(batch->outcomes));
-    return;
-  }
-  if (ok) ProduceNext(batch, chain);
-}
+std::string LibrdkafkaVersion() { return rd_kafka_version_str(); }
 
 }  // namespace outbox

@@ -17,7 +17,8 @@ namespace outbox {
 
 // Publisher on librdkafka: one idempotent producer (acks=all) shared by the
 // services that use the same cluster. A poll thread serves delivery reports
-// (which run the DoneFn) and probes the cluster while it looks down.
+// (which run the SentFn); a probe thread checks the cluster while it looks
+// down or idle.
 // Thread-safe.
 class KafkaPublisher : public Publisher {
  public:
@@ -26,8 +27,7 @@ class KafkaPublisher : public Publisher {
                                                 std::string* error);
   ~KafkaPublisher() override;
 
-  void Publish(std::vector<Message> messages, std::vector<std::vector<size_t>> chains,
-               std::chrono::milliseconds budget, DoneFn done) override;
+  void Send(const Message& message, SentFn sent) override;
   bool Healthy() const override { return up_.load() && !fatal_.load(); }
   // True from a fatal librdkafka error (e.g. an idempotent producer whose
   // sequence broke) until the poll thread has replaced the producer: its
@@ -45,7 +45,6 @@ class KafkaPublisher : public Publisher {
   void TriggerFatalErrorForTesting(const std::string& reason);
 
  private:
-  struct Batch;
   struct MsgCtx;
   KafkaPublisher() = default;
   static rd_kafka_t* NewProducer(const std::map<std::string, std::string>& props,
@@ -54,8 +53,6 @@ class KafkaPublisher : public Publisher {
   // Poll thread only: swaps in a fresh producer after a fatal error.
   void ReplaceProducer();
   void ProbeLoop();
-  void ProduceNext(const std::shared_ptr<Batch>& batch, size_t chain);
-  void Finish(const std::shared_ptr<Batch>& batch, size_t index, PublishOutcome outcome);
   static void OnDeliveryReport(rd_kafka_t* rk, const rd_kafka_message_t* msg, void* opaque);
   static void OnError(rd_kafka_t* rk, int err, const char* reason, void* opaque);
   static void OnLog(const rd_kafka_t* rk, int level, const char* fac, const char* buf);
@@ -82,5 +79,8 @@ class KafkaPublisher : public Publisher {
 
 // Maps a librdkafka error to a publish result and a metric reason.
 PublishOutcome ClassifyKafkaError(rd_kafka_resp_err_t err, bool broker_up);
+
+// librdkafka's version, e.g. "2.0.2" (for `outbox-relay version`).
+std::string LibrdkafkaVersion();
 
 }  // namespace outbox

@@ -1,11 +1,12 @@
 #pragma once
 
-#include <chrono>
 #include <functional>
 #include <memory>
 #include <string>
 #include <utility>
 #include <vector>
+
+#include "common/failure_reason.h"
 
 namespace outbox {
 
@@ -20,30 +21,28 @@ enum class PublishResult {
   kAcked,        // the broker acknowledged it (acks=all)
   kRetryable,    // failed; worth another attempt later
   kPermanent,    // will never succeed as it is (too large, invalid topic)
-  kNotAttempted  // not sent: an earlier message of its chain failed, or shutdown
+  kNotAttempted  // not sent (an earlier message of its chain failed, the lease budget ran out,
+                 // the producer's queue was full): released without counting an attempt
 };
 
 struct PublishOutcome {
   PublishResult result = PublishResult::kNotAttempted;
-  std::string reason;  // metric label: timeout, broker_down, message_too_large, ...
-  std::string error;   // human-readable, for last_error and logs
+  FailureReason reason = FailureReason::kNone;  // the metric label, kNone when acked
+  std::string error;                            // human-readable, for last_error and logs
 };
 
-// The seam for Kafka.
+// The seam for Kafka: produces single messages and classifies what became of
+// them. Ordering (chains), the lease budget and batching are the relay's
+// (src/relay/chain_publisher.h), not the publisher's.
 class Publisher {
  public:
-  using DoneFn = std::function<void(std::vector<PublishOutcome>)>;
+  using SentFn = std::function<void(PublishOutcome)>;
   virtual ~Publisher() = default;
 
-  // Publishes `messages`. `chains` partitions their indexes into sequences
-  // that must reach the broker in order: a chain's next message is sent only
-  // after the previous one was acknowledged, and a failure marks the rest of
-  // the chain kNotAttempted. A chain's message is not started later than
-  // `budget` after the call (it is kNotAttempted instead), so that a batch
-  // settles before its lease expires even when the broker is slow. `done` is
-  // called exactly once, from any thread, with one outcome per message.
-  virtual void Publish(std::vector<Message> messages, std::vector<std::vector<size_t>> chains,
-                       std::chrono::milliseconds budget, DoneFn done) = 0;
+  // Hands `message` to the producer. `sent` is called exactly once, from any
+  // thread: with kAcked once the broker acknowledged it, else with the failure
+  // — possibly before Send returns, when the producer refuses it at once.
+  virtual void Send(const Message& message, SentFn sent) = 0;
   // True while the broker is believed reachable.
   virtual bool Healthy() const = 0;
 };

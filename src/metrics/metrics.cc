@@ -124,8 +124,14 @@ ServiceMetrics& Metrics::ForService(const std::string& service) {
   m.stale_transitions = &stale_->Add(l);
   m.retention_deleted = &retention_deleted_->Add(l);
   m.retention_failures = &retention_failures_->Add(l);
-  for (const char* reason : kPublishFailureReasons)
+  // Every reason of outbox_publish_failures_total from the service's start,
+  // at 0: a counter series that first appears with the value 6 has no
+  // earlier sample, so rate() and increase() would never count those first
+  // failures.
+  for (FailureReason r : kFailureReasons) {
+    const std::string reason(ToLabel(r));
     m.failures_[reason] = &failures_->Add({{"service", service}, {"reason", reason}});
+  }
   // Seconds from created_at (whole seconds) to the ack: sub-second buckets
   // matter for the p50, minutes for a backlog.
   m.publish_latency = &latency_->Add(

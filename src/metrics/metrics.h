@@ -11,15 +11,10 @@
 #include <mutex>
 #include <string>
 
+#include "common/failure_reason.h"
+
 namespace outbox {
 
-// Every `reason` of outbox_publish_failures_total (docs/METRICS.md). Each
-// service exports all of them from its start, at 0: a counter series that
-// first appears with the value 6 has no earlier sample, so rate() and
-// increase() would never count those first failures.
-inline constexpr const char* kPublishFailureReasons[] = {
-    "timeout",      "broker_down",    "message_too_large", "invalid_topic",
-    "broker_error", "producer_fatal", "routing",           "queue_full"};
 
 // One service's metrics (the `service` label). Thread-safe.
 class ServiceMetrics {

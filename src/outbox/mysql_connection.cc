@@ -1,6 +1,7 @@
 #include "outbox/mysql_connection.h"
 
 #include <cppconn/statement.h>
+#include <dlfcn.h>
 #include <mysql_driver.h>
 #include <spdlog/spdlog.h>
 
@@ -324,6 +325,17 @@ Status ProbeGrants(MysqlConnection& conn, const TableSchema& schema, bool need_d
     return Status::Error("cannot check the grants on " + name + ": " + DescribeSqlError(e));
   }
   return Status::Ok();
+}
+
+std::string MysqlClientVersions() {
+  auto* driver = sql::mysql::get_mysql_driver_instance();
+  // libmariadb is loaded by Connector/C++; ask it for its version directly.
+  using ClientInfoFn = const char* (*)();
+  auto client_info = reinterpret_cast<ClientInfoFn>(dlsym(RTLD_DEFAULT, "mysql_get_client_info"));
+  return "Connector/C++ " + std::to_string(driver->getMajorVersion()) + "." +
+         std::to_string(driver->getMinorVersion()) + "." +
+         std::to_string(driver->getPatchVersion()) + ", client library " +
+         (client_info ? client_info() : "unknown");
 }
 
 }  // namespace outbox

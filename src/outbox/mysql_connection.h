@@ -94,4 +94,8 @@ int64_t IntegerTypeMax(const std::string& data_type, const std::string& column_t
 Status ProbeGrants(MysqlConnection& conn, const TableSchema& schema, bool need_delete,
                    std::string* granted, std::vector<std::string>* problems);
 
+// "Connector/C++ 1.1.12, client library 3.3.20": the versions of the MySQL
+// client libraries this process runs with (for `outbox-relay version`).
+std::string MysqlClientVersions();
+
 }  // namespace outbox

@@ -31,6 +31,7 @@ struct OutboxRow {
   std::string payload;                 // the payload column's bytes, as the database returned them
   int retry_count = 0;                 // failed attempts before this claim
   int64_t created_at_unix = 0;         // created_at read in the database's zone, as unix seconds
+  int64_t age_at_claim_us = 0;         // NOW(6) - created_at when claimed, on the database's clock
   std::optional<std::string> topic;    // optional `topic` column
   std::optional<std::string> headers;  // optional `headers` column (JSON text)
   bool reclaimed = false;              // was SENDING with an expired lease when claimed

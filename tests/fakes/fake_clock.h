@@ -2,33 +2,42 @@
 
 #include <atomic>
 #include <chrono>
+#include <thread>
 
 #include "common/clock.h"
 
 namespace outbox::testing {
 
-// A clock that moves only when the test says so. WaitUntil never blocks: it
-// reports whether the wake condition already holds, which is what a test that
-// drives the relay's step methods from one thread needs.
+// A clock that moves only when the test says so (Advance). WaitUntil blocks
+// like the real one until the wake condition holds or the fake time reaches
+// the deadline: a loop waiting for 100 fake ms waits until a test advances
+// the clock that far. It re-checks every millisecond of real time, so a
+// waiter sees an Advance (or a condition set without a signal) at once.
+// Tests that drive the relay's step methods from one thread never wait.
 // Thread-safe.
 class FakeClock : public Clock {
  public:
   explicit FakeClock(double unix_start = 1'800'000'000.0) : unix_start_(unix_start) {}
 
-  TimePoint Now() override { return TimePoint(std::chrono::milliseconds(elapsed_ms_.load())); }
-  double UnixNow() override { return unix_start_ + static_cast<double>(elapsed_ms_.load()) / 1000; }
-  bool WaitUntil(std::unique_lock<std::mutex>&, std::condition_variable&, TimePoint,
-                 const std::function<bool()>& wake) override {
-    return wake();
+  TimePoint Now() override { return TimePoint(std::chrono::microseconds(elapsed_us_.load())); }
+  double UnixNow() override { return unix_start_ + static_cast<double>(elapsed_us_.load()) / 1e6; }
+  bool WaitUntil(Mutex* mu, CondVar* cv, TimePoint deadline,
+                 const std::function<bool()>& wake) override REQUIRES(mu) {
+    mu->AssertHeld();
+    while (!wake()) {
+      if (Now() >= deadline) return false;
+      cv->WaitUntil(std::chrono::steady_clock::now() + std::chrono::milliseconds(1));
+    }
+    return true;
   }
 
-  void Advance(std::chrono::milliseconds d) { elapsed_ms_ += d.count(); }
+  void Advance(std::chrono::microseconds d) { elapsed_us_ += d.count(); }
   // Milliseconds since the epoch, for the fake database's NOW().
   int64_t UnixMs() { return static_cast<int64_t>(UnixNow() * 1000); }
 
  private:
   const double unix_start_;
-  std::atomic<int64_t> elapsed_ms_{0};
+  std::atomic<int64_t> elapsed_us_{0};
 };
 
 }  // namespace outbox::testing

@@ -1,45 +1,27 @@
 #include "fakes/fake_publisher.h"
 
-#include <memory>
-
 namespace outbox::testing {
 
-void FakePublisher::Publish(std::vector<Message> messages, std::vector<std::vector<size_t>> chains,
-                            std::chrono::milliseconds budget, DoneFn done) {
-  Call call{std::move(messages), std::move(chains), std::move(done)};
+void FakePublisher::Send(const Message& message, SentFn sent) {
   {
     std::lock_guard<std::mutex> lock(mu_);
-    ++calls_;
-    last_budget_ = budget;
+    ++sends_;
     if (hold_) {
-      held_.push_back(std::move(call));
+      held_.push_back({message, std::move(sent)});
       return;
     }
   }
-  Run(std::move(call));
+  Complete({message, std::move(sent)});
 }
 
-void FakePublisher::Run(Call call) {
-  std::vector<PublishOutcome> out(call.messages.size());
+void FakePublisher::Complete(Held held) {
+  PublishOutcome outcome{PublishResult::kAcked, FailureReason::kNone, ""};
   {
     std::lock_guard<std::mutex> lock(mu_);
-    for (const auto& chain : call.chains) {
-      bool failed = false;
-      for (size_t mi : chain) {
-        if (failed) {
-          out[mi] = {PublishResult::kNotAttempted, "", "an earlier event of its chain failed"};
-          continue;
-        }
-        out[mi] =
-            decide_ ? decide_(call.messages[mi]) : PublishOutcome{PublishResult::kAcked, "", ""};
-        if (out[mi].result == PublishResult::kAcked)
-          acked_.push_back(call.messages[mi]);
-        else
-          failed = true;
-      }
-    }
+    if (decide_) outcome = decide_(held.message);
+    if (outcome.result == PublishResult::kAcked) acked_.push_back(held.message);
   }
-  call.done(std::move(out));
+  held.sent(std::move(outcome));  // outside the lock: it may Send the chain's next message
 }
 
 bool FakePublisher::Healthy() const {
@@ -63,13 +45,17 @@ void FakePublisher::hold(bool on) {
 }
 
 int FakePublisher::CompleteAll() {
-  std::vector<Call> calls;
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    calls.swap(held_);
+  int completed = 0;
+  for (;;) {
+    std::vector<Held> held;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      held.swap(held_);
+    }
+    if (held.empty()) return completed;
+    for (auto& h : held) Complete(std::move(h));
+    completed += static_cast<int>(held.size());
   }
-  for (auto& c : calls) Run(std::move(c));
-  return static_cast<int>(calls.size());
 }
 
 std::vector<Message> FakePublisher::acked() const {
@@ -77,60 +63,33 @@ std::vector<Message> FakePublisher::acked() const {
   return acked_;
 }
 
-std::chrono::milliseconds FakePublisher::last_budget() const {
+int FakePublisher::sends() const {
   std::lock_guard<std::mutex> lock(mu_);
-  return last_budget_;
+  return sends_;
 }
 
-int FakePublisher::publish_calls() const {
-  std::lock_guard<std::mutex> lock(mu_);
-  return calls_;
-}
-
-void FailingPublisher::FailNext(int n, PublishResult result, std::string reason) {
+void FailingPublisher::FailNext(int n, PublishResult result, FailureReason reason) {
   std::lock_guard<std::mutex> lock(mu_);
   fail_next_ = n;
   result_ = result;
-  reason_ = std::move(reason);
+  reason_ = reason;
 }
 
-void FailingPublisher::Publish(std::vector<Message> messages,
-                               std::vector<std::vector<size_t>> chains,
-                               std::chrono::milliseconds budget, DoneFn done) {
-  // Messages failed here never reach the target; the rest of their chain is
-  // not attempted. What is left goes to the target as one call.
-  auto out = std::make_shared<std::vector<PublishOutcome>>(messages.size());
-  std::vector<Message> forward;
-  std::vector<size_t> origin;  // forwarded index -> original index
-  std::vector<std::vector<size_t>> forward_chains;
+void FailingPublisher::Send(const Message& message, SentFn sent) {
+  PublishOutcome injected;
+  bool fail = false;
   {
     std::lock_guard<std::mutex> lock(mu_);
-    for (const auto& chain : chains) {
-      std::vector<size_t> fc;
-      bool failed = false;
-      for (size_t mi : chain) {
-        if (failed) {
-          (*out)[mi] = {PublishResult::kNotAttempted, "", "an earlier event of its chain failed"};
-        } else if (fail_next_ > 0) {
-          --fail_next_;
-          (*out)[mi] = {result_, reason_, "injected failure: " + reason_};
-          failed = true;
-        } else {
-          fc.push_back(forward.size());
-          origin.push_back(mi);
-          forward.push_back(std::move(messages[mi]));
-        }
-      }
-      if (!fc.empty()) forward_chains.push_back(std::move(fc));
+    if (fail_next_ > 0) {
+      --fail_next_;
+      fail = true;
+      injected = {result_, reason_, "injected failure: " + std::string(ToLabel(reason_))};
     }
   }
-  target_->Publish(std::move(forward), std::move(forward_chains), budget,
-                   [out, origin = std::move(origin),
-                    done = std::move(done)](std::vector<PublishOutcome> results) {
-                     for (size_t i = 0; i < results.size(); ++i)
-                       (*out)[origin[i]] = std::move(results[i]);
-                     done(std::move(*out));
-                   });
+  if (fail)
+    sent(std::move(injected));
+  else
+    target_->Send(message, std::move(sent));
 }
 
 }  // namespace outbox::testing

@@ -2,65 +2,62 @@
 
 #include <functional>
 #include <mutex>
+#include <string>
 #include <vector>
 
 #include "kafka/publisher.h"
 
 namespace outbox::testing {
 
-// An in-memory broker. In the default mode every message is acknowledged at
-// once, chain by chain, as the real publisher would: a chain stops at its first
-// failure and the rest of it is kNotAttempted. With hold(true), Publish only
-// queues the call and the test completes it with CompleteAll().
-// `decide` picks each message's outcome (default: acked).
-// Thread-safe.
+// An in-memory broker. By default every message is acknowledged at once,
+// inside Send. With hold(true), Send only queues the message and the test
+// completes the queue with CompleteAll(). `decide` picks each message's
+// outcome (default: acked). The chain rules are the ChainPublisher's, not
+// this fake's. Thread-safe.
 class FakePublisher : public Publisher {
  public:
   using DecideFn = std::function<PublishOutcome(const Message&)>;
 
-  void Publish(std::vector<Message> messages, std::vector<std::vector<size_t>> chains,
-               std::chrono::milliseconds budget, DoneFn done) override;
+  void Send(const Message& message, SentFn sent) override;
   bool Healthy() const override;
 
   void set_decide(DecideFn decide);
   void set_healthy(bool healthy);
   void hold(bool on);
-  // Completes every held call. Returns how many calls were completed.
+  // Completes every held message, and those that their completions send
+  // meanwhile (the next message of a chain). Returns how many it completed.
   int CompleteAll();
 
   // Messages acknowledged so far, in the order they were acknowledged.
   std::vector<Message> acked() const;
-  int publish_calls() const;
-  std::chrono::milliseconds last_budget() const;
+  int sends() const;
 
  private:
-  struct Call {
-    std::vector<Message> messages;
-    std::vector<std::vector<size_t>> chains;
-    DoneFn done;
+  struct Held {
+    Message message;
+    SentFn sent;
   };
-  void Run(Call call);
+  void Complete(Held held);
 
   mutable std::mutex mu_;
   DecideFn decide_;
   bool healthy_ = true;
   bool hold_ = false;
-  std::vector<Call> held_;
+  std::vector<Held> held_;
   std::vector<Message> acked_;
-  int calls_ = 0;
-  std::chrono::milliseconds last_budget_{0};
+  int sends_ = 0;
 };
 
 // Forwards to another publisher but fails the next `n` messages it is given
-// with `result` (retryable unless said otherwise). Thread-safe.
+// with `result` (retryable unless said otherwise), as leveldb's EnvWrapper
+// overrides one call. Thread-safe.
 class FailingPublisher : public Publisher {
  public:
   explicit FailingPublisher(PublisherPtr target) : target_(std::move(target)) {}
 
   void FailNext(int n, PublishResult result = PublishResult::kRetryable,
-                std::string reason = "broker_down");
-  void Publish(std::vector<Message> messages, std::vector<std::vector<size_t>> chains,
-               std::chrono::milliseconds budget, DoneFn done) override;
+                FailureReason reason = FailureReason::kBrokerDown);
+  void Send(const Message& message, SentFn sent) override;
   bool Healthy() const override { return target_->Healthy(); }
 
  private:
@@ -68,7 +65,7 @@ class FailingPublisher : public Publisher {
   std::mutex mu_;
   int fail_next_ = 0;
   PublishResult result_ = PublishResult::kRetryable;
-  std::string reason_;
+  FailureReason reason_ = FailureReason::kBrokerDown;
 };
 
 }  // namespace outbox::testing

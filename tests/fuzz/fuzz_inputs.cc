@@ -10,7 +10,7 @@
 #include "common/log.h"
 #include "config/config_loader.h"
 #include "config/topic_template.h"
-#include "kafka/router.h"
+#include "relay/router.h"
 
 namespace outbox::fuzz {
 

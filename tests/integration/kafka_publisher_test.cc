@@ -1,11 +1,13 @@
-// KafkaPublisher against librdkafka's mock cluster: chain order, the lease
-// budget, and fatal producer errors.
+// KafkaPublisher against librdkafka's mock cluster: acknowledgements, a full
+// queue, fatal producer errors; and the relay's chains and lease budget over
+// the real producer.
 #include "kafka/kafka_publisher.h"
 
 #include <catch2/catch.hpp>
 #include <future>
 
 #include "kafka/kafka_config.h"
+#include "relay/chain_publisher.h"
 #include "mock_cluster.h"
 
 namespace outbox {
@@ -24,15 +26,18 @@ std::shared_ptr<KafkaPublisher> Connect(MockCluster& cluster) {
   return p;
 }
 
-std::vector<PublishOutcome> PublishAndWait(Publisher& p, std::vector<Message> messages,
-                                           std::vector<std::vector<size_t>> chains,
-                                           std::chrono::milliseconds budget) {
-  std::promise<std::vector<PublishOutcome>> done;
-  auto result = done.get_future();
-  p.Publish(std::move(messages), std::move(chains), budget,
-            [&done](std::vector<PublishOutcome> o) { done.set_value(std::move(o)); });
-  REQUIRE(result.wait_for(30s) == std::future_status::ready);
-  return result.get();
+// Sends each message at once (no chains) and waits for every outcome.
+std::vector<PublishOutcome> SendAllAndWait(Publisher& p, const std::vector<Message>& messages) {
+  std::vector<std::promise<PublishOutcome>> done(messages.size());
+  for (size_t i = 0; i < messages.size(); ++i)
+    p.Send(messages[i], [&done, i](PublishOutcome o) { done[i].set_value(std::move(o)); });
+  std::vector<PublishOutcome> out;
+  for (auto& d : done) {
+    auto f = d.get_future();
+    REQUIRE(f.wait_for(30s) == std::future_status::ready);
+    out.push_back(f.get());
+  }
+  return out;
 }
 
 std::vector<Message> Chain(int n) {
@@ -41,22 +46,51 @@ std::vector<Message> Chain(int n) {
   return m;
 }
 
-TEST_CASE("a chain is published message by message within its lease budget", "[kafka]") {
+std::vector<OutboxRow> Rows(int n) {
+  std::vector<OutboxRow> rows;
+  for (int i = 0; i < n; ++i) {
+    OutboxRow r;
+    r.id = i + 1;
+    r.aggregate = {"order", 42};
+    r.event_type = "E";
+    r.event_key = "E:42:" + std::to_string(i);
+    r.payload = "event " + std::to_string(i);
+    rows.push_back(r);
+  }
+  return rows;
+}
+
+// The relay's ChainPublisher over the real producer, as the relay runs it.
+std::vector<PublishOutcome> PublishChainAndWait(PublisherPtr p, const std::vector<OutboxRow>& rows,
+                                                std::chrono::milliseconds budget) {
+  ServiceConfig service;
+  service.name = "orders";
+  Router router(service);
+  auto clock = DefaultClock();
+  ChainPublisher chains(std::move(p), &router, Ordering::kPerAggregate, clock);
+  std::promise<std::vector<PublishOutcome>> done;
+  auto result = done.get_future();
+  chains.Publish(rows, clock->Now() + budget,
+                 [&done](std::vector<PublishOutcome> o) { done.set_value(std::move(o)); });
+  REQUIRE(result.wait_for(30s) == std::future_status::ready);
+  return result.get();
+}
+
+TEST_CASE("an aggregate's chain is published message by message within its lease budget",
+          "[kafka]") {
   MockCluster cluster(1);
-  cluster.CreateTopic("orders", 1);
   auto p = Connect(cluster);
-  auto out = PublishAndWait(*p, Chain(3), {{0, 1, 2}}, 10s);
+  auto out = PublishChainAndWait(p, Rows(3), 10s);
   REQUIRE(out.size() == 3);
   for (const auto& o : out) CHECK(o.result == PublishResult::kAcked);
 }
 
 TEST_CASE("a chain that runs out of its lease budget releases the rest unattempted", "[kafka]") {
   MockCluster cluster(1);
-  cluster.CreateTopic("orders", 1);
   auto p = Connect(cluster);
   // A budget of 0: the first message of each chain still goes (it was started
   // in time), the ones behind it wait for the next claim.
-  auto out = PublishAndWait(*p, Chain(3), {{0, 1, 2}}, 0ms);
+  auto out = PublishChainAndWait(p, Rows(3), 0ms);
   REQUIRE(out.size() == 3);
   CHECK(out[0].result == PublishResult::kAcked);
   for (int i : {1, 2}) {
@@ -76,14 +110,10 @@ TEST_CASE("a full producer queue releases messages unattempted instead of failin
   std::string err;
   auto p = KafkaPublisher::Create(ProducerProperties(k, "test", 30000, &warnings), &err);
   REQUIRE(p);
-  // 20 aggregates of one event each: all produced at once into a queue of 1.
+  // 20 messages produced at once into a queue of 1.
   std::vector<Message> messages;
-  std::vector<std::vector<size_t>> chains;
-  for (size_t i = 0; i < 20; ++i) {
-    messages.push_back({"orders", std::to_string(i), "e", {}});
-    chains.push_back({i});
-  }
-  auto out = PublishAndWait(*p, messages, chains, 10s);
+  for (size_t i = 0; i < 20; ++i) messages.push_back({"orders", std::to_string(i), "e", {}});
+  auto out = SendAllAndWait(*p, messages);
   int acked = 0, released = 0;
   for (const auto& o : out) {
     INFO(o.error);
@@ -92,7 +122,7 @@ TEST_CASE("a full producer queue releases messages unattempted instead of failin
     if (o.result == PublishResult::kAcked) ++acked;
     if (o.result == PublishResult::kNotAttempted) {
       ++released;
-      CHECK(o.reason == "queue_full");
+      CHECK(o.reason == FailureReason::kQueueFull);
     }
   }
   CHECK(acked >= 1);
@@ -103,7 +133,7 @@ TEST_CASE("a producer that hit a fatal error is replaced and publishing resumes"
   MockCluster cluster(1);
   cluster.CreateTopic("orders", 1);
   auto p = Connect(cluster);
-  REQUIRE(PublishAndWait(*p, Chain(1), {{0}}, 10s)[0].result == PublishResult::kAcked);
+  REQUIRE(SendAllAndWait(*p, Chain(1))[0].result == PublishResult::kAcked);
   CHECK_FALSE(p->Fatal());
   p->TriggerFatalErrorForTesting("test: producer fenced");
   auto deadline = std::chrono::steady_clock::now() + 20s;
@@ -111,15 +141,15 @@ TEST_CASE("a producer that hit a fatal error is replaced and publishing resumes"
     std::this_thread::sleep_for(10ms);
   REQUIRE(p->producers_replaced() == 1);
   CHECK_FALSE(p->Fatal());
-  // The fresh producer publishes, in order.
-  auto out = PublishAndWait(*p, Chain(3), {{0, 1, 2}}, 10s);
+  // The fresh producer publishes.
+  auto out = SendAllAndWait(*p, Chain(3));
   for (const auto& o : out) CHECK(o.result == PublishResult::kAcked);
 }
 
 TEST_CASE("a fatal error fails queued messages as retryable producer_fatal", "[kafka]") {
   CHECK(ClassifyKafkaError(RD_KAFKA_RESP_ERR__FATAL, true).result == PublishResult::kRetryable);
-  CHECK(ClassifyKafkaError(RD_KAFKA_RESP_ERR__PURGE_INFLIGHT, true).reason == "producer_fatal");
-  CHECK(ClassifyKafkaError(RD_KAFKA_RESP_ERR__PURGE_QUEUE, true).reason == "producer_fatal");
+  CHECK(ClassifyKafkaError(RD_KAFKA_RESP_ERR__PURGE_INFLIGHT, true).reason == FailureReason::kProducerFatal);
+  CHECK(ClassifyKafkaError(RD_KAFKA_RESP_ERR__PURGE_QUEUE, true).reason == FailureReason::kProducerFatal);
 }
 
 }  // namespace

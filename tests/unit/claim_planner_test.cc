@@ -1,4 +1,4 @@
-#include "outbox/claim_planner.h"
+#include "relay/claim_planner.h"
 
 #include <catch2/catch.hpp>
 

@@ -1,12 +1,12 @@
 #pragma once
 
 #include <cstdint>
-#include <mutex>
 #include <optional>
 #include <unordered_map>
 #include <unordered_set>
 #include <vector>
 
+#include "common/mutex.h"
 #include "config/config.h"
 #include "outbox/row.h"
 
@@ -85,8 +85,8 @@ class ClaimPlanner {
   size_t blocked_count() const;
 
  private:
-  void Block(const AggregateKey& key);  // mu_ held
-  void Take(const WindowRow& w);        // mu_ held
+  void Block(const AggregateKey& key) REQUIRES(mu_);
+  void Take(const WindowRow& w) REQUIRES(mu_);
   void AddCandidate(const AggregateKey& key, int64_t id);
 
   const DeadPolicy dead_policy_;
@@ -105,12 +105,13 @@ class ClaimPlanner {
   std::vector<int64_t> candidates_;
 
   // Guarded by mu_ (settled from another thread).
-  mutable std::mutex mu_;
-  std::unordered_set<AggregateKey, AggregateKeyHash> blocked_;
-  std::unordered_map<AggregateKey, int, AggregateKeyHash> inflight_;
-  std::unordered_set<int64_t> inflight_ids_;
-  std::unordered_map<AggregateKey, std::vector<int64_t>, AggregateKeyHash> deferred_;
-  size_t deferred_rows_ = 0;
+  mutable Mutex mu_;
+  std::unordered_set<AggregateKey, AggregateKeyHash> blocked_ GUARDED_BY(mu_);
+  std::unordered_map<AggregateKey, int, AggregateKeyHash> inflight_ GUARDED_BY(mu_);
+  std::unordered_set<int64_t> inflight_ids_ GUARDED_BY(mu_);
+  std::unordered_map<AggregateKey, std::vector<int64_t>, AggregateKeyHash> deferred_
+      GUARDED_BY(mu_);
+  size_t deferred_rows_ GUARDED_BY(mu_) = 0;
 };
 
 }  // namespace outbox

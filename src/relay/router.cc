@@ -1,4 +1,4 @@
-#include "kafka/router.h"
+#include "relay/router.h"
 
 #include <nlohmann/json.hpp>
 

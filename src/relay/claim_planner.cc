@@ -1,4 +1,4 @@
-#include "outbox/claim_planner.h"
+#include "relay/claim_planner.h"
 
 #include <algorithm>
 
@@ -13,7 +13,7 @@ void ClaimPlanner::StartPass(int64_t min_id, const std::vector<DeadHead>& dead_h
   dead_min_id_.clear();
   if (dead_policy_ == DeadPolicy::kBlock)
     for (const auto& d : dead_heads) dead_min_id_[d.aggregate] = d.min_dead_id;
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   blocked_.clear();
   deferred_.clear();
   deferred_rows_ = 0;
@@ -24,7 +24,7 @@ void ClaimPlanner::EndPass() {
   page_short_ = false;
   buffered_.clear();
   buffered_pos_ = 0;
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   deferred_.clear();
   deferred_rows_ = 0;
 }
@@ -40,7 +40,7 @@ void ClaimPlanner::BeginRound(int want) {
   chain_of_.clear();
   round_chains_.clear();
   candidates_.clear();
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   for (auto it = deferred_.begin(); it != deferred_.end() && !full(want);) {
     auto& rows = it->second;
     size_t take = 0;
@@ -97,7 +97,7 @@ void ClaimPlanner::Take(const WindowRow& w) {
 }
 
 void ClaimPlanner::ConsumeBuffered(int want) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   while (buffered_pos_ < buffered_.size() && !full(want)) Take(buffered_[buffered_pos_++]);
   if (buffered_pos_ == buffered_.size()) {
     buffered_.clear();
@@ -114,7 +114,7 @@ void ClaimPlanner::Consume(std::vector<WindowRow> page, int page_limit, int want
 }
 
 size_t ClaimPlanner::deferred_count() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   return deferred_rows_;
 }
 
@@ -123,7 +123,7 @@ std::vector<int64_t> ClaimPlanner::Choose(const std::vector<OutboxRow>& locked) 
   got.reserve(locked.size());
   for (const auto& r : locked) got.insert(r.id);
   std::vector<int64_t> chosen;
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   for (const auto& [key, chain] : round_chains_) {
     for (int64_t id : chain) {
       if (!got.count(id)) {
@@ -138,7 +138,7 @@ std::vector<int64_t> ClaimPlanner::Choose(const std::vector<OutboxRow>& locked) 
 }
 
 void ClaimPlanner::OnClaimed(const std::vector<OutboxRow>& rows) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   for (const auto& r : rows) {
     ++inflight_[r.aggregate];
     inflight_ids_.insert(r.id);
@@ -146,7 +146,7 @@ void ClaimPlanner::OnClaimed(const std::vector<OutboxRow>& rows) {
 }
 
 void ClaimPlanner::OnSettled(const std::vector<SettledRow>& rows) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   for (const auto& r : rows) {
     auto it = inflight_.find(r.aggregate);
     if (it != inflight_.end() && --it->second <= 0) inflight_.erase(it);
@@ -156,7 +156,7 @@ void ClaimPlanner::OnSettled(const std::vector<SettledRow>& rows) {
 }
 
 size_t ClaimPlanner::blocked_count() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   return blocked_.size();
 }
 

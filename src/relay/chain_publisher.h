@@ -1,0 +1,51 @@
+#pragma once
+
+#include <functional>
+#include <vector>
+
+#include "common/clock.h"
+#include "config/config.h"
+#include "kafka/publisher.h"
+#include "outbox/row.h"
+#include "relay/router.h"
+
+namespace outbox {
+
+// Publishes one claimed batch and holds the chain rules in one place
+// (docs/DESIGN.md, "Chains"):
+//  - every row is routed to a message; a row that cannot be routed fails
+//    permanently (reason routing);
+//  - with ordering per_aggregate the rows of one aggregate form a chain, in
+//    id order: a chain's next message is sent only after the previous one
+//    was acknowledged, and after a failure (or a routing failure) the rest of
+//    the chain is not attempted, so no event overtakes an older one; with
+//    ordering none every row is a chain of its own;
+//  - the lease budget: no chain message is started at or after `start_by`
+//    (it is released, not attempted), so the batch settles while its lease
+//    is still this relay's, even when the broker is slow.
+// Thread-safe: Publish may be called from any thread; `*router` and the
+// clock must outlive every batch (the Relay owns both).
+class ChainPublisher {
+ public:
+  // One outcome per row, in the rows' order.
+  using DoneFn = std::function<void(std::vector<PublishOutcome>)>;
+
+  ChainPublisher(PublisherPtr publisher, const Router* router, Ordering ordering, ClockPtr clock);
+
+  // Publishes `rows` (id order). `done` is called exactly once, from any
+  // thread (possibly before Publish returns).
+  void Publish(const std::vector<OutboxRow>& rows, Clock::TimePoint start_by, DoneFn done);
+  bool Healthy() const { return publisher_->Healthy(); }
+
+ private:
+  struct Batch;
+  static void SendNext(const std::shared_ptr<Batch>& batch, size_t chain);
+  static void Finish(const std::shared_ptr<Batch>& batch, size_t row, PublishOutcome outcome);
+
+  const PublisherPtr publisher_;
+  const Router* const router_;
+  const Ordering ordering_;
+  const ClockPtr clock_;
+};
+
+}  // namespace outbox

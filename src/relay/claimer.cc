@@ -1,0 +1,165 @@
+#include "relay/claimer.h"
+
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+
+namespace outbox {
+
+namespace {
+constexpr int kMaxPagesPerRound = 8;
+constexpr auto kReclaimEvery = std::chrono::seconds(1);
+constexpr auto kMaxPassAge = std::chrono::seconds(10);
+
+double Ms(Clock::Duration d) { return std::chrono::duration<double, std::milli>(d).count(); }
+}  // namespace
+
+Claimer::Claimer(const ServiceConfig& config, const StoreFactory& stores, ClaimPlanner* planner,
+                 DbHealth* health, ClockPtr clock)
+    : config_(config),
+      planner_(planner),
+      health_(health),
+      clock_(std::move(clock)),
+      claim_store_(stores()),
+      scan_store_(stores()) {}
+
+ClaimRound Claimer::Claim(ClaimedBatch* batch) {
+  return config_.ordering == Ordering::kPerAggregate ? ClaimOrdered(batch) : ClaimUnordered(batch);
+}
+
+Status Claimer::Probe() {
+  bool due = false;
+  Status s = claim_store_->HasDue(config_.ordering == Ordering::kPerAggregate, &due);
+  health_->Note(s, "poll");
+  return s;
+}
+
+ClaimRound Claimer::ClaimUnordered(ClaimedBatch* batch) {
+  auto now = clock_->Now();
+  bool reclaim = now >= next_reclaim_;
+  if (!last_round_full_ && !reclaim) {
+    // The idle poll: one index probe, no transaction.
+    bool due = false;
+    Status s = claim_store_->HasDue(false, &due);
+    health_->Note(s, "poll");
+    if (!s.ok()) return ClaimRound::kFailed;
+    if (!due) return ClaimRound::kIdle;
+  }
+  if (reclaim) next_reclaim_ = now + kReclaimEvery;
+  Status s = claim_store_->ClaimDue(config_.batch_size, config_.lease_ms, reclaim, batch);
+  health_->Note(s, "claim");
+  if (!s.ok()) return ClaimRound::kFailed;
+  last_round_full_ = static_cast<int>(batch->rows.size()) >= config_.batch_size;
+  return last_round_full_ ? ClaimRound::kMore : ClaimRound::kIdle;
+}
+
+void Claimer::EndPass() {
+  scan_store_->EndSnapshot();
+  const PassStats& p = pass_stats_;
+  spdlog::debug(
+      "service {}: pass ended after {:.1f} ms: {} round(s), {} page(s), {} row(s) scanned, {} "
+      "claimed ({} deferred left); scan {:.1f} ms, claim {:.1f} ms",
+      config_.name, Ms(clock_->Now() - pass_started_), p.rounds, p.pages, p.scanned, p.claimed,
+      planner_->deferred_count(), Ms(p.scan), Ms(p.claim));
+  pass_stats_ = PassStats{};
+  planner_->EndPass();
+}
+
+ClaimRound Claimer::StartPass() {
+  // The idle poll: one index probe outside any snapshot. A row backing off or
+  // leased by a live relay starts no pass until it is due. After a pass that
+  // claimed rows more are likely, and the probe would only walk the status
+  // index entries those claims left behind for purge: start the next pass
+  // directly.
+  if (!last_pass_claimed_) {
+    bool due = false;
+    Status s = claim_store_->HasDue(true, &due);
+    health_->Note(s, "poll");
+    if (!s.ok()) return ClaimRound::kFailed;
+    if (!due) return ClaimRound::kIdle;
+  }
+  // The pass reads everything from one snapshot (see OutboxStore::
+  // BeginSnapshot), including its starting id and the DEAD rows: a row below
+  // an id read before the snapshot could have committed in between, and a
+  // row replayed after it is NEW but invisible to this pass's scan.
+  std::optional<int64_t> min_id;
+  std::vector<DeadHead> heads;
+  last_pass_claimed_ = false;
+  Status s = scan_store_->BeginSnapshot();
+  if (s.ok()) s = scan_store_->MinPendingId(&min_id);
+  health_->Note(s, "poll");
+  if (s.ok() && min_id && config_.dead_policy == DeadPolicy::kBlock) {
+    s = scan_store_->DeadHeads(&heads);
+    health_->Note(s, "read DEAD aggregates");
+  }
+  if (!s.ok() || !min_id) {
+    scan_store_->EndSnapshot();
+    return s.ok() ? ClaimRound::kIdle : ClaimRound::kFailed;
+  }
+  planner_->StartPass(*min_id, heads);
+  pass_started_ = clock_->Now();
+  return ClaimRound::kMore;
+}
+
+bool Claimer::ScanPages() {
+  const int want = config_.batch_size;
+  const int page = std::max(4 * want, 1000);
+  std::vector<WindowRow> rows;
+  for (int i = 0; i < kMaxPagesPerRound && !planner_->pass_exhausted() && !planner_->full(want);
+       ++i) {
+    auto t = clock_->Now();
+    Status s = scan_store_->ScanWindow(planner_->cursor(), page, &rows);
+    pass_stats_.scan += clock_->Now() - t;
+    health_->Note(s, "scan");
+    if (!s.ok()) return false;
+    ++pass_stats_.pages;
+    pass_stats_.scanned += static_cast<int64_t>(rows.size());
+    planner_->Consume(std::move(rows), page, want);
+  }
+  return true;
+}
+
+ClaimRound Claimer::ClaimOrdered(ClaimedBatch* batch) {
+  // A long pass holds an old snapshot: it misses rows other relays claimed
+  // since (wasted candidates) and keeps InnoDB from purging. Start afresh.
+  if (planner_->in_pass() && clock_->Now() - pass_started_ > kMaxPassAge) EndPass();
+  if (!planner_->in_pass()) {
+    ClaimRound r = StartPass();
+    if (r != ClaimRound::kMore) return r;
+  }
+  ++pass_stats_.rounds;
+  // Rows deferred behind this relay's own deliveries that are now free go
+  // first, then the rest of the last page, then new pages.
+  planner_->BeginRound(config_.batch_size);
+  planner_->ConsumeBuffered(config_.batch_size);
+  if (!ScanPages()) {
+    EndPass();
+    return ClaimRound::kFailed;
+  }
+  const bool exhausted = planner_->pass_exhausted();
+  if (!planner_->candidates().empty()) {
+    auto t = clock_->Now();
+    Status s = claim_store_->ClaimIds(
+        planner_->candidates(), config_.lease_ms,
+        [this](const std::vector<OutboxRow>& locked) { return planner_->Choose(locked); }, batch);
+    pass_stats_.claim += clock_->Now() - t;
+    health_->Note(s, "claim");
+    if (!s.ok()) {
+      EndPass();
+      return ClaimRound::kFailed;
+    }
+    planner_->OnClaimed(batch->rows);
+    pass_stats_.claimed += static_cast<int64_t>(batch->rows.size());
+    last_pass_claimed_ = last_pass_claimed_ || !batch->rows.empty();
+  }
+  // A pass read to its end stays open while it still claims (deferred rows
+  // whose older events were delivered meanwhile); the next one starts when it
+  // claims nothing.
+  if (exhausted && batch->rows.empty()) {
+    EndPass();
+    return ClaimRound::kIdle;
+  }
+  return ClaimRound::kMore;
+}
+
+}  // namespace outbox

@@ -1,0 +1,73 @@
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+
+#include "common/clock.h"
+#include "config/config.h"
+#include "outbox/outbox_store.h"
+#include "relay/claim_planner.h"
+#include "relay/db_health.h"
+
+namespace outbox {
+
+// The outcome of one claim round.
+enum class ClaimRound {
+  kIdle,    // nothing more to claim now: wait for the next poll
+  kMore,    // a full batch (or a pass still going): claim again at once
+  kFailed,  // a statement failed (the DbHealth has it): back off
+  kBusy     // max_inflight_batches are in flight: wait for a settle
+};
+
+// Claims batches from the table, with the strategy the service's ordering
+// asks for (docs/DESIGN.md, "Claiming"):
+//  - ordering none: ClaimDue, SKIP LOCKED over the status index, with a
+//    reclaim of expired leases every second; an idle table costs one index
+//    probe per poll.
+//  - ordering per_aggregate: passes over the unsent rows in id order from one
+//    snapshot, a ClaimPlanner choosing the rows whose older events are all
+//    SENT or claimed with them, ClaimIds locking and claiming them.
+// Not thread-safe: one thread claims (the relay's claim loop). It owns two
+// store connections: one for claims, one for a pass's snapshot reads.
+class Claimer {
+ public:
+  // `*planner` and `*health` must outlive the Claimer.
+  Claimer(const ServiceConfig& config, const StoreFactory& stores, ClaimPlanner* planner,
+          DbHealth* health, ClockPtr clock);
+
+  // One claim round into *batch (rows in id order).
+  ClaimRound Claim(ClaimedBatch* batch);
+  // The idle poll's statement alone: checks the database while claiming is
+  // paused (broker down).
+  Status Probe();
+
+ private:
+  ClaimRound ClaimUnordered(ClaimedBatch* batch);
+  ClaimRound ClaimOrdered(ClaimedBatch* batch);
+  // Starts a per_aggregate pass: kMore when one started, else kIdle/kFailed.
+  ClaimRound StartPass();
+  // Reads pages into the planner until the round has a batch's worth of
+  // candidates or the pass is read to its end. False if a read failed.
+  bool ScanPages();
+  void EndPass();  // ends the planner's pass and its snapshot
+
+  const ServiceConfig& config_;
+  ClaimPlanner* const planner_;
+  DbHealth* const health_;
+  const ClockPtr clock_;
+  OutboxStorePtr claim_store_;
+  OutboxStorePtr scan_store_;  // per_aggregate passes: one snapshot per pass
+
+  Clock::TimePoint next_reclaim_{};
+  bool last_round_full_ = true;
+  bool last_pass_claimed_ = false;  // the current or last per_aggregate pass claimed rows
+  Clock::TimePoint pass_started_{};
+  // What the current per_aggregate pass did (logged at debug when it ends).
+  struct PassStats {
+    int rounds = 0, pages = 0;
+    int64_t scanned = 0, claimed = 0;
+    Clock::Duration scan{0}, claim{0};
+  } pass_stats_;
+};
+
+}  // namespace outbox

@@ -1,0 +1,40 @@
+#include "relay/db_health.h"
+
+#include <spdlog/spdlog.h>
+
+namespace outbox {
+
+DbHealth::DbHealth(std::string service, ServiceMetrics* metrics)
+    : service_(std::move(service)), metrics_(metrics) {
+  metrics_->database_up->Set(0);
+}
+
+void DbHealth::Note(const Status& s, std::string_view what, bool settle) {
+  MutexLock lock(&mu_);
+  if (settle) settle_failing_ = !s.ok();
+  if (s.ok() && settle_failing_) return;
+  if (s.ok()) {
+    if (logged_down_) {
+      spdlog::info("service {}: database reachable again", service_);
+      logged_down_ = false;
+    }
+    up_ = true;
+    metrics_->database_up->Set(1);
+    last_error_.clear();
+    return;
+  }
+  up_ = false;
+  metrics_->database_up->Set(0);
+  if (!logged_down_ || last_error_ != s.message()) {
+    spdlog::warn("service {}: {} failed: {}", service_, what, s.message());
+    logged_down_ = true;
+  }
+  last_error_ = s.message();
+}
+
+std::string DbHealth::LastError() const {
+  MutexLock lock(&mu_);
+  return last_error_;
+}
+
+}  // namespace outbox

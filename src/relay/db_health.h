@@ -1,0 +1,44 @@
+#pragma once
+
+#include <atomic>
+#include <string>
+#include <string_view>
+
+#include "common/mutex.h"
+#include "common/status.h"
+#include "metrics/metrics.h"
+
+namespace outbox {
+
+// One service's view of its database: the outcome of the last statement,
+// for outbox_database_up, /readyz and the log (one warning when it goes
+// down or its error changes, one info line when it comes back).
+// Thread-safe: every unit of the service reports here.
+class DbHealth {
+ public:
+  // `*metrics` must outlive the DbHealth.
+  DbHealth(std::string service, ServiceMetrics* metrics);
+
+  // Records a statement's outcome. `what` names it for the log ("poll",
+  // "claim"). `settle`: the statement was the settle of a published batch,
+  // which while failing keeps the service reported down whatever other
+  // statements do: its rows wait in SENDING and claiming stops at
+  // max_inflight_batches, so "database reachable again" after every
+  // successful poll would be a lie.
+  void Note(const Status& s, std::string_view what, bool settle = false) EXCLUDES(mu_);
+
+  bool up() const { return up_.load(); }
+  std::string LastError() const EXCLUDES(mu_);
+
+ private:
+  const std::string service_;
+  ServiceMetrics* const metrics_;
+
+  std::atomic<bool> up_{false};  // written under mu_, read without it
+  mutable Mutex mu_;
+  std::string last_error_ GUARDED_BY(mu_);
+  bool logged_down_ GUARDED_BY(mu_) = false;
+  bool settle_failing_ GUARDED_BY(mu_) = false;
+};
+
+}  // namespace outbox

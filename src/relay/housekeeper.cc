@@ -1,0 +1,79 @@
+#include "relay/housekeeper.h"
+
+#include <spdlog/spdlog.h>
+
+#include <limits>
+
+namespace outbox {
+
+Housekeeper::Housekeeper(const ServiceConfig& config, OutboxStorePtr store,
+                         ServiceMetrics* metrics, DbHealth* health, ClockPtr clock)
+    : config_(config),
+      store_(std::move(store)),
+      metrics_(metrics),
+      health_(health),
+      clock_(std::move(clock)) {}
+
+Status Housekeeper::Connect() {
+  Status s = store_->Connect();
+  health_->Note(s, "connect");
+  return s;
+}
+
+Status Housekeeper::RefreshGauges() {
+  TableStats st;
+  Status s = store_->ReadStats(&st);
+  health_->Note(s, "read table gauges");
+  if (!s.ok()) return s;
+  metrics_->backlog->Set(static_cast<double>(st.backlog));
+  metrics_->oldest_unsent_age->Set(st.oldest_unsent_age_s);
+  metrics_->dead->Set(static_cast<double>(st.dead));
+  metrics_->unknown_status->Set(static_cast<double>(st.unknown_status));
+  const bool blocking = config_.ordering == Ordering::kPerAggregate &&
+                        config_.dead_policy == DeadPolicy::kBlock;
+  if (!blocking || st.dead == 0) {
+    metrics_->blocked_aggregates->Set(0);
+    return Status::Ok();
+  }
+  // Counting the blocked aggregates reads every DEAD row: 0.2-2 s of the
+  // database's time with 100,000 of them after an incident. It runs at most a
+  // tenth of the time: after a count that took d, the next waits 10 d.
+  const Clock::TimePoint start = clock_->Now();
+  if (start < blocked_due_) return Status::Ok();
+  int64_t blocked = 0;
+  s = store_->CountBlockedAggregates(&blocked);
+  health_->Note(s, "count blocked aggregates");
+  if (!s.ok()) return s;
+  blocked_due_ = start + 10 * (clock_->Now() - start);
+  metrics_->blocked_aggregates->Set(static_cast<double>(blocked));
+  return Status::Ok();
+}
+
+Status Housekeeper::RunRetention(const PauseFn& pause) {
+  const RetentionConfig& r = config_.retention;
+  if (!r.sent_days) return Status::Ok();
+  int64_t cursor = std::numeric_limits<int64_t>::min();
+  int64_t total = 0;
+  for (;;) {
+    int64_t deleted = 0;
+    bool done = false;
+    Status s = store_->DeleteSentBatch(*r.sent_days, r.batch_rows, &cursor, &deleted, &done);
+    if (!s.ok()) {
+      // Not a readiness matter: relaying goes on without retention (a missing
+      // DELETE grant, a lock wait). The next pass starts over.
+      spdlog::warn("service {}: retention stopped after {} row(s): {}", config_.name, total,
+                   s.message());
+      metrics_->retention_failures->Increment();
+      return s;
+    }
+    total += deleted;
+    metrics_->retention_deleted->Increment(static_cast<double>(deleted));
+    if (done || !pause(std::chrono::milliseconds(r.pause_ms))) break;
+  }
+  if (total > 0)
+    spdlog::info("service {}: retention deleted {} SENT row(s) older than {} day(s)", config_.name,
+                 total, *r.sent_days);
+  return Status::Ok();
+}
+
+}  // namespace outbox

@@ -1,0 +1,42 @@
+#pragma once
+
+#include <chrono>
+#include <functional>
+
+#include "common/clock.h"
+#include "config/config.h"
+#include "metrics/metrics.h"
+#include "outbox/outbox_store.h"
+#include "relay/db_health.h"
+
+namespace outbox {
+
+// The service's slow chores on their own connection: the table gauges
+// (backlog, oldest unsent age, DEAD, blocked aggregates) and retention of
+// old SENT rows. Not thread-safe: one thread runs it (the relay's
+// housekeeping loop).
+class Housekeeper {
+ public:
+  // `*metrics` and `*health` must outlive the Housekeeper.
+  Housekeeper(const ServiceConfig& config, OutboxStorePtr store, ServiceMetrics* metrics,
+              DbHealth* health, ClockPtr clock);
+
+  // Connects (cheap when connected); the loop's first statement each round.
+  Status Connect();
+  Status RefreshGauges();
+  // Deletes SENT rows older than retention.sent_days in small batches, calling
+  // `pause(retention.pause_ms)` between them; stops early when pause returns
+  // false (shutdown). A failure is logged and counted, not a readiness matter.
+  using PauseFn = std::function<bool(std::chrono::milliseconds)>;
+  Status RunRetention(const PauseFn& pause);
+
+ private:
+  const ServiceConfig& config_;
+  OutboxStorePtr store_;
+  ServiceMetrics* const metrics_;
+  DbHealth* const health_;
+  const ClockPtr clock_;
+  Clock::TimePoint blocked_due_{};  // the next blocked-aggregates count
+};
+
+}  // namespace outbox

@@ -1,0 +1,159 @@
+#include "relay/settler.h"
+
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <limits>
+#include <set>
+
+namespace outbox {
+
+namespace {
+
+SettleOp PlanRow(const OutboxRow& row, const PublishOutcome& o, RetryPolicy& retry) {
+  SettleOp op;
+  op.id = row.id;
+  switch (o.result) {
+    case PublishResult::kAcked:
+      op.kind = SettleKind::kSent;
+      break;
+    case PublishResult::kNotAttempted:
+      op.kind = SettleKind::kRelease;
+      break;
+    case PublishResult::kRetryable: {
+      // retry_count is the row's, written by anyone: at INT's limit the count
+      // stays there (and the row is exhausted) instead of overflowing.
+      const int failures = row.retry_count < std::numeric_limits<int>::max() ? row.retry_count + 1
+                                                                             : row.retry_count;
+      op.error = o.error;
+      if (retry.Exhausted(failures)) {
+        op.kind = SettleKind::kDead;
+        op.error = "attempts exhausted (" + std::to_string(failures) + "): " + o.error;
+      } else {
+        op.kind = SettleKind::kRetry;
+        op.backoff_ms = retry.BackoffMs(failures);
+      }
+      break;
+    }
+    case PublishResult::kPermanent:
+      op.kind = SettleKind::kDead;
+      op.error = o.error;
+      break;
+  }
+  return op;
+}
+
+// The failure label of an outcome (a failure without one is a broker error).
+std::string Reason(const PublishOutcome& o) {
+  return std::string(o.reason == FailureReason::kNone ? ToLabel(FailureReason::kBrokerError)
+                                                      : ToLabel(o.reason));
+}
+
+}  // namespace
+
+std::vector<SettleOp> PlanSettle(const std::vector<OutboxRow>& rows,
+                                 const std::vector<PublishOutcome>& outcomes, RetryPolicy& retry) {
+  std::vector<SettleOp> ops;
+  ops.reserve(rows.size());
+  for (size_t i = 0; i < rows.size(); ++i) ops.push_back(PlanRow(rows[i], outcomes[i], retry));
+  return ops;
+}
+
+double PublishLatencySeconds(const OutboxRow& row, Clock::TimePoint claimed_at,
+                             Clock::TimePoint acked_at) {
+  const double age = static_cast<double>(row.age_at_claim_us) / 1e6;
+  const double since_claim = std::chrono::duration<double>(acked_at - claimed_at).count();
+  return std::max(0.0, age + std::max(0.0, since_claim));
+}
+
+Settler::Settler(const ServiceConfig& config, const Router* router, OutboxStorePtr store,
+                 ServiceMetrics* metrics, DbHealth* health, ClaimPlanner* planner, uint64_t seed)
+    : config_(config),
+      router_(router),
+      store_(std::move(store)),
+      metrics_(metrics),
+      health_(health),
+      planner_(planner),
+      retry_(config.retry, seed) {}
+
+Status Settler::Settle(const PublishedBatch& done) {
+  std::vector<SettleOp> ops = PlanSettle(done.batch.rows, done.outcomes, retry_);
+  SettleResult result;
+  Status s = store_->Settle(done.batch.lease_token, ops, &result);
+  health_->Note(s, "settle", /*settle=*/true);
+  if (!s.ok()) return s;
+  Account(done, ops, result);
+  LogBatch(done, ops, result);
+  return Status::Ok();
+}
+
+void Settler::Account(const PublishedBatch& done, const std::vector<SettleOp>& ops,
+                      const SettleResult& result) {
+  // A stale row's transition was not ours: it is neither counted as published
+  // or DEAD nor logged so, but its failed attempt is still a failure.
+  const std::set<int64_t> stale(result.stale_ids.begin(), result.stale_ids.end());
+  std::vector<SettledRow> settled;
+  settled.reserve(ops.size());
+  for (size_t i = 0; i < ops.size(); ++i) {
+    const OutboxRow& row = done.batch.rows[i];
+    const PublishOutcome& o = done.outcomes[i];
+    const SettleKind kind = ops[i].kind;
+    bool gone = kind == SettleKind::kSent ||
+                (kind == SettleKind::kDead && config_.dead_policy == DeadPolicy::kSkip);
+    settled.push_back({row.id, row.aggregate, gone && result.stale == 0});
+    if (kind == SettleKind::kRelease) {
+      // Not attempted: nothing to count, except a full producer queue, which
+      // is a failure to publish (that costs no attempt).
+      if (o.reason != FailureReason::kNone) metrics_->PublishFailures(Reason(o)).Increment();
+      continue;
+    }
+    if (kind != SettleKind::kSent) metrics_->PublishFailures(Reason(o)).Increment();
+    if (stale.count(row.id)) continue;
+    if (kind == SettleKind::kSent) {
+      metrics_->Published(router_->TopicFor(row)).Increment();
+      metrics_->publish_latency->Observe(
+          PublishLatencySeconds(row, done.claimed_at, done.finished_at));
+    } else if (kind == SettleKind::kDead) {
+      metrics_->events_dead->Increment();
+      spdlog::error("service {}: row {} ({} {} of {} {}) is DEAD: {}", config_.name, row.id,
+                    row.event_type, row.event_key, row.aggregate.type, row.aggregate.id,
+                    ops[i].error);
+    }
+  }
+  if (result.stale > 0) metrics_->stale_transitions->Increment(result.stale);
+  if (planner_ != nullptr) planner_->OnSettled(settled);
+}
+
+void Settler::LogBatch(const PublishedBatch& done, const std::vector<SettleOp>& ops,
+                       const SettleResult& result) {
+  if (result.stale > 0) {
+    std::string ids;
+    for (size_t i = 0; i < result.stale_ids.size() && i < 10; ++i)
+      ids += (i ? ", " : " (ids ") + std::to_string(result.stale_ids[i]);
+    if (!ids.empty()) ids += result.stale_ids.size() > 10 ? ", ...)" : ")";
+    spdlog::warn(
+        "service {}: {} row(s) of a batch were no longer ours when settled{}: the lease expired "
+        "and another relay took them over, or someone changed or deleted them; left as they are",
+        config_.name, result.stale, ids);
+  }
+  const auto queue_full = std::count_if(done.outcomes.begin(), done.outcomes.end(), [](auto& o) {
+    return o.reason == FailureReason::kQueueFull;
+  });
+  if (queue_full > 0)
+    spdlog::warn(
+        "service {}: {} event(s) not handed to the producer, its local queue is full "
+        "(kafka.properties queue.buffering.max.messages / queue.buffering.max.kbytes): released "
+        "without counting an attempt",
+        config_.name, queue_full);
+  const auto retried = std::count_if(ops.begin(), ops.end(),
+                                     [](const SettleOp& op) { return op.kind == SettleKind::kRetry; });
+  if (retried > 0) {
+    auto first = std::find_if(done.outcomes.begin(), done.outcomes.end(), [](auto& o) {
+      return o.result == PublishResult::kRetryable;
+    });
+    spdlog::warn("service {}: {} of {} event(s) failed and will be retried: {}", config_.name,
+                 retried, ops.size(), first != done.outcomes.end() ? first->error : "");
+  }
+}
+
+}  // namespace outbox

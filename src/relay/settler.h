@@ -1,0 +1,69 @@
+#pragma once
+
+#include <vector>
+
+#include "common/clock.h"
+#include "config/config.h"
+#include "kafka/publisher.h"
+#include "metrics/metrics.h"
+#include "outbox/outbox_store.h"
+#include "relay/claim_planner.h"
+#include "relay/db_health.h"
+#include "relay/retry_policy.h"
+#include "relay/router.h"
+
+namespace outbox {
+
+// A claimed batch whose publication finished: one outcome per row.
+struct PublishedBatch {
+  ClaimedBatch batch;
+  std::vector<PublishOutcome> outcomes;
+  Clock::TimePoint claimed_at{};   // when the claim round started (relay clock)
+  Clock::TimePoint finished_at{};  // when the last outcome arrived (relay clock)
+};
+
+// What to write for each row of a published batch (docs/DESIGN.md, "Settling"):
+// acknowledged -> SENT; not attempted -> released (NEW, no attempt counted);
+// retryable -> NEW with a backoff, or DEAD once the attempts are exhausted;
+// permanent -> DEAD. A pure function of the outcomes, the rows' retry counts
+// and the policy (whose jitter draws from its RNG).
+std::vector<SettleOp> PlanSettle(const std::vector<OutboxRow>& rows,
+                                 const std::vector<PublishOutcome>& outcomes, RetryPolicy& retry);
+
+// The publish latency of an acknowledged row, on the database's clock: the
+// row's age when it was claimed (NOW(6) - created_at, measured by the
+// database) plus the time from the claim to the acknowledgement.
+double PublishLatencySeconds(const OutboxRow& row, Clock::TimePoint claimed_at,
+                             Clock::TimePoint acked_at);
+
+// Writes a published batch's outcome to the table, fenced by its lease, then
+// does the accounting: metrics, log lines, and telling the claim planner
+// which rows are done. Not thread-safe: one thread settles (the relay's
+// settle loop); it owns its own store connection.
+class Settler {
+ public:
+  // `*router`, `*metrics`, `*health` and `*planner` must outlive the Settler;
+  // `planner` is null with ordering none.
+  Settler(const ServiceConfig& config, const Router* router, OutboxStorePtr store,
+          ServiceMetrics* metrics, DbHealth* health, ClaimPlanner* planner, uint64_t seed);
+
+  // Fails (and changes nothing) when the settle statement failed: the caller
+  // retries the same batch until it applies.
+  Status Settle(const PublishedBatch& done);
+
+ private:
+  void Account(const PublishedBatch& done, const std::vector<SettleOp>& ops,
+               const SettleResult& result);
+  void LogBatch(const PublishedBatch& done, const std::vector<SettleOp>& ops,
+                const SettleResult& result);
+
+  const ServiceConfig& config_;
+  const Router* const router_;
+  OutboxStorePtr store_;
+  ServiceMetrics* const metrics_;
+  DbHealth* const health_;
+  ClaimPlanner* const planner_;
+  RetryPolicy retry_;
+};
+
+}  // namespace outbox

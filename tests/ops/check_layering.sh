@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# The layering of src/ (docs/DESIGN.md, "Layers"): scripts/check-layering
+# passes on the tree, and fails on trees that break it (a relay file that
+# includes the MySQL store, a config file that includes librdkafka), so the
+# check is known to catch what it is for.
+set -euo pipefail
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+check="$ROOT/scripts/check-layering"
+"$check" "$ROOT/src"
+
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+expect_violation() {  # FILE LINE WHAT
+  rm -rf "$tmp/src" && cp -r "$ROOT/src" "$tmp/src"
+  printf '%s\n' "$2" >>"$tmp/src/$1"
+  if out=$("$check" "$tmp/src" 2>&1); then
+    echo "check-layering missed: $3" >&2
+    exit 1
+  fi
+  grep -q "$1" <<<"$out" || { echo "check-layering did not name $1: $out" >&2; exit 1; }
+}
+expect_violation relay/relay.cc '#include "outbox/mysql_store.h"' "the relay including the MySQL store"
+expect_violation outbox/mysql_store.cc '#include "kafka/publisher.h"' "the store including the producer"
+expect_violation kafka/kafka_config.cc '#include "outbox/row.h"' "the producer including the store"
+expect_violation config/config.cc '#include <librdkafka/rdkafka.h>' "config including librdkafka"
+expect_violation common/clock.cc '#include "relay/relay.h"' "common including the relay"
+expect_violation relay/claimer.cc '#include <cppconn/driver.h>' "Connector/C++ outside src/outbox"
+echo "layering: src/ is clean and 6 planted violations were caught"
