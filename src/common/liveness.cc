@@ -23,7 +23,7 @@ HeartbeatPtr LivenessRegistry::Register(std::string name, std::chrono::milliseco
   assert(stall_limit.count() > 0);
   // The constructor is private to Heartbeat: no make_shared.
   HeartbeatPtr beat(new Heartbeat(clock_, std::move(name), stall_limit));
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   std::erase_if(beats_, [](const std::weak_ptr<Heartbeat>& w) { return w.expired(); });
   beats_.push_back(beat);
   return beat;
@@ -32,7 +32,7 @@ HeartbeatPtr LivenessRegistry::Register(std::string name, std::chrono::milliseco
 std::vector<Stall> LivenessRegistry::Stalled() const {
   const Clock::TimePoint now = clock_->Now();
   std::vector<Stall> stalls;
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   std::erase_if(beats_, [](const std::weak_ptr<Heartbeat>& w) { return w.expired(); });
   for (const auto& weak : beats_) {
     HeartbeatPtr beat = weak.lock();
@@ -46,7 +46,7 @@ std::vector<Stall> LivenessRegistry::Stalled() const {
 
 std::vector<std::string> LivenessRegistry::Names() const {
   std::vector<std::string> names;
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   for (const auto& weak : beats_)
     if (HeartbeatPtr beat = weak.lock()) names.push_back(beat->name_);
   return names;

@@ -3,11 +3,12 @@
 #include <atomic>
 #include <chrono>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <vector>
 
 #include "common/clock.h"
+#include "common/mutex.h"
+#include "common/thread_annotations.h"
 
 namespace outbox {
 
@@ -79,10 +80,13 @@ class LivenessRegistry {
   std::vector<std::string> Names() const;
 
  private:
+  // Constant after construction.
   const ClockPtr clock_;
-  mutable std::mutex mu_;
-  // Guarded by mu_. Expired entries (dropped heartbeats) are pruned lazily.
-  mutable std::vector<std::weak_ptr<Heartbeat>> beats_;
+
+  mutable Mutex mu_;
+  // Expired entries (dropped heartbeats) are pruned lazily, also by const
+  // readers.
+  mutable std::vector<std::weak_ptr<Heartbeat>> beats_ GUARDED_BY(mu_);
 };
 
 // One line per stalled loop, e.g. "order/claim: no progress for 95.0 s (stall
