@@ -22,6 +22,9 @@ OUTBOX_DEPS=(
     prometheus-cpp-dev libcli11-dev nlohmann-json3-dev libspdlog-dev libfmt-dev
     catch2 mariadb-server mariadb-client kcat prometheus curl python3 procps
     openssl
+    # src/binlog/ links libmariadb directly for its replication API
+    # (mariadb_rpl.h, pkg-config libmariadb); the runtime needs libmariadb3
+    libmariadb-dev
     # sd_notify for Type=notify and the systemd watchdog (src/app/systemd_notify.cc)
     libsystemd-dev
     # scripts/fuzz: libFuzzer comes with clang's runtime (-fsanitize=fuzzer)
@@ -29,6 +32,10 @@ OUTBOX_DEPS=(
     # tests/ops: PyYAML for the deploy-file checks, systemd-analyze for the
     # unit check (the package installs the tools; nothing is started).
     python3-yaml systemd
+    # tests/ops/check_image.sh links a probe against libmariadb (mysql.h)
+    libmariadb-dev
+    # scripts/lint: formatting, bug-finding checks, function size/complexity
+    clang-format clang-tidy pmccabe
 )
 
 # _outbox_pkg_installed PKG — true when dpkg reports "install ok installed".

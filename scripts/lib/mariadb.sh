@@ -16,6 +16,13 @@
 #                               unrelated "other" CA, for tests) into DIR; print the
 #                               mariadbd arguments that enable TLS with them, e.g.
 #                               mariadb_start DB $(mariadb_tls_files TLS)
+#   mariadb_binlog_args [FORMAT]
+#                               print the mariadbd arguments that turn the binary
+#                               log on (file prefix mysql-bin, server_id 1, CRC32
+#                               checksums) with binlog_format FORMAT (default
+#                               MIXED, Debian's default), e.g.
+#                               mariadb_start DB $(mariadb_binlog_args ROW);
+#                               the binlog wake-up needs it (docs/BINLOG.md)
 #   mariadb_create_outbox DIR DB [TABLE]
 #                               create database DB (utf8mb4) and the SPEC §2
 #                               outbox table TABLE (default t_outbox) in it,
@@ -379,6 +386,19 @@ create database if not exists \`$db\` character set utf8mb4 collate utf8mb4_gene
 use \`$db\`;
 $ddl
 SQL
+}
+
+mariadb_binlog_args() {
+    local format=${1:-MIXED}
+    case $format in
+        ROW | MIXED | STATEMENT) ;;
+        *)
+            log "usage: mariadb_binlog_args [ROW|MIXED|STATEMENT]"
+            return 2
+            ;;
+    esac
+    printf -- '--log-bin=mysql-bin --server-id=1 --binlog-format=%s --binlog-checksum=CRC32\n' \
+        "$format"
 }
 
 mariadb_tls_files() {

@@ -10,6 +10,7 @@
 #include "app/http_handler.h"
 #include "app/stall_watch.h"
 #include "app/systemd_notify.h"
+#include "common/build_info.h"
 #include "common/liveness.h"
 #include "common/log.h"
 #include "outbox/mysql_store.h"
@@ -44,7 +45,7 @@ void Tick(TickState& t) {
 void LogStart(const LoadedConfig& loaded) {
   const Config& config = loaded.config;
   for (const auto& w : loaded.warnings) LogWarn("config warning", {{"error", w}});
-  LogInfo("outbox-relay starting", {{"version", OUTBOX_VERSION},
+  LogInfo("outbox-relay starting", {{"version", BuildVersion()},
                                     {"services", config.services.size()},
                                     {"http", config.http_listen},
                                     {"config", config.path}});

@@ -4,5 +4,24 @@ namespace outbox {
 
 const char* ToString(Ordering o) { return o == Ordering::kNone ? "none" : "per_aggregate"; }
 const char* ToString(DeadPolicy p) { return p == DeadPolicy::kSkip ? "skip" : "block"; }
+const char* ToString(Wakeup w) { return w == Wakeup::kBinlog ? "binlog" : "poll"; }
+
+const char* ToString(TlsMode m) {
+  switch (m) {
+    case TlsMode::kDisabled:
+      return "disabled";
+    case TlsMode::kRequired:
+      return "required";
+    case TlsMode::kVerifyCa:
+      return "verify_ca";
+    case TlsMode::kVerifyIdentity:
+      return "verify_identity";
+    case TlsMode::kPreferred:
+      break;
+  }
+  return "preferred";
+}
+
+bool VerifiesServer(TlsMode m) { return m == TlsMode::kVerifyCa || m == TlsMode::kVerifyIdentity; }
 
 }  // namespace outbox

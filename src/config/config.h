@@ -13,14 +13,23 @@ namespace outbox {
 
 enum class Ordering { kPerAggregate, kNone };
 enum class DeadPolicy { kBlock, kSkip };
+// How a service's claim loop learns of new rows (docs/CONFIG.md "wakeup").
+enum class Wakeup { kPoll, kBinlog };
+// mysql.tls.mode, as the MySQL client's --ssl-mode names them.
+enum class TlsMode { kDisabled, kPreferred, kRequired, kVerifyCa, kVerifyIdentity };
 
+// The config file's spelling of each value ("per_aggregate", "verify_ca", ...).
 const char* ToString(Ordering o);
 const char* ToString(DeadPolicy p);
+const char* ToString(Wakeup w);
+const char* ToString(TlsMode m);
+// True for verify_ca and verify_identity: the server certificate is checked.
+bool VerifiesServer(TlsMode m);
 
 struct TlsConfig {
-  // "preferred" matches the MySQL client's own default: encrypt when the server
+  // kPreferred matches the MySQL client's own default: encrypt when the server
   // offers it, without verifying. Production configs should say verify_identity.
-  std::string mode = "preferred";  // disabled | preferred | required | verify_ca | verify_identity
+  TlsMode mode = TlsMode::kPreferred;
   std::string ca;
   std::string cert;
   std::string key;
@@ -41,6 +50,10 @@ struct MysqlConfig {
   // Bounds every statement's network wait, so a database that stops answering
   // is noticed (and reconnected) instead of hanging the service's loop.
   int read_timeout_ms = 30000;
+  // The replica server_id of the binlog stream for `wakeup: binlog` (one
+  // stream per host:port; services on one server must agree). Unset: derived
+  // from instance_id, host and port by the binlog component.
+  std::optional<uint32_t> binlog_server_id;
 };
 
 struct KafkaConfig {
@@ -72,6 +85,10 @@ struct ServiceConfig {
   // when idle. After a round that claimed events the next poll comes within
   // ~1 ms, backing off (doubling) to this as the table stays empty.
   int poll_interval_ms = 100;
+  // Polling is the correctness model and needs nothing but the table's
+  // grants; binlog wake-up needs log_bin and replication grants, so it is
+  // asked for explicitly.
+  Wakeup wakeup = Wakeup::kPoll;
   int64_t lease_ms = 30000;  // must exceed the broker delivery timeout (see kafka_config.cc)
   Ordering ordering = Ordering::kPerAggregate;
   DeadPolicy dead_policy = DeadPolicy::kBlock;

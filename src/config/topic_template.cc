@@ -17,8 +17,16 @@ std::string Printable(char c) {
   return std::string("\\x") + kHex[u >> 4] + kHex[u & 15];
 }
 
-// 'x', quoted: the text may hold anything.
-std::string DescribeChar(char c) { return "'" + Printable(c) + "'"; }
+// 'x', quoted: the text may hold anything. Appended, not `"'" + Printable(c) +
+// "'"`: that prepends with std::string::insert, which GCC 12 at -O3 flags with
+// a bogus -Wrestrict inside libstdc++ (GCC bug 105329: "accessing
+// 9223372036854775810 or more bytes ... may overlap"; not in clang).
+std::string DescribeChar(char c) {
+  std::string out = "'";
+  out += Printable(c);
+  out += '\'';
+  return out;
+}
 
 }  // namespace
 

@@ -4,6 +4,8 @@
 
 #include <sstream>
 
+#include "common/build_info.h"
+
 namespace outbox {
 
 using prometheus::BuildCounter;
@@ -78,7 +80,9 @@ Metrics::Metrics() : registry_(std::make_shared<prometheus::Registry>()) {
                              .Register(r);
   build_info_ = &BuildGauge()
                      .Name("outbox_relay_build_info")
-                     .Help("Always 1; labels name the version and this relay's instance_id")
+                     .Help(
+                         "Always 1; labels name the version, the source revision and this relay's "
+                         "instance_id")
                      .Register(r);
   latency_ = &BuildHistogram()
                   .Name("outbox_publish_latency_seconds")
@@ -99,7 +103,11 @@ Metrics::Metrics() : registry_(std::make_shared<prometheus::Registry>()) {
 }
 
 void Metrics::SetInstance(const std::string& instance_id) {
-  build_info_->Add({{"version", OUTBOX_VERSION}, {"instance_id", instance_id}}).Set(1);
+  build_info_
+      ->Add({{"version", OUTBOX_VERSION},
+             {"revision", BuildRevision()},
+             {"instance_id", instance_id}})
+      .Set(1);
 }
 
 ServiceMetrics& Metrics::ForService(const std::string& service) {

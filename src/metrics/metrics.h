@@ -52,7 +52,7 @@ class Metrics {
  public:
   Metrics();
   ServiceMetrics& ForService(const std::string& service);
-  // Exports outbox_relay_build_info{version, instance_id} 1. Call once.
+  // Exports outbox_relay_build_info{version, revision, instance_id} 1. Call once.
   void SetInstance(const std::string& instance_id);
   prometheus::Gauge& kafka_up() { return *kafka_up_; }
   // Loops past their stall limit (src/common/liveness.h); 0 while /healthz is 200.

@@ -1,10 +1,11 @@
 #pragma once
 
-#include <chrono>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "common/clock.h"
 #include "outbox/mysql_connection.h"
 #include "outbox/outbox_store.h"
 
@@ -12,9 +13,18 @@ namespace outbox {
 
 // OutboxStore on MySQL 8 / MariaDB 10.6+ through Connector/C++.
 // Not thread-safe: one per thread, each with its own connection.
+// `clock` paces the store's own decisions (when an idle connection is pinged,
+// how long the DEAD-heads cache lives); every time in the table comes from the
+// database's NOW(). Failures carry a StatusCode (common/status.h):
+// kUnavailable for an outage, kPermission for a grant, kSchema for the table.
+//
+// The implementation is split by job: mysql_store.cc (connection, Run, row
+// reading), mysql_store_claim.cc, mysql_store_pass.cc (the per_aggregate
+// pass reads), mysql_store_settle.cc, mysql_store_housekeeping.cc (gauges,
+// retention).
 class MysqlStore : public OutboxStore {
  public:
-  explicit MysqlStore(MysqlConfig config);
+  explicit MysqlStore(MysqlConfig config, ClockPtr clock = DefaultClock());
 
   Status Connect() override;
   void Disconnect() override;
@@ -37,25 +47,42 @@ class MysqlStore : public OutboxStore {
   const TableSchema& schema() const { return schema_; }
 
  private:
+  // Where a claim of due NEW rows resumes: after (next_retry_at, id) of the
+  // last row the previous claim took (set after a full batch).
+  struct ResumePoint {
+    bool valid = false;
+    int64_t after_id = 0;
+    std::string after_at;
+  };
+
   // Runs `fn`, turning SQL exceptions into a Status; rolls back an open
   // transaction and drops a broken connection.
-  template <typename Fn>
-  Status Run(const char* what, Fn&& fn);
+  Status Run(const char* what, const std::function<void()>& fn);
   void Exec(const std::string& sql);
+  void Begin();
+  void Rollback();
   std::string SelectColumns() const;
-  static std::string Placeholders(size_t n);
-  static size_t Bucket(size_t n);
-  // Binds `ids` (padded to Bucket(ids.size()) by repeating the last) from
-  // parameter index `first`; returns the next free index.
-  static unsigned BindIds(sql::PreparedStatement* ps, unsigned first,
-                          const std::vector<int64_t>& ids);
-  // Reads claimed rows (SelectColumns() order); with `last_col13`, also
-  // column 13 of the last row.
-  void ReadRows(sql::ResultSet* rs, ClaimedBatch* out, std::string* last_col13 = nullptr) const;
+  // Reads claimed rows (SelectColumns() order); with `next_retry_at`, also
+  // the column after them (ClaimNew's next_retry_at) of the last row.
+  void ReadRows(sql::ResultSet* rs, ClaimedBatch* out, std::string* next_retry_at = nullptr) const;
+  // Inside an open claim transaction: locks expired SENDING rows, then due
+  // NEW rows, into *out.
+  void ClaimExpired(int limit, int64_t lease_ms, ClaimedBatch* out);
+  ResumePoint ClaimNew(int limit, int64_t lease_ms, bool include_expired, ClaimedBatch* out);
+  sql::PreparedStatement* PrepareClaimNew(bool resume, int limit, int64_t lease_ms);
   // Inside an open claim transaction: marks `ids` SENDING under the lease
   // token and commits.
   void MarkSendingAndCommit(const std::string& lease_token, const std::vector<int64_t>& ids);
+  // Settle parts: a fenced UPDATE of many rows to one state, and of one row
+  // with its own backoff and error.
+  void SettleGroup(const std::string& lease_token, const std::vector<int64_t>& ids,
+                   const std::string& set, bool find_stale, SettleResult* result);
+  void FindStaleSent(const std::string& lease_token, const std::vector<int64_t>& ids,
+                     SettleResult* result);
+  void SettleSingle(const std::string& lease_token, const SettleOp& op, SettleResult* result);
+  void ReadWindow(sql::PreparedStatement* ps, std::vector<WindowRow>* out);
 
+  const ClockPtr clock_;
   MysqlConnection conn_;
   TableSchema schema_;
   std::string table_;  // quoted `db`.`table`
@@ -63,21 +90,17 @@ class MysqlStore : public OutboxStore {
   // unsent rows than one page from there (then the pass reads by primary key).
   int64_t last_scan_from_ = 0;
   bool last_scan_dense_ = false;
-  // ClaimDue: resume the scan of due NEW rows after (next_retry_at, id) of
-  // the last row the previous claim took (set after a full batch).
-  bool resume_ = false;
-  int64_t resume_after_id_ = 0;
-  std::string resume_after_at_;
+  ResumePoint resume_;  // ClaimDue
   // DeadHeads: the last result and a fingerprint of the DEAD rows it came
   // from (count, sum and xor of CRC32 of their ids: an index-only read).
   std::vector<DeadHead> dead_heads_;
   std::string dead_fingerprint_;
-  std::chrono::steady_clock::time_point dead_read_at_{};
+  Clock::TimePoint dead_read_at_{};
   bool in_txn_ = false;
   // When the last statement ended: after an idle spell Run() pings first, so
   // a session that the server's wait_timeout (or a proxy) closed meanwhile is
   // replaced quietly instead of failing a statement with "gone away".
-  std::chrono::steady_clock::time_point last_used_{};
+  Clock::TimePoint last_used_{};
 };
 
 }  // namespace outbox

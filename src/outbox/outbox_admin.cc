@@ -33,8 +33,8 @@ Status Prepare(MysqlConnection& conn, TableSchema* schema) {
   s = InspectTable(conn, schema);
   if (!s.ok()) return s;
   if (!schema->table_exists)
-    return Status::Error("table " + conn.config().database + "." + conn.config().table +
-                         " does not exist (or the user cannot see it)");
+    return Status::Schema("table " + conn.TableName() +
+                          " does not exist (or the user cannot see it)");
   return Status::Ok();
 }
 
@@ -52,7 +52,7 @@ Status ListDead(MysqlConnection& conn, int limit, std::vector<DeadRow>* out) {
     std::unique_ptr<sql::ResultSet> rs(ps->executeQuery());
     while (rs->next()) out->push_back(ReadDead(*rs));
   } catch (const sql::SQLException& e) {
-    return Status::Error("dead list: " + DescribeSqlError(e) + ReadTimeoutHint(e));
+    return SqlErrorStatus("dead list", SqlErrorOf(e));
   }
   return Status::Ok();
 }
@@ -106,7 +106,7 @@ Status ReplayDead(MysqlConnection& conn, const DeadSelector& selector, bool dry_
       st->execute("ROLLBACK");
     } catch (const sql::SQLException&) {
     }
-    return Status::Error("dead replay: " + DescribeSqlError(e) + ReadTimeoutHint(e));
+    return SqlErrorStatus("dead replay", SqlErrorOf(e));
   }
   return Status::Ok();
 }

@@ -12,6 +12,11 @@ namespace outbox {
 
 // The seam for the database: every SQL statement lives behind it.
 // Not thread-safe: each relay thread owns its own store (and connection).
+// A failed call's Status carries a StatusCode (common/status.h):
+// kUnavailable for an outage (retrying heals it), kPermission for a missing
+// grant or a refused login, kSchema for a missing table or column. Every
+// implementation is held to the same behaviours by the contract suite in
+// tests/outbox/store_contract_test.cc.
 class OutboxStore {
  public:
   virtual ~OutboxStore() = default;

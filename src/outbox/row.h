@@ -28,10 +28,16 @@ struct OutboxRow {
   AggregateKey aggregate;
   std::string event_type;
   std::string event_key;
-  std::string payload;                 // the payload column's bytes, as the database returned them
-  int retry_count = 0;                 // failed attempts before this claim
-  int64_t created_at_unix = 0;         // created_at read in the database's zone, as unix seconds
-  int64_t age_at_claim_us = 0;         // NOW(6) - created_at when claimed, on the database's clock
+  std::string payload;          // the payload column's bytes, as the database returned them
+  int retry_count = 0;          // failed attempts before this claim
+  int64_t created_at_unix = 0;  // created_at read in the database's zone, as unix seconds
+  // The row's age when it was claimed, on the database's clock:
+  // NOW(6) - created_at in microseconds, computed by the claim statement
+  // itself, so neither the relay host's clock nor the server's zone enters
+  // it (latency = this + the claim-to-ack time on the steady clock). Its
+  // resolution is the column's: whole seconds for DATETIME. Negative when
+  // created_at lies in the future (a writer's skewed clock).
+  int64_t age_at_claim_us = 0;
   std::optional<std::string> topic;    // optional `topic` column
   std::optional<std::string> headers;  // optional `headers` column (JSON text)
   bool reclaimed = false;              // was SENDING with an expired lease when claimed

@@ -13,7 +13,9 @@ namespace outbox::testing {
 // the deadline: a loop waiting for 100 fake ms waits until a test advances
 // the clock that far. It re-checks every millisecond of real time, so a
 // waiter sees an Advance (or a condition set without a signal) at once.
-// Tests that drive the relay's step methods from one thread never wait.
+// Tests that drive the relay's step methods from one thread never wait;
+// with auto_advance, a wait whose condition does not hold moves the fake time
+// to its deadline at once (a single-threaded test of code that pauses).
 // Thread-safe.
 class FakeClock : public Clock {
  public:
@@ -24,6 +26,12 @@ class FakeClock : public Clock {
   bool WaitUntil(Mutex* mu, CondVar* cv, TimePoint deadline,
                  const std::function<bool()>& wake) override REQUIRES(mu) {
     mu->AssertHeld();
+    if (auto_advance_.load() && !wake()) {
+      const auto now = Now();
+      if (deadline > now)
+        Advance(std::chrono::duration_cast<std::chrono::microseconds>(deadline - now));
+      return wake();
+    }
     while (!wake()) {
       if (Now() >= deadline) return false;
       cv->WaitUntil(std::chrono::steady_clock::now() + std::chrono::milliseconds(1));
@@ -32,12 +40,14 @@ class FakeClock : public Clock {
   }
 
   void Advance(std::chrono::microseconds d) { elapsed_us_ += d.count(); }
+  void set_auto_advance(bool on) { auto_advance_ = on; }
   // Milliseconds since the epoch, for the fake database's NOW().
   int64_t UnixMs() { return static_cast<int64_t>(UnixNow() * 1000); }
 
  private:
   const double unix_start_;
   std::atomic<int64_t> elapsed_us_{0};
+  std::atomic<bool> auto_advance_{false};
 };
 
 }  // namespace outbox::testing

@@ -2,11 +2,12 @@
 
 #include <algorithm>
 #include <set>
+#include <tuple>
 
 namespace outbox::testing {
 
 namespace {
-const Status kDown = Status::Error("injected: can't connect to server (fake database down)");
+const Status kDown = Status::Unavailable("injected: can't connect to server (fake database down)");
 }  // namespace
 
 int64_t FakeTable::Insert(const std::string& aggregate_type, int64_t aggregate_id,
@@ -70,17 +71,25 @@ bool FakeTable::Claimable(const FakeRow& r, int64_t now) const {
   return (r.status == "NEW" || r.status == "SENDING") && r.next_retry_at_ms <= now;
 }
 
+// REQUIRES: mu_ held. The row as a claim statement returns it: `reclaimed`
+// and the age on the (fake) database clock, at whole seconds of created_at
+// as a DATETIME column has them.
+OutboxRow FakeTable::AsClaimed(const FakeRow& r) const {
+  OutboxRow out = r.row;
+  out.reclaimed = r.status == "SENDING";
+  out.age_at_claim_us = clock_->UnixMs() * 1000 - r.row.created_at_unix * 1000000;
+  return out;
+}
+
 // REQUIRES: mu_ held. Marks `ids` SENDING under one lease; returns the token.
 std::string FakeTable::Claim(const std::vector<int64_t>& ids, int64_t lease_ms, ClaimedBatch* out) {
+  *out = ClaimedBatch{};
+  if (ids.empty()) return "";  // as MysqlStore: no rows, no token
   const int64_t token = clock_->UnixMs() + lease_ms;
   out->lease_token = std::to_string(token);
-  out->rows.clear();
-  out->reclaimed = 0;
   for (int64_t id : ids) {
     FakeRow& r = rows_.at(id);
-    OutboxRow claimed = r.row;
-    claimed.retry_count = static_cast<int>(r.row.retry_count);
-    claimed.reclaimed = r.status == "SENDING";
+    OutboxRow claimed = AsClaimed(r);
     out->reclaimed += claimed.reclaimed;
     r.status = "SENDING";
     r.next_retry_at_ms = token;
@@ -103,10 +112,17 @@ Status FakeTable::ClaimDue(int limit, int64_t lease_ms, bool include_expired, Cl
   std::lock_guard<std::mutex> lock(mu_);
   if (down_) return kDown;
   const int64_t now = clock_->UnixMs();
+  // As MysqlStore: expired leases first, then due NEW rows, each in
+  // (next_retry_at, id) order.
+  std::vector<std::tuple<bool, int64_t, int64_t>> due;  // (is NEW, next_retry_at, id)
+  for (const auto& [id, r] : rows_)
+    if (Claimable(r, now) && (r.status == "NEW" || include_expired))
+      due.emplace_back(r.status == "NEW", r.next_retry_at_ms, id);
+  std::sort(due.begin(), due.end());
   std::vector<int64_t> ids;
-  for (const auto& [id, r] : rows_) {
+  for (const auto& d : due) {
     if (static_cast<int>(ids.size()) >= limit) break;
-    if (Claimable(r, now) && (r.status == "NEW" || include_expired)) ids.push_back(id);
+    ids.push_back(std::get<2>(d));
   }
   Claim(ids, lease_ms, out);
   return Status::Ok();
@@ -159,9 +175,15 @@ Status FakeTable::ClaimIds(const std::vector<int64_t>& ids, int64_t lease_ms,
   std::vector<OutboxRow> locked;
   for (int64_t id : sorted) {
     auto it = rows_.find(id);
-    if (it != rows_.end() && Claimable(it->second, now)) locked.push_back(it->second.row);
+    if (it != rows_.end() && Claimable(it->second, now)) locked.push_back(AsClaimed(it->second));
   }
-  Claim(choose(locked), lease_ms, out);
+  // As MysqlStore: only rows that were locked, in id order.
+  std::vector<int64_t> chosen = choose(locked);
+  std::sort(chosen.begin(), chosen.end());
+  std::vector<int64_t> claim;
+  for (const auto& r : locked)
+    if (std::binary_search(chosen.begin(), chosen.end(), r.id)) claim.push_back(r.id);
+  Claim(claim, lease_ms, out);
   return Status::Ok();
 }
 
@@ -173,10 +195,15 @@ Status FakeTable::Settle(const std::string& lease_token, const std::vector<Settl
   *result = {};
   for (const SettleOp& op : ops) {
     auto it = rows_.find(op.id);
-    if (it == rows_.end() || it->second.status != "SENDING" ||
-        std::to_string(it->second.next_retry_at_ms) != lease_token) {
+    const bool ours =
+        it != rows_.end() && std::to_string(it->second.next_retry_at_ms) == lease_token;
+    if (!ours || it->second.status != "SENDING") {
       ++result->stale;
-      if (op.kind != SettleKind::kRelease) result->stale_ids.push_back(op.id);
+      // As MysqlStore: a kSent op whose row is already SENT under this very
+      // lease (a settle retried after its reply was lost) is not named: the
+      // row was sent by this claim.
+      const bool sent_by_us = ours && it->second.status == "SENT" && op.kind == SettleKind::kSent;
+      if (op.kind != SettleKind::kRelease && !sent_by_us) result->stale_ids.push_back(op.id);
       continue;
     }
     FakeRow& r = it->second;

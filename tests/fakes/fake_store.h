@@ -65,6 +65,7 @@ class FakeTable : public OutboxStore {
 
  private:
   bool Claimable(const FakeRow& r, int64_t now) const;
+  OutboxRow AsClaimed(const FakeRow& r) const;
   std::string Claim(const std::vector<int64_t>& ids, int64_t lease_ms, ClaimedBatch* out);
 
   std::shared_ptr<FakeClock> clock_;
@@ -163,7 +164,8 @@ class FailingSettleStore : public OutboxStoreWrapper {
 
   Status Settle(const std::string& lease_token, const std::vector<SettleOp>& ops,
                 SettleResult* result) override {
-    if (failures_->fetch_sub(1) > 0) return Status::Error("injected: lost connection to server");
+    if (failures_->fetch_sub(1) > 0)
+      return Status::Unavailable("injected: lost connection to server");
     failures_->store(0);
     return OutboxStoreWrapper::Settle(lease_token, ops, result);
   }

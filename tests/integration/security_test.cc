@@ -73,8 +73,8 @@ std::string Yaml(const std::string& instance, int http, const std::string& boots
 TEST_CASE("MySQL sessions are encrypted with verify_ca and verify_identity against the test CA",
           "[security][tls]") {
   const std::string tls = TlsDir();
-  for (const char* mode : {"verify_ca", "verify_identity", "required"}) {
-    INFO(mode);
+  for (TlsMode mode : {TlsMode::kVerifyCa, TlsMode::kVerifyIdentity, TlsMode::kRequired}) {
+    INFO(ToString(mode));
     MysqlConfig m = TestMysql("mysql");
     m.tls.mode = mode;
     m.tls.ca = tls + "/ca.pem";
@@ -91,8 +91,8 @@ TEST_CASE("MySQL sessions are encrypted with verify_ca and verify_identity again
 
 TEST_CASE("a CA that did not sign the server's certificate fails clearly", "[security][tls]") {
   const std::string tls = TlsDir();
-  for (const char* mode : {"verify_ca", "verify_identity"}) {
-    INFO(mode);
+  for (TlsMode mode : {TlsMode::kVerifyCa, TlsMode::kVerifyIdentity}) {
+    INFO(ToString(mode));
     MysqlConfig m = TestMysql("mysql");
     m.tls.mode = mode;
     m.tls.ca = tls + "/other-ca.pem";
@@ -127,7 +127,7 @@ TEST_CASE("a relay with verify_identity drains as a user that the server lets in
     CHECK(h.relay->LastError().find(kDbPassword) == std::string::npos);
     CHECK(db.CountByStatus()["NEW"] == 100);
   }
-  s.mysql.tls.mode = "verify_identity";
+  s.mysql.tls.mode = TlsMode::kVerifyIdentity;
   s.mysql.tls.ca = tls + "/ca.pem";
   RelayHarness h(s);
   h.relay->Start();
@@ -142,7 +142,7 @@ TEST_CASE("a client certificate is presented when the user requires X509", "[sec
   MysqlConfig m = db.mysql();
   m.user = "outbox_x509";
   m.password = kDbPassword;
-  m.tls.mode = "verify_ca";
+  m.tls.mode = TlsMode::kVerifyCa;
   m.tls.ca = tls + "/ca.pem";
   {
     MysqlConnection without(m);

@@ -1,12 +1,20 @@
 #!/usr/bin/env bash
 # Checks the Prometheus alerting rules and their unit tests:
+#   deploy/prometheus/generate-rules --check (alerts.yml and the k8s
+#     PrometheusRule are what alerts.in.yml + rules.conf generate)
 #   promtool check rules deploy/prometheus/alerts.yml
-#   promtool test rules  deploy/prometheus/alerts_test.yml
+#   promtool test rules  deploy/prometheus/alerts_test.yml (static job and
+#     PodMonitor job names)
+#   the rules generated with another selector (namespace="shop",
+#     job=~".+/outbox-relay") select only that namespace's series
 #   promtool check config deploy/prometheus/prometheus.yml (and the compose one)
-# and, with python3, that every alert has severity, summary, description and a
-# runbook_url whose anchor is a heading of docs/RUNBOOK.md, and that the rules
-# only use metrics listed in docs/METRICS.md (the latter needs PyYAML; skipped
-# with a note without it).
+# and, with python3, that every alert has severity critical or warning,
+# summary, description and a runbook_url built from rules.conf's runbook_base
+# whose anchor is a heading of docs/RUNBOOK.md, that no expression names a job
+# (only the selector does), that annotations use only labels the alert's
+# series carry (the labels the rule tests expect), and that the rules only use
+# metrics listed in docs/METRICS.md (the latter needs PyYAML; skipped with a
+# note without it).
 #
 # Usage: tests/ops/check_rules.sh        (no arguments)
 # Needs promtool (Debian package `prometheus`). Exit 0 ok, 1 failure.
@@ -25,12 +33,64 @@ tmp="$(mktemp -d)"
 trap 'rm -rf "$tmp"' EXIT
 fail=0
 
+echo "== generated files up to date"
+"$prom/generate-rules" --check || fail=1
+
 echo "== promtool check rules"
 promtool check rules "$prom/alerts.yml" || fail=1
 
 echo "== promtool test rules"
 # Run from the rules' folder: rule_files in the test file are relative to it.
 (cd "$prom" && promtool test rules alerts_test.yml) || fail=1
+
+echo "== another selector, from the one place it is set"
+"$prom/generate-rules" --selector 'namespace="shop",job=~".+/outbox-relay"' \
+  --alerts "$tmp/alerts.yml" --prometheusrule "$tmp/prometheusrule.yaml" >/dev/null || fail=1
+cat >"$tmp/selector_test.yml" <<'YML'
+rule_files: [alerts.yml]
+evaluation_interval: 1m
+tests:
+  - name: a custom selector picks the shop namespace only
+    interval: 1m
+    input_series:
+      - series: 'outbox_dead_events{job="shop/outbox-relay",namespace="shop",instance="10.0.0.1:9464",service="order"}'
+        values: '1x5'
+      - series: 'outbox_dead_events{job="outbox-relay",instance="relay-a:9464",service="billing"}'
+        values: '1x5'
+      - series: 'up{job="shop/outbox-relay",namespace="shop",instance="10.0.0.1:9464"}'
+        values: '1x5'
+    alert_rule_test:
+      - eval_time: 3m
+        alertname: OutboxDeadEvents
+        exp_alerts:
+          - exp_labels: {severity: critical, service: order}
+            exp_annotations:
+              summary: "DEAD outbox events in service order"
+              description: "The outbox table of service order holds 1 DEAD event(s) (value reported by every relay instance polling that table). They will not be published until an operator replays them; with dead_policy block, later events of the same aggregate are held back too."
+              runbook_url: https://github.com/outbox-relay/outbox-relay/blob/main/docs/RUNBOOK.md#outboxdeadevents
+      - eval_time: 3m
+        alertname: OutboxRelayDown
+        exp_alerts: []
+  - name: with a custom selector absent() names the selector's equality labels
+    interval: 1m
+    input_series:
+      - series: 'up{job="outbox-relay",instance="relay-a:9464"}'
+        values: '1x5'
+    alert_rule_test:
+      - eval_time: 3m
+        alertname: OutboxRelayDown
+        exp_alerts:
+          - exp_labels: {severity: critical, namespace: shop}
+            exp_annotations:
+              summary: "No outbox-relay target is scraped"
+              description: "No outbox-relay target matching the alert rules' selector is being scraped; no outbox events are being published."
+              runbook_url: https://github.com/outbox-relay/outbox-relay/blob/main/docs/RUNBOOK.md#outboxrelaydown
+YML
+(cd "$tmp" && promtool test rules selector_test.yml) || fail=1
+if "$prom/generate-rules" --selector 'job="x"}' --alerts "$tmp/bad.yml" \
+     --prometheusrule "$tmp/bad2.yaml" >/dev/null 2>&1; then
+  echo "FAIL  generate-rules accepted a selector that is not a matcher list"; fail=1
+fi
 
 echo "== promtool check config"
 promtool check config "$prom/prometheus.yml" || fail=1
@@ -42,10 +102,22 @@ fi
 
 if command -v python3 >/dev/null 2>&1; then
   echo "== annotations and runbook anchors"
-  python3 - "$prom/alerts.yml" "$root/docs/RUNBOOK.md" <<'PY' || fail=1
+  python3 - "$prom/alerts.yml" "$root/docs/RUNBOOK.md" "$prom" <<'PY' || fail=1
 import re, sys
-rules_path, runbook_path = sys.argv[1], sys.argv[2]
+rules_path, runbook_path, prom = sys.argv[1], sys.argv[2], sys.argv[3]
 text = open(rules_path, encoding="utf-8").read()
+conf = dict(l.split(":", 1) for l in open(f"{prom}/rules.conf", encoding="utf-8")
+            if l.strip() and not l.startswith("#"))
+runbook_base = conf["runbook_base"].strip()
+source = open(f"{prom}/alerts.in.yml", encoding="utf-8").read()
+tests = open(f"{prom}/alerts_test.yml", encoding="utf-8").read()
+
+# The labels each alert fires with in the rule tests (exp_labels blocks).
+fired = {}
+for block in re.split(r"\n\s+- eval_time:", tests)[1:]:
+    m = re.search(r"alertname:\s*(\S+)", block)
+    for labels in re.findall(r"exp_labels:\n((?:\s{14,}\S[^\n]*\n?)+)", block):
+        fired.setdefault(m.group(1), []).append(set(re.findall(r"^\s+([a-z_]+):", labels, re.M)))
 
 def slug(heading):
     # GitHub's heading anchors: lower case, punctuation other than - and _
@@ -76,13 +148,28 @@ for chunk in chunks:
     for key in ("severity:", "summary:", "description:", "runbook_url:"):
         if not re.search(rf"^\s+{key}", chunk, re.M):
             errors.append(f"{name}: no {key[:-1]}")
-    if not re.search(r"^\s+severity:\s*(page|warning|info)\s*$", chunk, re.M):
-        errors.append(f"{name}: severity must be page, warning or info")
+    if not re.search(r"^\s+severity:\s*(critical|warning)\s*$", chunk, re.M):
+        errors.append(f"{name}: severity must be critical or warning")
+    # Labels the annotations use: plain $labels.x must be on every alert the
+    # tests saw; inside `with $labels.x` on at least one.
+    ann = chunk.split("annotations:", 1)[-1]
+    guarded = set(re.findall(r"with \$labels\.([a-z_]+)", ann))
+    plain = set(re.findall(r"\$labels\.([a-z_]+)", re.sub(r"with \$labels\.[a-z_]+", "", ann)))
+    seen = fired.get(name, [])
+    if not seen:
+        errors.append(f"{name}: no rule test shows it firing (alerts_test.yml)")
+    for label in sorted(plain):
+        if any(label not in s for s in seen):
+            errors.append(f"{name}: annotations use $labels.{label}, which not every firing alert has")
+    for label in sorted(guarded):
+        if seen and all(label not in s for s in seen):
+            errors.append(f"{name}: annotations use $labels.{label}, which no firing alert has")
     if "$labels.service" not in chunk and "$labels.instance" not in chunk:
         errors.append(f"{name}: annotations name neither service nor instance")
     for url in re.findall(r"runbook_url:\s*(\S+)", chunk):
-        if not url.startswith("https://github.com/outbox-relay/outbox-relay/blob/main/docs/RUNBOOK.md#"):
-            errors.append(f"{name}: runbook_url {url} does not point into docs/RUNBOOK.md")
+        url = url.strip('"')
+        if url != f"{runbook_base}#{name.lower()}":
+            errors.append(f"{name}: runbook_url {url} is not rules.conf's runbook_base#{name.lower()}")
             continue
         anchor = url.split("#", 1)[1]
         if anchor not in anchors:
@@ -102,6 +189,11 @@ for chunk in chunks:
                           ("**How to fix.**", r"\*\*How to fix\.\*\*")):
         if not re.search(pattern, body, re.S):
             errors.append(f"{name}: its runbook section has no {what}")
+# The selector is set in one place: no expression of the source names a job.
+for line in source.splitlines():
+    code = line.split("#", 1)[0] if line.lstrip().startswith("#") else line
+    if re.search(r"\bjob\s*(=|!=|=~|!~)", code):
+        errors.append(f"alerts.in.yml: `{line.strip()}` names a job; use %%SELECTOR%%")
 for e in errors:
     print(f"{rules_path}: {e}")
 print(f"{rules_path}: {alerts} alerts, {len(errors)} problems")

@@ -2,13 +2,12 @@
 # Checks the deployment files under deploy/:
 #   1. every *.yml / *.yaml parses (PyYAML; without it, promtool checks the
 #      Prometheus files and the rest is skipped), and the dashboard JSON parses;
-#   2. structure: the compose file's services and mounted files, the
-#      Kubernetes objects (selector, probes on port 9464, the ConfigMap the
-#      relay mounts, env for every ${VAR} and password_env the config uses);
+#   2. structure: the compose file's services and mounted files (the
+#      Kubernetes manifests: tests/ops/check_k8s.py);
 #   3. `RELAY_BINARY check --config FILE` accepts every relay configuration
-#      that deploy/ mounts: deploy/compose/relay.yaml and the config.yaml
-#      embedded in deploy/k8s/sidecar.yaml (extracted to a temporary file),
-#      with placeholder values for ${VAR}s that have no default.
+#      that deploy/ mounts: deploy/compose/relay.yaml and the config.yaml of
+#      deploy/k8s/base and deploy/k8s/sidecar, with placeholder values for
+#      ${VAR}s that have no default.
 #
 # Usage: tests/ops/check_yaml.sh [RELAY_BINARY]     e.g. build/outbox-relay
 # Exit 0 all checked and fine, 1 a failure, 77 nothing failed but something
@@ -118,75 +117,6 @@ if compose:
         errors.append(f"docker-compose.yml: relay stop_grace_period {relay.get('stop_grace_period', '10s (default)')}"
                       f" must exceed the relay's shutdown deadline with relay.yaml ({budget:.0f} s) by 10 s")
 
-# Kubernetes
-k8s = docs.get("deploy/k8s/sidecar.yaml")
-if k8s:
-    by_kind = {}
-    for d in k8s:
-        for key in ("apiVersion", "kind"):
-            if key not in d:
-                errors.append(f"sidecar.yaml: a document has no {key}")
-        if not d.get("metadata", {}).get("name"):
-            errors.append(f"sidecar.yaml: {d.get('kind')} has no metadata.name")
-        by_kind.setdefault(d.get("kind"), []).append(d)
-    cms = {d["metadata"]["name"]: d for d in by_kind.get("ConfigMap", [])}
-    deps = by_kind.get("Deployment", [])
-    if not deps:
-        errors.append("sidecar.yaml: no Deployment")
-    for dep in deps:
-        spec = dep["spec"]
-        sel = spec["selector"]["matchLabels"]
-        labels = spec["template"]["metadata"]["labels"]
-        if any(labels.get(k) != v for k, v in sel.items()):
-            errors.append("sidecar.yaml: selector does not match the pod template's labels")
-        pod = spec["template"]["spec"]
-        containers = {c["name"]: c for c in pod.get("containers", [])}
-        volumes = {v["name"]: v for v in pod.get("volumes", [])}
-        relay = next((c for c in containers.values() if "outbox-relay" in c.get("image", "")), None)
-        if relay is None or len(containers) < 2:
-            errors.append("sidecar.yaml: want an app container and an outbox-relay container")
-            continue
-        ports = {p.get("name"): p["containerPort"] for p in relay.get("ports", [])}
-        for probe, path in (("livenessProbe", "/healthz"), ("readinessProbe", "/readyz")):
-            get = relay.get(probe, {}).get("httpGet", {})
-            port = ports.get(get.get("port"), get.get("port"))
-            if get.get("path") != path or port != 9464:
-                errors.append(f"sidecar.yaml: relay {probe} must GET {path} on 9464 (got {get})")
-        res = relay.get("resources", {})
-        if "memory" not in res.get("requests", {}) or "memory" not in res.get("limits", {}):
-            errors.append("sidecar.yaml: relay needs memory requests and limits")
-        env = {e["name"] for e in relay.get("env", [])} | {"HOSTNAME"}
-        for vm in relay.get("volumeMounts", []):
-            vol = volumes.get(vm["name"])
-            if vol is None:
-                errors.append(f"sidecar.yaml: volumeMount {vm['name']} has no volume")
-                continue
-            cm_name = (vol.get("configMap") or {}).get("name")
-            if cm_name is None:
-                continue
-            cm = cms.get(cm_name)
-            if cm is None:
-                errors.append(f"sidecar.yaml: volume {vm['name']} names ConfigMap {cm_name}, not in the file")
-                continue
-            if vm["mountPath"].rstrip("/") == "/etc/outbox-relay":
-                cfg = cm.get("data", {}).get("config.yaml")
-                if cfg is None:
-                    errors.append(f"sidecar.yaml: ConfigMap {cm_name} has no config.yaml")
-                    continue
-                if "/etc/outbox-relay/config.yaml" not in " ".join(relay.get("args", []) + relay.get("command", [])) \
-                        and relay.get("args"):
-                    errors.append("sidecar.yaml: relay args do not use /etc/outbox-relay/config.yaml")
-                for var in sorted(needed_env(cfg) - env):
-                    errors.append(f"sidecar.yaml: relay config needs ${var}, which the container does not set")
-                parsed = yaml.safe_load(cfg)
-                if parsed.get("http", {}).get("listen") != "0.0.0.0:9464":
-                    errors.append("sidecar.yaml: relay config http.listen must be 0.0.0.0:9464 for kubelet probes")
-                budget = shutdown_budget_s(parsed)
-                grace = int(pod.get("terminationGracePeriodSeconds", 30))
-                if grace < budget + 10:
-                    errors.append(f"sidecar.yaml: terminationGracePeriodSeconds {grace} must exceed the"
-                                  f" relay's shutdown deadline with its config ({budget:.0f} s) by 10 s")
-
 for e in errors:
     print(f"FAIL  {e}")
 sys.exit(1 if errors else 0)
@@ -215,30 +145,9 @@ done
 
 # ---------------------------------------------------------------- 3
 # Relay configs deploy/ mounts: name and file.
-python3 - "$deploy/k8s/sidecar.yaml" "$tmp/k8s-config.yaml" <<'PY' || fail=1
-# Extracts the literal block `config.yaml: |` of the ConfigMap (stdlib only).
-import re, sys
-src, dst = sys.argv[1], sys.argv[2]
-lines = open(src, encoding="utf-8").read().split("\n")
-for i, line in enumerate(lines):
-    m = re.match(r"^(\s*)config\.yaml:\s*\|[-+]?\s*$", line)
-    if not m:
-        continue
-    key_indent = len(m.group(1))
-    body = []
-    for l in lines[i + 1:]:
-        if l.strip() and len(l) - len(l.lstrip(" ")) <= key_indent:
-            break
-        body.append(l)
-    content = [l for l in body if l.strip()]
-    indent = min(len(l) - len(l.lstrip(" ")) for l in content)
-    with open(dst, "w", encoding="utf-8") as f:
-        f.write("\n".join(l[indent:] for l in body).rstrip("\n") + "\n")
-    sys.exit(0)
-sys.exit(f"{src}: no `config.yaml: |` block found")
-PY
 configs=("deploy/compose/relay.yaml:$deploy/compose/relay.yaml"
-         "deploy/k8s/sidecar.yaml (ConfigMap config.yaml):$tmp/k8s-config.yaml")
+         "deploy/k8s/base/config.yaml:$deploy/k8s/base/config.yaml"
+         "deploy/k8s/sidecar/config.yaml:$deploy/k8s/sidecar/config.yaml")
 
 echo "== relay check --config"
 if [[ -z "$relay" ]]; then

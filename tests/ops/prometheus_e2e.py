@@ -123,7 +123,11 @@ class Prometheus:
             with urllib.request.urlopen(url, timeout=5) as r:
                 return json.loads(r.read())
         except urllib.error.HTTPError as e:
-            return json.loads(e.read() or b"{}")
+            # While it starts, Prometheus answers 503 with a plain-text body.
+            try:
+                return json.loads(e.read() or b"{}")
+            except ValueError:
+                return None
         except (urllib.error.URLError, OSError, ValueError):
             return None
 
@@ -357,8 +361,8 @@ scrape_configs:
         return 1
     log(f"OutboxDeadEvents states seen: {' -> '.join(states)} "
         f"({time.monotonic() - t0:.1f} s after the rows went DEAD; for: {RULE_FOR})")
-    check(firing["labels"].get("service") == SERVICE and firing["labels"].get("severity") == "page",
-          f"alert labels service=order severity=page (got {firing['labels']})")
+    check(firing["labels"].get("service") == SERVICE and firing["labels"].get("severity") == "critical",
+          f"alert labels service=order severity=critical (got {firing['labels']})")
     ann = firing["annotations"]
     check(ann.get("summary") == "DEAD outbox events in service order", f"summary: {ann.get('summary')}")
     check("holds 2 DEAD event(s)" in ann.get("description", ""),

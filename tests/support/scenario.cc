@@ -213,7 +213,7 @@ namespace {
 // A short session through the relay's own connection code, without TLS and
 // with short timeouts: the scenarios poll it while the database restarts.
 std::unique_ptr<MysqlConnection> Open(MysqlConfig m) {
-  m.tls.mode = "disabled";
+  m.tls.mode = TlsMode::kDisabled;
   m.connect_timeout_ms = 2000;
   m.read_timeout_ms = 10000;
   auto c = std::make_unique<MysqlConnection>(std::move(m));

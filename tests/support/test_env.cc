@@ -7,6 +7,7 @@
 
 #include <stdexcept>
 
+#include "outbox/mysql_connection.h"
 #include "outbox_ddl.h"
 
 namespace outbox::testing {
@@ -77,7 +78,7 @@ MysqlConfig TestMysql(const std::string& database) {
   m.user = Env("OUTBOX_TEST_MYSQL_USER", "root");
   m.password = Env("OUTBOX_TEST_MYSQL_PASSWORD", "");
   m.database = database;
-  m.tls.mode = "disabled";
+  m.tls.mode = TlsMode::kDisabled;
   m.read_timeout_ms = 10000;
   m.connect_timeout_ms = 2000;
   return m;
@@ -151,8 +152,7 @@ auto TestDatabase::Retrying(F f) {
   try {
     return f();
   } catch (const sql::SQLException& e) {
-    const int code = e.getErrorCode();
-    if (code != 2006 && code != 2013 && code != 2002 && code != 2003 && code != 2055) throw;
+    if (!IsConnectionError(SqlErrorOf(e))) throw;
     conn_->reconnect();
     conn_->setSchema(name_);
     return f();

@@ -3,6 +3,8 @@
 // the mock Kafka cluster in tests/integration/relay_e2e_test.cc.
 #include "relay/relay.h"
 
+#include "common/build_info.h"
+
 #include <catch2/catch.hpp>
 #include <thread>
 
@@ -597,13 +599,14 @@ TEST_CASE("the database probe used while the broker is down reports the database
   }
 }
 
-TEST_CASE("the exposition names the version and the instance", "[metrics]") {
+TEST_CASE("the exposition names the version and the revision and the instance", "[metrics]") {
   Metrics metrics;
   metrics.SetInstance("relay-a");
   metrics.ForService("orders");
   std::string text = metrics.Serialize();
-  CHECK(text.find("outbox_relay_build_info{instance_id=\"relay-a\",version=\"" OUTBOX_VERSION
-                  "\"} 1") != std::string::npos);
+  CHECK(text.find("outbox_relay_build_info{instance_id=\"relay-a\",revision=\"" +
+                  std::string(BuildRevision()) + "\",version=\"" OUTBOX_VERSION "\"} 1") !=
+        std::string::npos);
   CHECK(text.find("outbox_retention_failures_total{service=\"orders\"} 0") != std::string::npos);
 }
 

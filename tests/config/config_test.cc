@@ -57,12 +57,6 @@ std::string ErrorOf(const std::string& yaml,
   return "no error";
 }
 
-std::string WithService(const std::string& extra) {
-  return "kafka: {bootstrap_servers: k:9092}\nservices:\n  - name: a\n    mysql: {user: u, "
-         "database: d}\n" +
-         extra;
-}
-
 }  // namespace
 
 TEST_CASE("a valid config parses into structs with defaults and expanded variables", "[config]") {
@@ -88,62 +82,8 @@ TEST_CASE("a valid config parses into structs with defaults and expanded variabl
   CHECK(loaded.warnings.empty());
 }
 
-TEST_CASE("each config error names the file and line and column and key path", "[config]") {
-  struct Case {
-    std::string yaml;
-    std::string message;
-  };
-  std::vector<Case> cases = {
-      {"services: [\n  - name: a\n    mysql: {", "c.yaml:2:3: yaml: illegal block entry"},
-      {WithService("    batch_sise: 10\n"),
-       "c.yaml:5:5: services[0].batch_sise: unknown key (did you mean \"batch_size\"?)"},
-      {WithService("    batch_size: ten\n"),
-       "c.yaml:5:17: services[0].batch_size: must be an integer (got \"ten\")"},
-      {WithService("    batch_size: 0\n"),
-       "c.yaml:5:17: services[0].batch_size: must be between 1 and 10000 (got 0)"},
-      {WithService("    retry: {max_attempts: 0}\n"),
-       "c.yaml:5:27: services[0].retry.max_attempts: must be between 1 and 1000 (got 0)"},
-      {WithService("    topic: x.${NOPE}\n"),
-       "c.yaml:5:12: services[0].topic: environment variable NOPE is not set (write "
-       "${NOPE:-default} "
-       "to give a default)"},
-      {WithService("    topic: x.{aggregate}\n"),
-       "c.yaml:5:12: services[0].topic: unknown placeholder {aggregate} (known: {aggregate_type}, "
-       "{event_type}, {service})"},
-      {WithService("    ordering: random\n"),
-       "c.yaml:5:15: services[0].ordering: must be one of per_aggregate | none (got \"random\")"},
-      {WithService("    lease_ms: 500\n"),
-       "c.yaml:5:15: services[0].lease_ms: must be between 2000 and 86400000 (got 500)"},
-      {"kafka: {bootstrap_servers: k:9092}\nservices:\n  - name: a\n    mysql: {user: u, database: "
-       "d, table: \"t; drop\"}\n",
-       "c.yaml:4:42: services[0].mysql.table: must be a plain identifier"},
-      {"kafka: {bootstrap_servers: k:9092}\nservices:\n  - name: a\n    mysql: {user: u}\n",
-       "c.yaml:4:12: services[0].mysql.database: is required"},
-      {"kafka: {bootstrap_servers: k:9092}\nservices:\n  - name: a\n    mysql: {user: u, database: "
-       "d}\n  - name: a\n    mysql: {user: u, database: d}\n",
-       "c.yaml:5:11: services[1].name: duplicate service name \"a\""},
-      {"kafka: {bootstrap_servers: k:9092}\nservices:\n  - name: a\n    mysql: {user: u, database: "
-       "d, password_file: /secrets/none}\n",
-       "services[0].mysql.password_file: cannot read \"/secrets/none\": No such file or "
-       "directory"},
-      {"services:\n  - name: a\n    mysql: {user: u, database: d}\n",
-       "services[0].kafka.bootstrap_servers: is required"},
-      {"kafka: {bootstrap_servers: k:9092}\n", "c.yaml:1:1: services: is required"},
-      {"http: {listen: nowhere}\nkafka: {bootstrap_servers: k:9092}\nservices: []\n",
-       "c.yaml:1:16: http.listen: must be host:port"},
-      {WithService("    topics: {OrderPaid: \"bad topic\"}\n"),
-       "services[0].topics.OrderPaid: topic name \"bad topic\" has a character outside "
-       "[A-Za-z0-9._-]"},
-      {WithService("    mysql2: {}\n"),
-       "services[0].mysql2: unknown key (did you mean \"mysql\"?)"},
-  };
-  for (const auto& c : cases) {
-    INFO(c.yaml);
-    std::string err = ErrorOf(c.yaml);
-    CHECK(err.find(c.message) != std::string::npos);
-    CHECK(err.rfind("c.yaml", 0) == 0);
-  }
-}
+// The bad-config cases, each with its exact message, are one table in
+// config_errors_test.cc.
 
 TEST_CASE("a password file readable by others loads with a warning", "[config]") {
   auto loaded = LoadConfigText(
@@ -307,4 +247,32 @@ TEST_CASE("dead replay refuses an id that does not fit a BIGINT as a usage error
   CHECK(r.exit_code == 2);
   CHECK(r.err.find("--id") == std::string::npos);
   CHECK(r.err.find("/nonexistent.yaml") != std::string::npos);
+}
+
+TEST_CASE("wakeup and binlog_server_id and the TLS mode parse into their enums and defaults",
+          "[config]") {
+  auto loaded = LoadConfigText(kValid, "c.yaml", Env({{"ORDER_PW", "pw"}}));
+  const ServiceConfig& d = loaded.config.services.at(0);
+  CHECK(d.wakeup == Wakeup::kPoll);
+  CHECK_FALSE(d.mysql.binlog_server_id.has_value());
+  CHECK(d.mysql.tls.mode == TlsMode::kPreferred);
+  const std::string two =
+      "kafka: {bootstrap_servers: k:9092}\nservices:\n"
+      "  - name: a\n    wakeup: binlog\n"
+      "    mysql: {user: u, database: d, binlog_server_id: 4294967295, tls: {mode: disabled}}\n"
+      "  - name: b\n    wakeup: binlog\n"
+      "    mysql: {user: u, database: e, binlog_server_id: 4294967295}\n"
+      // Polling services never open the stream: their id may differ.
+      "  - name: c\n    mysql: {user: u, database: f, binlog_server_id: 9}\n";
+  auto l2 = LoadConfigText(two, "c.yaml", Env({}));
+  const auto& s = l2.config.services;
+  REQUIRE(s.size() == 3);
+  CHECK(s[0].wakeup == Wakeup::kBinlog);
+  CHECK(s[0].mysql.binlog_server_id == 4294967295u);
+  CHECK(s[0].mysql.tls.mode == TlsMode::kDisabled);
+  CHECK(s[1].mysql.binlog_server_id == 4294967295u);
+  CHECK(s[2].wakeup == Wakeup::kPoll);
+  CHECK(s[2].mysql.binlog_server_id == 9u);
+  CHECK(std::string(ToString(Wakeup::kBinlog)) == "binlog");
+  CHECK(std::string(ToString(TlsMode::kVerifyIdentity)) == "verify_identity");
 }

@@ -5,6 +5,7 @@
 #include <map>
 #include <thread>
 
+#include "fakes/fake_clock.h"
 #include "support/http_probe.h"
 #include "support/test_env.h"
 
@@ -344,7 +345,10 @@ TEST_CASE(
     "[store]") {
   TestDatabase db("store_idle_closed");
   db.InsertEvents(3, 1);
-  MysqlStore store(db.mysql());
+  // The store decides idleness on its injected clock: the test advances it
+  // instead of sleeping.
+  auto clock = std::make_shared<FakeClock>();
+  MysqlStore store(db.mysql(), clock);
   REQUIRE(store.Connect().ok());
   TableStats stats;
   REQUIRE(store.ReadStats(&stats).ok());
@@ -360,10 +364,73 @@ TEST_CASE(
   // next statement used to fail with "2006 Server has gone away", logged as a
   // failed poll with outbox_database_up 0, on every poll.
   db.Exec("KILL CONNECTION " + std::to_string(session));
-  std::this_thread::sleep_for(std::chrono::milliseconds(1500));  // idle past the ping threshold
+  clock->Advance(std::chrono::milliseconds(1500));  // idle past the ping threshold
   CHECK(store.ReadStats(&stats).ok());
   CHECK(stats.backlog == 3);
   bool due = false;
   CHECK(store.HasDue(false, &due).ok());
   CHECK(due);
+}
+
+TEST_CASE("a claimed row's age comes from the database clock whatever the relay host's clock says",
+          "[store]") {
+  TestDatabase db("store_age_at_claim");
+  // created_at 5 s ago, and outside TIMESTAMP's range on both sides, where
+  // UNIX_TIMESTAMP(created_at) gives NULL or 0.
+  db.Exec(
+      "INSERT INTO t_outbox (id, aggregate_type, aggregate_id, event_type, event_key, payload,"
+      " status, next_retry_at, created_at, updated_at) VALUES"
+      " (1, 'Order', 1, 'E', 'k1', '{}', 'NEW', NOW(), NOW() - INTERVAL 5 SECOND, NOW()),"
+      " (2, 'Order', 2, 'E', 'k2', '{}', 'NEW', NOW(), '1960-01-01 00:00:00', NOW()),"
+      " (3, 'Order', 3, 'E', 'k3', '{}', 'NEW', NOW(), '2100-01-01 00:00:00', NOW())");
+  // A relay host whose clock says 1970 (and never moves): nothing in the
+  // age may come from it.
+  MysqlStore store(db.mysql(), std::make_shared<FakeClock>(0.0));
+  ClaimedBatch b;
+  REQUIRE(store.ClaimDue(10, 30000, false, &b).ok());
+  REQUIRE(b.rows.size() == 3);
+  std::map<int64_t, int64_t> age;
+  for (const auto& r : b.rows) age[r.id] = r.age_at_claim_us;
+  // DATETIME holds whole seconds: 5 s, up to a second more, plus the claim's time.
+  CHECK(age[1] >= 5'000'000);
+  CHECK(age[1] < 6'500'000);
+  auto db_age = [&](const char* created_at) {
+    return db.QueryInt(std::string("SELECT TIMESTAMPDIFF(MICROSECOND, '") + created_at +
+                       "', NOW(6))");
+  };
+  const int64_t year_us = 365LL * 86400 * 1'000'000;
+  CHECK(age[2] > 60 * year_us);
+  CHECK(std::abs(age[2] - db_age("1960-01-01 00:00:00")) < 2'000'000);
+  CHECK(age[3] < -70 * year_us);  // created in the future: a negative age, not 0 or NULL
+  CHECK(std::abs(age[3] - db_age("2100-01-01 00:00:00")) < 2'000'000);
+}
+
+TEST_CASE("the store's failures say whether the database is down or the table is wrong",
+          "[store]") {
+  TestDatabase db("store_status_codes");
+  MysqlConfig missing = db.mysql();
+  missing.table = "t_missing";
+  MysqlStore no_table(missing);
+  Status s = no_table.Connect();
+  CHECK(s.code() == StatusCode::kSchema);
+  CHECK(s.message().find("t_missing does not exist") != std::string::npos);
+  // Nothing listens on port 1: the connection is refused at once.
+  MysqlConfig down = db.mysql();
+  down.port = 1;
+  down.connect_timeout_ms = 1000;
+  MysqlStore unreachable(down);
+  bool due = false;
+  s = unreachable.HasDue(false, &due);
+  INFO(s.message());
+  CHECK(s.code() == StatusCode::kUnavailable);
+  CHECK(s.message().find("MySQL error 200") != std::string::npos);
+  CHECK(s.message().find("reachable at mysql.host:mysql.port") != std::string::npos);
+  MysqlConfig wrong = db.mysql();
+  wrong.password = "wrong-pw-for-test";
+  MysqlStore denied(wrong);
+  s = denied.Connect();
+  INFO(s.message());
+  CHECK(s.code() == StatusCode::kPermission);
+  CHECK(s.message().find("MySQL error 1045 (28000)") != std::string::npos);
+  CHECK(s.message().find("wrong-pw-for-test") == std::string::npos);
 }

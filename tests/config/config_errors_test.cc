@@ -112,7 +112,7 @@ const std::vector<BadConfig>& Cases() {
        "c.yaml:2:1: servises: unknown key (did you mean \"services\"?)"},
       {Svc("    colour: red\n"),
        "c.yaml:5:5: services[0].colour: unknown key (known keys: name mysql topic topics "
-       "batch_size poll_interval_ms lease_ms ordering dead_policy retry retention kafka "
+       "batch_size poll_interval_ms wakeup lease_ms ordering dead_policy retry retention kafka "
        "max_inflight_batches gauge_interval_ms)"},
       {Svc("", ", password: hunter2"),
        "c.yaml:4:45: services[0].mysql.password: a password is never written in the config file: "
@@ -289,6 +289,37 @@ const std::vector<BadConfig>& Cases() {
        "c.yaml:5:25: services[0].topics.OrderPaid: topic name \"{aggregate_type}\" has a character "
        "outside [A-Za-z0-9._-] (topics values are topic names taken literally; placeholders work "
        "only in topic)"},
+      // ---- from the former substring table (tests/config/config_test.cc)
+      {Svc("    retry: {max_attempts: 0}\n"),
+       "c.yaml:5:27: services[0].retry.max_attempts: must be between 1 and 1000 (got 0)"},
+      {Svc("    mysql2: {}\n"),
+       "c.yaml:5:5: services[0].mysql2: unknown key (did you mean \"mysql\"?)"},
+      // ---- wakeup and the binlog stream's server_id (docs/CONFIG.md "wakeup")
+      {Svc("    wakeup: push\n"),
+       "c.yaml:5:13: services[0].wakeup: must be one of poll | binlog (got \"push\")"},
+      {Svc("    wakup: binlog\n"),
+       "c.yaml:5:5: services[0].wakup: unknown key (did you mean \"wakeup\"?)"},
+      {Svc("", ", binlog_server_id: 0"),
+       "c.yaml:4:53: services[0].mysql.binlog_server_id: must be between 1 and 4294967295 (got 0)"},
+      {Svc("", ", binlog_server_id: 4294967296"),
+       "c.yaml:4:53: services[0].mysql.binlog_server_id: must be between 1 and 4294967295 (got "
+       "4294967296)"},
+      {Svc("", ", binlog_server_id: -1"),
+       "c.yaml:4:53: services[0].mysql.binlog_server_id: must be between 1 and 4294967295 (got "
+       "-1)"},
+      {"kafka: {bootstrap_servers: k:9092}\nservices:\n  - name: a\n    wakeup: binlog\n    mysql: "
+       "{user: u, database: d, binlog_server_id: 7}\n  - name: b\n    wakeup: binlog\n    mysql: "
+       "{user: u, database: e, binlog_server_id: 8}\n",
+       "c.yaml:8:53: services[1].mysql.binlog_server_id: is 8 while "
+       "services[0].mysql.binlog_server_id "
+       "is 7 on the same server 127.0.0.1:3306: services with wakeup: binlog on one server share "
+       "one stream and its server_id; give them the same value"},
+      {"kafka: {bootstrap_servers: k:9092}\nservices:\n  - name: a\n    wakeup: binlog\n    mysql: "
+       "{user: u, database: d, binlog_server_id: 7}\n  - name: b\n    wakeup: binlog\n    mysql: "
+       "{user: u, database: e}\n",
+       "c.yaml:8:12: services[1].mysql.binlog_server_id: is unset while "
+       "services[0].mysql.binlog_server_id is 7 on the same server 127.0.0.1:3306: services with "
+       "wakeup: binlog on one server share one stream and its server_id; give them the same value"},
       // ---- control characters stay on one line
       {Svc("    topic: \"a\\nb\"\n"),
        "c.yaml:5:12: services[0].topic: character '\\x0a' at offset 1 of \"a\\nb\" can never be in "

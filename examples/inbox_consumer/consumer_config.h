@@ -1,0 +1,73 @@
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "config/config_loader.h"  // ConfigError, LoadOptions (env lookup, file reads)
+
+namespace inbox {
+
+// The example consumer's configuration (docs/CONSUMERS.md, "The example
+// consumer"). Plain values, parsed and validated once by LoadConsumerConfig;
+// never mutated after. Each default's reason is written beside it.
+
+struct DbConfig {
+  std::string host = "127.0.0.1";
+  int port = 3306;
+  std::string user;
+  std::string password;         // from password_env / password_file; never logged
+  std::string password_source;  // "env:NAME", "file:/path" or "none", for logs
+  std::string database;
+  // "preferred" is the MySQL client's own default; production says verify_identity.
+  std::string tls_mode =
+      "preferred";  // disabled | preferred | required | verify_ca | verify_identity
+  std::string tls_ca, tls_cert, tls_key;
+  int connect_timeout_ms = 5000;  // a connect slower than this is a dead database
+  int read_timeout_ms = 30000;    // bounds every statement, so a hung server is noticed
+};
+
+struct ConsumerKafkaConfig {
+  std::string bootstrap_servers;
+  std::string group_id;             // default: the consumer name
+  std::vector<std::string> topics;  // exactly one of topics and topic_regex is set
+  std::string topic_regex;          // starts with '^' (librdkafka's mark of a pattern)
+  // A new group reads what is already in the topic: an event published before
+  // the consumer first started is still an event to apply.
+  std::string auto_offset_reset = "earliest";  // earliest | latest
+  std::string dead_letter_topic = "{topic}.dlq";
+  std::map<std::string, std::string>
+      properties;  // librdkafka, for the consumer and the DLQ producer
+};
+
+struct ConsumerConfig {
+  std::string path;
+  std::string consumer;  // t_inbox.consumer: which service processed the event
+  ConsumerKafkaConfig kafka;
+  // A message that cannot be processed (bad headers or key, a value the
+  // database refuses) is tried this often before it goes to the DLQ. Small:
+  // such failures are deterministic, and the partition waits meanwhile.
+  int max_attempts = 5;
+  DbConfig mysql;
+  std::string log_level = "info";   // debug | info | warn | error
+  std::string log_format = "json";  // json | text
+};
+
+struct LoadedConsumerConfig {
+  ConsumerConfig config;
+  std::vector<std::string> warnings;  // e.g. a password file readable by others
+};
+
+// Parses and validates. Throws outbox::ConfigError with
+// "file:line:col: key.path: what is wrong".
+LoadedConsumerConfig LoadConsumerConfigFile(const std::string& path,
+                                            const outbox::LoadOptions& options = {});
+LoadedConsumerConfig LoadConsumerConfigText(const std::string& text, const std::string& name,
+                                            const outbox::LoadOptions& options = {});
+
+// The dead-letter topic of a message read from `topic`.
+std::string DeadLetterTopic(const std::string& tmpl, const std::string& topic);
+// True if `topic` is DeadLetterTopic(tmpl, t) for some topic t.
+bool IsDeadLetterTopic(const std::string& tmpl, const std::string& topic);
+
+}  // namespace inbox

@@ -1,0 +1,130 @@
+#include "dead_letter.h"
+
+#include <spdlog/spdlog.h>
+
+#include <cstring>
+
+namespace inbox {
+
+void KafkaLogToSpdlog(const rd_kafka_t* rk, int level, const char* fac, const char* buf) {
+  // The dead-letter producer gets kafka.properties too (security settings
+  // apply to both clients); its warnings about consumer-only properties are
+  // noise.
+  const bool producer = std::strstr(rd_kafka_name(rk), "producer") != nullptr;
+  if (producer && std::strcmp(fac, "CONFWARN") == 0) level = 7;
+  // FAIL and ERROR lines repeat what the error callbacks report (once per
+  // kind, see InboxConsumer::OnKafkaError). A failed offset commit costs no
+  // more than a replay the inbox skips; librdkafka retries it every
+  // auto.commit.interval.ms during an outage.
+  if (std::strcmp(fac, "FAIL") == 0 || std::strcmp(fac, "ERROR") == 0 ||
+      std::strcmp(fac, "COMMITFAIL") == 0)
+    level = 7;
+  const auto lvl = level <= 3   ? spdlog::level::err
+                   : level == 4 ? spdlog::level::warn
+                   : level <= 6 ? spdlog::level::info
+                                : spdlog::level::debug;
+  spdlog::log(lvl, "kafka {} {}: {}", rd_kafka_name(rk), fac, buf);
+}
+
+namespace {
+
+struct Delivery {
+  bool done = false;
+  rd_kafka_resp_err_t err = RD_KAFKA_RESP_ERR_NO_ERROR;
+};
+
+// The consumer reports a broker outage already; the idle producer's view of
+// it is detail.
+void OnProducerError(rd_kafka_t*, int, const char* reason, void*) {
+  spdlog::debug("kafka (dead-letter producer): {}", reason);
+}
+
+void OnDelivery(rd_kafka_t*, const rd_kafka_message_t* m, void*) {
+  auto* d = static_cast<Delivery*>(m->_private);
+  d->err = m->err;
+  d->done = true;
+}
+
+bool Set(rd_kafka_conf_t* conf, const std::string& key, const std::string& value,
+         std::string* error) {
+  char err[512];
+  if (rd_kafka_conf_set(conf, key.c_str(), value.c_str(), err, sizeof(err)) == RD_KAFKA_CONF_OK)
+    return true;
+  *error = "kafka property " + key + ": " + err;
+  return false;
+}
+
+}  // namespace
+
+DeadLetterProducer::DeadLetterProducer(const ConsumerConfig& config) : config_(config) {}
+
+DeadLetterProducer::~DeadLetterProducer() {
+  if (!rk_) return;
+  rd_kafka_flush(rk_, 10000);
+  rd_kafka_destroy(rk_);
+}
+
+bool DeadLetterProducer::Start(std::string* error) {
+  rd_kafka_conf_t* conf = rd_kafka_conf_new();
+  rd_kafka_conf_set_dr_msg_cb(conf, OnDelivery);
+  rd_kafka_conf_set_log_cb(conf, KafkaLogToSpdlog);
+  rd_kafka_conf_set_error_cb(conf, OnProducerError);
+  // Defaults first, then the user's properties: a dead letter must not be
+  // lost or doubled by the producer's own retries (idempotence, acks=all),
+  // and a broker that does not take it within 30 s is a broker failure
+  // reported quickly rather than after librdkafka's default of 5 minutes.
+  bool ok = Set(conf, "bootstrap.servers", config_.kafka.bootstrap_servers, error) &&
+            Set(conf, "client.id", "outbox-inbox-consumer-dlq", error) &&
+            Set(conf, "enable.idempotence", "true", error) && Set(conf, "acks", "all", error) &&
+            Set(conf, "message.timeout.ms", "30000", error);
+  for (const auto& [k, v] : config_.kafka.properties) ok = ok && Set(conf, k, v, error);
+  char err[512];
+  if (ok) rk_ = rd_kafka_new(RD_KAFKA_PRODUCER, conf, err, sizeof(err));
+  if (!ok || !rk_) {
+    if (ok) *error = std::string("cannot create the dead-letter producer: ") + err;
+    rd_kafka_conf_destroy(conf);  // rd_kafka_new took it only on success
+    return false;
+  }
+  return true;
+}
+
+void DeadLetterProducer::Poll() {
+  if (rk_) rd_kafka_poll(rk_, 0);
+}
+
+bool DeadLetterProducer::Send(const rd_kafka_message_t* m, const std::string& topic,
+                              const std::string& reason, std::string* error) {
+  rd_kafka_headers_t* headers = nullptr;
+  rd_kafka_headers_t* original = nullptr;
+  headers = rd_kafka_message_headers(m, &original) == RD_KAFKA_RESP_ERR_NO_ERROR
+                ? rd_kafka_headers_copy(original)
+                : rd_kafka_headers_new(4);
+  const std::string source = std::string(rd_kafka_topic_name(m->rkt)) + "/" +
+                             std::to_string(m->partition) + "/" + std::to_string(m->offset);
+  rd_kafka_header_add(headers, "dlq_reason", -1, reason.data(),
+                      static_cast<ssize_t>(reason.size()));
+  rd_kafka_header_add(headers, "dlq_source", -1, source.data(),
+                      static_cast<ssize_t>(source.size()));
+  rd_kafka_header_add(headers, "dlq_consumer", -1, config_.consumer.data(),
+                      static_cast<ssize_t>(config_.consumer.size()));
+  Delivery d;
+  rd_kafka_resp_err_t err = rd_kafka_producev(
+      rk_, RD_KAFKA_V_TOPIC(topic.c_str()), RD_KAFKA_V_KEY(m->key, m->key_len),
+      RD_KAFKA_V_VALUE(m->payload, m->len), RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY),
+      RD_KAFKA_V_HEADERS(headers), RD_KAFKA_V_OPAQUE(&d), RD_KAFKA_V_END);
+  if (err) {
+    rd_kafka_headers_destroy(headers);  // owned by the message only when producev succeeds
+    *error = "cannot produce to " + topic + ": " + rd_kafka_err2str(err);
+    return false;
+  }
+  // Wait for the acknowledgement: the caller stores the source offset only
+  // after the dead letter is safely in Kafka. message.timeout.ms bounds this.
+  while (!d.done) rd_kafka_poll(rk_, 100);
+  if (d.err) {
+    *error = "dead-letter topic " + topic + " did not take the message: " + rd_kafka_err2str(d.err);
+    return false;
+  }
+  return true;
+}
+
+}  // namespace inbox

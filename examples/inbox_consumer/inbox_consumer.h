@@ -1,0 +1,112 @@
+#pragma once
+
+#include <librdkafka/rdkafka.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <set>
+#include <string>
+#include <utility>
+
+#include "consumer_config.h"
+#include "dead_letter.h"
+#include "inbox_store.h"
+
+namespace inbox {
+
+struct ConsumerOptions {
+  // Benchmark only: false skips the inbox row (every delivery is applied).
+  bool use_inbox = true;
+  // Benchmark only: Run returns after this many messages were handled (0: never).
+  uint64_t stop_after_messages = 0;
+  // Test-only failpoints (see main.cc, OUTBOX_CONSUMER_FAILPOINT): called
+  // after the effect and before COMMIT, and after COMMIT before the offset
+  // is stored.
+  std::function<void()> before_db_commit;
+  std::function<void()> after_db_commit;
+};
+
+// What the consumer did since it started; logged every minute and at exit.
+struct ConsumerStats {
+  uint64_t messages = 0;           // handled to the end (applied, duplicate or dead-lettered)
+  uint64_t applied = 0;            // new events whose effect was committed
+  uint64_t duplicates = 0;         // events the inbox had seen: skipped
+  uint64_t dead_lettered = 0;      // sent to the dead-letter topic
+  uint64_t dead_letters_read = 0;  // read from a dead-letter topic (topic_regex) and skipped
+  uint64_t failed_attempts = 0;    // attempts at a message that could not be processed
+  uint64_t stalls = 0;             // database or broker failures that paused consumption
+  uint64_t kafka_errors = 0;       // errors librdkafka reported (broker down, ...)
+};
+
+// One consumer-group member: polls, and per message runs the inbox
+// transaction (InboxStore), then stores the offset; dead-letters what it
+// cannot process; pauses on database or broker failures. Single-threaded:
+// everything, the rebalance callback included, runs on the thread in Run().
+// *config must outlive the consumer.
+class InboxConsumer {
+ public:
+  InboxConsumer(const ConsumerConfig& config, ConsumerOptions options = {});
+  ~InboxConsumer();
+  InboxConsumer(const InboxConsumer&) = delete;
+  InboxConsumer& operator=(const InboxConsumer&) = delete;
+
+  // Runs until `stop` becomes true (SIGTERM), then finishes the current
+  // message, commits the stored offsets and leaves the group. Returns the
+  // process exit code: 0 after a clean stop, 1 when Kafka cannot be set up
+  // or librdkafka reports a fatal error.
+  int Run(const std::atomic<bool>& stop);
+
+  const ConsumerStats& stats() const { return stats_; }
+  // Benchmark: when the first message arrived and the last was handled.
+  std::chrono::steady_clock::time_point first_message_at() const { return first_at_; }
+  std::chrono::steady_clock::time_point last_handled_at() const { return last_at_; }
+
+ private:
+  using Clock = std::chrono::steady_clock;
+
+  bool Start(std::string* error);
+  void Handle(rd_kafka_message_t* m);
+  bool DeadLetter(rd_kafka_message_t* m, const std::string& reason);
+  void Done(rd_kafka_message_t* m);
+  void Stall(rd_kafka_message_t* m, const std::string& what);
+  void Rewind(rd_kafka_message_t* m);
+  void MaybeResume();
+  static void OnError(rd_kafka_t* rk, int err, const char* reason, void* opaque);
+  void OnKafkaError(rd_kafka_resp_err_t err, const std::string& what);
+  void LogStats(const char* when);
+  static void OnRebalance(rd_kafka_t* rk, rd_kafka_resp_err_t err,
+                          rd_kafka_topic_partition_list_t* parts, void* opaque);
+  void Rebalance(rd_kafka_resp_err_t err, rd_kafka_topic_partition_list_t* parts);
+
+  const ConsumerConfig& config_;
+  const ConsumerOptions options_;
+  InboxStore store_;
+  DeadLetterProducer dlq_;
+  rd_kafka_t* rk_ = nullptr;
+  std::set<std::string> skipped_topics_;  // dead-letter topics already warned about
+  int exit_code_ = -1;                    // >= 0: stop with this code
+
+  // Stall state: after a database or broker failure the assignment is
+  // paused and each partition rewound to its first unfinished message.
+  bool stalled_ = false;
+  bool recovering_ = false;  // log "resumed" at the next success
+  Clock::time_point resume_at_{};
+  std::chrono::milliseconds backoff_;
+  std::map<std::pair<std::string, int32_t>, int64_t> rewound_;  // (topic, partition) -> offset
+
+  ConsumerStats stats_;
+  ConsumerStats logged_;  // stats_ as of the last stats line
+  Clock::time_point next_stats_at_{};
+  Clock::time_point first_at_{}, last_at_{};
+  rd_kafka_resp_err_t last_kafka_error_ = RD_KAFKA_RESP_ERR_NO_ERROR;
+  Clock::time_point last_kafka_error_at_{};
+};
+
+// Reads and validates the relay's headers and key (docs/CONSUMERS.md).
+// False with *reason when the message cannot be an event.
+bool ParseEvent(const rd_kafka_message_t* m, Event* event, std::string* reason);
+
+}  // namespace inbox

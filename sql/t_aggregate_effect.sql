@@ -1,0 +1,8 @@
+create table t_aggregate_effect (
+  aggregate_type varchar(32) not null,
+  aggregate_id bigint not null,
+  applied int not null,                -- +1 per event processed
+  last_outbox_id bigint not null,      -- highest outbox_id applied
+  out_of_order int not null default 0, -- events that arrived below last_outbox_id (seed §12.2)
+  primary key (aggregate_type, aggregate_id)
+);

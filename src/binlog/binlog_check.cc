@@ -1,0 +1,157 @@
+#include "binlog/binlog_check.h"
+
+#include <algorithm>
+#include <cctype>
+#include <sstream>
+
+namespace outbox {
+namespace binlog {
+
+namespace {
+
+std::string Upper(std::string s) {
+  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return std::toupper(c); });
+  return s;
+}
+
+std::string Value(const MariadbSession::Row& row, size_t i) {
+  return i < row.size() && row[i] ? *row[i] : "";
+}
+
+// The privilege that allows SHOW MASTER STATUS: MariaDB 10.5 renamed
+// REPLICATION CLIENT to BINLOG MONITOR (the old name still grants it).
+const char* MonitorPrivilege(const BinlogServerInfo& info) {
+  return info.is_mariadb ? "BINLOG MONITOR" : "REPLICATION CLIENT";
+}
+
+// SHOW MASTER STATUS, or SHOW BINARY LOG STATUS where the old name is gone
+// (MySQL 8.4 removed it; MySQL 8.2+ and MariaDB 10.5.2+ know the new one).
+Status ReadPosition(MariadbSession& session, BinlogServerInfo* info,
+                    std::vector<std::string>* problems) {
+  std::vector<MariadbSession::Row> rows;
+  Status s = session.Query("SHOW MASTER STATUS", &rows);
+  if (!s.ok() && session.last_errno() == 1064) s = session.Query("SHOW BINARY LOG STATUS", &rows);
+  if (!s.ok()) {
+    if (session.last_errno() == 1227) {
+      const std::string account = session.Account();
+      problems->push_back("user " + account + " lacks " + MonitorPrivilege(*info) +
+                          " (needed to read the binary log position): GRANT " +
+                          MonitorPrivilege(*info) + " ON *.* TO " + account + "; (" + s.message() +
+                          ")");
+      return Status::Ok();
+    }
+    if (!session.connected() || session.last_errno() >= 2000) return s;
+    problems->push_back("cannot read the binary log position: " + s.message());
+    return Status::Ok();
+  }
+  if (rows.empty()) return Status::Ok();  // log_bin off; reported by the caller
+  info->file = Value(rows[0], 0);
+  info->position = std::strtoull(Value(rows[0], 1).c_str(), nullptr, 10);
+  info->do_db = Value(rows[0], 2);
+  info->ignore_db = Value(rows[0], 3);
+  return Status::Ok();
+}
+
+bool HasGlobalPrivilege(MariadbSession& session, const std::string& privilege) {
+  // The account's own rows: GRANTEE is 'user'@'host' as CURRENT_USER() says.
+  std::vector<MariadbSession::Row> rows;
+  Status s = session.Query(
+      "SELECT COUNT(*) FROM information_schema.USER_PRIVILEGES WHERE GRANTEE = "
+      "CONCAT('''', SUBSTRING_INDEX(CURRENT_USER(), '@', 1), '''@''', "
+      "SUBSTRING_INDEX(CURRENT_USER(), '@', -1), '''') AND PRIVILEGE_TYPE = '" +
+          privilege + "'",
+      &rows);
+  // Unreadable: do not claim a problem the stream may not have.
+  return !s.ok() || rows.empty() || Value(rows[0], 0) != "0";
+}
+
+bool ListContains(const std::string& csv, const std::string& name) {
+  std::stringstream in(csv);
+  std::string item;
+  while (std::getline(in, item, ','))
+    if (item == name) return true;
+  return false;
+}
+
+}  // namespace
+
+std::string BinlogServerInfo::Granularity() const {
+  return std::string(table_granularity() ? "table" : "database") + " (binlog_format=" + format +
+         ")";
+}
+
+Status InspectBinlogServer(MariadbSession& session, bool need_replication_slave,
+                           BinlogServerInfo* info, std::vector<std::string>* problems) {
+  *info = BinlogServerInfo{};
+  info->version = session.server_info();
+  info->is_mariadb = session.is_mariadb();
+  std::vector<MariadbSession::Row> rows;
+  Status s = session.Query(
+      "SELECT @@GLOBAL.log_bin, @@GLOBAL.binlog_format, @@GLOBAL.binlog_checksum", &rows);
+  if (!s.ok()) return s;
+  if (!rows.empty()) {
+    const std::string log_bin = Upper(Value(rows[0], 0));
+    info->log_bin = log_bin == "1" || log_bin == "ON";
+    info->format = Upper(Value(rows[0], 1));
+    info->checksum = Upper(Value(rows[0], 2));
+  }
+  if (!info->log_bin) {
+    problems->push_back(
+        "log_bin is OFF on the server (" + info->version +
+        "): the binary log must be on for wake-ups; start the server with --log-bin "
+        "(my.cnf: log_bin = mysql-bin, server_id = <unique>) and restart it; the relay "
+        "polls meanwhile");
+    return Status::Ok();
+  }
+  s = ReadPosition(session, info, problems);
+  if (!s.ok()) return s;
+  if (need_replication_slave && !HasGlobalPrivilege(session, "REPLICATION SLAVE")) {
+    const std::string account = session.Account();
+    problems->push_back("user " + account +
+                        " lacks REPLICATION SLAVE (needed to follow the binary log): GRANT "
+                        "REPLICATION SLAVE ON *.* TO " +
+                        account + ";");
+  }
+  return Status::Ok();
+}
+
+void CheckDatabaseFilters(const BinlogServerInfo& info, const std::vector<std::string>& databases,
+                          const std::string& where, std::vector<std::string>* problems) {
+  for (const std::string& db : databases) {
+    if (!info.do_db.empty() && !ListContains(info.do_db, db))
+      problems->push_back("database " + db + " is not in binlog_do_db (" + info.do_db + ") on " +
+                          where + ": its commits never reach the binary log, so " + db +
+                          " is woken only by the safety poll; add it to binlog_do_db or use "
+                          "wakeup: poll");
+    if (ListContains(info.ignore_db, db))
+      problems->push_back("database " + db + " is in binlog_ignore_db on " + where +
+                          ": its commits never reach the binary log; remove it from "
+                          "binlog_ignore_db or use wakeup: poll");
+  }
+}
+
+Status CheckBinlog(const MysqlConfig& mysql, const std::vector<std::string>& databases,
+                   BinlogCheck* out) {
+  *out = BinlogCheck{};
+  MariadbSession session;
+  const int read_timeout_s = std::max(1, mysql.read_timeout_ms / 1000);
+  Status s = session.Connect(mysql, read_timeout_s);
+  if (!s.ok()) return s;
+  BinlogServerInfo info;
+  s = InspectBinlogServer(session, /*need_replication_slave=*/true, &info, &out->problems);
+  if (!s.ok())
+    return Status::Error("cannot check the binary log on " + Endpoint(mysql) + ": " + s.message());
+  const std::string where = mysql.host + ":" + std::to_string(mysql.port);
+  if (info.log_bin) CheckDatabaseFilters(info, databases, where, &out->problems);
+  if (info.log_bin && info.checksum != "CRC32" && info.checksum != "NONE")
+    out->problems.push_back("binlog_checksum=" + info.checksum + " on " + where +
+                            " is not one the relay reads (CRC32 or NONE)");
+  out->summary = "binary log on " + where + ": " +
+                 (info.log_bin ? "on, " + info.file + ":" + std::to_string(info.position) +
+                                     ", wake-ups per " + info.Granularity()
+                               : std::string("off"));
+  return Status::Ok();
+}
+
+}  // namespace binlog
+}  // namespace outbox

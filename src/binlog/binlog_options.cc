@@ -1,0 +1,25 @@
+#include "binlog/binlog_options.h"
+
+namespace outbox {
+namespace binlog {
+
+uint32_t DeriveServerId(const std::string& instance_id, const std::string& host, int port) {
+  // FNV-1a, 32 bits: simple, stable across builds and platforms, documented
+  // in docs/BINLOG.md so an operator can compute it by hand.
+  const std::string key = instance_id + "/" + host + ":" + std::to_string(port);
+  uint32_t h = 2166136261u;
+  for (unsigned char c : key) {
+    h ^= c;
+    h *= 16777619u;
+  }
+  return 0x80000000u | (h & 0x7FFFFFFFu);
+}
+
+uint32_t EffectiveServerId(const BinlogOptions& options) {
+  return options.server_id != 0
+             ? options.server_id
+             : DeriveServerId(options.instance_id, options.mysql.host, options.mysql.port);
+}
+
+}  // namespace binlog
+}  // namespace outbox

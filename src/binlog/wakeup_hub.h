@@ -1,0 +1,86 @@
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "binlog/binlog_options.h"
+#include "binlog/binlog_stream.h"
+
+namespace outbox {
+namespace binlog {
+
+class WakeupHub;
+
+// One service's interest in one table on one server. Destroying it
+// unsubscribes: once the destructor returned, its `wake` is never called
+// again. Thread-safe.
+class Subscription {
+ public:
+  ~Subscription();
+  Subscription(const Subscription&) = delete;
+  Subscription& operator=(const Subscription&) = delete;
+
+  // True while the server's stream follows the log (outbox_wakeup_binlog_up).
+  bool up() const;
+  // Why it does not, with the fix where there is one; "" while up.
+  std::string reason() const;
+  StreamState state() const;
+
+ private:
+  friend class WakeupHub;
+  struct Server;
+  Subscription(std::shared_ptr<Server> server, uint64_t id) : server_(std::move(server)), id_(id) {}
+  std::shared_ptr<Server> server_;
+  uint64_t id_;
+};
+
+using SubscriptionPtr = std::unique_ptr<Subscription>;
+
+// Shares one BinlogStream per database server (host:port) among every
+// service on it, and routes each committed transaction to the subscribers
+// whose table it touched: the table with binlog_format=ROW, any table of the
+// database with statement-format writes (MIXED, STATEMENT). Also wakes every
+// subscriber of a server when its stream goes up or down, so that a waiting
+// service notices at once that it must poll (or may stop polling).
+//
+// Thread-safety: all methods from any thread. `wake` runs on a stream's
+// thread while the hub holds that server's lock: it must be cheap and
+// non-blocking (set a flag, notify a condition variable) and must not call
+// the hub or a Subscription. Lifetime: every Subscription must be destroyed
+// before the hub; the hub's destructor stops the streams.
+class WakeupHub {
+ public:
+  // `wake(insert)`: insert is true when the commit may have inserted rows
+  // (Commit::Table::insert), false for update-only commits (such as the
+  // relay's own claims and settles) and for stream up/down changes.
+  using WakeFn = std::function<void(bool insert)>;
+
+  WakeupHub();
+  ~WakeupHub();
+  WakeupHub(const WakeupHub&) = delete;
+  WakeupHub& operator=(const WakeupHub&) = delete;
+
+  // The first subscription for options.mysql's host:port starts that
+  // server's stream with `options` (credentials, TLS, server_id, timings);
+  // later ones share it, their options unused. Table and database names
+  // compare case-insensitively (a spurious wake-up costs one claim; a missed
+  // one costs latency).
+  SubscriptionPtr Subscribe(const BinlogOptions& options, const std::string& database,
+                            const std::string& table, WakeFn wake);
+
+  // One entry per server, for metrics and logs.
+  std::vector<StreamState> Streams() const;
+
+ private:
+  mutable std::mutex mu_;
+  uint64_t next_id_ = 1;                                                  // guarded by mu_
+  std::map<std::string, std::shared_ptr<Subscription::Server>> servers_;  // guarded by mu_
+};
+
+}  // namespace binlog
+}  // namespace outbox

@@ -1,0 +1,94 @@
+#pragma once
+
+// The YAML walker behind LoadConfigText (config_loader.h); internal to
+// src/config/. Split by job: config_parser.cc (generic typed reads and the
+// error format), config_mysql.cc (the mysql block), config_service.cc (a
+// service), config_loader.cc (the top level and the file).
+
+#include <yaml-cpp/yaml.h>
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "config/config.h"
+#include "config/config_loader.h"
+
+namespace outbox::config_internal {
+
+// A value echoed in a message, cut so one bad value cannot flood the output.
+std::string Quoted(const std::string& s);
+// One line, printable: control characters escaped.
+std::string OneLine(const std::string& s);
+// Reads a file from the filesystem (LoadOptions::read_file's default).
+FileRead ReadFileFromDisk(const std::string& path);
+
+// Value checks, true when `s` is acceptable.
+bool IsIdentifier(const std::string& s);     // [A-Za-z_][A-Za-z0-9_$]{0,63}
+bool IsServiceName(const std::string& s);    // [A-Za-z0-9_.-]{1,64}
+bool IsVariableName(const std::string& s);   // [A-Za-z_][A-Za-z0-9_]*
+bool IsTimeZone(const std::string& tz);      // +HH:MM, SYSTEM or Area/City
+bool IsListenAddress(const std::string& s);  // host:port, [v6]:port
+
+// Walks the YAML tree, turning every problem into a ConfigError that names
+// the file, line, column and key path. Lives for one load; `options` must
+// outlive it.
+class Parser {
+ public:
+  Parser(std::string file, const LoadOptions& options)
+      : file_(std::move(file)), options_(options) {}
+
+  // --- the sections (each a mapping under `path`) -------------------------
+  LoadedConfig Root(const YAML::Node& root) const;
+  ServiceConfig Service(const YAML::Node& n, const std::string& path, const KafkaConfig& kafka,
+                        std::vector<std::string>* warnings) const;
+  // `parent` is the service's mapping, for the position of a missing block.
+  MysqlConfig Mysql(const YAML::Node& parent, const YAML::Node& n, const std::string& path,
+                    std::vector<std::string>* warnings) const;
+  KafkaConfig Kafka(const YAML::Node& n, const std::string& path, const KafkaConfig& base) const;
+
+  // --- typed reads and the error format ----------------------------------
+  [[noreturn]] void Fail(const YAML::Mark& mark, const std::string& path,
+                         const std::string& what) const;
+  void RequireMap(const YAML::Node& n, const std::string& path) const;
+  // Fails on a duplicate or unknown key, suggesting the nearest known one.
+  void CheckKeys(const YAML::Node& map, const std::string& path,
+                 const std::vector<std::string>& allowed) const;
+  std::string Key(const YAML::Node& k, const std::string& path) const;
+  // `what` names the expected type, for a value of the wrong shape.
+  std::string Str(const YAML::Node& n, const std::string& path,
+                  const char* what = "a string") const;
+  static const char* Shape(const YAML::Node& n);
+  int64_t Int(const YAML::Node& n, const std::string& path, int64_t min, int64_t max) const;
+  // Index of the value in `values`.
+  size_t OneOf(const YAML::Node& n, const std::string& path,
+               const std::vector<std::string>& values) const;
+  std::map<std::string, std::string> StringMap(const YAML::Node& n, const std::string& path) const;
+  // Reads a file named in the config (a secret or a certificate).
+  // `shown` is how messages name it (default: the path itself).
+  FileInfo ReadNamedFile(const YAML::Node& n, const std::string& path, const std::string& file,
+                         const std::string& shown = "") const;
+  const LoadOptions& options() const { return options_; }
+
+ private:
+  void MysqlTarget(const YAML::Node& n, const std::string& path, MysqlConfig* m) const;
+  void MysqlPassword(const YAML::Node& n, const std::string& path, MysqlConfig* m,
+                     std::vector<std::string>* warnings) const;
+  void MysqlSession(const YAML::Node& n, const std::string& path, MysqlConfig* m,
+                    std::vector<std::string>* warnings) const;
+  TlsConfig Tls(const YAML::Node& n, const std::string& path,
+                std::vector<std::string>* warnings) const;
+  void ServiceTopics(const YAML::Node& n, const std::string& path, ServiceConfig* s) const;
+  void ServiceLoop(const YAML::Node& n, const std::string& path, ServiceConfig* s) const;
+  void ServiceRetry(const YAML::Node& r, const std::string& path, RetryConfig* retry) const;
+  void ServiceRetention(const YAML::Node& r, const std::string& path,
+                        RetentionConfig* retention) const;
+  void TopLevel(const YAML::Node& root, Config* c) const;
+  void CheckSameServer(const YAML::Node& services, size_t i, const Config& c,
+                       std::vector<std::string>* warnings) const;
+
+  std::string file_;
+  const LoadOptions& options_;
+};
+
+}  // namespace outbox::config_internal

@@ -1,0 +1,16 @@
+#pragma once
+
+// MysqlStore behind the OutboxStore seam, without Connector/C++'s headers:
+// what code outside src/outbox/ includes to make one (the app wiring), so
+// that the MySQL client library stays visible only inside this folder.
+
+#include "common/clock.h"
+#include "config/config.h"
+#include "outbox/outbox_store.h"
+
+namespace outbox {
+
+// A MysqlStore (outbox/mysql_store.h) for `config`; it connects on first use.
+OutboxStorePtr NewMysqlStore(MysqlConfig config, ClockPtr clock = DefaultClock());
+
+}  // namespace outbox

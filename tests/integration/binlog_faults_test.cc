@@ -1,0 +1,227 @@
+// Every fallback of the binlog wake-up against a real MariaDB: the stream
+// goes down with the reason and the fix, and comes back by itself
+// (docs/BINLOG.md "Fallback and recovery").
+#include <catch2/catch.hpp>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+#include "binlog/binlog_check.h"
+#include "binlog/binlog_stream.h"
+#include "binlog/wakeup_hub.h"
+#include "integration/binlog_test_support.h"
+#include "support/tcp_proxy.h"
+#include "support/test_env.h"
+
+using namespace outbox;
+using namespace outbox::testing;
+using namespace std::chrono_literals;
+using binlog::StreamProblem;
+using binlog::StreamState;
+
+namespace {
+
+bool Has(const std::string& s, const std::string& what) {
+  return s.find(what) != std::string::npos;
+}
+
+auto Problem(StreamProblem p) {
+  return [p](const StreamState& s) { return !s.up && s.problem == p; };
+}
+
+// A stream with a state log and a wake counter (through a hub of its own).
+struct Watched {
+  explicit Watched(binlog::BinlogOptions o)
+      : stream(
+            std::move(o), [this](const binlog::Commit&) { commit_wake(true); }, log.Callback()) {}
+  StateLog log;
+  Waker commits;
+  std::function<void(bool)> commit_wake = commits.Callback();
+  binlog::BinlogStream stream;
+};
+
+// A user with only the given global privileges; dropped on the way out.
+class TestUser {
+ public:
+  TestUser(const std::string& name, const std::string& privileges) : name_(name) {
+    SqlClient admin("mysql");
+    admin.Exec("DROP USER IF EXISTS '" + name_ + "'@'%'");
+    admin.Exec("CREATE USER '" + name_ + "'@'%' IDENTIFIED BY 'binlog-test-pw'");
+    if (!privileges.empty()) admin.Exec("GRANT " + privileges + " ON *.* TO '" + name_ + "'@'%'");
+  }
+  ~TestUser() {
+    try {
+      SqlClient("mysql").Exec("DROP USER IF EXISTS '" + name_ + "'@'%'");
+    } catch (...) {
+    }
+  }
+  binlog::BinlogOptions Options() const {
+    binlog::BinlogOptions o = TestBinlogOptions();
+    o.mysql.user = name_;
+    o.mysql.password = "binlog-test-pw";
+    return o;
+  }
+
+ private:
+  std::string name_;
+};
+
+std::string ServerDir() {
+  const char* dir = std::getenv("OUTBOX_TEST_MYSQL_DIR");
+  return dir ? dir : "";
+}
+
+}  // namespace
+
+TEST_CASE("binlog: a server restart takes the stream down and it reconnects by itself",
+          "[binlog][binlog-restart]") {
+  RequireLogBin();
+  REQUIRE(!ServerDir().empty());
+  TestDatabase db("binlog_restart");
+  binlog::WakeupHub hub;
+  Waker w;
+  auto sub = hub.Subscribe(TestBinlogOptions(), "binlog_restart", "t_outbox", w.Callback());
+  REQUIRE(Eventually([&] { return sub->up(); }, 10s));
+  const int before_stop = w.count();
+  REQUIRE(std::system(("'" + ServerDir() + "/stop.sh' >/dev/null 2>&1").c_str()) == 0);
+  CHECK(Eventually([&] { return !sub->up(); }, 10s));
+  CHECK(w.count() > before_stop);  // the down transition woke the subscriber: it polls now
+  CHECK(Has(sub->reason(), "MySQL error"));
+  REQUIRE(std::system(("'" + ServerDir() + "/restart.sh' >/dev/null 2>&1").c_str()) == 0);
+  REQUIRE(Eventually([&] { return sub->up(); }, 20s));
+  CHECK(sub->state().connects >= 2);
+  const int seen = w.count();
+  db.InsertEvents(1, 1);
+  CHECK(w.WaitAbove(seen, 5s));
+}
+
+TEST_CASE(
+    "binlog: RESET MASTER under a running stream is a purged position and it restarts at the end",
+    "[binlog]") {
+  RequireLogBin();
+  TestDatabase db("binlog_purged");
+  Watched s(TestBinlogOptions());
+  s.stream.Start();
+  REQUIRE(Eventually([&] { return s.stream.up(); }, 10s));
+  db.Exec("FLUSH BINARY LOGS");
+  db.Exec("RESET MASTER");
+  StreamState purged = s.log.WaitFor(Problem(StreamProblem::kPurged), 10s);
+  CHECK(purged.problem == StreamProblem::kPurged);
+  CHECK(Has(purged.reason, "PURGE BINARY LOGS or RESET MASTER"));
+  REQUIRE(Eventually([&] { return s.stream.up() && s.stream.state().connects >= 2; }, 10s));
+  const int seen = s.commits.count();
+  db.InsertEvents(1, 1);
+  CHECK(s.commits.WaitAbove(seen, 5s));
+}
+
+TEST_CASE("binlog: a user without REPLICATION SLAVE is reported with the GRANT that fixes it",
+          "[binlog]") {
+  RequireLogBin();
+  TestUser user("binlog_no_repl", "BINLOG MONITOR");
+  Watched s(user.Options());
+  s.stream.Start();
+  StreamState st = s.log.WaitFor(Problem(StreamProblem::kGrant), 10s);
+  CHECK(Has(st.reason, "GRANT REPLICATION SLAVE ON *.* TO 'binlog_no_repl'@'%';"));
+  CHECK_FALSE(s.stream.up());
+  binlog::BinlogCheck check;
+  REQUIRE(binlog::CheckBinlog(user.Options().mysql, {"binlog_x"}, &check).ok());
+  REQUIRE(check.problems.size() == 1);
+  CHECK(Has(check.problems[0], "GRANT REPLICATION SLAVE ON *.* TO 'binlog_no_repl'@'%';"));
+}
+
+TEST_CASE("binlog: a user without BINLOG MONITOR is reported with the GRANT that fixes it",
+          "[binlog]") {
+  RequireLogBin();
+  TestUser user("binlog_no_monitor", "REPLICATION SLAVE");
+  Watched s(user.Options());
+  s.stream.Start();
+  StreamState st = s.log.WaitFor(Problem(StreamProblem::kGrant), 10s);
+  CHECK(Has(st.reason, "GRANT BINLOG MONITOR ON *.* TO 'binlog_no_monitor'@'%';"));
+  binlog::BinlogCheck check;
+  REQUIRE(binlog::CheckBinlog(user.Options().mysql, {}, &check).ok());
+  REQUIRE(check.problems.size() == 1);
+  CHECK(Has(check.problems[0], "GRANT BINLOG MONITOR ON *.* TO 'binlog_no_monitor'@'%';"));
+}
+
+TEST_CASE("binlog: the documented grants are enough and check --connect says the granularity",
+          "[binlog]") {
+  RequireLogBin();
+  TestUser user("binlog_ok", "REPLICATION SLAVE, BINLOG MONITOR");
+  binlog::BinlogCheck check;
+  REQUIRE(binlog::CheckBinlog(user.Options().mysql, {"binlog_x"}, &check).ok());
+  CHECK(check.problems.empty());
+  CHECK(Has(check.summary, "wake-ups per"));
+  Watched s(user.Options());
+  s.stream.Start();
+  CHECK(Eventually([&] { return s.stream.up(); }, 10s));
+}
+
+TEST_CASE("binlog: a stalled stream is detected by its missing heartbeats and reconnected",
+          "[binlog]") {
+  RequireLogBin();
+  TcpProxy proxy(TestMysql("").port);
+  binlog::BinlogOptions o = TestBinlogOptions();
+  o.mysql.port = proxy.port();
+  Watched s(o);
+  s.stream.Start();
+  REQUIRE(Eventually([&] { return s.stream.up(); }, 10s));
+  const auto paused = std::chrono::steady_clock::now();
+  proxy.Pause();
+  StreamState st = s.log.WaitFor(Problem(StreamProblem::kStalled), 10s);
+  CHECK(st.problem == StreamProblem::kStalled);
+  const auto detected = std::chrono::steady_clock::now() - paused;
+  CHECK(detected < 6s);  // stall_timeout_ms 2000 (rounded to whole seconds) plus slack
+  proxy.Resume();
+  CHECK(Eventually([&] { return s.stream.up(); }, 15s));
+}
+
+TEST_CASE("binlog: another replica with the same server_id is detected and reported", "[binlog]") {
+  RequireLogBin();
+  binlog::BinlogOptions o = TestBinlogOptions();
+  o.server_id = 3999000001u;
+  o.duplicate_backoff_ms = 5000;  // the dropped one waits this long before it tries again
+  Watched first(o);
+  first.stream.Start();
+  REQUIRE(Eventually([&] { return first.stream.up(); }, 10s));
+  Watched second(o);
+  second.stream.Start();
+  StreamState st = first.log.WaitFor(Problem(StreamProblem::kDuplicateId), 10s);
+  CHECK(st.problem == StreamProblem::kDuplicateId);
+  CHECK(Has(st.reason, "server_id 3999000001"));
+  CHECK(Has(st.reason, "mysql.binlog_server_id"));
+}
+
+TEST_CASE("binlog: log_bin off is reported by the stream and by the check", "[binlog]") {
+  // A server of its own: log_bin cannot be switched off at run time.
+  const std::string dir = "/tmp/outbox-binlog-off-" + std::to_string(::getpid());
+  const std::string start = "bash -c 'set -e; . \"" OUTBOX_SOURCE_DIR
+                            "/scripts/lib/mariadb.sh\"; mariadb_start \"" +
+                            dir + "\" --innodb-buffer-pool-size=64M' >\"" + dir + ".log\" 2>&1";
+  REQUIRE(std::system(start.c_str()) == 0);
+  struct Cleanup {
+    std::string dir;
+    ~Cleanup() {
+      if (std::system(
+              ("'" + dir + "/stop.sh' >/dev/null 2>&1; rm -rf '" + dir + "' '" + dir + ".log'")
+                  .c_str()) != 0) {
+      }
+    }
+  } cleanup{dir};
+  std::ifstream env(dir + "/env.sh");
+  std::stringstream text;
+  text << env.rdbuf();
+  const std::string& e = text.str();
+  const size_t at = e.find("OUTBOX_TEST_MYSQL_PORT=");
+  REQUIRE(at != std::string::npos);
+  binlog::BinlogOptions o = TestBinlogOptions();
+  o.mysql.port = std::atoi(e.c_str() + at + 23);
+  Watched s(o);
+  s.stream.Start();
+  StreamState st = s.log.WaitFor(Problem(StreamProblem::kLogBinOff), 10s);
+  CHECK(Has(st.reason, "--log-bin"));
+  binlog::BinlogCheck check;
+  REQUIRE(binlog::CheckBinlog(o.mysql, {"x"}, &check).ok());
+  REQUIRE(check.problems.size() == 1);
+  CHECK(Has(check.problems[0], "log_bin is OFF"));
+}

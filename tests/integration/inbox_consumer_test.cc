@@ -1,0 +1,349 @@
+// The example consumer (examples/inbox_consumer/, docs/CONSUMERS.md) as a
+// process, against the test MariaDB and librdkafka's mock cluster: every
+// event takes effect exactly once whatever is duplicated, killed or down.
+// The verdict is SQL on the effect and inbox tables (CheckExactlyOnce),
+// never the consumer's own log.
+#include <catch2/catch.hpp>
+#include <csignal>
+#include <random>
+#include <set>
+#include <thread>
+
+#include "mock_cluster.h"
+#include "support/consumer_harness.h"
+#include "support/process.h"
+
+using namespace outbox::testing;
+using namespace std::chrono_literals;
+
+namespace {
+
+const std::string kTopic = "outbox.event.Order";
+
+struct Rig {
+  explicit Rig(const std::string& db_name) : db(db_name), producer(cluster.bootstrap()) {
+    cluster.CreateTopic(kTopic, 4);
+    cluster.CreateTopic(kTopic + ".dlq", 1);
+  }
+  ConsumerProcess Consumer(const std::string& name, ConsumerSpec spec = {}) {
+    return ConsumerProcess(dir.path(), name, cluster.bootstrap(), db.name(), std::move(spec));
+  }
+  MockCluster cluster;
+  TempDir dir;
+  ConsumerDatabase db;
+  TestProducer producer;
+};
+
+}  // namespace
+
+TEST_CASE(
+    "a message produced twice and a batch published again by a relay killed mid-batch take "
+    "effect once",
+    "[consumer]") {
+  Rig rig("inbox_dup_kafka");
+  auto events = MakeEvents(20, 10);  // 200 events, outbox ids 1..200
+  // Every tenth message produced twice in a row (a producer retry), and
+  // events 51..100 again after 150 (a relay that published that batch, was
+  // killed before it marked the rows SENT, and another replica published
+  // them again once the lease ran out).
+  std::vector<TestEvent> sent;
+  for (size_t i = 0; i < events.size(); ++i) {
+    sent.push_back(events[i]);
+    if (i % 10 == 0) sent.push_back(events[i]);
+    if (i == 149) sent.insert(sent.end(), events.begin() + 50, events.begin() + 100);
+  }
+  rig.producer.Send(kTopic, sent);
+  auto consumer = rig.Consumer("c1");
+  REQUIRE(consumer.Start());
+  REQUIRE(WaitFor([&] { return rig.db.Applied() >= 200; }, 60s));
+  // Every message handled, the duplicates after the last new event too.
+  REQUIRE(
+      WaitFor([&] { return GroupLag(rig.cluster.bootstrap(), "fulfillment", kTopic) == 0; }, 30s));
+  CHECK(consumer.Stop() == 0);  // SIGTERM: finish, commit, exit 0
+  CHECK(rig.db.CheckExactlyOnce(events) == "");
+  CHECK(rig.db.OutOfOrder() == 0);  // and in order per aggregate
+  INFO(consumer.Log());
+  CHECK(consumer.Count("stopped: " + std::to_string(sent.size()) +
+                       " message(s) handled: 200 "
+                       "applied, " +
+                       std::to_string(sent.size() - 200) + " duplicate(s) skipped") == 1);
+}
+
+TEST_CASE(
+    "a consumer killed -9 after the database commit and before the offset commit applies "
+    "each event once after its restart",
+    "[consumer]") {
+  Rig rig("inbox_kill_after_commit");
+  auto events = MakeEvents(10, 20);
+  rig.producer.Send(kTopic, events);
+  auto first = rig.Consumer("first");
+  REQUIRE(first.Start({{"OUTBOX_CONSUMER_FAILPOINT", "after_db_commit:60"}}));
+  CHECK(first.Wait(60s) == 128 + SIGKILL);
+  // The 60th event committed, its offset not even stored.
+  CHECK(rig.db.Applied() == 60);
+  auto second = rig.Consumer("second");
+  REQUIRE(second.Start());
+  REQUIRE(WaitFor([&] { return rig.db.Applied() >= 200; }, 60s));
+  CHECK(second.Stop() == 0);
+  CHECK(rig.db.CheckExactlyOnce(events) == "");
+  CHECK(rig.db.OutOfOrder() == 0);  // and in order per aggregate
+  // The restart read again what the killed one had applied (at least the
+  // 60th event): the inbox skipped it.
+  INFO(second.Log());
+  CHECK(second.Count("duplicate(s) skipped") == 1);
+  CHECK(second.Count(" 0 duplicate(s) skipped") == 0);
+}
+
+TEST_CASE(
+    "a consumer killed -9 before the database commit applies each event once after its "
+    "restart",
+    "[consumer]") {
+  Rig rig("inbox_kill_before_commit");
+  auto events = MakeEvents(10, 20);
+  rig.producer.Send(kTopic, events);
+  auto first = rig.Consumer("first");
+  REQUIRE(first.Start({{"OUTBOX_CONSUMER_FAILPOINT", "before_db_commit:60"}}));
+  CHECK(first.Wait(60s) == 128 + SIGKILL);
+  // The 60th transaction died with its connection: rolled back.
+  CHECK(WaitFor([&] { return rig.db.Applied() == 59; }, 10s));
+  auto second = rig.Consumer("second");
+  REQUIRE(second.Start());
+  REQUIRE(WaitFor([&] { return rig.db.Applied() >= 200; }, 60s));
+  CHECK(second.Stop() == 0);
+  CHECK(rig.db.CheckExactlyOnce(events) == "");
+  CHECK(rig.db.OutOfOrder() == 0);  // and in order per aggregate
+}
+
+TEST_CASE("a consumer killed -9 at random moments while events arrive applies each event once",
+          "[consumer]") {
+  Rig rig("inbox_kill_loop");
+  auto events = MakeEvents(50, 12);  // 600 events
+  std::mt19937 rng(20261201);
+  std::thread writer([&] {
+    TestProducer p(rig.cluster.bootstrap());
+    for (size_t i = 0; i < events.size(); i += 30)
+      p.Send(kTopic, std::vector<TestEvent>(events.begin() + i,
+                                            events.begin() + std::min(i + 30, events.size())));
+  });
+  for (int round = 0; round < 5; ++round) {
+    auto c = rig.Consumer("round" + std::to_string(round));
+    REQUIRE(c.Start());
+    std::this_thread::sleep_for(std::chrono::milliseconds(1500 + rng() % 2500));  // a random moment
+    c.Kill();  // SIGKILL: wherever it is
+  }
+  writer.join();
+  auto last = rig.Consumer("last");
+  REQUIRE(last.Start());
+  INFO(last.Log());
+  REQUIRE(WaitFor([&] { return rig.db.Applied() >= 600; }, 120s));
+  CHECK(last.Stop() == 0);
+  CHECK(rig.db.CheckExactlyOnce(events) == "");
+  CHECK(rig.db.OutOfOrder() == 0);  // and in order per aggregate
+}
+
+TEST_CASE(
+    "two consumers in one group share the partitions through rebalances and apply each "
+    "event once",
+    "[consumer]") {
+  // Both rebalance protocols: eager (revoke all, assign all) and cooperative.
+  const std::string assignor =
+      GENERATE(as<std::string>{}, "range,roundrobin", "cooperative-sticky");
+  INFO("partition.assignment.strategy " << assignor);
+  Rig rig("inbox_rebalance");
+  auto events = MakeEvents(40, 10);  // 400 events
+  ConsumerSpec spec;
+  spec.properties_yaml = "partition.assignment.strategy: " + assignor;
+  auto a = rig.Consumer("a", spec);
+  auto b = rig.Consumer("b", spec);
+  REQUIRE(a.Start());
+  rig.producer.Send(kTopic, std::vector<TestEvent>(events.begin(), events.begin() + 100));
+  REQUIRE(WaitFor([&] { return rig.db.Applied() >= 50; }, 60s));
+  REQUIRE(b.Start());  // a rebalance: a gives up some partitions
+  REQUIRE(WaitFor([&] { return b.Count("assigned") > 0; }, 60s));
+  rig.producer.Send(kTopic, std::vector<TestEvent>(events.begin() + 100, events.begin() + 300));
+  CHECK(a.Stop() == 0);  // another: b takes them all
+  rig.producer.Send(kTopic, std::vector<TestEvent>(events.begin() + 300, events.end()));
+  INFO(b.Log());
+  REQUIRE(WaitFor([&] { return rig.db.Applied() >= 400; }, 60s));
+  CHECK(b.Stop() == 0);
+  CHECK(rig.db.CheckExactlyOnce(events) == "");
+  CHECK(rig.db.OutOfOrder() == 0);  // and in order per aggregate
+  CHECK(a.Count("revoked") >= 1);
+}
+
+TEST_CASE("a poison message lands in the dead-letter topic with dlq_reason and the rest go on",
+          "[consumer]") {
+  Rig rig("inbox_poison");
+  auto events = MakeEvents(5, 4);
+  RawMessage no_key_header = ToMessage(events[0]);
+  no_key_header.headers["event_key"] = std::nullopt;
+  RawMessage bad_key = ToMessage(events[1]);
+  bad_key.key = "order-2";
+  RawMessage long_type = ToMessage(events[2]);
+  long_type.headers["event_type"] = std::string(65, 'x');
+  rig.producer.Send(kTopic, std::vector<TestEvent>(events.begin(), events.begin() + 10));
+  rig.producer.Send(kTopic, no_key_header);
+  rig.producer.Send(kTopic, bad_key);
+  rig.producer.Send(kTopic, long_type);
+  rig.producer.Send(kTopic, std::vector<TestEvent>(events.begin() + 10, events.end()));
+  auto c = rig.Consumer("c");
+  REQUIRE(c.Start());
+  REQUIRE(
+      WaitFor([&] { return rig.db.Applied() >= 20 && c.Count("dead-letter topic") >= 3; }, 60s));
+  CHECK(c.Stop() == 0);
+  CHECK(rig.db.CheckExactlyOnce(events) == "");
+  CHECK(rig.db.OutOfOrder() == 0);  // and in order per aggregate
+  auto dead = ConsumeAll(rig.cluster.bootstrap(), {kTopic + ".dlq"});
+  REQUIRE(dead.size() == 3);
+  std::multiset<std::string> reasons;
+  for (const auto& m : dead) {
+    reasons.insert(m.headers.at("dlq_reason"));
+    CHECK(m.headers.at("dlq_consumer") == "fulfillment");
+    CHECK(m.headers.at("dlq_source").rfind(kTopic + "/", 0) == 0);
+    CHECK(m.headers.count("outbox_id") == 1);  // the original headers travel along
+  }
+  CHECK(reasons == std::multiset<std::string>{"missing header event_key",
+                                              "the message key is not a decimal aggregate_id",
+                                              "header event_type is longer than 64 characters"});
+  CHECK(c.Count("failed attempt") == 1);
+  CHECK(c.Count("9 failed attempt(s)") == 1);  // 3 messages x max_attempts 3
+}
+
+TEST_CASE(
+    "a topic_regex that also matches the dead-letter topic does not consume dead letters "
+    "again",
+    "[consumer]") {
+  Rig rig("inbox_regex_dlq");
+  auto events = MakeEvents(3, 2);
+  RawMessage poison = ToMessage(events[0]);
+  poison.headers["outbox_id"] = "not-a-number";
+  rig.producer.Send(kTopic, poison);
+  rig.producer.Send(kTopic, events);
+  ConsumerSpec spec;
+  spec.topics_yaml = "topic_regex: '^outbox\\.event\\..*'";  // as broad as it gets
+  auto c = rig.Consumer("c", spec);
+  REQUIRE(c.Start());
+  REQUIRE(
+      WaitFor([&] { return rig.db.Applied() >= 6 && c.Count("skipping messages of") > 0; }, 60s));
+  REQUIRE(WaitFor(
+      [&] { return GroupLag(rig.cluster.bootstrap(), "fulfillment", kTopic + ".dlq") == 0; }, 30s));
+  CHECK(c.Stop() == 0);
+  INFO(c.Log());
+  CHECK(rig.db.CheckExactlyOnce(events) == "");
+  CHECK(rig.db.OutOfOrder() == 0);  // and in order per aggregate
+  CHECK(ConsumeAll(rig.cluster.bootstrap(), {kTopic + ".dlq"}).size() == 1);
+  CHECK(c.Count("1 dead-lettered, 1 read from dead-letter topics") == 1);
+}
+
+TEST_CASE("the version check counts an out-of-order arrival", "[consumer]") {
+  Rig rig("inbox_version");
+  auto event = [](int64_t outbox_id, const char* type) {
+    TestEvent e;
+    e.outbox_id = outbox_id;
+    e.aggregate_id = 7;
+    e.event_type = type;
+    return e;
+  };
+  const TestEvent e10 = event(10, "OrderCreated"), e20 = event(20, "OrderPaid"),
+                  e30 = event(30, "OrderShipped");
+  rig.producer.Send(kTopic, {e10, e30, e20, e30});  // 20 arrives late; 30 twice
+  auto c = rig.Consumer("c");
+  REQUIRE(c.Start());
+  REQUIRE(WaitFor([&] { return rig.db.Applied() >= 3; }, 60s));
+  CHECK(c.Stop() == 0);
+  const std::string where = " FROM t_aggregate_effect WHERE aggregate_id = 7";
+  CHECK(rig.db.QueryInt("SELECT applied" + where) == 3);
+  CHECK(rig.db.QueryInt("SELECT last_outbox_id" + where) == 30);
+  CHECK(rig.db.QueryInt("SELECT out_of_order" + where) == 1);  // the duplicate 30 is not counted
+}
+
+TEST_CASE("a database outage stalls the consumer and it resumes without dead-lettering",
+          "[consumer][outage]") {
+  const char* dir = std::getenv("OUTBOX_TEST_MYSQL_DIR");
+  REQUIRE(dir != nullptr);
+  Rig rig("inbox_db_outage");
+  auto events = MakeEvents(20, 10);
+  rig.producer.Send(kTopic, std::vector<TestEvent>(events.begin(), events.begin() + 100));
+  auto c = rig.Consumer("c");
+  REQUIRE(c.Start());
+  REQUIRE(WaitFor([&] { return rig.db.Applied() >= 100; }, 60s));
+  REQUIRE(std::system((std::string(dir) + "/stop.sh >/dev/null 2>&1").c_str()) == 0);
+  rig.producer.Send(kTopic, std::vector<TestEvent>(events.begin() + 100, events.end()));
+  const bool stalled = WaitFor([&] { return c.Count("pausing consumption") >= 2; }, 60s);
+  REQUIRE(std::system((std::string(dir) + "/restart.sh >/dev/null 2>&1").c_str()) == 0);
+  INFO(c.Log());
+  CHECK(stalled);
+  REQUIRE(WaitFor([&] { return rig.db.Applied() >= 200; }, 90s));
+  CHECK(c.Stop() == 0);
+  CHECK(rig.db.CheckExactlyOnce(events) == "");
+  CHECK(rig.db.OutOfOrder() == 0);  // and in order per aggregate
+  CHECK(c.Count("resumed") >= 1);
+  CHECK(c.Count("sent to dead-letter topic") == 0);
+  CHECK(ConsumeAll(rig.cluster.bootstrap(), {kTopic + ".dlq"}).empty());
+}
+
+TEST_CASE("SIGTERM during a database outage exits 0 and the next consumer applies what was left",
+          "[consumer][outage]") {
+  const char* dir = std::getenv("OUTBOX_TEST_MYSQL_DIR");
+  REQUIRE(dir != nullptr);
+  Rig rig("inbox_db_outage_stop");
+  auto events = MakeEvents(10, 5);
+  rig.producer.Send(kTopic, std::vector<TestEvent>(events.begin(), events.begin() + 25));
+  auto first = rig.Consumer("first");
+  REQUIRE(first.Start());
+  REQUIRE(WaitFor([&] { return rig.db.Applied() >= 25; }, 60s));
+  REQUIRE(std::system((std::string(dir) + "/stop.sh >/dev/null 2>&1").c_str()) == 0);
+  rig.producer.Send(kTopic, std::vector<TestEvent>(events.begin() + 25, events.end()));
+  const bool stalled = WaitFor([&] { return first.Count("pausing consumption") >= 1; }, 60s);
+  const int code = first.Stop();  // while the database is still down
+  REQUIRE(std::system((std::string(dir) + "/restart.sh >/dev/null 2>&1").c_str()) == 0);
+  INFO(first.Log());
+  CHECK(stalled);
+  CHECK(code == 0);
+  auto second = rig.Consumer("second");
+  REQUIRE(second.Start());
+  REQUIRE(WaitFor([&] { return rig.db.Applied() >= 50; }, 90s));
+  CHECK(second.Stop() == 0);
+  CHECK(rig.db.CheckExactlyOnce(events) == "");
+  CHECK(rig.db.OutOfOrder() == 0);
+}
+
+TEST_CASE("a broker outage stalls the consumer and it goes on when the broker is back",
+          "[consumer]") {
+  Rig rig("inbox_broker_outage");
+  auto events = MakeEvents(10, 10);
+  rig.producer.Send(kTopic, std::vector<TestEvent>(events.begin(), events.begin() + 50));
+  auto c = rig.Consumer("c");
+  REQUIRE(c.Start());
+  REQUIRE(WaitFor([&] { return rig.db.Applied() >= 50; }, 60s));
+  rig.cluster.SetAllBrokersDown(true);
+  const bool reported = WaitFor([&] { return c.Count("] kafka: ") > 0; }, 30s);
+  INFO(c.Log());
+  REQUIRE(reported);
+  rig.cluster.SetAllBrokersDown(false);
+  // A new producer: the test's own may wait out its reconnect backoff.
+  TestProducer(rig.cluster.bootstrap())
+      .Send(kTopic, std::vector<TestEvent>(events.begin() + 50, events.end()));
+  INFO(c.Log());
+  REQUIRE(WaitFor([&] { return rig.db.Applied() >= 100; }, 90s));
+  CHECK(c.Stop() == 0);
+  CHECK(rig.db.CheckExactlyOnce(events) == "");
+  CHECK(rig.db.OutOfOrder() == 0);  // and in order per aggregate
+}
+
+TEST_CASE("a consumer started before its topic exists applies the events once the topic appears",
+          "[consumer]") {
+  MockCluster cluster;  // no topic yet: the first produce creates it
+  TempDir dir;
+  ConsumerDatabase db("inbox_late_topic");
+  ConsumerProcess c(dir.path(), "c", cluster.bootstrap(), db.name());
+  REQUIRE(c.Start());
+  REQUIRE(WaitFor([&] { return c.Count("consumer fulfillment started") > 0; }, 30s));
+  std::this_thread::sleep_for(2s);  // subscribed while the topic is missing
+  auto events = MakeEvents(5, 4);
+  TestProducer(cluster.bootstrap()).Send(kTopic, events);
+  INFO(c.Log());
+  REQUIRE(WaitFor([&] { return db.Applied() >= 20; }, 60s));
+  CHECK(c.Stop() == 0);
+  CHECK(db.CheckExactlyOnce(events) == "");
+}

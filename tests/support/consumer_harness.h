@@ -1,0 +1,122 @@
+#pragma once
+
+// Helpers for the example consumer's tests (tests/integration/inbox_consumer_test.cc):
+// a database with sql/t_inbox.sql and sql/t_aggregate_effect.sql and a user
+// with only the grants docs/CONSUMERS.md lists, a producer that writes
+// messages the way the relay does (or broken on purpose), and
+// build/outbox-inbox-consumer as a child process that can be SIGKILLed.
+
+#include <librdkafka/rdkafka.h>
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "subprocess.h"
+#include "support/http_probe.h"  // WaitFor
+#include "support/test_env.h"
+
+namespace outbox::testing {
+
+// One event as the relay publishes it.
+struct TestEvent {
+  int64_t outbox_id = 0;
+  int64_t aggregate_id = 0;
+  std::string event_type = "OrderPaid";
+  std::string aggregate_type = "Order";
+  std::string event_key;  // default: "{event_type}-{aggregate_id}-{outbox_id}"
+  std::string Key() const;
+};
+
+// `aggregates` x `per_aggregate` events, interleaved, outbox ids from `first_id`.
+std::vector<TestEvent> MakeEvents(int aggregates, int per_aggregate, int64_t first_id = 1);
+
+// A raw message, for poison cases: headers as given (nullopt: left out).
+struct RawMessage {
+  std::string key;
+  std::map<std::string, std::optional<std::string>> headers;
+};
+RawMessage ToMessage(const TestEvent& e);
+
+class TestProducer {
+ public:
+  explicit TestProducer(const std::string& bootstrap);
+  ~TestProducer();
+  // Produces and waits for the acknowledgement; throws on failure.
+  void Send(const std::string& topic, const RawMessage& m);
+  void Send(const std::string& topic, const std::vector<TestEvent>& events);
+
+ private:
+  rd_kafka_t* rk_ = nullptr;
+};
+
+// A fresh database with the consumer's two tables and the consumer user
+// (SELECT, INSERT, UPDATE on them, nothing else).
+class ConsumerDatabase {
+ public:
+  explicit ConsumerDatabase(const std::string& name);
+  ~ConsumerDatabase();
+  const std::string& name() const { return name_; }
+  // Reconnects once if the server went away (the outage test restarts it).
+  int64_t QueryInt(const std::string& q);
+  // Every event of `events` (distinct by event_key) applied exactly once:
+  // t_inbox has one row per event, t_aggregate_effect.applied counts them per
+  // aggregate and last_outbox_id is their maximum. "" when so, else what differs.
+  std::string CheckExactlyOnce(const std::vector<TestEvent>& events);
+  // Events applied below their aggregate's last_outbox_id: 0 when each
+  // aggregate's events took effect in outbox_id order.
+  int64_t OutOfOrder() {
+    return QueryInt("SELECT COALESCE(SUM(out_of_order), 0) FROM t_aggregate_effect");
+  }
+  int64_t Applied() { return QueryInt("SELECT COALESCE(SUM(applied), 0) FROM t_aggregate_effect"); }
+
+  static constexpr const char* kUser = "inbox_consumer";
+  static constexpr const char* kPassword = "inbox-consumer-pw";
+
+ private:
+  std::string name_;
+  std::unique_ptr<SqlClient> sql_;
+};
+
+struct ConsumerSpec {
+  std::string consumer = "fulfillment";
+  std::string group = "fulfillment";
+  std::string topics_yaml = "topics: [outbox.event.Order]";
+  int max_attempts = 3;
+  std::string properties_yaml;  // extra kafka.properties entries, "key: value" per line
+};
+
+// build/outbox-inbox-consumer --config FILE, its log in `dir`.
+class ConsumerProcess {
+ public:
+  ConsumerProcess(std::string dir, std::string name, const std::string& bootstrap,
+                  const std::string& database, ConsumerSpec spec = {});
+  bool Start(const std::map<std::string, std::string>& env = {});
+  // SIGTERM and wait; the exit code (128 + signal if killed), -1 on timeout.
+  int Stop(std::chrono::milliseconds timeout = std::chrono::seconds(30));
+  void Kill() { proc_.Kill(); }
+  // Exit code once exited (waits up to `timeout`), -1 if still running.
+  int Wait(std::chrono::milliseconds timeout);
+  bool running() { return proc_.running(); }
+  std::string Log() const;
+  // Number of lines of the log containing `text`.
+  int Count(const std::string& text) const;
+  const std::string& config_path() const { return config_path_; }
+
+ private:
+  std::string config_path_, log_path_;
+  Subprocess proc_;
+};
+
+std::string ReadSourceFile(const std::string& relative);
+
+// Messages of `topic` not yet committed by consumer group `group` (summed
+// over partitions; a partition without a commit counts from its low watermark).
+int64_t GroupLag(const std::string& bootstrap, const std::string& group, const std::string& topic);
+
+}  // namespace outbox::testing

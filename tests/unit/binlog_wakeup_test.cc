@@ -1,0 +1,73 @@
+#include <catch2/catch.hpp>
+#include <thread>
+
+#include "binlog/wakeup.h"
+#include "fakes/fake_clock.h"
+
+using outbox::DefaultClock;
+using outbox::binlog::PollWakeup;
+using outbox::binlog::WakeCause;
+using outbox::binlog::WakeSignal;
+using namespace std::chrono_literals;
+
+TEST_CASE("binlog: a wake-up that arrives while the loop claims is kept for its next wait",
+          "[binlog-unit]") {
+  WakeSignal signal(DefaultClock());
+  signal.Notify();  // arrives before the loop waits
+  const auto far = DefaultClock()->Now() + 10s;
+  CHECK(signal.WaitUntil(far) == WakeCause::kChange);  // returns at once, woken
+  // Consumed: the next wait runs to its deadline.
+  CHECK(signal.WaitUntil(DefaultClock()->Now() + 20ms) == WakeCause::kDeadline);
+  // An insert among several wake-ups wins.
+  signal.Notify(false);
+  signal.Notify(true);
+  signal.Notify(false);
+  CHECK(signal.WaitUntil(far) == WakeCause::kInsert);
+}
+
+TEST_CASE("binlog: a wake-up from another thread ends a wait before its deadline",
+          "[binlog-unit]") {
+  WakeSignal signal(DefaultClock());
+  std::thread notifier([&] {
+    std::this_thread::sleep_for(20ms);
+    signal.Notify(true);
+  });
+  const auto start = DefaultClock()->Now();
+  CHECK(signal.WaitUntil(start + 30s) == WakeCause::kInsert);
+  CHECK(DefaultClock()->Now() - start < 30s);
+  notifier.join();
+}
+
+TEST_CASE("binlog: wakeup poll waits poll_interval and only Interrupt wakes it", "[binlog-unit]") {
+  PollWakeup w(DefaultClock(), 100ms);
+  CHECK(w.MaxWait() == std::chrono::duration_cast<outbox::Clock::Duration>(100ms));
+  CHECK_FALSE(w.binlog_up());
+  CHECK(w.WaitUntil(DefaultClock()->Now() + 10ms) == WakeCause::kDeadline);
+  w.Interrupt();
+  CHECK(w.WaitUntil(DefaultClock()->Now() + 10s) == WakeCause::kChange);
+}
+
+TEST_CASE("binlog: a woken claim that finds nothing retries at most five times", "[binlog-unit]") {
+  outbox::testing::FakeClock clock;
+  clock.set_auto_advance(true);
+  const auto start = clock.Now();
+  int calls = 0, attempts = 0;
+  CHECK(outbox::binlog::ClaimAfterWakeup(
+            clock, [&] { return ++calls, 0; }, &attempts) == 0);
+  CHECK(attempts == 6);
+  CHECK(calls == 6);
+  CHECK(clock.Now() - start == std::chrono::milliseconds(1 + 2 + 4 + 8 + 16));  // the bound
+}
+
+TEST_CASE("binlog: the commit-race retry stops at the first claim that finds rows",
+          "[binlog-unit]") {
+  outbox::testing::FakeClock clock;
+  clock.set_auto_advance(true);
+  int calls = 0, attempts = 0;
+  CHECK(outbox::binlog::ClaimAfterWakeup(
+            clock, [&] { return ++calls == 3 ? 7 : 0; }, &attempts) == 7);
+  CHECK(attempts == 3);
+  int errors = 0;
+  CHECK(outbox::binlog::ClaimAfterWakeup(clock, [&] { return ++errors, -1; }) == -1);
+  CHECK(errors == 1);  // an error is not a race: no retry
+}
