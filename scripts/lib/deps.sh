@@ -25,6 +25,8 @@ OUTBOX_DEPS=(
     # src/binlog/ links libmariadb directly for its replication API
     # (mariadb_rpl.h, pkg-config libmariadb); the runtime needs libmariadb3
     libmariadb-dev
+    # sd_notify for Type=notify and the systemd watchdog (src/app/systemd_notify.cc)
+    libsystemd-dev
     # scripts/fuzz: libFuzzer comes with clang's runtime (-fsanitize=fuzzer)
     clang libclang-rt-14-dev
     # tests/ops: PyYAML for the deploy-file checks, systemd-analyze for the

@@ -7,59 +7,63 @@
 
 namespace outbox {
 
-int RunCheck(const LoadedConfig& loaded, bool connect) {
-  const Config& c = loaded.config;
-  for (const auto& w : loaded.warnings) std::cout << "warning: " << w << "\n";
-  std::cout << c.path << ": configuration is valid (" << c.services.size() << " service(s))\n";
-  if (!connect) return kExitOk;
-  int problems = 0;
-  for (const auto& s : c.services) {
-    const std::string where = "service " + s.name + ": ";
-    MysqlConnection conn(s.mysql);
-    Status st = conn.Connect();
-    if (!st.ok()) {
-      std::cout << where << st.message() << "\n";
-      ++problems;
-      continue;
-    }
-    TableSchema schema;
-    st = InspectTable(conn, &schema);
-    if (!st.ok()) {
-      std::cout << where << st.message() << "\n";
-      ++problems;
-      continue;
-    }
-    const std::string table = s.mysql.database + "." + s.mysql.table;
-    if (!schema.table_exists) {
-      std::cout << where << "table " << table << " does not exist (or the user cannot see it)\n";
-      ++problems;
-      continue;
-    }
-    const int before = problems;
-    for (const auto& m : schema.missing_columns) {
-      std::cout << where << "table " << table << " is missing column " << m << "\n";
-      ++problems;
-    }
-    if (!schema.has_status_index) {
-      std::cout << where << "table " << table
-                << " has no index on (status, next_retry_at): every poll would scan the table\n";
-      ++problems;
-    }
-    std::string granted;
-    std::vector<std::string> grant_problems;
-    if (schema.missing_columns.empty()) {
-      st = ProbeGrants(conn, schema, s.retention.sent_days.has_value(), &granted, &grant_problems);
-      if (!st.ok()) grant_problems.push_back(st.message());
-    }
-    for (const auto& p : grant_problems) {
-      std::cout << where << p << "\n";
-      ++problems;
-    }
-    if (problems == before) {
-      std::cout << where << "database ok (" << table << "), optional columns: " << schema.Describe()
-                << ", privileges: " << granted << "\n";
-    }
+namespace {
+
+// The table's problems found by InspectTable and ProbeGrants, each printed on
+// its own line; returns how many. `conn` is connected.
+int CheckTable(MysqlConnection& conn, const ServiceConfig& s, const std::string& where) {
+  TableSchema schema;
+  Status st = InspectTable(conn, &schema);
+  if (!st.ok()) {
+    std::cout << where << st.message() << "\n";
+    return 1;
   }
+  const std::string table = s.mysql.database + "." + s.mysql.table;
+  if (!schema.table_exists) {
+    std::cout << where << "table " << table << " does not exist (or the user cannot see it)\n";
+    return 1;
+  }
+  int problems = 0;
+  for (const auto& m : schema.missing_columns) {
+    std::cout << where << "table " << table << " is missing column " << m << "\n";
+    ++problems;
+  }
+  if (!schema.has_status_index) {
+    std::cout << where << "table " << table
+              << " has no index on (status, next_retry_at): every poll would scan the table\n";
+    ++problems;
+  }
+  std::string granted;
+  std::vector<std::string> grant_problems;
+  if (schema.missing_columns.empty()) {
+    st = ProbeGrants(conn, schema, s.retention.sent_days.has_value(), &granted, &grant_problems);
+    if (!st.ok()) grant_problems.push_back(st.message());
+  }
+  for (const auto& p : grant_problems) {
+    std::cout << where << p << "\n";
+    ++problems;
+  }
+  if (problems == 0) {
+    std::cout << where << "database ok (" << table << "), optional columns: " << schema.Describe()
+              << ", privileges: " << granted << "\n";
+  }
+  return problems;
+}
+
+int CheckDatabase(const ServiceConfig& s) {
+  const std::string where = "service " + s.name + ": ";
+  MysqlConnection conn(s.mysql);
+  Status st = conn.Connect();
+  if (!st.ok()) {
+    std::cout << where << st.message() << "\n";
+    return 1;
+  }
+  return CheckTable(conn, s, where);
+}
+
+// Each distinct Kafka config once; returns the number of problems.
+int CheckBrokers(const Config& c) {
+  int problems = 0;
   std::vector<KafkaConfig> seen;
   for (const auto& s : c.services) {
     if (std::find(seen.begin(), seen.end(), s.kafka) != seen.end()) continue;
@@ -69,18 +73,30 @@ int RunCheck(const LoadedConfig& loaded, bool connect) {
     for (const auto& w : warnings) std::cout << "warning: " << w << "\n";
     std::string error;
     auto pub = KafkaPublisher::Create(props, &error);
+    const std::string where = "kafka " + s.kafka.bootstrap_servers + ": ";
     if (!pub) {
-      std::cout << "kafka " << s.kafka.bootstrap_servers << ": " << error << "\n";
+      std::cout << where << error << "\n";
       ++problems;
-      continue;
-    }
-    if (!pub->Probe(5000)) {
-      std::cout << "kafka " << s.kafka.bootstrap_servers << ": no broker answered within 5 s\n";
+    } else if (!pub->Probe(5000)) {
+      std::cout << where << "no broker answered within 5 s\n";
       ++problems;
     } else {
-      std::cout << "kafka " << s.kafka.bootstrap_servers << ": ok\n";
+      std::cout << where << "ok\n";
     }
   }
+  return problems;
+}
+
+}  // namespace
+
+int RunCheck(const LoadedConfig& loaded, bool connect) {
+  const Config& c = loaded.config;
+  for (const auto& w : loaded.warnings) std::cout << "warning: " << w << "\n";
+  std::cout << c.path << ": configuration is valid (" << c.services.size() << " service(s))\n";
+  if (!connect) return kExitOk;
+  int problems = 0;
+  for (const auto& s : c.services) problems += CheckDatabase(s);
+  problems += CheckBrokers(c);
   return problems == 0 ? kExitOk : kExitFailure;
 }
 

@@ -1,5 +1,4 @@
 #include <pwd.h>
-#include <spdlog/spdlog.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -9,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "app/commands.h"
+#include "common/log.h"
 #include "common/time_format.h"
 #include "outbox/outbox_admin.h"
 
@@ -76,17 +76,23 @@ void PrintTable(const std::vector<DeadRow>& rows) {
 
 // Who replayed, for the audit line: $USER, else the name of the process'
 // user (a container or `kubectl exec` often has no $USER), and the user who
-// ran sudo when that is someone else.
-std::string AuditUser() {
+// ran sudo when that is someone else (else empty).
+struct AuditUser {
+  std::string user;
+  std::string sudo_user;
+};
+
+AuditUser CurrentAuditUser() {
+  AuditUser who;
   const char* env_user = std::getenv("USER");
-  std::string user = env_user ? env_user : "";
-  if (user.empty()) {
+  who.user = env_user ? env_user : "";
+  if (who.user.empty()) {
     const struct passwd* pw = ::getpwuid(::geteuid());
-    user = pw ? pw->pw_name : "uid:" + std::to_string(::geteuid());
+    who.user = pw ? pw->pw_name : "uid:" + std::to_string(::geteuid());
   }
   const char* sudo_user = std::getenv("SUDO_USER");
-  if (sudo_user && *sudo_user && user != sudo_user) user += " sudo_user=" + std::string(sudo_user);
-  return user;
+  if (sudo_user && *sudo_user && who.user != sudo_user) who.sudo_user = sudo_user;
+  return who;
 }
 
 }  // namespace
@@ -134,17 +140,18 @@ int RunDeadReplay(const ServiceConfig& service, std::vector<int64_t> ids, bool a
               << " DEAD row(s) -> NEW\n";
   }
   if (!dry_run && !changed.empty()) {
-    // Audit lines are written whatever log.level says (it is chosen for the
-    // daemon's verbosity, not to hide who changed rows).
-    spdlog::logger& logger = *spdlog::default_logger_raw();
-    const spdlog::level::level_enum level = logger.level();
-    if (level > spdlog::level::info) logger.set_level(spdlog::level::info);
-    const std::string user = AuditUser();
-    for (const auto& d : changed)
-      logger.info("audit: dead replay service={} id={} aggregate={}/{} event_type={} user={}",
-                  service.name, d.id, d.aggregate.type, d.aggregate.id, d.event_type, user);
-    logger.flush();
-    logger.set_level(level);
+    // Audit lines are written whatever log.level says (LogAudit).
+    const AuditUser user = CurrentAuditUser();
+    for (const auto& d : changed) {
+      std::vector<LogField> fields = {{"service", service.name},
+                                      {"outbox_id", d.id},
+                                      {"aggregate_type", d.aggregate.type},
+                                      {"aggregate_id", d.aggregate.id},
+                                      {"event_type", d.event_type},
+                                      {"user", user.user}};
+      if (!user.sudo_user.empty()) fields.emplace_back("sudo_user", user.sudo_user);
+      LogAudit("audit: dead replay", fields);
+    }
   }
   if (!ids.empty() && changed.size() < ids.size())
     std::cerr << (ids.size() - changed.size()) << " of the given id(s) "

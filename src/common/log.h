@@ -2,16 +2,130 @@
 
 #include <spdlog/spdlog.h>
 
+#include <chrono>
+#include <concepts>
+#include <initializer_list>
+#include <span>
 #include <string>
+#include <string_view>
+#include <vector>
 
 namespace outbox {
 
+// Structured logging on top of spdlog's default logger. One event is one
+// line; docs/LOGS.md lists the fields and their meaning.
+//
+//   LogWarn("publish failed", {{"service", name}, {"outbox_id", row.id},
+//                              {"topic", topic}, {"reason", "broker_timeout"},
+//                              {"error", status.message()}});
+//
+// prints, with log.format json,
+//   {"ts":"...","level":"warn","msg":"publish failed","instance":"relay-1",
+//    "service":"order","outbox_id":"42","topic":"...","reason":"broker_timeout",
+//    "error":"..."}
+// and with log.format text
+//   2026-...Z warn  [relay-1] publish failed service=order outbox_id=42 ...
+//
+// Plain spdlog calls (`spdlog::info("x {}", y)`) keep working and log a line
+// without fields.
+//
+// Converting an old call site (src/relay/, src/kafka/kafka_publisher.cc):
+//   spdlog::warn("service {}: row {} failed: {}", name(), row.id, s.message());
+// becomes
+//   LogWarn("row failed", {{"service", name()}, {"outbox_id", row.id},
+//                          {"error", s.message()}});
+// i.e. a constant message saying what happened and every variable part in a
+// field named in docs/LOGS.md: `service`, `outbox_id`, `aggregate_type`,
+// `aggregate_id`, `topic`, `reason` (exactly the outbox_publish_failures_total
+// reason label), `error` (a peer's or the database's text); a batch line
+// gives `count`, `first_id`, `last_id`. Format an ad-hoc message with
+// fmt::format only for values no field fits.
+//
+// Values: strings are written as given (any bytes: invalid UTF-8 becomes
+// U+FFFD in JSON, control characters are escaped in text); integers are JSON
+// numbers, except for keys that are `id` or end in `_id`, which are always
+// strings of decimal digits (64-bit ids do not survive every JSON parser).
+//
+// Thread-safe, callable from any thread (librdkafka's too). The fields reach
+// the formatter through a thread-local, so the default logger must stay
+// synchronous (ConfigureLogging makes it so).
+
+// A key and its value. The key is not copied: it must outlive the log call
+// (a string literal always does).
+class LogField {
+ public:
+  LogField(std::string_view key, std::string_view value) : key_(key), value_(value) {}
+  LogField(std::string_view key, const std::string& value) : key_(key), value_(value) {}
+  LogField(std::string_view key, const char* value) : key_(key), value_(value ? value : "") {}
+  template <std::integral T>
+  requires(!std::same_as<T, bool>) LogField(std::string_view key, T value)
+      : key_(key), value_(std::to_string(value)), number_(!IsIdKey(key)) {}
+  LogField(std::string_view key, bool value) : key_(key), value_(value ? "true" : "false") {}
+
+  std::string_view key() const { return key_; }
+  const std::string& value() const { return value_; }
+  // True for an integer that JSON writes as a number.
+  bool number() const { return number_; }
+
+  static bool IsIdKey(std::string_view key) {
+    return key == "id" || (key.size() > 3 && key.substr(key.size() - 3) == "_id");
+  }
+
+ private:
+  std::string_view key_;
+  std::string value_;
+  bool number_ = false;
+};
+
+using LogFields = std::initializer_list<LogField>;
+
+void Log(spdlog::level::level_enum level, std::string_view msg, LogFields fields = {});
+inline void LogDebug(std::string_view msg, LogFields fields = {}) {
+  Log(spdlog::level::debug, msg, fields);
+}
+inline void LogInfo(std::string_view msg, LogFields fields = {}) {
+  Log(spdlog::level::info, msg, fields);
+}
+inline void LogWarn(std::string_view msg, LogFields fields = {}) {
+  Log(spdlog::level::warn, msg, fields);
+}
+inline void LogError(std::string_view msg, LogFields fields = {}) {
+  Log(spdlog::level::err, msg, fields);
+}
+
+// Logs at info even when log.level is warn or error (the audit lines of
+// `dead replay`: the level is chosen for the daemon's verbosity, not to hide
+// who changed rows), then flushes.
+void LogAudit(std::string_view msg, const std::vector<LogField>& fields);
+
 // Configures the default spdlog logger: level (debug|info|warn|error) and
-// format (json|text). Safe to call again; the last call wins.
+// format (json|text), on stderr (stdout stays free for command output). With
+// JOURNAL_STREAM naming stderr (systemd), every line starts with its syslog
+// priority. Safe to call again; the last call wins.
 void ConfigureLogging(const std::string& level, const std::string& format,
                       const std::string& instance_id);
 
-// Escapes a string for inclusion in a JSON log line.
-std::string JsonEscape(const std::string& s);
+// --- The pieces, exposed for tests and the fuzzer ---
+
+enum class LogFormat { kText, kJson };
+
+struct LogLineOptions {
+  LogFormat format = LogFormat::kText;
+  std::string instance;
+  // Start the line with "<N>", N the syslog priority (3 error .. 7 debug).
+  bool journal_prefix = false;
+};
+
+// One complete line, ending in '\n'. Never throws; always one line; with
+// kJson always one valid JSON object whatever bytes msg and fields hold.
+std::string FormatLogLine(const LogLineOptions& options, spdlog::level::level_enum level,
+                          std::chrono::system_clock::time_point time, std::string_view msg,
+                          std::span<const LogField> fields);
+
+// "debug", "info", "warn", "error" (critical counts as error, trace as debug).
+std::string_view LevelName(spdlog::level::level_enum level);
+
+// True when $JOURNAL_STREAM ("device:inode") names the file open on fd 2.
+bool StderrIsJournal();
 
 }  // namespace outbox

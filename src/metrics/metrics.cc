@@ -95,6 +95,11 @@ Metrics::Metrics() : registry_(std::make_shared<prometheus::Registry>()) {
                    .Help("1 if the broker is reachable")
                    .Register(r)
                    .Add({});
+  stalled_loops_ = &BuildGauge()
+                        .Name("outbox_stalled_loops")
+                        .Help("Service loops past their stall limit; /healthz is 503 while > 0")
+                        .Register(r)
+                        .Add({});
 }
 
 void Metrics::SetInstance(const std::string& instance_id) {

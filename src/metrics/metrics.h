@@ -54,6 +54,8 @@ class Metrics {
   // Exports outbox_relay_build_info{version, revision, instance_id} 1. Call once.
   void SetInstance(const std::string& instance_id);
   prometheus::Gauge& kafka_up() { return *kafka_up_; }
+  // Loops past their stall limit (src/common/liveness.h); 0 while /healthz is 200.
+  prometheus::Gauge& stalled_loops() { return *stalled_loops_; }
   // The Prometheus text exposition format (version 0.0.4).
   std::string Serialize() const;
   std::shared_ptr<prometheus::Registry> registry() const { return registry_; }
@@ -78,6 +80,7 @@ class Metrics {
   prometheus::Family<prometheus::Histogram>* latency_;
   prometheus::Family<prometheus::Histogram>* poll_duration_;
   prometheus::Gauge* kafka_up_;
+  prometheus::Gauge* stalled_loops_;
   std::mutex mu_;
   std::map<std::string, std::unique_ptr<ServiceMetrics>> services_;
 };

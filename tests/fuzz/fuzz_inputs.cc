@@ -2,10 +2,12 @@
 
 #include <cstdlib>
 #include <cstring>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "common/log.h"
 #include "config/config_loader.h"
 #include "config/topic_template.h"
 #include "relay/router.h"
@@ -132,6 +134,37 @@ void RouterInput(const uint8_t* data, size_t size) {
   Require(IsValidTopicName(m->topic, &why));
   Require(m->key == std::to_string(row.aggregate.id));
   Require(m->headers.size() >= 5);
+}
+
+void LogLineInput(const uint8_t* data, size_t size) {
+  std::vector<std::string> f = Fields(data, size, 4);
+  int64_t id = 0;
+  std::memcpy(&id, f[3].data(), std::min(f[3].size(), sizeof id));
+  const LogField fields[] = {
+      {f[1], f[2]}, {"outbox_id", id}, {"error", f[3]}, {"count", f[1].size()}};
+  // Up to 2^40 ms after the epoch (year 2004): the nanosecond clock holds it.
+  const auto time = std::chrono::system_clock::time_point(
+      std::chrono::milliseconds(static_cast<int64_t>(static_cast<uint64_t>(id) % (1ULL << 40))));
+  for (LogFormat format : {LogFormat::kJson, LogFormat::kText}) {
+    for (bool prefix : {false, true}) {
+      LogLineOptions o{format, f[2], prefix};
+      const auto level = static_cast<spdlog::level::level_enum>(static_cast<size_t>(id) % 7);
+      const std::string line = FormatLogLine(o, level, time, f[0], fields);
+      Require(!line.empty() && line.find('\n') == line.size() - 1);
+      std::string_view body(line.data(), line.size() - 1);
+      if (prefix) {
+        Require(body.size() > 3 && body[0] == '<' && body[2] == '>' && body[1] >= '3' &&
+                body[1] <= '7');
+        body.remove_prefix(3);
+      }
+      if (format == LogFormat::kText) {
+        for (char c : body) Require(static_cast<unsigned char>(c) >= 0x20 && c != 0x7f);
+        continue;
+      }
+      auto j = nlohmann::json::parse(body, nullptr, false);
+      Require(j.is_object() && j.at("outbox_id") == std::to_string(id) && j.contains("msg"));
+    }
+  }
 }
 
 }  // namespace outbox::fuzz

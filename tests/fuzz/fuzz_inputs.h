@@ -26,4 +26,9 @@ void TopicTemplateInput(const uint8_t* data, size_t size);
 // must answer a message or an error, never crash.
 void RouterInput(const uint8_t* data, size_t size);
 
+// "msg\0key\0value\0error": one log line in each format, with and without
+// the journald prefix: always exactly one line; JSON parses back as one
+// object whose outbox_id is a string; text holds no control character.
+void LogLineInput(const uint8_t* data, size_t size);
+
 }  // namespace outbox::fuzz

@@ -296,8 +296,8 @@ TEST_CASE(
   ProcessResult one = Cli(config, {"dead", "replay", "--service", "audit", "--id", "1"});
   INFO(one.out << one.err);
   CHECK(one.exit_code == 0);
-  CHECK(one.err.find("audit: dead replay service=audit id=1 aggregate=Order/1 "
-                     "event_type=OrderCreated user=" +
+  CHECK(one.err.find("audit: dead replay service=audit outbox_id=1 aggregate_type=Order "
+                     "aggregate_id=1 event_type=OrderCreated user=" +
                      std::string(pw->pw_name) + "\n") != std::string::npos);
 
   // Through sudo: $USER is root, SUDO_USER the operator.
@@ -309,7 +309,8 @@ TEST_CASE(
   INFO(two.out << two.err);
   CHECK(two.exit_code == 0);
   CHECK(two.out.find("replayed 1 DEAD row(s) -> NEW") != std::string::npos);
-  CHECK(two.err.find("id=2 aggregate=Order/2 event_type=OrderCreated user=root sudo_user=alice") !=
+  CHECK(two.err.find("outbox_id=2 aggregate_type=Order aggregate_id=2 event_type=OrderCreated "
+                     "user=root sudo_user=alice") !=
         std::string::npos);
   // 2 was DEAD (named twice), 9 does not exist: one id was not DEAD.
   CHECK(two.err.find("1 of the given id(s) were not DEAD") != std::string::npos);
@@ -378,7 +379,7 @@ TEST_CASE(
   INFO(replay.out << replay.err);
   CHECK(replay.exit_code == 0);
   CHECK(nlohmann::json::parse(replay.out).at("replayed").size() == 1);
-  CHECK(replay.err.find("audit: dead replay service=bytes id=1") != std::string::npos);
+  CHECK(replay.err.find("audit: dead replay service=bytes outbox_id=1") != std::string::npos);
   CHECK(db.CountByStatus()["NEW"] == 1);
 }
 

@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
-# Verifies systemd/outbox-relay.service with `systemd-analyze verify`.
+# Verifies systemd/outbox-relay.service with `systemd-analyze verify`, and
+# the settings the relay relies on (Type=notify, WatchdogSec, the default
+# config path, TimeoutStopSec).
 #
 # systemd-analyze checks that ExecStart's binary exists, so a copy of the unit
 # is checked with /usr/local/bin/outbox-relay replaced by a binary that does:
@@ -35,10 +37,12 @@ trap 'rm -rf "$tmp"' EXIT
 sed "s#/usr/local/bin/outbox-relay#$bin#g" "$unit" > "$tmp/outbox-relay.service"
 
 fail=0
-grep -q '^ExecStart=/usr/local/bin/outbox-relay run --config /etc/outbox-relay/config.yaml$' "$unit" \
-  || { echo "check_systemd: ExecStart is not '/usr/local/bin/outbox-relay run --config /etc/outbox-relay/config.yaml'"; fail=1; }
+# The config is the default path (/etc/outbox-relay/config.yaml): no -c.
+grep -q '^ExecStart=/usr/local/bin/outbox-relay run$' "$unit" \
+  || { echo "check_systemd: ExecStart is not '/usr/local/bin/outbox-relay run'"; fail=1; }
 for key in DynamicUser=yes ProtectSystem=strict ProtectHome=yes NoNewPrivileges=yes \
-           PrivateTmp=yes PrivateDevices=yes CapabilityBoundingSet= Restart=on-failure; do
+           PrivateTmp=yes PrivateDevices=yes CapabilityBoundingSet= Restart=on-failure \
+           Type=notify NotifyAccess=main; do
   grep -qx "$key" "$unit" || { echo "check_systemd: $unit lacks $key"; fail=1; }
 done
 
@@ -51,6 +55,17 @@ if [[ -z "$stop" || "$stop" -lt 75 ]]; then
   fail=1
 else
   echo "ok    TimeoutStopSec=${stop}s >= 75s (relay shutdown deadline 65 s + margin)"
+fi
+
+# The relay pings the watchdog every WatchdogSec/2 from its HTTP thread
+# (src/app/systemd_notify.cc); below 10 s a slow scrape on a loaded host could
+# miss a ping, above 120 s a hung relay stays up too long after its stall.
+wd="$(sed -n 's/^WatchdogSec=\([0-9]*\)s$/\1/p' "$unit")"
+if [[ -z "$wd" || "$wd" -lt 10 || "$wd" -gt 120 ]]; then
+  echo "check_systemd: WatchdogSec must be between 10s and 120s, got '${wd:-unset}'"
+  fail=1
+else
+  echo "ok    Type=notify, WatchdogSec=${wd}s"
 fi
 
 # systemd-analyze must really judge the unit here: a broken copy must fail.

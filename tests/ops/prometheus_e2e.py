@@ -380,8 +380,11 @@ scrape_configs:
     look, fix = section.split("**How to fix.**", 1)
     cli_lines = lambda text: [l.strip() for b in code_blocks(text, "sh") for l in b.splitlines()
                               if l.strip().startswith("outbox-relay dead ")]
-    runbook_cli = lambda line: relay_cli(
-        line.replace("/etc/outbox-relay/config.yaml", str(config)).split()[1:])
+    # The runbook's commands rely on the default config path; the variable
+    # that replaces it points them at this test's file.
+    runbook_cli = lambda line: subprocess.run(
+        [relay_bin] + line.replace("/etc/outbox-relay/config.yaml", str(config)).split()[1:],
+        capture_output=True, text=True, env={**env, "OUTBOX_RELAY_CONFIG": str(config)}, timeout=60)
     look_cmds = cli_lines(look)
     check(len(look_cmds) >= 2, f"the runbook's 'How to look' has dead list commands ({len(look_cmds)})")
     for line in look_cmds:
@@ -422,8 +425,8 @@ scrape_configs:
         check(r.returncode == 0, f"runbook: `{line}` exits 0")
         if "--all" in line and "--dry-run" not in line:
             check("replayed 2 DEAD row(s) -> NEW" in r.stdout, f"`{line}` replays the 2 rows")
-            check(re.search(r"audit: dead replay service=order id=1 aggregate=Order/42 "
-                            r"event_type=OrderCreated", r.stderr) is not None,
+            check(re.search(r"audit: dead replay service=order outbox_id=1 aggregate_type=Order "
+                            r"aggregate_id=42 event_type=OrderCreated", r.stderr) is not None,
                   "the replay logs an audit line per row")
         if "--dry-run" in line and "--all" in line:
             check("would replay 2 DEAD row(s) -> NEW" in r.stdout, f"`{line}` shows the 2 rows")

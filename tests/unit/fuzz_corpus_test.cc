@@ -44,3 +44,8 @@ TEST_CASE("every fuzz corpus and regression input of the topic template keeps it
 TEST_CASE("every fuzz corpus and regression row is routed or refused without a crash", "[fuzz]") {
   CHECK(Replay("router", fuzz::RouterInput) >= 5);
 }
+
+TEST_CASE("every fuzz corpus and regression input gives one valid log line in each format",
+          "[fuzz][log]") {
+  CHECK(Replay("log_line", fuzz::LogLineInput) >= 4);
+}
