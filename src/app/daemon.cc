@@ -62,11 +62,9 @@ std::vector<std::unique_ptr<Relay>> CreateRelays(const Config& config,
     o.store_factory = [mysql] { return std::make_unique<MysqlStore>(mysql); };
     o.publisher = PublisherFor(clusters, s);
     o.metrics = &metrics.ForService(s.name);
-    // LIVENESS (the lead, with the relay/ split): hand the registry to each
-    // service so that its claim, settle and housekeeping loops register
-    // heartbeats (src/common/liveness.h states the rule they follow):
-    //   o.liveness = &liveness;
-    (void)liveness;
+    // Its claim, settle and housekeeping loops register heartbeats here
+    // (src/common/liveness.h states the rule they follow).
+    o.liveness = &liveness;
     relays.push_back(std::make_unique<Relay>(std::move(o)));
   }
   return relays;

@@ -4,6 +4,7 @@
 #include <cstdint>
 
 #include "common/clock.h"
+#include "common/liveness.h"
 #include "config/config.h"
 #include "outbox/outbox_store.h"
 #include "relay/claim_planner.h"
@@ -41,7 +42,14 @@ class Claimer {
   // paused (broker down).
   Status Probe();
 
+  // Beaten after every statement (docs/DESIGN.md, "Errors and health"): a
+  // loop that runs several statements per iteration shows progress between
+  // them, so its stall limit need cover only one. Null: no heartbeat.
+  void set_heartbeat(HeartbeatPtr beat) { beat_ = std::move(beat); }
+
  private:
+  // Records a statement's outcome in the DbHealth and beats.
+  void Note(const Status& s, std::string_view what, bool settle = false);
   ClaimRound ClaimUnordered(ClaimedBatch* batch);
   ClaimRound ClaimOrdered(ClaimedBatch* batch);
   // Starts a per_aggregate pass: kMore when one started, else kIdle/kFailed.
@@ -55,6 +63,7 @@ class Claimer {
   ClaimPlanner* const planner_;
   DbHealth* const health_;
   const ClockPtr clock_;
+  HeartbeatPtr beat_;
   OutboxStorePtr claim_store_;
   OutboxStorePtr scan_store_;  // per_aggregate passes: one snapshot per pass
 

@@ -16,14 +16,14 @@ Housekeeper::Housekeeper(const ServiceConfig& config, OutboxStorePtr store, Serv
 
 Status Housekeeper::Connect() {
   Status s = store_->Connect();
-  health_->Note(s, "connect");
+  Note(s, "connect");
   return s;
 }
 
 Status Housekeeper::RefreshGauges() {
   TableStats st;
   Status s = store_->ReadStats(&st);
-  health_->Note(s, "read table gauges");
+  Note(s, "read table gauges");
   if (!s.ok()) return s;
   metrics_->backlog->Set(static_cast<double>(st.backlog));
   metrics_->oldest_unsent_age->Set(st.oldest_unsent_age_s);
@@ -42,7 +42,7 @@ Status Housekeeper::RefreshGauges() {
   if (start < blocked_due_) return Status::Ok();
   int64_t blocked = 0;
   s = store_->CountBlockedAggregates(&blocked);
-  health_->Note(s, "count blocked aggregates");
+  Note(s, "count blocked aggregates");
   if (!s.ok()) return s;
   blocked_due_ = start + 10 * (clock_->Now() - start);
   metrics_->blocked_aggregates->Set(static_cast<double>(blocked));
@@ -74,6 +74,11 @@ Status Housekeeper::RunRetention(const PauseFn& pause) {
     spdlog::info("service {}: retention deleted {} SENT row(s) older than {} day(s)", config_.name,
                  total, *r.sent_days);
   return Status::Ok();
+}
+
+void Housekeeper::Note(const Status& s, std::string_view what, bool settle) {
+  health_->Note(s, what, settle);
+  if (beat_) beat_->Beat();
 }
 
 }  // namespace outbox

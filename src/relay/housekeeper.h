@@ -4,6 +4,7 @@
 #include <functional>
 
 #include "common/clock.h"
+#include "common/liveness.h"
 #include "config/config.h"
 #include "metrics/metrics.h"
 #include "outbox/outbox_store.h"
@@ -30,12 +31,20 @@ class Housekeeper {
   using PauseFn = std::function<bool(std::chrono::milliseconds)>;
   Status RunRetention(const PauseFn& pause);
 
+  // Beaten after every statement (docs/DESIGN.md, "Errors and health"): a
+  // loop that runs several statements per iteration shows progress between
+  // them, so its stall limit need cover only one. Null: no heartbeat.
+  void set_heartbeat(HeartbeatPtr beat) { beat_ = std::move(beat); }
+
  private:
+  // Records a statement's outcome in the DbHealth and beats.
+  void Note(const Status& s, std::string_view what, bool settle = false);
   const ServiceConfig& config_;
   OutboxStorePtr store_;
   ServiceMetrics* const metrics_;
   DbHealth* const health_;
   const ClockPtr clock_;
+  HeartbeatPtr beat_;
   Clock::TimePoint blocked_due_{};  // the next blocked-aggregates count
 };
 

@@ -18,6 +18,23 @@ std::chrono::milliseconds NextPollWait(std::chrono::milliseconds previous, size_
   return std::min(std::max(previous, kActivePoll) * 2, poll_interval);
 }
 
+StallLimits StallLimitsFor(const ServiceConfig& c) {
+  using std::chrono::milliseconds;
+  const auto statement = [&c](int round_trips) {
+    return milliseconds(c.mysql.connect_timeout_ms) +
+           round_trips * milliseconds(c.mysql.read_timeout_ms);
+  };
+  constexpr milliseconds kMargin(10000);
+  constexpr milliseconds kBackoffCap(5000);  // the loops' failure backoff (relay.cc)
+  milliseconds claim_wait =
+      std::max({milliseconds(c.poll_interval_ms), kBackoffCap, milliseconds(1000)});
+  if (c.wakeup == Wakeup::kBinlog) claim_wait = std::max(claim_wait, milliseconds(30000));
+  const milliseconds house_wait =
+      std::max(milliseconds(c.gauge_interval_ms), milliseconds(c.retention.pause_ms));
+  return {claim_wait + statement(4) + kMargin, kBackoffCap + statement(6) + kMargin,
+          house_wait + statement(4) + kMargin};
+}
+
 Relay::Relay(RelayOptions options)
     : options_(std::move(options)),
       router_(options_.config),
@@ -121,10 +138,24 @@ int Relay::SettleReady(bool wait, std::chrono::milliseconds timeout) {
 // ------------------------------------------------------------ housekeeping
 
 Status Relay::RunRetention() {
-  return housekeeper_.RunRetention([this](std::chrono::milliseconds d) { return SleepFor(d); });
+  return housekeeper_.RunRetention([this](std::chrono::milliseconds d) {
+    Beat(house_beat_);  // a batch was deleted: progress
+    return SleepFor(d);
+  });
 }
 
 // ----------------------------------------------------------------- threads
+
+void Relay::RegisterHeartbeats() {
+  if (options_.liveness == nullptr) return;
+  const StallLimits limits = StallLimitsFor(options_.config);
+  claim_beat_ = options_.liveness->Register(name() + "/claim", limits.claim);
+  settle_beat_ = options_.liveness->Register(name() + "/settle", limits.settle);
+  house_beat_ = options_.liveness->Register(name() + "/housekeeping", limits.housekeeping);
+  claimer_.set_heartbeat(claim_beat_);
+  settler_.set_heartbeat(settle_beat_);
+  housekeeper_.set_heartbeat(house_beat_);
+}
 
 bool Relay::SleepFor(std::chrono::milliseconds d) {
   MutexLock lock(&mu_);
@@ -146,6 +177,7 @@ void Relay::ClaimLoop() {
   const auto poll_interval = std::chrono::milliseconds(options_.config.poll_interval_ms);
   auto idle_wait = poll_interval;
   while (!stopping_) {
+    Beat(claim_beat_);
     if (!publisher_.Healthy()) {
       // Claiming while the broker is down would only burn attempts; the poll
       // still checks the database, so that database_up and last_poll stay
@@ -185,6 +217,7 @@ bool Relay::SettleDrained() {
 void Relay::SettleLoop() {
   auto backoff = std::chrono::milliseconds(100);
   while (!halt_ && !SettleDrained()) {
+    Beat(settle_beat_);
     SettleReady(true, std::chrono::milliseconds(200));
     MutexLock lock(&mu_);
     if (completed_.empty()) {
@@ -203,6 +236,7 @@ void Relay::HousekeepingLoop() {
   auto next_retention = options_.clock->Now();
   const auto& retention = options_.config.retention;
   while (!stopping_) {
+    Beat(house_beat_);
     Status s = housekeeper_.Connect();
     if (s.ok()) (void)housekeeper_.RefreshGauges();
     if (s.ok() && retention.sent_days && options_.clock->Now() >= next_retention) {
@@ -222,6 +256,7 @@ void Relay::Start() {
       c.mysql.password_source.empty() ? "none" : c.mysql.password_source, c.kafka.bootstrap_servers,
       c.topic, c.batch_size, c.poll_interval_ms, c.lease_ms, ToString(c.ordering),
       ToString(c.dead_policy), c.retry.max_attempts);
+  RegisterHeartbeats();
   claim_thread_ = std::thread([this] { ClaimLoop(); });
   settle_thread_ = std::thread([this] { SettleLoop(); });
   house_thread_ = std::thread([this] { HousekeepingLoop(); });
@@ -253,6 +288,14 @@ void Relay::Stop(std::chrono::milliseconds grace) {
   halt_ = true;
   signal();
   if (settle_thread_.joinable()) settle_thread_.join();
+  // A stopped service is not a stalled one: dropping every reference to its
+  // heartbeats unregisters them.
+  claimer_.set_heartbeat(nullptr);
+  settler_.set_heartbeat(nullptr);
+  housekeeper_.set_heartbeat(nullptr);
+  claim_beat_.reset();
+  settle_beat_.reset();
+  house_beat_.reset();
 }
 
 }  // namespace outbox

@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "common/clock.h"
+#include "common/liveness.h"
 #include "common/mutex.h"
 #include "config/config.h"
 #include "kafka/publisher.h"
@@ -31,7 +32,21 @@ struct RelayOptions {
   ServiceMetrics* metrics = nullptr;  // must outlive the Relay
   ClockPtr clock = DefaultClock();
   uint64_t seed = std::random_device{}();
+  // Where the service's loops register their heartbeats for /healthz (null:
+  // none). Must outlive the Relay.
+  LivenessRegistry* liveness = nullptr;
 };
+
+// How long each of a service's loops may go without progress before /healthz
+// calls it stalled (docs/RUNBOOK.md, "Liveness"): the loop's longest wait
+// plus its longest statement (a transaction of up to 4 round trips, 6 for a
+// settle, each bounded by mysql.read_timeout_ms, after a reconnect bounded by
+// mysql.connect_timeout_ms), plus 10 s. The units beat after every statement,
+// so a limit need cover one statement, not a whole iteration.
+struct StallLimits {
+  std::chrono::milliseconds claim, settle, housekeeping;
+};
+StallLimits StallLimitsFor(const ServiceConfig& config);
 
 // The wait before the next poll after a round that did not fill its batch:
 // 1 ms after a round that claimed events (more are likely arriving), else
@@ -93,6 +108,11 @@ class Relay {
   void HousekeepingLoop();
   bool SleepFor(std::chrono::milliseconds d) EXCLUDES(mu_);  // false if stopping
 
+  void RegisterHeartbeats();
+  static void Beat(const HeartbeatPtr& beat) {
+    if (beat) beat->Beat();
+  }
+
   // Constant after construction.
   const RelayOptions options_;
   const Router router_;
@@ -121,6 +141,8 @@ class Relay {
   std::thread claim_thread_;
   std::thread settle_thread_;
   std::thread house_thread_;
+  // Set by Start before the threads start, dropped by Stop after they ended.
+  HeartbeatPtr claim_beat_, settle_beat_, house_beat_;
 
   // Publish completions arrive on the publisher's thread, which outlives the
   // Relay (a batch still in flight after Stop's grace completes later, or is

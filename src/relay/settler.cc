@@ -80,7 +80,7 @@ Status Settler::Settle(const PublishedBatch& done) {
   std::vector<SettleOp> ops = PlanSettle(done.batch.rows, done.outcomes, retry_);
   SettleResult result;
   Status s = store_->Settle(done.batch.lease_token, ops, &result);
-  health_->Note(s, "settle", /*settle=*/true);
+  Note(s, "settle", /*settle=*/true);
   if (!s.ok()) return s;
   Account(done, ops, result);
   LogBatch(done, ops, result);
@@ -153,6 +153,11 @@ void Settler::LogBatch(const PublishedBatch& done, const std::vector<SettleOp>& 
     spdlog::warn("service {}: {} of {} event(s) failed and will be retried: {}", config_.name,
                  retried, ops.size(), first != done.outcomes.end() ? first->error : "");
   }
+}
+
+void Settler::Note(const Status& s, std::string_view what, bool settle) {
+  health_->Note(s, what, settle);
+  if (beat_) beat_->Beat();
 }
 
 }  // namespace outbox

@@ -3,6 +3,7 @@
 #include <vector>
 
 #include "common/clock.h"
+#include "common/liveness.h"
 #include "config/config.h"
 #include "kafka/publisher.h"
 #include "metrics/metrics.h"
@@ -51,7 +52,14 @@ class Settler {
   // retries the same batch until it applies.
   Status Settle(const PublishedBatch& done);
 
+  // Beaten after every statement (docs/DESIGN.md, "Errors and health"): a
+  // loop that runs several statements per iteration shows progress between
+  // them, so its stall limit need cover only one. Null: no heartbeat.
+  void set_heartbeat(HeartbeatPtr beat) { beat_ = std::move(beat); }
+
  private:
+  // Records a statement's outcome in the DbHealth and beats.
+  void Note(const Status& s, std::string_view what, bool settle = false);
   void Account(const PublishedBatch& done, const std::vector<SettleOp>& ops,
                const SettleResult& result);
   void LogBatch(const PublishedBatch& done, const std::vector<SettleOp>& ops,
@@ -64,6 +72,7 @@ class Settler {
   DbHealth* const health_;
   ClaimPlanner* const planner_;
   RetryPolicy retry_;
+  HeartbeatPtr beat_;
 };
 
 }  // namespace outbox

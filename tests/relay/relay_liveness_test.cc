@@ -1,0 +1,179 @@
+// The relay's loops and /healthz (src/relay/relay.h StallLimitsFor,
+// src/common/liveness.h): a loop stuck in a store call is named, an outage
+// is not a stall, a stopped relay is not a stalled one. Real threads, a fake
+// table and a fake clock that the test moves.
+#include <catch2/catch.hpp>
+#include <condition_variable>
+#include <mutex>
+#include <thread>
+
+#include "fakes/fake_clock.h"
+#include "fakes/fake_publisher.h"
+#include "fakes/fake_store.h"
+#include "http/healthz.h"
+#include "relay/relay.h"
+
+namespace outbox {
+namespace {
+
+using namespace std::chrono_literals;
+using testing::FakeClock;
+using testing::FakePublisher;
+using testing::FakeTable;
+
+// A latch the hanging store waits on until the test releases it.
+struct Latch {
+  std::mutex mu;
+  std::condition_variable cv;
+  bool open = false;
+  int waiting = 0;
+  void Wait() {
+    std::unique_lock<std::mutex> lock(mu);
+    ++waiting;
+    cv.wait(lock, [this] { return open; });
+  }
+  void Open() {
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      open = true;
+    }
+    cv.notify_all();
+  }
+  int Waiting() {
+    std::lock_guard<std::mutex> lock(mu);
+    return waiting;
+  }
+};
+
+// Its idle poll never returns until the latch opens: a hung call.
+struct HangingStore : testing::OutboxStoreWrapper {
+  HangingStore(std::shared_ptr<OutboxStore> target, Latch* latch)
+      : OutboxStoreWrapper(std::move(target)), latch_(latch) {}
+  Status HasDue(bool include_expired, bool* due) override {
+    latch_->Wait();
+    return OutboxStoreWrapper::HasDue(include_expired, due);
+  }
+  Latch* latch_;
+};
+
+struct LiveRig {
+  // `wrap` makes the stores over the rig's table (default: plain fakes).
+  using WrapFn = std::function<StoreFactory(std::shared_ptr<FakeTable>)>;
+  explicit LiveRig(const WrapFn& wrap = nullptr)
+      : clock(std::make_shared<FakeClock>()),
+        table(std::make_shared<FakeTable>(clock)),
+        liveness(clock) {
+    config.name = "orders";
+    config.poll_interval_ms = 100;
+    RelayOptions o;
+    o.config = config;
+    o.store_factory = wrap ? wrap(table) : testing::FakeStoreFactory(table);
+    o.publisher = std::make_shared<FakePublisher>();
+    o.metrics = &metrics.ForService(config.name);
+    o.clock = clock;
+    o.liveness = &liveness;
+    relay = std::make_unique<Relay>(std::move(o));
+  }
+
+  std::vector<std::string> StalledNames() {
+    std::vector<std::string> names;
+    for (const auto& s : liveness.Stalled()) names.push_back(s.name);
+    return names;
+  }
+
+  // Moves the fake clock `total` forward in steps, giving the loops real time
+  // to wake and beat after each step; returns whether `ok` held after every
+  // step.
+  bool AdvanceChecking(std::chrono::milliseconds total, std::chrono::milliseconds step,
+                       const std::function<bool()>& ok) {
+    for (auto t = 0ms; t < total; t += step) {
+      clock->Advance(step);
+      std::this_thread::sleep_for(5ms);
+      if (!ok()) return false;
+    }
+    return true;
+  }
+
+  ServiceConfig config;
+  std::shared_ptr<FakeClock> clock;
+  std::shared_ptr<FakeTable> table;
+  LivenessRegistry liveness;
+  Metrics metrics;
+  std::unique_ptr<Relay> relay;
+};
+
+// Waits (real time, bounded) until `cond` holds.
+bool Eventually(const std::function<bool()>& cond) {
+  auto deadline = std::chrono::steady_clock::now() + 10s;
+  while (!cond()) {
+    if (std::chrono::steady_clock::now() > deadline) return false;
+    std::this_thread::sleep_for(2ms);
+  }
+  return true;
+}
+
+TEST_CASE("stall limits cover the longest wait and one statement with its timeouts",
+          "[relay][liveness]") {
+  ServiceConfig c;
+  c.poll_interval_ms = 100;
+  c.mysql.connect_timeout_ms = 5000;
+  c.mysql.read_timeout_ms = 30000;
+  StallLimits l = StallLimitsFor(c);
+  CHECK(l.claim == 5s + 5s + 4 * 30s + 10s);
+  CHECK(l.settle == 5s + 5s + 6 * 30s + 10s);
+  CHECK(l.housekeeping == std::chrono::milliseconds(c.gauge_interval_ms) + 5s + 4 * 30s + 10s);
+  c.wakeup = Wakeup::kBinlog;  // waits up to the 30 s safety poll
+  CHECK(StallLimitsFor(c).claim == 30s + 5s + 4 * 30s + 10s);
+}
+
+TEST_CASE("a service whose store call hangs turns /healthz 503 naming its loop",
+          "[relay][liveness]") {
+  Latch latch;
+  LiveRig rig([&latch](std::shared_ptr<FakeTable> table) -> StoreFactory {
+    return [table, &latch] {
+      return std::make_unique<HangingStore>(std::make_unique<testing::FakeStore>(table), &latch);
+    };
+  });
+  rig.relay->Start();
+  REQUIRE(Eventually([&] { return latch.Waiting() > 0; }));  // the claim loop is stuck
+  CHECK(HealthzResponse(rig.liveness).status == 200);
+
+  const auto limit = StallLimitsFor(rig.config).claim;
+  rig.AdvanceChecking(limit + 1s, 1s, [] { return true; });
+  REQUIRE(
+      Eventually([&] { return rig.StalledNames() == std::vector<std::string>{"orders/claim"}; }));
+  HttpResponse r = HealthzResponse(rig.liveness);
+  CHECK(r.status == 503);
+  CHECK(r.body.find("orders/claim") != std::string::npos);
+  CHECK(r.body.find("orders/settle") == std::string::npos);
+
+  latch.Open();  // the call returns: the loop beats again
+  REQUIRE(Eventually([&] { return rig.StalledNames().empty(); }));
+  rig.relay->Stop(0ms);
+}
+
+TEST_CASE("a database that is down is not a stalled loop", "[relay][liveness]") {
+  LiveRig rig;
+  rig.table->set_down(true);
+  rig.relay->Start();
+  const auto longest =
+      std::max({StallLimitsFor(rig.config).claim, StallLimitsFor(rig.config).settle,
+                StallLimitsFor(rig.config).housekeeping});
+  // Twice the longest stall limit of fake time passes while every call fails.
+  CHECK(rig.AdvanceChecking(2 * longest, 1s, [&] { return rig.liveness.Stalled().empty(); }));
+  CHECK(HealthzResponse(rig.liveness).status == 200);
+  CHECK_FALSE(rig.relay->DatabaseReady());
+  rig.relay->Stop(0ms);
+}
+
+TEST_CASE("a stopped relay unregisters its loops", "[relay][liveness]") {
+  LiveRig rig;
+  rig.relay->Start();
+  CHECK(rig.liveness.Names() ==
+        std::vector<std::string>{"orders/claim", "orders/settle", "orders/housekeeping"});
+  rig.relay->Stop(0ms);
+  CHECK(rig.liveness.Names().empty());
+}
+
+}  // namespace
+}  // namespace outbox
