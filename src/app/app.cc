@@ -8,6 +8,7 @@
 #include <csignal>
 #include <functional>
 
+#include "app/wakeups.h"
 #include "http/http_server.h"
 #include "kafka/kafka_config.h"
 #include "kafka/kafka_publisher.h"
@@ -69,6 +70,7 @@ int RunDaemon(const LoadedConfig& loaded) {
     }
   }
 
+  Wakeups wakeups;  // before the relays: their BinlogWakeups subscribe to its streams
   std::vector<std::unique_ptr<Relay>> relays;
   for (const auto& s : config.services) {
     RelayOptions o;
@@ -79,6 +81,7 @@ int RunDaemon(const LoadedConfig& loaded) {
                            [&](const Cluster& c) { return c.config == s.kafka; });
     o.publisher = it->publisher;
     o.metrics = &metrics.ForService(s.name);
+    wakeups.Wire(config, &o);
     relays.push_back(std::make_unique<Relay>(std::move(o)));
   }
 

@@ -1,6 +1,7 @@
 #include <iostream>
 
 #include "app/commands.h"
+#include "app/wakeups.h"
 #include "kafka/kafka_config.h"
 #include "kafka/kafka_publisher.h"
 #include "outbox/mysql_connection.h"
@@ -60,6 +61,7 @@ int RunCheck(const LoadedConfig& loaded, bool connect) {
                 << ", privileges: " << granted << "\n";
     }
   }
+  problems += CheckBinlogWakeups(c);
   std::vector<KafkaConfig> seen;
   for (const auto& s : c.services) {
     if (std::find(seen.begin(), seen.end(), s.kafka) != seen.end()) continue;

@@ -10,6 +10,12 @@ namespace {
 // After a round that claimed events the next poll comes this soon: events
 // arriving one by one are claimed within a few milliseconds.
 constexpr auto kActivePoll = std::chrono::milliseconds(1);
+
+WakeupSourcePtr TakeWakeup(RelayOptions& options) {
+  if (options.wakeup) return std::move(options.wakeup);
+  return std::make_unique<PollWakeup>(options.clock,
+                                      std::chrono::milliseconds(options.config.poll_interval_ms));
+}
 }  // namespace
 
 std::chrono::milliseconds NextPollWait(std::chrono::milliseconds previous, size_t claimed,
@@ -19,7 +25,8 @@ std::chrono::milliseconds NextPollWait(std::chrono::milliseconds previous, size_
 }
 
 Relay::Relay(RelayOptions options)
-    : options_(std::move(options)),
+    : wakeup_(TakeWakeup(options)),
+      options_(std::move(options)),
       router_(options_.config),
       metrics_(*options_.metrics),
       health_(options_.config.name, options_.metrics),
@@ -49,7 +56,8 @@ Relay::Round Relay::ClaimOnce() {
   ClaimedBatch batch;
   Round r = claimer_.Claim(&batch);
   if (r == Round::kFailed) return r;
-  metrics_.poll_duration->Observe(std::chrono::duration<double>(options_.clock->Now() - t0).count());
+  metrics_.poll_duration->Observe(
+      std::chrono::duration<double>(options_.clock->Now() - t0).count());
   metrics_.last_poll->Set(options_.clock->UnixNow());
   last_claimed_ = batch.rows.size();
   if (!batch.rows.empty()) {
@@ -69,17 +77,16 @@ void Relay::Publish(ClaimedBatch batch, Clock::TimePoint claimed_at) {
   // before the lease ends: the batch settles while the claim is still ours.
   const auto start_by = claimed_at + std::chrono::milliseconds(options_.config.lease_ms / 2 - 1000);
   auto shared = std::make_shared<ClaimedBatch>(std::move(batch));
-  publisher_.Publish(
-      shared->rows, start_by,
-      [guard = guard_, shared, claimed_at](std::vector<PublishOutcome> outcomes) {
-        // Not `this`: the Relay may be gone (ThreadSanitizer found a notify
-        // running on a destroyed condition variable).
-        MutexLock alive(&guard->mu);
-        Relay* self = guard->relay;
-        if (self == nullptr) return;  // stopped and destroyed: the lease expires
-        self->OnPublished(
-            {std::move(*shared), std::move(outcomes), claimed_at, self->options_.clock->Now()});
-      });
+  publisher_.Publish(shared->rows, start_by,
+                     [guard = guard_, shared, claimed_at](std::vector<PublishOutcome> outcomes) {
+                       // Not `this`: the Relay may be gone (ThreadSanitizer found a notify
+                       // running on a destroyed condition variable).
+                       MutexLock alive(&guard->mu);
+                       Relay* self = guard->relay;
+                       if (self == nullptr) return;  // stopped and destroyed: the lease expires
+                       self->OnPublished({std::move(*shared), std::move(outcomes), claimed_at,
+                                          self->options_.clock->Now()});
+                     });
 }
 
 void Relay::OnPublished(PublishedBatch done) {
@@ -128,22 +135,66 @@ Status Relay::RunRetention() {
 
 bool Relay::SleepFor(std::chrono::milliseconds d) {
   MutexLock lock(&mu_);
-  options_.clock->WaitUntil(&mu_, &cv_, options_.clock->Now() + d, [this] { return stopping_.load(); });
+  options_.clock->WaitUntil(&mu_, &cv_, options_.clock->Now() + d,
+                            [this] { return stopping_.load(); });
   return !stopping_.load();
 }
 
 void Relay::WaitForRoom() {
   MutexLock lock(&mu_);
-  options_.clock->WaitUntil(&mu_, &cv_, options_.clock->Now() + std::chrono::milliseconds(100), [this] {
-    return stopping_.load() || inflight_.load() < options_.config.max_inflight_batches;
+  options_.clock->WaitUntil(
+      &mu_, &cv_, options_.clock->Now() + std::chrono::milliseconds(100), [this] {
+        return stopping_.load() || inflight_.load() < options_.config.max_inflight_batches;
+      });
+}
+
+Relay::Round Relay::ClaimAfter(WakeCause cause) {
+  if (cause != WakeCause::kInsert) return ClaimOnce();
+  // The commit race (src/common/wakeup.h): the binlog event can come before
+  // the row is visible to the claim. Retry briefly while a round claims
+  // nothing; only inserts get this, the relays' own settles do not.
+  Round round = Round::kIdle;
+  ClaimAfterWakeup(*options_.clock, [&] {
+    round = ClaimOnce();
+    if (round == Round::kFailed || round == Round::kBusy) return -1;
+    return round == Round::kIdle && last_claimed_ == 0 ? 0 : 1;
   });
+  return round;
+}
+
+Clock::Duration Relay::IdleWait(std::chrono::milliseconds idle_wait) {
+  const Clock::Duration max_wait = wakeup_->MaxWait();
+  if (options_.config.wakeup == Wakeup::kPoll)
+    return std::min<Clock::Duration>(idle_wait, max_wait);
+  // `wakeup: binlog`: a retry backoff or a lease coming due makes rows
+  // claimable without a commit. The store does not say when the next is due,
+  // so the loop keeps polling on its backoff while the table has unsent rows
+  // (the backlog gauge, which also counts peers' leases) and for a while
+  // after its own batches, until the gauge has caught up with their settles;
+  // only an empty backlog waits for the stream (docs/BINLOG.md).
+  const Clock::TimePoint now = options_.clock->Now();
+  if (last_claimed_ > 0 || inflight_.load() > 0) {
+    timers_until_ = now + std::chrono::milliseconds(options_.config.poll_interval_ms +
+                                                    options_.config.gauge_interval_ms + 1000);
+  }
+  if (now < timers_until_ || metrics_.backlog->Value() > 0) {
+    return std::min<Clock::Duration>(idle_wait, max_wait);
+  }
+  return max_wait;
+}
+
+void Relay::NoteWakeupState() {
+  if (options_.config.wakeup != Wakeup::kBinlog) return;
+  metrics_.WakeupBinlogUp().Set(wakeup_->binlog_up() ? 1 : 0);
 }
 
 void Relay::ClaimLoop() {
   auto backoff = std::chrono::milliseconds(200);
   const auto poll_interval = std::chrono::milliseconds(options_.config.poll_interval_ms);
   auto idle_wait = poll_interval;
+  WakeCause cause = WakeCause::kDeadline;
   while (!stopping_) {
+    NoteWakeupState();
     if (!publisher_.Healthy()) {
       // Claiming while the broker is down would only burn attempts; the poll
       // still checks the database, so that database_up and last_poll stay
@@ -152,7 +203,9 @@ void Relay::ClaimLoop() {
       SleepFor(std::chrono::milliseconds(std::max(options_.config.poll_interval_ms, 1000)));
       continue;
     }
-    switch (ClaimOnce()) {
+    const Round round = ClaimAfter(cause);
+    cause = WakeCause::kDeadline;  // a wake-up that came meanwhile stays pending
+    switch (round) {
       case Round::kMore:
         backoff = std::chrono::milliseconds(200);
         idle_wait = kActivePoll;
@@ -160,7 +213,7 @@ void Relay::ClaimLoop() {
       case Round::kIdle:
         backoff = std::chrono::milliseconds(200);
         idle_wait = NextPollWait(idle_wait, last_claimed_, poll_interval);
-        SleepFor(idle_wait);
+        cause = wakeup_->WaitUntil(options_.clock->Now() + IdleWait(idle_wait));
         break;
       case Round::kBusy:
         WaitForRoom();
@@ -191,7 +244,8 @@ void Relay::SettleLoop() {
     }
     // The settle failed (database down): retry until it applies. The fencing
     // makes a late settle harmless if the lease was taken over.
-    options_.clock->WaitUntil(&mu_, &cv_, options_.clock->Now() + backoff, [this] { return halt_.load(); });
+    options_.clock->WaitUntil(&mu_, &cv_, options_.clock->Now() + backoff,
+                              [this] { return halt_.load(); });
     backoff = std::min<std::chrono::milliseconds>(backoff * 2, std::chrono::seconds(5));
   }
 }
@@ -214,11 +268,11 @@ void Relay::Start() {
   const ServiceConfig& c = options_.config;
   spdlog::info(
       "service {}: relaying {}.{} on {}:{} as {} (password from {}) to {} topic {}; batch {}, "
-      "poll {} ms, lease {} ms, ordering {}, dead_policy {}, max_attempts {}",
+      "poll {} ms, wakeup {}, lease {} ms, ordering {}, dead_policy {}, max_attempts {}",
       c.name, c.mysql.database, c.mysql.table, c.mysql.host, c.mysql.port, c.mysql.user,
       c.mysql.password_source.empty() ? "none" : c.mysql.password_source, c.kafka.bootstrap_servers,
-      c.topic, c.batch_size, c.poll_interval_ms, c.lease_ms, ToString(c.ordering),
-      ToString(c.dead_policy), c.retry.max_attempts);
+      c.topic, c.batch_size, c.poll_interval_ms, ToString(c.wakeup), c.lease_ms,
+      ToString(c.ordering), ToString(c.dead_policy), c.retry.max_attempts);
   claim_thread_ = std::thread([this] { ClaimLoop(); });
   settle_thread_ = std::thread([this] { SettleLoop(); });
   house_thread_ = std::thread([this] { HousekeepingLoop(); });
@@ -231,6 +285,7 @@ void Relay::Stop(std::chrono::milliseconds grace) {
   };
   stopping_ = true;
   signal();
+  wakeup_->Interrupt();  // the claim loop may be waiting for a wake-up
   if (claim_thread_.joinable()) claim_thread_.join();
   claim_done_ = true;
   signal();
