@@ -53,6 +53,7 @@ ServiceConfig BinlogConfig() {
   c.poll_interval_ms = 100;
   c.gauge_interval_ms = 5000;
   c.wakeup = Wakeup::kBinlog;
+  c.ordering = Ordering::kNone;  // one HasDue probe per idle round
   return c;
 }
 
