@@ -154,12 +154,24 @@ Relay::Round Relay::ClaimAfter(WakeCause cause) {
   // the row is visible to the claim. Retry briefly while a round claims
   // nothing; only inserts get this, the relays' own settles do not.
   Round round = Round::kIdle;
-  ClaimAfterWakeup(*options_.clock, [&] {
+  const int claimed = ClaimAfterWakeup(*options_.clock, [&] {
     round = ClaimOnce();
     if (round == Round::kFailed || round == Round::kBusy) return -1;
     return round == Round::kIdle && last_claimed_ == 0 ? 0 : 1;
   });
+  if (claimed == 0) {
+    // Still nothing: the commit may be slower to show than the retries (a
+    // loaded disk), or it touched another table of the database (MIXED). Poll
+    // on the backoff until the backlog gauge can tell, rather than wait for
+    // the safety poll.
+    timers_until_ = std::max(timers_until_, options_.clock->Now() + TimersWindow());
+  }
   return round;
+}
+
+Clock::Duration Relay::TimersWindow() const {
+  return std::chrono::milliseconds(options_.config.poll_interval_ms +
+                                   options_.config.gauge_interval_ms + 1000);
 }
 
 Clock::Duration Relay::IdleWait(std::chrono::milliseconds idle_wait) {
@@ -173,10 +185,7 @@ Clock::Duration Relay::IdleWait(std::chrono::milliseconds idle_wait) {
   // after its own batches, until the gauge has caught up with their settles;
   // only an empty backlog waits for the stream (docs/BINLOG.md).
   const Clock::TimePoint now = options_.clock->Now();
-  if (last_claimed_ > 0 || inflight_.load() > 0) {
-    timers_until_ = now + std::chrono::milliseconds(options_.config.poll_interval_ms +
-                                                    options_.config.gauge_interval_ms + 1000);
-  }
+  if (last_claimed_ > 0 || inflight_.load() > 0) timers_until_ = now + TimersWindow();
   if (now < timers_until_ || metrics_.backlog->Value() > 0) {
     return std::min<Clock::Duration>(idle_wait, max_wait);
   }
@@ -204,6 +213,7 @@ void Relay::ClaimLoop() {
       continue;
     }
     const Round round = ClaimAfter(cause);
+    const bool missed_insert = cause == WakeCause::kInsert && last_claimed_ == 0;
     cause = WakeCause::kDeadline;  // a wake-up that came meanwhile stays pending
     switch (round) {
       case Round::kMore:
@@ -212,6 +222,9 @@ void Relay::ClaimLoop() {
         break;
       case Round::kIdle:
         backoff = std::chrono::milliseconds(200);
+        // After an insert wake-up that found nothing the poll backoff starts
+        // again where the commit-race retry stopped.
+        if (missed_insert) idle_wait = kCommitRaceRetry.back();
         idle_wait = NextPollWait(idle_wait, last_claimed_, poll_interval);
         cause = wakeup_->WaitUntil(options_.clock->Now() + IdleWait(idle_wait));
         break;

@@ -88,7 +88,8 @@ class Relay {
   Status ProbeDatabase() { return claimer_.Probe(); }
   int inflight() const { return inflight_.load(); }
   // One claim round after a wake-up of `cause`: kInsert gets the commit-race
-  // retry (ClaimAfterWakeup), anything else one ClaimOnce.
+  // retry (ClaimAfterWakeup; if it still claims nothing, the loop keeps the
+  // poll backoff for a while, see IdleWait), anything else one ClaimOnce.
   // REQUIRES: the claim thread (or a test's only thread).
   Round ClaimAfter(WakeCause cause);
   // How long an idle claim loop may wait for a wake-up: `idle_wait` (the poll
@@ -101,7 +102,10 @@ class Relay {
   void Publish(ClaimedBatch batch, Clock::TimePoint claimed_at);
   void OnPublished(PublishedBatch done) EXCLUDES(mu_);
   void ClaimLoop();
-  void NoteWakeupState();  // outbox_wakeup_binlog_up, with `wakeup: binlog`
+  void NoteWakeupState();
+  // How long after its own batches, or an insert wake-up that claimed
+  // nothing, the loop keeps the poll backoff with `wakeup: binlog`.
+  Clock::Duration TimersWindow() const;  // outbox_wakeup_binlog_up, with `wakeup: binlog`
   void WaitForRoom() EXCLUDES(mu_);
   void SettleLoop();
   bool SettleDrained() EXCLUDES(mu_);

@@ -185,7 +185,7 @@ TEST_CASE("a claim after an insert wake-up retries until the row is visible", "[
   o.publisher = std::make_shared<FakePublisher>();
   o.metrics = &metrics.ForService(c.name);
   o.clock = clock;
-  o.wakeup = std::make_unique<PollWakeup>(clock, 100ms);
+  o.wakeup = std::make_unique<ScriptedWakeup>(clock, 100ms, 30s);  // the stream is up
   Relay relay(std::move(o));
   CHECK(relay.ClaimOnce() == Relay::Round::kIdle);  // the first claim reclaims: no probe
   *probes = 0;
@@ -193,6 +193,13 @@ TEST_CASE("a claim after an insert wake-up retries until the row is visible", "[
     relay.ClaimAfter(WakeCause::kInsert);
     CHECK(*probes == 3);
     CHECK(relay.inflight() == 1);
+  }
+  SECTION("an insert whose row stays invisible keeps the poll backoff instead of the safety poll") {
+    *probes = -100;  // the row shows after the retries
+    relay.ClaimAfter(WakeCause::kInsert);
+    CHECK(*probes == -100 + 6);
+    CHECK(relay.inflight() == 0);
+    CHECK(relay.IdleWait(100ms) == 100ms);
   }
   SECTION("an update-only commit gets one claim") {
     relay.ClaimAfter(WakeCause::kChange);
