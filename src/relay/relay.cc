@@ -56,8 +56,7 @@ Relay::Round Relay::ClaimOnce() {
   ClaimedBatch batch;
   Round r = claimer_.Claim(&batch);
   if (r == Round::kFailed) return r;
-  metrics_.poll_duration->Observe(
-      std::chrono::duration<double>(options_.clock->Now() - t0).count());
+  metrics_.poll_duration->Observe(std::chrono::duration<double>(options_.clock->Now() - t0).count());
   metrics_.last_poll->Set(options_.clock->UnixNow());
   last_claimed_ = batch.rows.size();
   if (!batch.rows.empty()) {
@@ -77,16 +76,17 @@ void Relay::Publish(ClaimedBatch batch, Clock::TimePoint claimed_at) {
   // before the lease ends: the batch settles while the claim is still ours.
   const auto start_by = claimed_at + std::chrono::milliseconds(options_.config.lease_ms / 2 - 1000);
   auto shared = std::make_shared<ClaimedBatch>(std::move(batch));
-  publisher_.Publish(shared->rows, start_by,
-                     [guard = guard_, shared, claimed_at](std::vector<PublishOutcome> outcomes) {
-                       // Not `this`: the Relay may be gone (ThreadSanitizer found a notify
-                       // running on a destroyed condition variable).
-                       MutexLock alive(&guard->mu);
-                       Relay* self = guard->relay;
-                       if (self == nullptr) return;  // stopped and destroyed: the lease expires
-                       self->OnPublished({std::move(*shared), std::move(outcomes), claimed_at,
-                                          self->options_.clock->Now()});
-                     });
+  publisher_.Publish(
+      shared->rows, start_by,
+      [guard = guard_, shared, claimed_at](std::vector<PublishOutcome> outcomes) {
+        // Not `this`: the Relay may be gone (ThreadSanitizer found a notify
+        // running on a destroyed condition variable).
+        MutexLock alive(&guard->mu);
+        Relay* self = guard->relay;
+        if (self == nullptr) return;  // stopped and destroyed: the lease expires
+        self->OnPublished(
+            {std::move(*shared), std::move(outcomes), claimed_at, self->options_.clock->Now()});
+      });
 }
 
 void Relay::OnPublished(PublishedBatch done) {
@@ -135,17 +135,15 @@ Status Relay::RunRetention() {
 
 bool Relay::SleepFor(std::chrono::milliseconds d) {
   MutexLock lock(&mu_);
-  options_.clock->WaitUntil(&mu_, &cv_, options_.clock->Now() + d,
-                            [this] { return stopping_.load(); });
+  options_.clock->WaitUntil(&mu_, &cv_, options_.clock->Now() + d, [this] { return stopping_.load(); });
   return !stopping_.load();
 }
 
 void Relay::WaitForRoom() {
   MutexLock lock(&mu_);
-  options_.clock->WaitUntil(
-      &mu_, &cv_, options_.clock->Now() + std::chrono::milliseconds(100), [this] {
-        return stopping_.load() || inflight_.load() < options_.config.max_inflight_batches;
-      });
+  options_.clock->WaitUntil(&mu_, &cv_, options_.clock->Now() + std::chrono::milliseconds(100), [this] {
+    return stopping_.load() || inflight_.load() < options_.config.max_inflight_batches;
+  });
 }
 
 Relay::Round Relay::ClaimAfter(WakeCause cause) {
@@ -160,6 +158,8 @@ Relay::Round Relay::ClaimAfter(WakeCause cause) {
     return round == Round::kIdle && last_claimed_ == 0 ? 0 : 1;
   });
   if (claimed == 0) {
+    spdlog::debug("service {}: an insert wake-up claimed nothing after the commit-race retry",
+                  name());
     // Still nothing: the commit may be slower to show than the retries (a
     // loaded disk), or it touched another table of the database (MIXED). Poll
     // on the backoff until the backlog gauge can tell, rather than wait for
@@ -257,8 +257,7 @@ void Relay::SettleLoop() {
     }
     // The settle failed (database down): retry until it applies. The fencing
     // makes a late settle harmless if the lease was taken over.
-    options_.clock->WaitUntil(&mu_, &cv_, options_.clock->Now() + backoff,
-                              [this] { return halt_.load(); });
+    options_.clock->WaitUntil(&mu_, &cv_, options_.clock->Now() + backoff, [this] { return halt_.load(); });
     backoff = std::min<std::chrono::milliseconds>(backoff * 2, std::chrono::seconds(5));
   }
 }
