@@ -1,6 +1,7 @@
 #include <iostream>
 
 #include "app/commands.h"
+#include "app/wakeups.h"
 #include "kafka/kafka_config.h"
 #include "kafka/kafka_publisher.h"
 #include "outbox/mysql_connection.h"
@@ -97,6 +98,7 @@ int RunCheck(const LoadedConfig& loaded, bool connect) {
   int problems = 0;
   for (const auto& s : c.services) problems += CheckDatabase(s);
   problems += CheckBrokers(c);
+  problems += CheckBinlogWakeups(c);  // services with wakeup: binlog, once per server
   return problems == 0 ? kExitOk : kExitFailure;
 }
 

@@ -12,6 +12,7 @@
 #include "app/systemd_notify.h"
 #include "common/build_info.h"
 #include "common/liveness.h"
+#include "app/wakeups.h"
 #include "common/log.h"
 #include "outbox/mysql_store.h"
 
@@ -53,7 +54,8 @@ void LogStart(const LoadedConfig& loaded) {
 
 std::vector<std::unique_ptr<Relay>> CreateRelays(const Config& config,
                                                  const std::vector<Cluster>& clusters,
-                                                 Metrics& metrics, LivenessRegistry& liveness) {
+                                                 Metrics& metrics, LivenessRegistry& liveness,
+                                                 Wakeups& wakeups) {
   std::vector<std::unique_ptr<Relay>> relays;
   for (const auto& s : config.services) {
     RelayOptions o;
@@ -65,6 +67,7 @@ std::vector<std::unique_ptr<Relay>> CreateRelays(const Config& config,
     // Its claim, settle and housekeeping loops register heartbeats here
     // (src/common/liveness.h states the rule they follow).
     o.liveness = &liveness;
+    wakeups.Wire(config, &o);  // wakeup: binlog services subscribe to their server's stream
     relays.push_back(std::make_unique<Relay>(std::move(o)));
   }
   return relays;
@@ -130,7 +133,9 @@ int RunDaemon(const LoadedConfig& loaded) {
   std::vector<Cluster> clusters;
   if (!CreateClusters(config, &clusters)) return 1;
   LivenessRegistry liveness(DefaultClock());
-  std::vector<std::unique_ptr<Relay>> relays = CreateRelays(config, clusters, metrics, liveness);
+  Wakeups wakeups;  // before the relays: their BinlogWakeups subscribe to its streams
+  std::vector<std::unique_ptr<Relay>> relays =
+      CreateRelays(config, clusters, metrics, liveness, wakeups);
 
   boost::asio::io_context io;
   HttpServer http(io, MakeHttpHandler({&metrics, &clusters, &relays, &liveness}));

@@ -1,107 +1,30 @@
 #pragma once
 
-// The seam between a service's claim loop and what wakes it: a poll timer
-// (`wakeup: poll`) or its server's binary log (`wakeup: binlog`). A design
-// for the relay to adopt (docs/BINLOG.md "How the relay plugs in"); the relay
-// does not use it yet. Header-only.
+// BinlogWakeup: the `wakeup: binlog` implementation of the claim loop's
+// Wakeup seam (src/common/wakeup.h), woken by a WakeupHub subscription.
+// Header-only.
 
 #include <algorithm>
-#include <array>
 #include <chrono>
-#include <condition_variable>
 #include <memory>
-#include <mutex>
 #include <string>
 
 #include "binlog/wakeup_hub.h"
 #include "common/clock.h"
+#include "common/wakeup.h"
 
 namespace outbox {
 namespace binlog {
 
-// Why WaitUntil returned.
-enum class WakeCause {
-  kDeadline,  // a timer: poll
-  kChange,    // a commit that only updated or deleted rows, a stream
-              // up/down change, Interrupt: claim once
-  kInsert,    // a commit that may have inserted rows: claim with the
-              // commit-race retry (ClaimAfterWakeup)
-};
-
-// What a claim loop waits on between claims.
-//
-// Thread-safety: WaitUntil from the service's loop thread only; Notify,
-// Interrupt and the accessors from any thread.
-class Wakeup {
- public:
-  virtual ~Wakeup() = default;
-
-  // Blocks until a wake-up arrived since the previous WaitUntil returned,
-  // Interrupt() was called, or `deadline`. A wake-up that arrives while the
-  // loop is claiming is kept for the next call (never lost); several are
-  // merged (kInsert wins).
-  virtual WakeCause WaitUntil(Clock::TimePoint deadline) = 0;
-  // The longest the loop may wait without a claim: poll_interval_ms for
-  // `wakeup: poll` and while the binlog stream is down; the safety poll
-  // interval (30 s) while it is up.
-  virtual Clock::Duration MaxWait() const = 0;
-  // Wakes the loop (shutdown, or a test). Sticky like a wake-up.
-  virtual void Interrupt() = 0;
-  // outbox_wakeup_binlog_up (only exported with `wakeup: binlog`), and why not.
-  virtual bool binlog_up() const = 0;
-  virtual std::string reason() const = 0;
-};
-
-using WakeupPtr = std::unique_ptr<Wakeup>;
-
-// A sticky flag with a condition variable: the cheap callback a subscriber
-// hands to the WakeupHub (Notify: lock, set, notify; never blocks for long).
-class WakeSignal {
- public:
-  explicit WakeSignal(ClockPtr clock) : clock_(std::move(clock)) {}
-  void Notify(bool insert = false) EXCLUDES(mu_) {
-    MutexLock lock(&mu_);
-    pending_ = true;
-    insert_ = insert_ || insert;
-    cv_.SignalAll();
-  }
-  // What came since the last call (and consumes it), or kDeadline.
-  WakeCause WaitUntil(Clock::TimePoint deadline) EXCLUDES(mu_) {
-    MutexLock lock(&mu_);
-    const bool woken = clock_->WaitUntil(&mu_, &cv_, deadline, [this] {
-      mu_.AssertHeld();
-      return pending_;
-    });
-    const WakeCause cause = !woken    ? WakeCause::kDeadline
-                            : insert_ ? WakeCause::kInsert
-                                      : WakeCause::kChange;
-    pending_ = insert_ = false;
-    return cause;
-  }
-
- private:
-  ClockPtr clock_;
-  Mutex mu_;
-  CondVar cv_{&mu_};
-  bool pending_ GUARDED_BY(mu_) = false;
-  bool insert_ GUARDED_BY(mu_) = false;
-};
-
-// `wakeup: poll`: only timers and Interrupt wake the loop.
-class PollWakeup : public Wakeup {
- public:
-  PollWakeup(ClockPtr clock, Clock::Duration poll_interval)
-      : signal_(std::move(clock)), poll_interval_(poll_interval) {}
-  WakeCause WaitUntil(Clock::TimePoint deadline) override { return signal_.WaitUntil(deadline); }
-  Clock::Duration MaxWait() const override { return poll_interval_; }
-  void Interrupt() override { signal_.Notify(); }
-  bool binlog_up() const override { return false; }
-  std::string reason() const override { return "wakeup: poll"; }
-
- private:
-  WakeSignal signal_;
-  const Clock::Duration poll_interval_;
-};
+// The seam moved to src/common/wakeup.h (the relay may not include binlog/);
+// these names keep the component's code and tests unchanged.
+using outbox::ClaimAfterWakeup;
+using outbox::kCommitRaceRetry;
+using outbox::PollWakeup;
+using outbox::WakeCause;
+using Wakeup = outbox::WakeupSource;  // outbox::Wakeup is the config enum
+using WakeupPtr = outbox::WakeupSourcePtr;
+using outbox::WakeSignal;
 
 // `wakeup: binlog`: woken by commits to its table (or database) and by every
 // up/down change of its server's stream; polls every poll_interval while the
@@ -140,39 +63,6 @@ class BinlogWakeup : public Wakeup {
   const Clock::Duration safety_interval_;
   SubscriptionPtr subscription_;  // last: unsubscribes before the rest goes
 };
-
-// The commit race: the binary log is written before the InnoDB commit is
-// visible, so a claim right after a wake-up can find the new row still
-// locked and skip it (FOR UPDATE SKIP LOCKED). Measured on MariaDB 10.11:
-// 4-7 % of immediate claims, the row visible within 2.3 ms
-// (docs/BINLOG.md "Measured"). A woken claim that found nothing therefore
-// tries again after these pauses, stopping at the first claim that finds
-// rows: at most 5 extra claims and 31 ms per wake-up.
-inline constexpr std::array<std::chrono::milliseconds, 5> kCommitRaceRetry = {
-    std::chrono::milliseconds(1), std::chrono::milliseconds(2), std::chrono::milliseconds(4),
-    std::chrono::milliseconds(8), std::chrono::milliseconds(16)};
-
-// Runs `claim` (returns how many rows it claimed; < 0 for an error, which
-// ends the retries) once, then again after each kCommitRaceRetry pause while
-// it claims nothing. Returns the last claim's result; *attempts (optional)
-// gets the number of claims made. Pauses on `clock`. For a claim made because WaitUntil returned WakeCause::kInsert.
-template <typename ClaimFn>
-int ClaimAfterWakeup(Clock& clock, ClaimFn&& claim, int* attempts = nullptr) {
-  int claimed = claim();
-  int made = 1;
-  Mutex mu;
-  CondVar cv(&mu);
-  for (size_t i = 0; claimed == 0 && i < kCommitRaceRetry.size(); ++i) {
-    {
-      MutexLock lock(&mu);
-      clock.WaitUntil(&mu, &cv, clock.Now() + kCommitRaceRetry[i], [] { return false; });
-    }
-    claimed = claim();
-    ++made;
-  }
-  if (attempts) *attempts = made;
-  return claimed;
-}
 
 }  // namespace binlog
 }  // namespace outbox

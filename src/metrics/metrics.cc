@@ -12,6 +12,12 @@ using prometheus::BuildCounter;
 using prometheus::BuildGauge;
 using prometheus::BuildHistogram;
 
+prometheus::Gauge& ServiceMetrics::WakeupBinlogUp() {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!binlog_up_) binlog_up_ = &binlog_up_family_->Add({{"service", service_}});
+  return *binlog_up_;
+}
+
 prometheus::Counter& ServiceMetrics::Published(const std::string& topic) {
   std::lock_guard<std::mutex> lock(mu_);
   auto& c = published_[topic];
@@ -45,6 +51,12 @@ Metrics::Metrics() : registry_(std::make_shared<prometheus::Registry>()) {
   last_poll_ = &BuildGauge()
                     .Name("outbox_last_poll_timestamp_seconds")
                     .Help("Unix time of the last successful poll")
+                    .Register(r);
+  binlog_up_ = &BuildGauge()
+                    .Name("outbox_wakeup_binlog_up")
+                    .Help(
+                        "1 while the service is woken by its server's binlog stream; 0 when it "
+                        "polls instead (only with wakeup: binlog)")
                     .Register(r);
   unknown_status_ = &BuildGauge()
                          .Name("outbox_unknown_status_rows")
@@ -120,6 +132,7 @@ ServiceMetrics& Metrics::ForService(const std::string& service) {
   m.service_ = service;
   m.published_family_ = published_;
   m.failures_family_ = failures_;
+  m.binlog_up_family_ = binlog_up_;
   m.backlog = &backlog_->Add(l);
   m.oldest_unsent_age = &oldest_->Add(l);
   m.dead = &dead_->Add(l);

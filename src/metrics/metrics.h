@@ -20,6 +20,9 @@ class ServiceMetrics {
  public:
   prometheus::Counter& Published(const std::string& topic);
   prometheus::Counter& PublishFailures(const std::string& reason);
+  // outbox_wakeup_binlog_up{service}: exported only for services with
+  // `wakeup: binlog`, so the series appears on the first call.
+  prometheus::Gauge& WakeupBinlogUp();
 
   prometheus::Gauge* backlog;
   prometheus::Gauge* oldest_unsent_age;
@@ -41,6 +44,8 @@ class ServiceMetrics {
   std::string service_;
   prometheus::Family<prometheus::Counter>* published_family_;
   prometheus::Family<prometheus::Counter>* failures_family_;
+  prometheus::Family<prometheus::Gauge>* binlog_up_family_;
+  prometheus::Gauge* binlog_up_ = nullptr;
   std::mutex mu_;
   std::map<std::string, prometheus::Counter*> published_;
   std::map<std::string, prometheus::Counter*> failures_;
@@ -68,6 +73,7 @@ class Metrics {
   prometheus::Family<prometheus::Gauge>* blocked_;
   prometheus::Family<prometheus::Gauge>* database_up_;
   prometheus::Family<prometheus::Gauge>* last_poll_;
+  prometheus::Family<prometheus::Gauge>* binlog_up_;
   prometheus::Family<prometheus::Gauge>* unknown_status_;
   prometheus::Family<prometheus::Counter>* published_;
   prometheus::Family<prometheus::Counter>* failures_;

@@ -10,6 +10,12 @@ namespace {
 // After a round that claimed events the next poll comes this soon: events
 // arriving one by one are claimed within a few milliseconds.
 constexpr auto kActivePoll = std::chrono::milliseconds(1);
+
+WakeupSourcePtr TakeWakeup(RelayOptions& options) {
+  if (options.wakeup) return std::move(options.wakeup);
+  return std::make_unique<PollWakeup>(options.clock,
+                                      std::chrono::milliseconds(options.config.poll_interval_ms));
+}
 }  // namespace
 
 std::chrono::milliseconds NextPollWait(std::chrono::milliseconds previous, size_t claimed,
@@ -36,7 +42,8 @@ StallLimits StallLimitsFor(const ServiceConfig& c) {
 }
 
 Relay::Relay(RelayOptions options)
-    : options_(std::move(options)),
+    : wakeup_(TakeWakeup(options)),
+      options_(std::move(options)),
       router_(options_.config),
       metrics_(*options_.metrics),
       health_(options_.config.name, options_.metrics),
@@ -172,12 +179,65 @@ void Relay::WaitForRoom() {
       });
 }
 
+Relay::Round Relay::ClaimAfter(WakeCause cause) {
+  if (cause != WakeCause::kInsert) return ClaimOnce();
+  // The commit race (src/common/wakeup.h): the binlog event can come before
+  // the row is visible to the claim. Retry briefly while a round claims
+  // nothing; only inserts get this, the relays' own settles do not.
+  Round round = Round::kIdle;
+  const int claimed = ClaimAfterWakeup(*options_.clock, [&] {
+    round = ClaimOnce();
+    if (round == Round::kFailed || round == Round::kBusy) return -1;
+    return round == Round::kIdle && last_claimed_ == 0 ? 0 : 1;
+  });
+  if (claimed == 0) {
+    spdlog::debug("service {}: an insert wake-up claimed nothing after the commit-race retry",
+                  name());
+    // Still nothing: the commit may be slower to show than the retries (a
+    // loaded disk), or it touched another table of the database (MIXED). Poll
+    // on the backoff until the backlog gauge can tell, rather than wait for
+    // the safety poll.
+    timers_until_ = std::max(timers_until_, options_.clock->Now() + TimersWindow());
+  }
+  return round;
+}
+
+Clock::Duration Relay::TimersWindow() const {
+  return std::chrono::milliseconds(options_.config.poll_interval_ms +
+                                   options_.config.gauge_interval_ms + 1000);
+}
+
+Clock::Duration Relay::IdleWait(std::chrono::milliseconds idle_wait) {
+  const Clock::Duration max_wait = wakeup_->MaxWait();
+  if (options_.config.wakeup == Wakeup::kPoll)
+    return std::min<Clock::Duration>(idle_wait, max_wait);
+  // `wakeup: binlog`: a retry backoff or a lease coming due makes rows
+  // claimable without a commit. The store does not say when the next is due,
+  // so the loop keeps polling on its backoff while the table has unsent rows
+  // (the backlog gauge, which also counts peers' leases) and for a while
+  // after its own batches, until the gauge has caught up with their settles;
+  // only an empty backlog waits for the stream (docs/BINLOG.md).
+  const Clock::TimePoint now = options_.clock->Now();
+  if (last_claimed_ > 0 || inflight_.load() > 0) timers_until_ = now + TimersWindow();
+  if (now < timers_until_ || metrics_.backlog->Value() > 0) {
+    return std::min<Clock::Duration>(idle_wait, max_wait);
+  }
+  return max_wait;
+}
+
+void Relay::NoteWakeupState() {
+  if (options_.config.wakeup != Wakeup::kBinlog) return;
+  metrics_.WakeupBinlogUp().Set(wakeup_->binlog_up() ? 1 : 0);
+}
+
 void Relay::ClaimLoop() {
   auto backoff = std::chrono::milliseconds(200);
   const auto poll_interval = std::chrono::milliseconds(options_.config.poll_interval_ms);
   auto idle_wait = poll_interval;
+  WakeCause cause = WakeCause::kDeadline;
   while (!stopping_) {
     Beat(claim_beat_);
+    NoteWakeupState();
     if (!publisher_.Healthy()) {
       // Claiming while the broker is down would only burn attempts; the poll
       // still checks the database, so that database_up and last_poll stay
@@ -186,15 +246,21 @@ void Relay::ClaimLoop() {
       SleepFor(std::chrono::milliseconds(std::max(options_.config.poll_interval_ms, 1000)));
       continue;
     }
-    switch (ClaimOnce()) {
+    const Round round = ClaimAfter(cause);
+    const bool missed_insert = cause == WakeCause::kInsert && last_claimed_ == 0;
+    cause = WakeCause::kDeadline;  // a wake-up that came meanwhile stays pending
+    switch (round) {
       case Round::kMore:
         backoff = std::chrono::milliseconds(200);
         idle_wait = kActivePoll;
         break;
       case Round::kIdle:
         backoff = std::chrono::milliseconds(200);
+        // After an insert wake-up that found nothing the poll backoff starts
+        // again where the commit-race retry stopped.
+        if (missed_insert) idle_wait = kCommitRaceRetry.back();
         idle_wait = NextPollWait(idle_wait, last_claimed_, poll_interval);
-        SleepFor(idle_wait);
+        cause = wakeup_->WaitUntil(options_.clock->Now() + IdleWait(idle_wait));
         break;
       case Round::kBusy:
         WaitForRoom();
@@ -251,11 +317,11 @@ void Relay::Start() {
   const ServiceConfig& c = options_.config;
   spdlog::info(
       "service {}: relaying {}.{} on {}:{} as {} (password from {}) to {} topic {}; batch {}, "
-      "poll {} ms, lease {} ms, ordering {}, dead_policy {}, max_attempts {}",
+      "poll {} ms, wakeup {}, lease {} ms, ordering {}, dead_policy {}, max_attempts {}",
       c.name, c.mysql.database, c.mysql.table, c.mysql.host, c.mysql.port, c.mysql.user,
       c.mysql.password_source.empty() ? "none" : c.mysql.password_source, c.kafka.bootstrap_servers,
-      c.topic, c.batch_size, c.poll_interval_ms, c.lease_ms, ToString(c.ordering),
-      ToString(c.dead_policy), c.retry.max_attempts);
+      c.topic, c.batch_size, c.poll_interval_ms, ToString(c.wakeup), c.lease_ms,
+      ToString(c.ordering), ToString(c.dead_policy), c.retry.max_attempts);
   RegisterHeartbeats();
   claim_thread_ = std::thread([this] { ClaimLoop(); });
   settle_thread_ = std::thread([this] { SettleLoop(); });
@@ -269,6 +335,7 @@ void Relay::Stop(std::chrono::milliseconds grace) {
   };
   stopping_ = true;
   signal();
+  wakeup_->Interrupt();  // the claim loop may be waiting for a wake-up
   if (claim_thread_.joinable()) claim_thread_.join();
   claim_done_ = true;
   signal();

@@ -11,6 +11,7 @@
 #include "common/clock.h"
 #include "common/liveness.h"
 #include "common/mutex.h"
+#include "common/wakeup.h"
 #include "config/config.h"
 #include "kafka/publisher.h"
 #include "metrics/metrics.h"
@@ -35,6 +36,10 @@ struct RelayOptions {
   // Where the service's loops register their heartbeats for /healthz (null:
   // none). Must outlive the Relay.
   LivenessRegistry* liveness = nullptr;
+  // What the claim loop waits on when idle (docs/BINLOG.md "How the relay
+  // plugs in"): null means a PollWakeup on poll_interval_ms (`wakeup: poll`);
+  // src/app/ hands a binlog::BinlogWakeup for `wakeup: binlog`.
+  WakeupSourcePtr wakeup;
 };
 
 // How long each of a service's loops may go without progress before /healthz
@@ -97,11 +102,25 @@ class Relay {
   // The idle poll's statement alone. REQUIRES: the claim thread.
   Status ProbeDatabase() { return claimer_.Probe(); }
   int inflight() const { return inflight_.load(); }
+  // One claim round after a wake-up of `cause`: kInsert gets the commit-race
+  // retry (ClaimAfterWakeup; if it still claims nothing, the loop keeps the
+  // poll backoff for a while, see IdleWait), anything else one ClaimOnce.
+  // REQUIRES: the claim thread (or a test's only thread).
+  Round ClaimAfter(WakeCause cause);
+  // How long an idle claim loop may wait for a wake-up: `idle_wait` (the poll
+  // backoff) with `wakeup: poll` and while rows may come due without a
+  // commit, else the wake-up's MaxWait (30 s while the binlog stream is up). REQUIRES: the claim
+  // thread.
+  Clock::Duration IdleWait(std::chrono::milliseconds idle_wait);
 
  private:
   void Publish(ClaimedBatch batch, Clock::TimePoint claimed_at);
   void OnPublished(PublishedBatch done) EXCLUDES(mu_);
   void ClaimLoop();
+  void NoteWakeupState();
+  // How long after its own batches, or an insert wake-up that claimed
+  // nothing, the loop keeps the poll backoff with `wakeup: binlog`.
+  Clock::Duration TimersWindow() const;  // outbox_wakeup_binlog_up, with `wakeup: binlog`
   void WaitForRoom() EXCLUDES(mu_);
   void SettleLoop();
   bool SettleDrained() EXCLUDES(mu_);
@@ -114,6 +133,9 @@ class Relay {
   }
 
   // Constant after construction.
+  // Constant after construction. wakeup_ comes first: it is taken out of the
+  // options before they are stored.
+  const WakeupSourcePtr wakeup_;
   const RelayOptions options_;
   const Router router_;
   ServiceMetrics& metrics_;
@@ -128,6 +150,10 @@ class Relay {
 
   // Claim thread only.
   size_t last_claimed_ = 0;  // rows the last round claimed
+  // `wakeup: binlog`: until then the loop keeps the poll backoff, because
+  // rows it claimed may come back due without a commit (a failed publish's
+  // retry backoff) before the backlog gauge shows them.
+  Clock::TimePoint timers_until_{};
 
   std::atomic<int> inflight_{0};  // batches claimed and not yet settled
   std::atomic<bool> stopping_{false};

@@ -12,7 +12,8 @@
 #     traffic;
 #   - outbox_publish_failures_total has a series for exactly the reasons of
 #     METRICS.md's reason table, from the start;
-#   - outbox_database_up and outbox_kafka_up are 0 (what the alerts watch);
+#   - outbox_database_up, outbox_kafka_up and outbox_wakeup_binlog_up (the
+#     service has `wakeup: binlog`) are 0 (what the alerts watch);
 #   - `promtool check metrics` finds no problem in the exposition (if installed).
 # The relay is stopped with SIGTERM and must exit 0 within 45 s (README "Guarantees").
 #
@@ -66,6 +67,7 @@ services:
       user: relay
       password_env: CHECK_METRICS_DB_PASSWORD
       database: order_db
+    wakeup: binlog          # exports outbox_wakeup_binlog_up (0: no server)
     retention:
       sent_days: 7
 YAML
@@ -153,7 +155,7 @@ if set(reasons) != documented_reasons:
                   f"METRICS.md lists {sorted(documented_reasons)}")
 for name in sorted(set(documented) - set(types) - LAZY):
     errors.append(f"{name} is in METRICS.md but not exposed")
-for name in ("outbox_database_up", "outbox_kafka_up"):
+for name in ("outbox_database_up", "outbox_kafka_up", "outbox_wakeup_binlog_up"):
     if samples.get(name) and any(v != 0 for v in samples[name]):
         errors.append(f"{name} is {samples[name]} 10 s after start with nothing reachable, want 0")
     if not samples.get(name):

@@ -8,7 +8,8 @@
 
 namespace outbox::testing {
 
-RelayHarness::RelayHarness(ServiceConfig service) : config(std::move(service)) {
+RelayHarness::RelayHarness(ServiceConfig service, WakeupSourcePtr wakeup)
+    : config(std::move(service)) {
   std::vector<std::string> warnings;
   auto props = ProducerProperties(config.kafka, "test", config.lease_ms, &warnings);
   std::string err;
@@ -20,6 +21,7 @@ RelayHarness::RelayHarness(ServiceConfig service) : config(std::move(service)) {
   o.store_factory = [mysql] { return std::make_unique<MysqlStore>(mysql); };
   o.publisher = publisher;
   o.metrics = &metrics.ForService(config.name);
+  o.wakeup = std::move(wakeup);
   relay = std::make_unique<Relay>(std::move(o));
 }
 

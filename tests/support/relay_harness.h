@@ -21,7 +21,8 @@ namespace outbox::testing {
 // relay->Start(), or drive the step methods from the test thread (never
 // both at once). The destructor stops it.
 struct RelayHarness {
-  explicit RelayHarness(ServiceConfig service);
+  // `wakeup`: what the claim loop waits on (null: a PollWakeup).
+  explicit RelayHarness(ServiceConfig service, WakeupSourcePtr wakeup = nullptr);
   ~RelayHarness();
 
   // The current value of `sample` (e.g. `outbox_stale_transitions_total`)

@@ -1,0 +1,74 @@
+#include "app/wakeups.h"
+
+#include <algorithm>
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include "binlog/binlog_check.h"
+#include "binlog/wakeup.h"
+#include "binlog/wakeup_hub.h"
+
+namespace outbox {
+
+namespace {
+
+bool SameServer(const MysqlConfig& a, const MysqlConfig& b) {
+  return a.host == b.host && a.port == b.port;
+}
+
+// The stream of a server uses the first service in the file on it, whatever
+// its wakeup (docs/CONFIG.md "wakeup").
+const ServiceConfig& FirstOnServer(const Config& config, const MysqlConfig& mysql) {
+  for (const auto& s : config.services) {
+    if (SameServer(s.mysql, mysql)) return s;
+  }
+  return config.services.front();  // unreachable: the service itself is one
+}
+
+}  // namespace
+
+Wakeups::Wakeups() = default;
+Wakeups::~Wakeups() = default;
+
+void Wakeups::Wire(const Config& config, RelayOptions* options) {
+  const ServiceConfig& s = options->config;
+  if (s.wakeup != Wakeup::kBinlog) return;
+  if (!hub_) hub_ = std::make_unique<binlog::WakeupHub>();
+  binlog::BinlogOptions b;
+  b.mysql = FirstOnServer(config, s.mysql).mysql;
+  b.instance_id = config.instance_id;
+  b.server_id = s.mysql.binlog_server_id.value_or(0);
+  options->wakeup = std::make_unique<binlog::BinlogWakeup>(
+      options->clock, *hub_, b, s.mysql.database, s.mysql.table,
+      std::chrono::milliseconds(s.poll_interval_ms));
+}
+
+int CheckBinlogWakeups(const Config& config) {
+  int problems = 0;
+  std::vector<const ServiceConfig*> done;  // one check per server
+  for (const auto& s : config.services) {
+    if (s.wakeup != Wakeup::kBinlog) continue;
+    if (std::any_of(done.begin(), done.end(),
+                    [&](const ServiceConfig* d) { return SameServer(d->mysql, s.mysql); })) {
+      continue;
+    }
+    done.push_back(&s);
+    std::vector<std::string> databases;
+    for (const auto& t : config.services) {
+      if (t.wakeup == Wakeup::kBinlog && SameServer(t.mysql, s.mysql)) {
+        databases.push_back(t.mysql.database);
+      }
+    }
+    const std::string where = "binlog " + s.mysql.host + ":" + std::to_string(s.mysql.port) + ": ";
+    binlog::BinlogCheck check;
+    Status st = binlog::CheckBinlog(FirstOnServer(config, s.mysql).mysql, databases, &check);
+    if (!st.ok()) check.problems.push_back(st.message());
+    for (const auto& p : check.problems) std::cout << where << p << "\n";
+    if (check.problems.empty()) std::cout << check.summary << "\n";
+    problems += static_cast<int>(check.problems.size());
+  }
+  return problems;
+}
+
+}  // namespace outbox

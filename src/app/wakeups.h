@@ -1,0 +1,37 @@
+#pragma once
+
+#include <memory>
+
+#include "config/config.h"
+#include "relay/relay.h"
+
+namespace outbox {
+namespace binlog {
+class WakeupHub;
+}
+
+// The process's binlog streams for `wakeup: binlog` services
+// (docs/BINLOG.md "How the relay plugs in"): one WakeupHub, one stream per
+// database server (host:port), opened with the credentials of the first
+// service in the file on that server and the replica server_id of
+// mysql.binlog_server_id (0 or absent: derived from instance_id, host and
+// port). Lifetime: must outlive every Relay it wired (declare it before them).
+// Not thread-safe: the daemon's setup thread only.
+class Wakeups {
+ public:
+  Wakeups();
+  ~Wakeups();
+  // Sets options->wakeup to a BinlogWakeup for a `wakeup: binlog` service;
+  // leaves it null (a PollWakeup) otherwise. REQUIRES: options->config set.
+  void Wire(const Config& config, RelayOptions* options);
+
+ private:
+  std::unique_ptr<binlog::WakeupHub> hub_;  // created on the first binlog service
+};
+
+// `check --connect` for `wakeup: binlog`: per server with such a service,
+// binlog::CheckBinlog over the databases of its binlog services; prints each
+// problem with its fix, or the summary. Returns the number of problems.
+int CheckBinlogWakeups(const Config& config);
+
+}  // namespace outbox

@@ -1,0 +1,228 @@
+// The claim loop's wait with a wake-up seam (src/common/wakeup.h): how long
+// an idle loop waits with `wakeup: poll` and `wakeup: binlog`, the
+// commit-race retry after an insert, and that a wake-up and Stop end the
+// wait. A scripted WakeupSource stands in for the binlog stream; the same
+// loop against MariaDB's binary log is tests/integration/relay_binlog_test.cc.
+#include <catch2/catch.hpp>
+#include <condition_variable>
+#include <mutex>
+#include <thread>
+
+#include "common/wakeup.h"
+#include "fakes/fake_clock.h"
+#include "fakes/fake_publisher.h"
+#include "fakes/fake_store.h"
+#include "relay/relay.h"
+
+namespace outbox {
+namespace {
+
+using namespace std::chrono_literals;
+using testing::FakeClock;
+using testing::FakePublisher;
+using testing::FakeTable;
+
+// A stand-in for BinlogWakeup: a PollWakeup's waiting with a stream state the
+// test sets.
+class ScriptedWakeup : public WakeupSource {
+ public:
+  ScriptedWakeup(ClockPtr clock, Clock::Duration poll_interval, Clock::Duration safety)
+      : poll_(std::move(clock), poll_interval), poll_interval_(poll_interval), safety_(safety) {}
+  WakeCause WaitUntil(Clock::TimePoint deadline) override {
+    waits_.fetch_add(1);
+    return poll_.WaitUntil(deadline);
+  }
+  Clock::Duration MaxWait() const override { return up_.load() ? safety_ : poll_interval_; }
+  void Interrupt() override { poll_.Interrupt(); }
+  bool binlog_up() const override { return up_.load(); }
+  std::string reason() const override { return up_.load() ? "up" : "down"; }
+
+  std::atomic<bool> up_{true};
+  std::atomic<int> waits_{0};
+
+ private:
+  PollWakeup poll_;
+  const Clock::Duration poll_interval_, safety_;
+};
+
+ServiceConfig BinlogConfig() {
+  ServiceConfig c;
+  c.name = "orders";
+  c.batch_size = 100;
+  c.lease_ms = 30000;
+  c.poll_interval_ms = 100;
+  c.gauge_interval_ms = 5000;
+  c.wakeup = Wakeup::kBinlog;
+  c.ordering = Ordering::kNone;  // one HasDue probe per idle round
+  return c;
+}
+
+struct WakeRig {
+  explicit WakeRig(ServiceConfig c, ClockPtr relay_clock = nullptr)
+      : config(std::move(c)),
+        clock(std::make_shared<FakeClock>()),
+        table(std::make_shared<FakeTable>(clock)),
+        broker(std::make_shared<FakePublisher>()) {
+    ClockPtr used = relay_clock ? relay_clock : ClockPtr(clock);
+    auto w = std::make_unique<ScriptedWakeup>(
+        used, std::chrono::milliseconds(config.poll_interval_ms), 30s);
+    wakeup = w.get();
+    RelayOptions o;
+    o.config = config;
+    o.store_factory = testing::FakeStoreFactory(table);
+    o.publisher = broker;
+    o.metrics = &metrics.ForService(config.name);
+    o.clock = used;
+    o.seed = 42;
+    o.wakeup = std::move(w);
+    relay = std::make_unique<Relay>(std::move(o));
+  }
+  ServiceMetrics& m() { return metrics.ForService(config.name); }
+
+  ServiceConfig config;
+  std::shared_ptr<FakeClock> clock;
+  std::shared_ptr<FakeTable> table;
+  std::shared_ptr<FakePublisher> broker;
+  Metrics metrics;
+  ScriptedWakeup* wakeup = nullptr;  // owned by the relay
+  std::unique_ptr<Relay> relay;
+};
+
+// Waits up to 10 s (a generous bound, not a timing test) for `done`.
+template <typename Pred>
+bool Eventually(Pred done) {
+  const auto deadline = std::chrono::steady_clock::now() + 10s;
+  while (!done()) {
+    if (std::chrono::steady_clock::now() > deadline) return false;
+    std::this_thread::sleep_for(1ms);
+  }
+  return true;
+}
+
+TEST_CASE("with wakeup poll the idle wait is the poll backoff as before", "[relay][wakeup]") {
+  ServiceConfig c = BinlogConfig();
+  c.wakeup = Wakeup::kPoll;
+  WakeRig rig(c);
+  rig.wakeup->up_ = false;  // a PollWakeup's MaxWait is the poll interval
+  CHECK(rig.relay->ClaimOnce() == Relay::Round::kIdle);
+  CHECK(rig.relay->IdleWait(2ms) == 2ms);
+  CHECK(rig.relay->IdleWait(100ms) == 100ms);
+}
+
+TEST_CASE("with wakeup binlog an idle empty table waits for the stream up to the safety poll",
+          "[relay][wakeup]") {
+  WakeRig rig(BinlogConfig());
+  CHECK(rig.relay->ClaimOnce() == Relay::Round::kIdle);
+  REQUIRE(rig.relay->RefreshGauges().ok());
+  CHECK(rig.relay->IdleWait(100ms) == 30s);
+  SECTION("and polls every poll_interval_ms while the stream is down") {
+    rig.wakeup->up_ = false;
+    CHECK(rig.relay->IdleWait(100ms) == 100ms);
+  }
+}
+
+TEST_CASE("with wakeup binlog unsent rows that are not due keep the poll backoff",
+          "[relay][wakeup]") {
+  WakeRig rig(BinlogConfig());
+  // A row backing off: no commit will make it due, a timer must.
+  int64_t id = rig.table->Insert("order", 1, "OrderCreated");
+  auto row = rig.table->Get(id);
+  row.next_retry_at_ms = static_cast<int64_t>(rig.clock->UnixNow() * 1000) + 60000;
+  rig.table->Put(id, row);
+  CHECK(rig.relay->ClaimOnce() == Relay::Round::kIdle);
+  REQUIRE(rig.relay->RefreshGauges().ok());
+  REQUIRE(rig.m().backlog->Value() == 1);
+  CHECK(rig.relay->IdleWait(100ms) == 100ms);
+  // Once it is gone (claimed elsewhere and sent), the loop waits for the stream.
+  row.status = "SENT";
+  rig.table->Put(id, row);
+  REQUIRE(rig.relay->RefreshGauges().ok());
+  CHECK(rig.relay->IdleWait(100ms) == 30s);
+}
+
+TEST_CASE(
+    "with wakeup binlog the loop keeps polling after its own batches until the gauges caught up",
+    "[relay][wakeup]") {
+  WakeRig rig(BinlogConfig());
+  rig.table->Insert("order", 1, "OrderCreated");
+  CHECK(rig.relay->ClaimOnce() == Relay::Round::kIdle);  // a partial batch: claimed, idle
+  CHECK(rig.relay->IdleWait(1ms) == 1ms);
+  REQUIRE(rig.relay->SettleReady(true, 1s) == 1);
+  CHECK(rig.relay->ClaimOnce() == Relay::Round::kIdle);
+  REQUIRE(rig.relay->RefreshGauges().ok());
+  CHECK(rig.relay->IdleWait(100ms) == 100ms);  // the settle may have left a retry behind
+  rig.clock->Advance(100ms + 5000ms + 1000ms + 1ms);
+  CHECK(rig.relay->ClaimOnce() == Relay::Round::kIdle);
+  CHECK(rig.relay->IdleWait(100ms) == 30s);
+}
+
+// A store whose new row becomes visible only at its third claim, as a row
+// the binary log announced before its InnoDB commit was visible.
+class LateRowStore : public testing::OutboxStoreWrapper {
+ public:
+  LateRowStore(std::shared_ptr<FakeTable> table, std::shared_ptr<int> probes)
+      : OutboxStoreWrapper(table), table_(std::move(table)), probes_(std::move(probes)) {}
+  Status HasDue(bool include_expired, bool* due) override {
+    if (++*probes_ == 3) table_->Insert("order", 1, "OrderCreated");
+    return OutboxStoreWrapper::HasDue(include_expired, due);
+  }
+
+ private:
+  std::shared_ptr<FakeTable> table_;
+  std::shared_ptr<int> probes_;
+};
+
+TEST_CASE("a claim after an insert wake-up retries until the row is visible", "[relay][wakeup]") {
+  ServiceConfig c = BinlogConfig();
+  auto clock = std::make_shared<FakeClock>();
+  clock->set_auto_advance(true);  // the retry pauses pass at once
+  auto table = std::make_shared<FakeTable>(clock);
+  auto probes = std::make_shared<int>(0);
+  Metrics metrics;
+  RelayOptions o;
+  o.config = c;
+  o.store_factory = [table, probes] { return std::make_unique<LateRowStore>(table, probes); };
+  o.publisher = std::make_shared<FakePublisher>();
+  o.metrics = &metrics.ForService(c.name);
+  o.clock = clock;
+  o.wakeup = std::make_unique<ScriptedWakeup>(clock, 100ms, 30s);  // the stream is up
+  Relay relay(std::move(o));
+  CHECK(relay.ClaimOnce() == Relay::Round::kIdle);  // the first claim reclaims: no probe
+  *probes = 0;
+  SECTION("an insert gets the retry") {
+    relay.ClaimAfter(WakeCause::kInsert);
+    CHECK(*probes == 3);
+    CHECK(relay.inflight() == 1);
+  }
+  SECTION("an insert whose row stays invisible keeps the poll backoff instead of the safety poll") {
+    *probes = -100;  // the row shows after the retries
+    relay.ClaimAfter(WakeCause::kInsert);
+    CHECK(*probes == -100 + 6);
+    CHECK(relay.inflight() == 0);
+    CHECK(relay.IdleWait(100ms) == 100ms);
+  }
+  SECTION("an update-only commit gets one claim") {
+    relay.ClaimAfter(WakeCause::kChange);
+    CHECK(*probes == 1);
+    CHECK(relay.inflight() == 0);
+  }
+}
+
+TEST_CASE("a wake-up ends the idle wait and Stop interrupts it", "[relay][wakeup]") {
+  // Real time: the loop runs on its thread; the safety poll is an hour away.
+  ServiceConfig c = BinlogConfig();
+  c.poll_interval_ms = 3'600'000;
+  WakeRig rig(c, DefaultClock());
+  rig.relay->Start();
+  REQUIRE(Eventually([&] { return rig.wakeup->waits_.load() >= 1; }));
+  CHECK(rig.m().WakeupBinlogUp().Value() == 1);
+  rig.table->Insert("order", 1, "OrderCreated");
+  rig.wakeup->Interrupt();  // what the stream does on a commit
+  CHECK(Eventually([&] { return rig.broker->acked().size() == 1; }));
+  const auto t0 = std::chrono::steady_clock::now();
+  rig.relay->Stop(1s);
+  CHECK(std::chrono::steady_clock::now() - t0 < 5s);
+}
+
+}  // namespace
+}  // namespace outbox
