@@ -10,9 +10,9 @@
 #include "app/http_handler.h"
 #include "app/stall_watch.h"
 #include "app/systemd_notify.h"
+#include "app/wakeups.h"
 #include "common/build_info.h"
 #include "common/liveness.h"
-#include "app/wakeups.h"
 #include "common/log.h"
 #include "outbox/mysql_store.h"
 

@@ -26,7 +26,7 @@ if not ddl.startswith("create table t_outbox (\n") or not ddl.rstrip().endswith(
 for needle in ("id bigint primary key", "payload json not null", "status varchar(16) not null",
                "unique key uk_event_key (event_key)", "key idx_status_retry (status, next_retry_at)"):
     if needle not in ddl:
-        errors.append(f"sql/t_outbox.sql: lacks '{needle}' (README "The outbox table")")
+        errors.append(f"sql/t_outbox.sql: lacks '{needle}' (README, The outbox table)")
 readme = open("README.md", encoding="utf-8").read()
 blocks = re.findall(r"```sql\n(create table t_outbox \(.*?)```", readme, re.S)
 if blocks != [ddl]:
