@@ -2,6 +2,8 @@
 
 #include <spdlog/spdlog.h>
 
+#include "common/log.h"
+
 namespace outbox {
 
 DbHealth::DbHealth(std::string service, ServiceMetrics* metrics)
@@ -15,7 +17,7 @@ void DbHealth::Note(const Status& s, std::string_view what, bool settle) {
   if (s.ok() && settle_failing_) return;
   if (s.ok()) {
     if (logged_down_) {
-      spdlog::info("service {}: database reachable again", service_);
+      LogInfo("database reachable again", {{"service", service_}});
       logged_down_ = false;
     }
     up_ = true;
@@ -26,7 +28,7 @@ void DbHealth::Note(const Status& s, std::string_view what, bool settle) {
   up_ = false;
   metrics_->database_up->Set(0);
   if (!logged_down_ || last_error_ != s.message()) {
-    spdlog::warn("service {}: {} failed: {}", service_, what, s.message());
+    LogWarn(fmt::format("{} failed", what), {{"service", service_}, {"error", s.message()}});
     logged_down_ = true;
   }
   last_error_ = s.message();

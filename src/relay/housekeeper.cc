@@ -4,6 +4,8 @@
 
 #include <limits>
 
+#include "common/log.h"
+
 namespace outbox {
 
 Housekeeper::Housekeeper(const ServiceConfig& config, OutboxStorePtr store, ServiceMetrics* metrics,
@@ -61,8 +63,8 @@ Status Housekeeper::RunRetention(const PauseFn& pause) {
     if (!s.ok()) {
       // Not a readiness matter: relaying goes on without retention (a missing
       // DELETE grant, a lock wait). The next pass starts over.
-      spdlog::warn("service {}: retention stopped after {} row(s): {}", config_.name, total,
-                   s.message());
+      LogWarn("retention stopped",
+              {{"service", config_.name}, {"count", total}, {"error", s.message()}});
       metrics_->retention_failures->Increment();
       return s;
     }

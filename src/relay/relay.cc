@@ -4,6 +4,8 @@
 
 #include <algorithm>
 
+#include "common/log.h"
+
 namespace outbox {
 
 namespace {
@@ -80,7 +82,10 @@ Relay::Round Relay::ClaimOnce() {
   if (!batch.rows.empty()) {
     if (batch.reclaimed > 0) {
       metrics_.leases_reclaimed->Increment(batch.reclaimed);
-      spdlog::info("service {}: reclaimed {} row(s) whose lease expired", name(), batch.reclaimed);
+      LogInfo("reclaimed rows whose lease expired", {{"service", name()},
+                                                     {"count", batch.reclaimed},
+                                                     {"first_id", batch.rows.front().id},
+                                                     {"last_id", batch.rows.back().id}});
     }
     Publish(std::move(batch), t0);
   }

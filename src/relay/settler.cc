@@ -6,6 +6,8 @@
 #include <limits>
 #include <set>
 
+#include "common/log.h"
+
 namespace outbox {
 
 namespace {
@@ -115,9 +117,14 @@ void Settler::Account(const PublishedBatch& done, const std::vector<SettleOp>& o
           PublishLatencySeconds(row, done.claimed_at, done.finished_at));
     } else if (kind == SettleKind::kDead) {
       metrics_->events_dead->Increment();
-      spdlog::error("service {}: row {} ({} {} of {} {}) is DEAD: {}", config_.name, row.id,
-                    row.event_type, row.event_key, row.aggregate.type, row.aggregate.id,
-                    ops[i].error);
+      LogError("row is DEAD", {{"service", config_.name},
+                               {"outbox_id", row.id},
+                               {"event_type", row.event_type},
+                               {"event_key", row.event_key},
+                               {"aggregate_type", row.aggregate.type},
+                               {"aggregate_id", row.aggregate.id},
+                               {"reason", Reason(o)},
+                               {"error", ops[i].error}});
     }
   }
   if (result.stale > 0) metrics_->stale_transitions->Increment(result.stale);
@@ -131,27 +138,36 @@ void Settler::LogBatch(const PublishedBatch& done, const std::vector<SettleOp>& 
     for (size_t i = 0; i < result.stale_ids.size() && i < 10; ++i)
       ids += (i ? ", " : " (ids ") + std::to_string(result.stale_ids[i]);
     if (!ids.empty()) ids += result.stale_ids.size() > 10 ? ", ...)" : ")";
-    spdlog::warn(
-        "service {}: {} row(s) of a batch were no longer ours when settled{}: the lease expired "
-        "and another relay took them over, or someone changed or deleted them; left as they are",
-        config_.name, result.stale, ids);
+    LogWarn(fmt::format("{} row(s) of a batch were no longer ours when settled{}: the lease "
+                        "expired and another relay took them over, or someone changed or "
+                        "deleted them; left as they are",
+                        result.stale, ids),
+            {{"service", config_.name}, {"count", result.stale}});
   }
   const auto queue_full = std::count_if(done.outcomes.begin(), done.outcomes.end(), [](auto& o) {
     return o.reason == FailureReason::kQueueFull;
   });
   if (queue_full > 0)
-    spdlog::warn(
-        "service {}: {} event(s) not handed to the producer, its local queue is full "
-        "(kafka.properties queue.buffering.max.messages / queue.buffering.max.kbytes): released "
-        "without counting an attempt",
-        config_.name, queue_full);
+    LogWarn(
+        "events not handed to the producer, its local queue is full (kafka.properties "
+        "queue.buffering.max.messages / queue.buffering.max.kbytes): released without counting "
+        "an attempt",
+        {{"service", config_.name},
+         {"count", static_cast<int64_t>(queue_full)},
+         {"reason", ToLabel(FailureReason::kQueueFull)}});
   const auto retried = std::count_if(
       ops.begin(), ops.end(), [](const SettleOp& op) { return op.kind == SettleKind::kRetry; });
   if (retried > 0) {
     auto first = std::find_if(done.outcomes.begin(), done.outcomes.end(),
                               [](auto& o) { return o.result == PublishResult::kRetryable; });
-    spdlog::warn("service {}: {} of {} event(s) failed and will be retried: {}", config_.name,
-                 retried, ops.size(), first != done.outcomes.end() ? first->error : "");
+    const PublishOutcome none;
+    const PublishOutcome& example = first != done.outcomes.end() ? *first : none;
+    LogWarn("events failed and will be retried", {{"service", config_.name},
+                                                  {"count", static_cast<int64_t>(retried)},
+                                                  {"first_id", done.batch.rows.front().id},
+                                                  {"last_id", done.batch.rows.back().id},
+                                                  {"reason", Reason(example)},
+                                                  {"error", example.error}});
   }
 }
 
