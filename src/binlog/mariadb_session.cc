@@ -71,7 +71,8 @@ Status MariadbSession::Connect(const MysqlConfig& config, int read_timeout_s) {
   if (config.tls.mode != TlsMode::kDisabled && config.tls.mode != TlsMode::kPreferred &&
       !mysql_get_ssl_cipher(mysql_)) {
     Close();
-    return Status::Error("cannot connect to " + Endpoint(config) + ": tls.mode " + std::string(ToString(config.tls.mode)) +
+    return Status::Error("cannot connect to " + Endpoint(config) + ": tls.mode " +
+                         std::string(ToString(config.tls.mode)) +
                          " but the server did not encrypt the connection");
   }
   return Status::Ok();

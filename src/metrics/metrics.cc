@@ -34,84 +34,48 @@ prometheus::Counter& ServiceMetrics::PublishFailures(const std::string& reason) 
 
 Metrics::Metrics() : registry_(std::make_shared<prometheus::Registry>()) {
   auto& r = *registry_;
-  backlog_ = &BuildGauge().Name("outbox_backlog_events").Help("Rows in NEW or SENDING").Register(r);
-  oldest_ = &BuildGauge()
-                 .Name("outbox_oldest_unsent_age_seconds")
-                 .Help("Age of the oldest NEW or SENDING row by created_at; 0 when none")
-                 .Register(r);
-  dead_ = &BuildGauge().Name("outbox_dead_events").Help("Rows in DEAD").Register(r);
-  blocked_ = &BuildGauge()
-                  .Name("outbox_blocked_aggregates")
-                  .Help("Aggregates held back by a DEAD event (dead_policy: block)")
-                  .Register(r);
-  database_up_ = &BuildGauge()
-                      .Name("outbox_database_up")
-                      .Help("1 if the last database call succeeded")
-                      .Register(r);
-  last_poll_ = &BuildGauge()
-                    .Name("outbox_last_poll_timestamp_seconds")
-                    .Help("Unix time of the last successful poll")
-                    .Register(r);
-  binlog_up_ = &BuildGauge()
-                    .Name("outbox_wakeup_binlog_up")
-                    .Help(
-                        "1 while the service is woken by its server's binlog stream; 0 when it "
-                        "polls instead (only with wakeup: binlog)")
-                    .Register(r);
-  unknown_status_ = &BuildGauge()
-                         .Name("outbox_unknown_status_rows")
-                         .Help("Rows whose status is not NEW, SENDING, SENT or DEAD (left alone)")
-                         .Register(r);
-  published_ = &BuildCounter()
-                    .Name("outbox_events_published_total")
-                    .Help("Events acknowledged by the broker and marked SENT")
-                    .Register(r);
-  failures_ = &BuildCounter()
-                   .Name("outbox_publish_failures_total")
-                   .Help("Failed publish attempts")
-                   .Register(r);
-  events_dead_ = &BuildCounter()
-                      .Name("outbox_events_dead_total")
-                      .Help("Transitions to DEAD made by this instance")
-                      .Register(r);
-  reclaimed_ = &BuildCounter()
-                    .Name("outbox_leases_reclaimed_total")
-                    .Help("Expired SENDING rows this instance reclaimed")
-                    .Register(r);
-  stale_ = &BuildCounter()
-                .Name("outbox_stale_transitions_total")
-                .Help("Updates that found the claim no longer ours")
-                .Register(r);
-  retention_deleted_ = &BuildCounter()
-                            .Name("outbox_retention_deleted_total")
-                            .Help("SENT rows deleted by retention")
-                            .Register(r);
-  retention_failures_ = &BuildCounter()
-                             .Name("outbox_retention_failures_total")
-                             .Help("Retention passes stopped by a database error")
-                             .Register(r);
-  build_info_ = &BuildGauge()
-                     .Name("outbox_relay_build_info")
-                     .Help(
-                         "Always 1; labels name the version, the source revision and this relay's "
-                         "instance_id")
-                     .Register(r);
-  latency_ = &BuildHistogram()
-                  .Name("outbox_publish_latency_seconds")
-                  .Help("created_at to broker acknowledgement")
-                  .Register(r);
-  poll_duration_ =
-      &BuildHistogram().Name("outbox_poll_duration_seconds").Help("One claim round").Register(r);
-  kafka_up_ = &BuildGauge()
-                   .Name("outbox_kafka_up")
-                   .Help("1 if the broker is reachable")
-                   .Register(r)
-                   .Add({});
-  stalled_loops_ = &BuildGauge()
-                        .Name("outbox_stalled_loops")
-                        .Help("Service loops past their stall limit; /healthz is 503 while > 0")
-                        .Register(r)
-                        .Add({});
+  auto gauge = [&r](const char* name, const char* help) {
+    return &BuildGauge().Name(name).Help(help).Register(r);
+  };
+  auto counter = [&r](const char* name, const char* help) {
+    return &BuildCounter().Name(name).Help(help).Register(r);
+  };
+  auto histogram = [&r](const char* name, const char* help) {
+    return &BuildHistogram().Name(name).Help(help).Register(r);
+  };
+  backlog_ = gauge("outbox_backlog_events", "Rows in NEW or SENDING");
+  oldest_ = gauge("outbox_oldest_unsent_age_seconds",
+                  "Age of the oldest NEW or SENDING row by created_at; 0 when none");
+  dead_ = gauge("outbox_dead_events", "Rows in DEAD");
+  blocked_ = gauge("outbox_blocked_aggregates",
+                   "Aggregates held back by a DEAD event (dead_policy: block)");
+  database_up_ = gauge("outbox_database_up", "1 if the last database call succeeded");
+  last_poll_ = gauge("outbox_last_poll_timestamp_seconds", "Unix time of the last successful poll");
+  binlog_up_ = gauge("outbox_wakeup_binlog_up",
+                     "1 while the service is woken by its server's binlog stream; 0 when it polls "
+                     "instead (only with wakeup: binlog)");
+  unknown_status_ = gauge("outbox_unknown_status_rows",
+                          "Rows whose status is not NEW, SENDING, SENT or DEAD (left alone)");
+  published_ =
+      counter("outbox_events_published_total", "Events acknowledged by the broker and marked SENT");
+  failures_ = counter("outbox_publish_failures_total", "Failed publish attempts");
+  events_dead_ = counter("outbox_events_dead_total", "Transitions to DEAD made by this instance");
+  reclaimed_ =
+      counter("outbox_leases_reclaimed_total", "Expired SENDING rows this instance reclaimed");
+  stale_ = counter("outbox_stale_transitions_total", "Updates that found the claim no longer ours");
+  retention_deleted_ = counter("outbox_retention_deleted_total", "SENT rows deleted by retention");
+  retention_failures_ =
+      counter("outbox_retention_failures_total", "Retention passes stopped by a database error");
+  build_info_ =
+      gauge("outbox_relay_build_info",
+            "Always 1; labels name the version, the source revision and this relay's instance_id");
+  latency_ = histogram("outbox_publish_latency_seconds",
+                       "created_at to broker acknowledgement, on the database's clock");
+  poll_duration_ = histogram("outbox_poll_duration_seconds", "One claim round");
+  kafka_up_ = &gauge("outbox_kafka_up", "1 if the broker is reachable")->Add({});
+  stalled_loops_ = &gauge("outbox_stalled_loops",
+                          "Service loops past their stall limit; /healthz is 503 while > 0")
+                        ->Add({});
 }
 
 void Metrics::SetInstance(const std::string& instance_id) {

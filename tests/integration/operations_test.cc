@@ -310,8 +310,7 @@ TEST_CASE(
   CHECK(two.exit_code == 0);
   CHECK(two.out.find("replayed 1 DEAD row(s) -> NEW") != std::string::npos);
   CHECK(two.err.find("outbox_id=2 aggregate_type=Order aggregate_id=2 event_type=OrderCreated "
-                     "user=root sudo_user=alice") !=
-        std::string::npos);
+                     "user=root sudo_user=alice") != std::string::npos);
   // 2 was DEAD (named twice), 9 does not exist: one id was not DEAD.
   CHECK(two.err.find("1 of the given id(s) were not DEAD") != std::string::npos);
 
