@@ -14,7 +14,7 @@
 #include "common/build_info.h"
 #include "common/liveness.h"
 #include "common/log.h"
-#include "outbox/mysql_store.h"
+#include "outbox/mysql_store_factory.h"
 
 namespace outbox {
 
@@ -61,7 +61,7 @@ std::vector<std::unique_ptr<Relay>> CreateRelays(const Config& config,
     RelayOptions o;
     o.config = s;
     MysqlConfig mysql = s.mysql;
-    o.store_factory = [mysql] { return std::make_unique<MysqlStore>(mysql); };
+    o.store_factory = [mysql] { return NewMysqlStore(mysql); };
     o.publisher = PublisherFor(clusters, s);
     o.metrics = &metrics.ForService(s.name);
     // Its claim, settle and housekeeping loops register heartbeats here

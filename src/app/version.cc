@@ -1,7 +1,7 @@
 #include "app/commands.h"
 #include "common/build_info.h"
 #include "kafka/kafka_publisher.h"
-#include "outbox/mysql_connection.h"
+#include "outbox/mysql_store_factory.h"
 
 namespace outbox {
 

@@ -7,6 +7,8 @@
 #include <algorithm>
 #include <mutex>
 
+#include "outbox/mysql_store_factory.h"
+
 namespace outbox {
 
 std::string QuoteIdent(const std::string& ident) {

@@ -57,8 +57,4 @@ std::string QuoteIdent(const std::string& ident);
 // formatter and classifiers in outbox/mysql_errors.h.
 SqlError SqlErrorOf(const sql::SQLException& e);
 
-// "Connector/C++ 1.1.12, client library 3.3.20": the versions of the MySQL
-// client libraries this process runs with (for `outbox-relay version`).
-std::string MysqlClientVersions();
-
 }  // namespace outbox
