@@ -226,8 +226,8 @@ TEST_CASE(
   CHECK(one.exit_code == 0);
   CHECK(one.out.find("replayed 1 DEAD row(s) -> NEW") != std::string::npos);
   CHECK(std::regex_search(one.err, std::regex("audit: dead replay service=" + service +
-                                              " id=2 aggregate=Order/2 event_type=OrderCreated "
-                                              "user=")));
+                                              " outbox_id=2 aggregate_type=Order aggregate_id=2 "
+                                              "event_type=OrderCreated user=")));
   REQUIRE(WaitFor([&] { return RowStatus(db, 14) == "SENT"; }, 30s));
   CHECK(RowStatus(db, 2) == "SENT");
   CHECK(RowStatus(db, 8) == "SENT");
