@@ -32,7 +32,7 @@ RUN apt-get update \
       build-essential cmake ninja-build pkg-config \
       libboost-dev libmysqlcppconn-dev librdkafka-dev libyaml-cpp-dev \
       prometheus-cpp-dev libcli11-dev nlohmann-json3-dev libspdlog-dev \
-      libfmt-dev libsystemd-dev \
+      libfmt-dev libsystemd-dev libmariadb-dev \
  && rm -rf /var/lib/apt/lists/*
 
 WORKDIR /src
@@ -55,11 +55,12 @@ LABEL org.opencontainers.image.title="outbox-relay" \
 
 # Exactly the libraries the binary links (scripts/check-runtime-libs maps
 # `ldd` to these packages), plus ca-certificates for `tls: mode: verify_ca`
-# against a public CA. libsystemd0: sd_notify.
+# against a public CA. libsystemd0: sd_notify. libmariadb3: the binlog stream
+# (src/binlog/ links MariaDB Connector/C directly).
 RUN apt-get update \
  && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
       libmysqlcppconn7v5 librdkafka1 libyaml-cpp0.7 libprometheus-cpp-core1.0 \
-      libspdlog1.10 libfmt9 libsystemd0 ca-certificates \
+      libspdlog1.10 libfmt9 libsystemd0 libmariadb3 ca-certificates \
  && rm -rf /var/lib/apt/lists/* \
  && groupadd --system --gid 10001 outbox \
  && useradd --system --uid 10001 --gid outbox --no-create-home \
