@@ -315,6 +315,9 @@ BinlogStream::~BinlogStream() { Stop(); }
 void BinlogStream::Start() {
   if (thread_.joinable()) return;
   stopping_.store(false, std::memory_order_release);
+  // Builds spdlog's registry before the thread that logs (as
+  // src/kafka/kafka_publisher.cc does, for ThreadSanitizer).
+  (void)spdlog::default_logger_raw();
   thread_ = std::thread([this] { Run(); });
 }
 
