@@ -315,8 +315,7 @@ BinlogStream::~BinlogStream() { Stop(); }
 void BinlogStream::Start() {
   if (thread_.joinable()) return;
   stopping_.store(false, std::memory_order_release);
-  // Builds spdlog's registry before the thread that logs (as
-  // src/kafka/kafka_publisher.cc does, for ThreadSanitizer).
+  // spdlog's registry before the thread logs (see src/kafka/kafka_publisher.cc).
   (void)spdlog::default_logger_raw();
   thread_ = std::thread([this] { Run(); });
 }
