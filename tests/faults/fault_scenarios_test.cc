@@ -242,6 +242,27 @@ int64_t HeldSince(TestDatabase& db, int64_t db_time) {
       std::to_string(db_time) + ")");
 }
 
+// Stops `relay` at a moment it holds claimed rows. At a steady rate a relay
+// settles each batch within milliseconds, so a SIGSTOP can land between two
+// batches, and then there is nothing to take over. A row claimed before the
+// stop and still SENDING a second later is the stopped relay's (the other
+// relay settles its own long before its lease): if there is none, the relay
+// goes on and is stopped again. Sets when it was stopped, by the test's clock
+// and by the database's; returns how many stops it took (0: it never held any).
+int FreezeHoldingRows(RelayProcess& relay, TestDatabase& db, Clock::time_point* stopped,
+                      int64_t* stopped_db) {
+  for (int attempt = 0; attempt < 20; ++attempt) {
+    relay.Signal(SIGSTOP);
+    *stopped = Clock::now();
+    *stopped_db = DbNow(db);
+    std::this_thread::sleep_for(1s);
+    if (HeldSince(db, *stopped_db) > 0) return attempt + 1;
+    relay.Signal(SIGCONT);
+    std::this_thread::sleep_for(std::chrono::milliseconds(100 + 37 * attempt));
+  }
+  return 0;
+}
+
 }  // namespace
 
 TEST_CASE(
@@ -318,9 +339,10 @@ TEST_CASE(
   w.StartSteady(1500, 15, seed + 1, "steady");
   std::this_thread::sleep_for(3s);
   REQUIRE(frozen.Metric("outbox_events_published_total") > 0);
-  frozen.Signal(SIGSTOP);
   auto stopped = Clock::now();
-  int64_t stopped_db = DbNow(w.db);
+  int64_t stopped_db = 0;
+  const int stops = FreezeHoldingRows(frozen, w.db, &stopped, &stopped_db);
+  REQUIRE(stops > 0);
   // The other relay takes over what the frozen one had claimed once the
   // leases expire: then nothing is SENDING under a claim from before the stop.
   bool took_over = WaitFor(
@@ -346,6 +368,7 @@ TEST_CASE(
   CheckResult c =
       FinishScenario(w.mysql, w.cluster.bootstrap(), w.dir, AllSent(events, bound), "freeze",
                      {{"seed", seed},
+                      {"stops", stops},
                       {"frozen_seconds", frozen_s},
                       {"stale_transitions", stale},
                       {"leases_reclaimed", reclaimed},
