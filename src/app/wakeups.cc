@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "binlog/binlog_check.h"
+#include "binlog/binlog_options.h"
 #include "binlog/wakeup.h"
 #include "binlog/wakeup_hub.h"
 
@@ -39,9 +40,21 @@ void Wakeups::Wire(const Config& config, RelayOptions* options) {
   b.mysql = FirstOnServer(config, s.mysql).mysql;
   b.instance_id = config.instance_id;
   b.server_id = s.mysql.binlog_server_id.value_or(0);
+  WatchStream(options->liveness, &b);
   options->wakeup = std::make_unique<binlog::BinlogWakeup>(
       options->clock, *hub_, b, s.mysql.database, s.mysql.table,
       std::chrono::milliseconds(s.poll_interval_ms));
+}
+
+// The hub opens a server's stream with the options of its first subscriber,
+// so only the first service on each server registers the stream's loop.
+void Wakeups::WatchStream(LivenessRegistry* liveness, binlog::BinlogOptions* b) {
+  if (liveness == nullptr) return;
+  const std::string server = b->mysql.host + ":" + std::to_string(b->mysql.port);
+  HeartbeatPtr& beat = stream_beats_[server];
+  if (beat) return;
+  beat = liveness->Register("binlog/" + server, binlog::StreamStallLimit(*b));
+  b->on_progress = [beat = beat] { beat->Beat(); };
 }
 
 int CheckBinlogWakeups(const Config& config) {

@@ -1,21 +1,27 @@
 #pragma once
 
+#include <map>
 #include <memory>
+#include <string>
 
+#include "common/liveness.h"
 #include "config/config.h"
 #include "relay/relay.h"
 
 namespace outbox {
 namespace binlog {
 class WakeupHub;
-}
+struct BinlogOptions;
+}  // namespace binlog
 
 // The process's binlog streams for `wakeup: binlog` services
 // (docs/BINLOG.md "How the relay plugs in"): one WakeupHub, one stream per
 // database server (host:port), opened with the credentials of the first
 // service in the file on that server and the replica server_id of
 // mysql.binlog_server_id (0 or absent: derived from instance_id, host and
-// port). Lifetime: must outlive every Relay it wired (declare it before them).
+// port). Each stream's thread is a loop of options.liveness, named
+// "binlog/<host>:<port>" (a stream that hangs makes /healthz answer 503).
+// Lifetime: must outlive every Relay it wired (declare it before them).
 // Not thread-safe: the daemon's setup thread only.
 class Wakeups {
  public:
@@ -26,7 +32,10 @@ class Wakeups {
   void Wire(const Config& config, RelayOptions* options);
 
  private:
-  std::unique_ptr<binlog::WakeupHub> hub_;  // created on the first binlog service
+  void WatchStream(LivenessRegistry* liveness, binlog::BinlogOptions* b);
+
+  std::unique_ptr<binlog::WakeupHub> hub_;            // created on the first binlog service
+  std::map<std::string, HeartbeatPtr> stream_beats_;  // by host:port
 };
 
 // `check --connect` for `wakeup: binlog`: per server with such a service,

@@ -1,5 +1,7 @@
 #include "binlog/binlog_options.h"
 
+#include <algorithm>
+
 namespace outbox {
 namespace binlog {
 
@@ -19,6 +21,16 @@ uint32_t EffectiveServerId(const BinlogOptions& options) {
   return options.server_id != 0
              ? options.server_id
              : DeriveServerId(options.instance_id, options.mysql.host, options.mysql.port);
+}
+
+std::chrono::milliseconds StreamStallLimit(const BinlogOptions& options) {
+  // Open: connect, the server inspection (up to 5 statements), the SET and
+  // the dump request; Follow: one read timeout before a stall is declared.
+  constexpr int kReadTimeouts = 8;
+  const int64_t read_timeout_ms =
+      int64_t{std::max(1, (options.stall_timeout_ms + 999) / 1000)} * 1000;
+  return std::chrono::milliseconds(int64_t{options.mysql.connect_timeout_ms} +
+                                   kReadTimeouts * read_timeout_ms + 1000 + 10000);
 }
 
 }  // namespace binlog

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <string>
@@ -51,6 +52,14 @@ uint32_t DeriveServerId(const std::string& instance_id, const std::string& host,
 
 // The id a stream with `options` uses: options.server_id or the derived one.
 uint32_t EffectiveServerId(const BinlogOptions& options);
+
+// The longest the stream's thread can legitimately go without calling
+// on_progress: a connect (mysql.connect_timeout_ms), the setup statements
+// before the dump starts, each bounded by the read timeout (stall_timeout_ms
+// rounded up to whole seconds), and a second of backoff, plus 10 s. Past it
+// the thread is hung in a call that ignores its timeouts: the liveness limit
+// of the "binlog/<host>:<port>" loop (src/app/wakeups.cc, docs/RUNBOOK.md).
+std::chrono::milliseconds StreamStallLimit(const BinlogOptions& options);
 
 }  // namespace binlog
 }  // namespace outbox

@@ -161,6 +161,7 @@ CheckResult FinishScenario(const MysqlConfig& mysql, const std::string& bootstra
   RequireVerdictOk(c, ordered);
   nlohmann::json f = Figures(c);
   f.update(extra);
+  f["wakeup"] = RelaySpec::DefaultWakeup();
   RecordFigures(name, f);
   return c;
 }
@@ -170,7 +171,7 @@ CheckResult FinishScenario(const MysqlConfig& mysql, const std::string& bootstra
 TEST_CASE(
     "three relays at once drain 100000 events with nothing lost or duplicated and share "
     "the work",
-    "[faults][replicas]") {
+    "[faults][replicas][wakeup]") {
   World w("replicas");
   const uint64_t seed = ScenarioSeed(101);
   const int64_t aggregates = Scaled(9100);  // 2..20 events each: ~100,000 events
@@ -268,7 +269,7 @@ int FreezeHoldingRows(RelayProcess& relay, TestDatabase& db, Clock::time_point* 
 TEST_CASE(
     "a relay killed with SIGKILL every few seconds and restarted loses nothing and its "
     "duplicates stay within what it had in flight",
-    "[faults][kill9]") {
+    "[faults][kill9][wakeup]") {
   World w("kill9");
   const uint64_t seed = ScenarioSeed(202);
   int64_t events = w.Load({"--aggregates", std::to_string(Scaled(900)), "--events", "2..20",
@@ -492,14 +493,16 @@ TEST_CASE("produce errors and added broker latency lose nothing and keep per-agg
 namespace {
 
 // A MariaDB of its own (scripts/lib/mariadb.sh), so that stopping it does
-// not disturb the other tests' server. Stopped and removed on destruction.
+// not disturb the other tests' server, with the binary log on (as scripts/test
+// starts the shared one) for `wakeup: binlog`. Stopped and removed on
+// destruction.
 class OwnMariaDb {
  public:
   explicit OwnMariaDb(const std::string& dir) : dir_(dir + "/db") {
     std::string cmd = "bash -c 'set -e; . \"" OUTBOX_SOURCE_DIR
                       "/scripts/lib/common.sh\"; . \"" OUTBOX_SOURCE_DIR
                       "/scripts/lib/mariadb.sh\"; mariadb_start \"" +
-                      dir_ + "\"' >\"" + dir + "/mariadb-start.log\" 2>&1";
+                      dir_ + "\" $(mariadb_binlog_args)' >\"" + dir + "/mariadb-start.log\" 2>&1";
     ok_ = std::system(cmd.c_str()) == 0;
     std::string env = ReadFile(dir_ + "/env.sh");
     auto pos = env.find("OUTBOX_TEST_MYSQL_PORT=");
@@ -527,7 +530,7 @@ class OwnMariaDb {
 TEST_CASE(
     "the database stopped and restarted mid-drain: readiness and outbox_database_up show "
     "the outage and the relay reconnects by itself",
-    "[faults][db-restart]") {
+    "[faults][db-restart][wakeup]") {
   std::string dir = ScratchDir("db_restart");
   OwnMariaDb server(dir);
   REQUIRE(server.ok());
@@ -571,6 +574,7 @@ TEST_CASE(
   CHECK(WaitFor([&] { return relay.ReadyzStatus() == 200; }, 60s));
   double ready_s = Seconds(up);
   CHECK(MetricSum(relay.Metrics(), "outbox_database_up") == 1);
+  CHECK(relay.WaitWakeupsUp(60s));  // wakeup: binlog: the stream reconnected by itself
   REQUIRE(WaitFor([&] { return UnsentRows(mysql) == 0; }, 5min));
   double drained_s = Seconds(up);
   CHECK(saw_not_ready);

@@ -98,13 +98,24 @@ RelayProcess::RelayProcess(std::string name, const std::string& dir, RelaySpec s
     << "    max_inflight_batches: " << s.max_inflight_batches << "\n"
     << "    gauge_interval_ms: " << s.gauge_interval_ms << "\n"
     << "    ordering: " << s.ordering << "\n"
+    << "    wakeup: " << s.wakeup << "\n"
     << "    dead_policy: " << s.dead_policy << "\n"
     << "    retry: {max_attempts: " << s.max_attempts
     << ", initial_backoff_ms: " << s.initial_backoff_ms << ", max_backoff_ms: " << s.max_backoff_ms
     << "}\n";
 }
 
+std::string RelaySpec::DefaultWakeup() {
+  const char* w = std::getenv("OUTBOX_FAULTS_WAKEUP");
+  return w && *w ? w : "poll";
+}
+
 RelayProcess::~RelayProcess() { proc_.Kill(); }
+
+bool RelayProcess::WaitWakeupsUp(std::chrono::milliseconds timeout) {
+  if (spec_.wakeup != "binlog") return true;
+  return WaitFor([&] { return Metric("outbox_wakeup_binlog_up") == 1; }, timeout);
+}
 
 bool RelayProcess::Start() {
   std::ifstream probe(log_, std::ios::ate);
@@ -127,7 +138,7 @@ bool RelayProcess::Start() {
                return !proc_.running();  // exited: give up at once
              },
              std::chrono::seconds(30)) &&
-         port_ != 0;
+         port_ != 0 && WaitWakeupsUp(std::chrono::seconds(30));
 }
 
 std::optional<int> RelayProcess::Stop(std::chrono::milliseconds timeout) {

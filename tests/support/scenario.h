@@ -53,6 +53,11 @@ struct RelaySpec {
   std::string log_level = "info";
   int connect_timeout_ms = 1000;
   int read_timeout_ms = 5000;
+  // poll or binlog; OUTBOX_FAULTS_WAKEUP sets the default, so that ctest
+  // runs the scenarios tagged [wakeup] a second time with `wakeup: binlog`
+  // (tests/CMakeLists.txt).
+  std::string wakeup = DefaultWakeup();
+  static std::string DefaultWakeup();
 };
 
 // One `outbox-relay run --config FILE` process.
@@ -61,8 +66,12 @@ class RelayProcess {
   RelayProcess(std::string name, const std::string& dir, RelaySpec spec);
   ~RelayProcess();
 
-  // Starts the relay and waits until it serves HTTP (the log names the port).
+  // Starts the relay and waits until it serves HTTP (the log names the port)
+  // and, with `wakeup: binlog`, until its binlog stream is up.
   bool Start();
+  // With `wakeup: binlog`: waits until outbox_wakeup_binlog_up is 1 (true at
+  // once for `wakeup: poll`).
+  bool WaitWakeupsUp(std::chrono::milliseconds timeout);
   // SIGTERM and wait; returns the wait status or nullopt on timeout.
   std::optional<int> Stop(std::chrono::milliseconds timeout);
   void Signal(int sig) { proc_.Signal(sig); }

@@ -1,0 +1,60 @@
+// src/app/wakeups: each server's binlog stream is a liveness loop, registered
+// once per server and fed by the stream's own thread.
+#include "app/wakeups.h"
+
+#include <catch2/catch.hpp>
+#include <memory>
+#include <thread>
+
+#include "common/liveness.h"
+#include "fakes/fake_clock.h"
+#include "support/http_probe.h"
+
+using namespace outbox;
+using namespace outbox::testing;
+using namespace std::chrono_literals;
+
+namespace {
+
+// A `wakeup: binlog` service on 127.0.0.1:`port`: nothing listens there, so
+// the stream fails to connect and backs off, which must still count as
+// progress (an unreachable server is not a hung thread).
+ServiceConfig BinlogService(const std::string& name, int port) {
+  ServiceConfig s;
+  s.name = name;
+  s.mysql.host = "127.0.0.1";
+  s.mysql.port = port;
+  s.mysql.user = "relay";
+  s.mysql.database = name;
+  s.mysql.connect_timeout_ms = 1000;
+  s.wakeup = Wakeup::kBinlog;
+  return s;
+}
+
+}  // namespace
+
+TEST_CASE("each database server's binlog stream is one liveness loop beaten by the stream",
+          "[wakeups]") {
+  auto clock = std::make_shared<FakeClock>();
+  LivenessRegistry liveness(clock);
+  Config config;
+  config.instance_id = "test";
+  config.services = {BinlogService("a", 1), BinlogService("b", 1), BinlogService("c", 9)};
+  config.services.push_back(BinlogService("polls", 1));
+  config.services.back().wakeup = Wakeup::kPoll;
+  Wakeups wakeups;
+  std::vector<RelayOptions> options(config.services.size());
+  for (size_t i = 0; i < options.size(); ++i) {
+    options[i].config = config.services[i];
+    options[i].liveness = &liveness;
+    wakeups.Wire(config, &options[i]);
+  }
+  // Two servers have binlog services: two loops, whatever the service count.
+  CHECK(liveness.Names() == std::vector<std::string>{"binlog/127.0.0.1:1", "binlog/127.0.0.1:9"});
+  CHECK(options[3].wakeup == nullptr);  // the polling service keeps a PollWakeup
+  // Past the stall limit with no beat, both are stalled...
+  clock->Advance(5min);
+  REQUIRE(liveness.Stalled().size() == 2);
+  // ...until the streams' threads beat (each backoff step calls on_progress).
+  CHECK(WaitFor([&] { return liveness.Stalled().empty(); }, 10s));
+}
