@@ -11,13 +11,19 @@ namespace outbox {
 Status MysqlStore::ReadStats(TableStats* out) {
   *out = TableStats{};
   return Run("read table gauges", [&] {
+    // The rows not due yet come from the same read (a claim takes a row
+    // once next_retry_at <= NOW(), as here).
     auto* ps = conn_.Prepare(
-        "SELECT COUNT(*), COALESCE(TIMESTAMPDIFF(SECOND, MIN(created_at), NOW()), 0) FROM " +
+        "SELECT COUNT(*), COALESCE(TIMESTAMPDIFF(SECOND, MIN(created_at), NOW()), 0),"
+        " TIMESTAMPDIFF(MICROSECOND, NOW(6), MIN(CASE WHEN next_retry_at > NOW() THEN"
+        " next_retry_at END)) FROM " +
         table_ + " WHERE status IN ('NEW', 'SENDING')");
     std::unique_ptr<sql::ResultSet> rs(ps->executeQuery());
     if (rs->next()) {
       out->backlog = rs->getInt64(1);
       out->oldest_unsent_age_s = std::max<double>(0, static_cast<double>(rs->getInt64(2)));
+      const int64_t due_us = rs->getInt64(3);
+      if (!rs->wasNull()) out->next_due_in_s = std::max<double>(0, due_us / 1e6);
     }
     auto* dead = conn_.Prepare("SELECT COUNT(*) FROM " + table_ + " WHERE status = 'DEAD'");
     std::unique_ptr<sql::ResultSet> drs(dead->executeQuery());

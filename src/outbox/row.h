@@ -83,6 +83,11 @@ struct TableStats {
   double oldest_unsent_age_s = 0;
   int64_t dead = 0;
   int64_t unknown_status = 0;  // rows whose status is none of the four
+  // Seconds from the read until the first NEW or SENDING row that is not due
+  // yet becomes due (a retry backoff ending, a lease expiring); none when
+  // every unsent row is due already, or there is none. What the claim loop
+  // sleeps until when only time can make a row claimable (src/relay/relay.cc).
+  std::optional<double> next_due_in_s;
 };
 
 struct DeadHead {

@@ -22,11 +22,30 @@ Status Housekeeper::Connect() {
   return s;
 }
 
+void Housekeeper::NoteUnsent(const TableStats& st) {
+  UnsentSnapshot u;
+  u.read = true;
+  u.read_at = clock_->Now();
+  u.backlog = st.backlog;
+  if (st.next_due_in_s) {
+    u.next_due = u.read_at + std::chrono::duration_cast<Clock::Duration>(
+                                 std::chrono::duration<double>(*st.next_due_in_s));
+  }
+  MutexLock lock(&unsent_mu_);
+  unsent_ = u;
+}
+
+UnsentSnapshot Housekeeper::Unsent() const {
+  MutexLock lock(&unsent_mu_);
+  return unsent_;
+}
+
 Status Housekeeper::RefreshGauges() {
   TableStats st;
   Status s = store_->ReadStats(&st);
   Note(s, "read table gauges");
   if (!s.ok()) return s;
+  NoteUnsent(st);
   metrics_->backlog->Set(static_cast<double>(st.backlog));
   metrics_->oldest_unsent_age->Set(st.oldest_unsent_age_s);
   metrics_->dead->Set(static_cast<double>(st.dead));

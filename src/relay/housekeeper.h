@@ -2,9 +2,11 @@
 
 #include <chrono>
 #include <functional>
+#include <optional>
 
 #include "common/clock.h"
 #include "common/liveness.h"
+#include "common/mutex.h"
 #include "config/config.h"
 #include "metrics/metrics.h"
 #include "outbox/outbox_store.h"
@@ -12,10 +14,20 @@
 
 namespace outbox {
 
+// What the last table gauges read said about unsent rows, for the claim
+// loop's wait (src/relay/relay.cc, IdleWait).
+struct UnsentSnapshot {
+  bool read = false;         // false until the first successful read
+  Clock::TimePoint read_at;  // when the read returned
+  int64_t backlog = 0;       // NEW + SENDING
+  // When the first unsent row that was not due at the read becomes due.
+  std::optional<Clock::TimePoint> next_due;
+};
+
 // The service's slow chores on their own connection: the table gauges
 // (backlog, oldest unsent age, DEAD, blocked aggregates) and retention of
 // old SENT rows. Not thread-safe: one thread runs it (the relay's
-// housekeeping loop).
+// housekeeping loop), except Unsent(), which any thread may call.
 class Housekeeper {
  public:
   // `*metrics` and `*health` must outlive the Housekeeper.
@@ -25,6 +37,7 @@ class Housekeeper {
   // Connects (cheap when connected); the loop's first statement each round.
   Status Connect();
   Status RefreshGauges();
+  UnsentSnapshot Unsent() const EXCLUDES(unsent_mu_);
   // Deletes SENT rows older than retention.sent_days in small batches, calling
   // `pause(retention.pause_ms)` between them; stops early when pause returns
   // false (shutdown). A failure is logged and counted, not a readiness matter.
@@ -37,6 +50,7 @@ class Housekeeper {
   void set_heartbeat(HeartbeatPtr beat) { beat_ = std::move(beat); }
 
  private:
+  void NoteUnsent(const TableStats& st) EXCLUDES(unsent_mu_);
   // Records a statement's outcome in the DbHealth and beats.
   void Note(const Status& s, std::string_view what, bool settle = false);
   const ServiceConfig& config_;
@@ -46,6 +60,8 @@ class Housekeeper {
   const ClockPtr clock_;
   HeartbeatPtr beat_;
   Clock::TimePoint blocked_due_{};  // the next blocked-aggregates count
+  mutable Mutex unsent_mu_;
+  UnsentSnapshot unsent_ GUARDED_BY(unsent_mu_);
 };
 
 }  // namespace outbox

@@ -79,6 +79,7 @@ Relay::Round Relay::ClaimOnce() {
       std::chrono::duration<double>(options_.clock->Now() - t0).count());
   metrics_.last_poll->Set(options_.clock->UnixNow());
   last_claimed_ = batch.rows.size();
+  last_claim_start_ = t0;
   if (!batch.rows.empty()) {
     if (batch.reclaimed > 0) {
       metrics_.leases_reclaimed->Increment(batch.reclaimed);
@@ -217,17 +218,36 @@ Clock::Duration Relay::IdleWait(std::chrono::milliseconds idle_wait) {
   if (options_.config.wakeup == Wakeup::kPoll)
     return std::min<Clock::Duration>(idle_wait, max_wait);
   // `wakeup: binlog`: a retry backoff or a lease coming due makes rows
-  // claimable without a commit. The store does not say when the next is due,
-  // so the loop keeps polling on its backoff while the table has unsent rows
-  // (the backlog gauge, which also counts peers' leases) and for a while
-  // after its own batches, until the gauge has caught up with their settles;
-  // only an empty backlog waits for the stream (docs/BINLOG.md).
+  // claimable without a commit. The loop keeps polling on its backoff for a
+  // while after its own batches, until the gauges have caught up with their
+  // settles; then the gauges say when the next row comes due
+  // (docs/BINLOG.md "Timers").
   const Clock::TimePoint now = options_.clock->Now();
+  const Clock::Duration poll = std::min<Clock::Duration>(idle_wait, max_wait);
   if (last_claimed_ > 0 || inflight_.load() > 0) timers_until_ = now + TimersWindow();
-  if (now < timers_until_ || metrics_.backlog->Value() > 0) {
-    return std::min<Clock::Duration>(idle_wait, max_wait);
-  }
-  return max_wait;
+  if (now < timers_until_) return poll;
+  return UnsentWait(poll, max_wait, now);
+}
+
+Clock::Duration Relay::UnsentWait(Clock::Duration poll, Clock::Duration max_wait,
+                                  Clock::TimePoint now) const {
+  const UnsentSnapshot u = housekeeper_.Unsent();
+  if (!u.read) return poll;
+  if (u.backlog == 0) return max_wait;
+  // Unsent rows that were due at the read and still there at a later claim
+  // that found nothing wait for a commit (a peer's settle, a DEAD row
+  // replayed), which the stream announces. The others come due by time, the
+  // first at u.next_due. A read newer than the last claim: claim first.
+  if (u.read_at >= last_claim_start_) return poll;
+  // Re-read at least every gauge interval: a peer's failed publish may have
+  // left a retry due sooner than the read saw.
+  const Clock::Duration cap = std::min<Clock::Duration>(
+      max_wait, std::chrono::milliseconds(options_.config.gauge_interval_ms));
+  if (!u.next_due) return cap;
+  // Came due by the last claim and not claimed: the next is unknown until the
+  // gauges are read again.
+  if (*u.next_due <= last_claim_start_) return poll;
+  return std::clamp<Clock::Duration>(*u.next_due - now, Clock::Duration::zero(), cap);
 }
 
 void Relay::NoteWakeupState() {

@@ -108,19 +108,24 @@ class Relay {
   // REQUIRES: the claim thread (or a test's only thread).
   Round ClaimAfter(WakeCause cause);
   // How long an idle claim loop may wait for a wake-up: `idle_wait` (the poll
-  // backoff) with `wakeup: poll` and while rows may come due without a
-  // commit, else the wake-up's MaxWait (30 s while the binlog stream is up). REQUIRES: the claim
-  // thread.
+  // backoff) with `wakeup: poll`; with `wakeup: binlog`, the poll backoff
+  // while its own batches may have left retries the gauges do not show yet,
+  // until the next unsent row comes due (at most a gauge interval) while the
+  // table has unsent rows, else the wake-up's MaxWait (30 s while the binlog
+  // stream is up). REQUIRES: the claim thread.
   Clock::Duration IdleWait(std::chrono::milliseconds idle_wait);
 
  private:
   void Publish(ClaimedBatch batch, Clock::TimePoint claimed_at);
   void OnPublished(PublishedBatch done) EXCLUDES(mu_);
   void ClaimLoop();
-  void NoteWakeupState();
+  void NoteWakeupState();  // outbox_wakeup_binlog_up, with `wakeup: binlog`
   // How long after its own batches, or an insert wake-up that claimed
   // nothing, the loop keeps the poll backoff with `wakeup: binlog`.
-  Clock::Duration TimersWindow() const;  // outbox_wakeup_binlog_up, with `wakeup: binlog`
+  Clock::Duration TimersWindow() const;
+  // IdleWait with `wakeup: binlog` while the table has unsent rows.
+  Clock::Duration UnsentWait(Clock::Duration idle_wait, Clock::Duration max_wait,
+                             Clock::TimePoint now) const;
   void WaitForRoom() EXCLUDES(mu_);
   void SettleLoop();
   bool SettleDrained() EXCLUDES(mu_);
@@ -132,7 +137,6 @@ class Relay {
     if (beat) beat->Beat();
   }
 
-  // Constant after construction.
   // Constant after construction. wakeup_ comes first: it is taken out of the
   // options before they are stored.
   const WakeupSourcePtr wakeup_;
@@ -149,7 +153,8 @@ class Relay {
   Housekeeper housekeeper_;
 
   // Claim thread only.
-  size_t last_claimed_ = 0;  // rows the last round claimed
+  size_t last_claimed_ = 0;              // rows the last round claimed
+  Clock::TimePoint last_claim_start_{};  // when the last round began
   // `wakeup: binlog`: until then the loop keeps the poll backoff, because
   // rows it claimed may come back due without a commit (a failed publish's
   // retry backoff) before the backlog gauge shows them.

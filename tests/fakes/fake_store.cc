@@ -236,11 +236,14 @@ Status FakeTable::ReadStats(TableStats* out) {
   std::lock_guard<std::mutex> lock(mu_);
   if (down_) return kDown;
   *out = {};
-  std::optional<int64_t> oldest;
+  std::optional<int64_t> oldest, next_due_ms;
+  const int64_t now = clock_->UnixMs();
   for (const auto& [id, r] : rows_) {
     if (r.status == "NEW" || r.status == "SENDING") {
       ++out->backlog;
       oldest = std::min(oldest.value_or(r.row.created_at_unix), r.row.created_at_unix);
+      if (r.next_retry_at_ms > now)
+        next_due_ms = std::min(next_due_ms.value_or(r.next_retry_at_ms), r.next_retry_at_ms);
     } else if (r.status == "DEAD") {
       ++out->dead;
     } else if (r.status != "SENT") {
@@ -248,6 +251,7 @@ Status FakeTable::ReadStats(TableStats* out) {
     }
   }
   if (oldest) out->oldest_unsent_age_s = clock_->UnixNow() - static_cast<double>(*oldest);
+  if (next_due_ms) out->next_due_in_s = static_cast<double>(*next_due_ms - now) / 1000.0;
   return Status::Ok();
 }
 

@@ -182,6 +182,27 @@ STORE_CONTRACT("the table gauges count backlog and DEAD and unknown statuses and
   CHECK(stats.oldest_unsent_age_s < 103);
 }
 
+STORE_CONTRACT("the table gauges say when the first unsent row that is not due yet comes due") {
+  TestType env;
+  env.Seed({{.id = 1, .aggregate_id = 1},                                       // due now
+            {.id = 2, .aggregate_id = 2, .due_in_s = 40},                       // a retry backoff
+            {.id = 3, .aggregate_id = 3, .status = "SENDING", .due_in_s = 20},  // a lease
+            {.id = 4, .aggregate_id = 4, .status = "DEAD", .due_in_s = 5},
+            {.id = 5, .aggregate_id = 5, .status = "SENT", .due_in_s = 5}});
+  auto store = env.NewStore();
+  TableStats stats;
+  REQUIRE(store->ReadStats(&stats).ok());
+  REQUIRE(stats.next_due_in_s.has_value());
+  // Whole seconds of DATETIME: the lease ends 19 to 20 s from now.
+  CHECK(*stats.next_due_in_s > 18.5);
+  CHECK(*stats.next_due_in_s <= 20.0);
+  // Every unsent row due: nothing to time.
+  env.Set(2, "NEW", -1);
+  env.Set(3, "SENDING", -1);
+  REQUIRE(store->ReadStats(&stats).ok());
+  CHECK_FALSE(stats.next_due_in_s.has_value());
+}
+
 STORE_CONTRACT("DEAD heads name each aggregate's smallest DEAD id and blocked aggregates count") {
   TestType env;
   env.Seed({{.id = 1, .aggregate_id = 1, .status = "DEAD"},

@@ -121,23 +121,64 @@ TEST_CASE("with wakeup binlog an idle empty table waits for the stream up to the
   }
 }
 
-TEST_CASE("with wakeup binlog unsent rows that are not due keep the poll backoff",
+TEST_CASE("with wakeup binlog a row backing off wakes the loop when it comes due",
           "[relay][wakeup]") {
   WakeRig rig(BinlogConfig());
   // A row backing off: no commit will make it due, a timer must.
   int64_t id = rig.table->Insert("order", 1, "OrderCreated");
   auto row = rig.table->Get(id);
-  row.next_retry_at_ms = static_cast<int64_t>(rig.clock->UnixNow() * 1000) + 60000;
+  const int64_t now_ms = static_cast<int64_t>(rig.clock->UnixNow() * 1000);
+  row.next_retry_at_ms = now_ms + 3000;
   rig.table->Put(id, row);
-  CHECK(rig.relay->ClaimOnce() == Relay::Round::kIdle);
   REQUIRE(rig.relay->RefreshGauges().ok());
   REQUIRE(rig.m().backlog->Value() == 1);
+  // Gauges newer than the last claim: claim first.
   CHECK(rig.relay->IdleWait(100ms) == 100ms);
-  // Once it is gone (claimed elsewhere and sent), the loop waits for the stream.
-  row.status = "SENT";
-  rig.table->Put(id, row);
+  rig.clock->Advance(1ms);
+  CHECK(rig.relay->ClaimOnce() == Relay::Round::kIdle);
+  // The claim after the read found nothing: sleep until the row is due.
+  CHECK(rig.relay->IdleWait(100ms) == 2999ms);
+  SECTION("a row due later than a gauge interval: the loop looks again after one") {
+    row.next_retry_at_ms = now_ms + 60000;
+    rig.table->Put(id, row);
+    REQUIRE(rig.relay->RefreshGauges().ok());
+    rig.clock->Advance(1ms);
+    CHECK(rig.relay->ClaimOnce() == Relay::Round::kIdle);
+    CHECK(rig.relay->IdleWait(100ms) == 5000ms);  // gauge_interval_ms
+  }
+  SECTION("once it came due the loop claims it") {
+    rig.clock->Advance(2999ms);
+    CHECK(rig.relay->ClaimOnce() == Relay::Round::kIdle);  // a partial batch
+    CHECK(rig.relay->inflight() == 1);
+  }
+  SECTION("once it is gone (claimed elsewhere and sent) the loop waits for the stream") {
+    row.status = "SENT";
+    rig.table->Put(id, row);
+    REQUIRE(rig.relay->RefreshGauges().ok());
+    CHECK(rig.relay->IdleWait(100ms) == 30s);
+  }
+}
+
+TEST_CASE(
+    "with wakeup binlog rows due but held back behind a DEAD one cost one claim per gauge "
+    "interval",
+    "[relay][wakeup]") {
+  ServiceConfig c = BinlogConfig();
+  c.ordering = Ordering::kPerAggregate;
+  c.dead_policy = DeadPolicy::kBlock;
+  WakeRig rig(c);
+  int64_t dead = rig.table->Insert("order", 1, "OrderCreated");
+  auto row = rig.table->Get(dead);
+  row.status = "DEAD";
+  rig.table->Put(dead, row);
+  rig.table->Insert("order", 1, "OrderPaid");  // due, but blocked
   REQUIRE(rig.relay->RefreshGauges().ok());
-  CHECK(rig.relay->IdleWait(100ms) == 30s);
+  rig.clock->Advance(1ms);
+  CHECK(rig.relay->ClaimOnce() == Relay::Round::kIdle);
+  CHECK(rig.relay->inflight() == 0);
+  // Only a commit (the DEAD row replayed) can free it, and the stream wakes
+  // the loop for that: no polling meanwhile.
+  CHECK(rig.relay->IdleWait(100ms) == 5000ms);
 }
 
 TEST_CASE(
