@@ -98,9 +98,8 @@ AuditUser CurrentAuditUser() {
 }  // namespace
 
 int RunDeadList(const ServiceConfig& service, int limit, bool json) {
-  MysqlConnection conn(service.mysql);
   std::vector<DeadRow> rows;
-  Status s = ListDead(conn, limit, &rows);
+  Status s = ListDead(service.mysql, limit, &rows);
   if (!s.ok()) {
     std::cerr << "service " << service.name << ": " << s.message() << "\n";
     return kExitFailure;
@@ -122,10 +121,9 @@ int RunDeadReplay(const ServiceConfig& service, std::vector<int64_t> ids, bool a
   // `--id 7 --id 7` is one row: count it once when reporting ids that were not DEAD.
   std::sort(ids.begin(), ids.end());
   ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
-  MysqlConnection conn(service.mysql);
   DeadSelector sel{ids, event_type, all};
   std::vector<DeadRow> changed;
-  Status s = ReplayDead(conn, sel, dry_run, &changed);
+  Status s = ReplayDead(service.mysql, sel, dry_run, &changed);
   if (!s.ok()) {
     std::cerr << "service " << service.name << ": " << s.message() << "\n";
     return kExitFailure;
