@@ -61,6 +61,8 @@ void InboxStore::Close() {
   conn_.reset();
 }
 
+// Repeats src/outbox/mysql_connection.cc's connection options on purpose: the
+// example stands alone (a consumer copies it without the relay's sources).
 bool InboxStore::Connect(std::string* error) {
   if (conn_) return true;
   sql::ConnectOptionsMap o;

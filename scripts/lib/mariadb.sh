@@ -134,24 +134,23 @@ $common
 # Stop the server: mariadb-admin shutdown over the socket; if that fails or
 # hangs, SIGTERM and finally SIGKILL to the pid in the pid file (only that pid).
 pid=\$(ours_pid) || { echo "[outbox] mariadb in \$DIR is not running"; exit 0; }
+# True once pid has exited, checked every 0.1 s for up to \$1 tenths of a second.
+gone_within() {
+    for _ in \$(seq 1 "\$1"); do
+        alive "\$pid" || return 0
+        sleep 0.1
+    done
+    return 1
+}
 timeout 60 "\$ADMIN" --no-defaults --socket="\$SOCK" --user=root \\
     --connect-timeout=5 shutdown >/dev/null 2>&1 || true
-for _ in \$(seq 1 600); do
-    alive "\$pid" || { echo "[outbox] mariadb in \$DIR stopped"; exit 0; }
-    sleep 0.1
-done
+gone_within 600 && { echo "[outbox] mariadb in \$DIR stopped"; exit 0; }
 echo "[outbox] mariadb-admin shutdown did not stop pid \$pid; sending SIGTERM" >&2
 kill -TERM "\$pid" 2>/dev/null || true
-for _ in \$(seq 1 300); do
-    alive "\$pid" || { echo "[outbox] mariadb in \$DIR stopped (SIGTERM)"; exit 0; }
-    sleep 0.1
-done
+gone_within 300 && { echo "[outbox] mariadb in \$DIR stopped (SIGTERM)"; exit 0; }
 echo "[outbox] pid \$pid ignored SIGTERM; sending SIGKILL" >&2
 kill -KILL "\$pid" 2>/dev/null || true
-for _ in \$(seq 1 100); do
-    alive "\$pid" || exit 0
-    sleep 0.1
-done
+gone_within 100 && exit 0
 echo "[outbox] could not stop pid \$pid" >&2
 exit 1
 EOF

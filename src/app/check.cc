@@ -4,21 +4,23 @@
 #include "app/wakeups.h"
 #include "kafka/kafka_config.h"
 #include "kafka/kafka_publisher.h"
-#include "outbox/mysql_connection.h"
+#include "outbox/outbox_admin.h"
 
 namespace outbox {
 
 namespace {
 
-// The table's problems found by InspectTable and ProbeGrants, each printed on
-// its own line; returns how many. `conn` is connected.
-int CheckTable(MysqlConnection& conn, const ServiceConfig& s, const std::string& where) {
-  TableSchema schema;
-  Status st = InspectTable(conn, &schema);
+// The table's problems found by CheckTableAccess, each printed on its own
+// line; returns how many (a failed connection is one).
+int CheckDatabase(const ServiceConfig& s) {
+  const std::string where = "service " + s.name + ": ";
+  TableAccess access;
+  Status st = CheckTableAccess(s.mysql, s.retention.sent_days.has_value(), &access);
   if (!st.ok()) {
     std::cout << where << st.message() << "\n";
     return 1;
   }
+  const TableSchema& schema = access.schema;
   const std::string table = s.mysql.database + "." + s.mysql.table;
   if (!schema.table_exists) {
     std::cout << where << "table " << table << " does not exist (or the user cannot see it)\n";
@@ -34,32 +36,15 @@ int CheckTable(MysqlConnection& conn, const ServiceConfig& s, const std::string&
               << " has no index on (status, next_retry_at): every poll would scan the table\n";
     ++problems;
   }
-  std::string granted;
-  std::vector<std::string> grant_problems;
-  if (schema.missing_columns.empty()) {
-    st = ProbeGrants(conn, schema, s.retention.sent_days.has_value(), &granted, &grant_problems);
-    if (!st.ok()) grant_problems.push_back(st.message());
-  }
-  for (const auto& p : grant_problems) {
+  for (const auto& p : access.grant_problems) {
     std::cout << where << p << "\n";
     ++problems;
   }
   if (problems == 0) {
     std::cout << where << "database ok (" << table << "), optional columns: " << schema.Describe()
-              << ", privileges: " << granted << "\n";
+              << ", privileges: " << access.granted << "\n";
   }
   return problems;
-}
-
-int CheckDatabase(const ServiceConfig& s) {
-  const std::string where = "service " + s.name + ": ";
-  MysqlConnection conn(s.mysql);
-  Status st = conn.Connect();
-  if (!st.ok()) {
-    std::cout << where << st.message() << "\n";
-    return 1;
-  }
-  return CheckTable(conn, s, where);
 }
 
 // Each distinct Kafka config once; returns the number of problems.

@@ -9,6 +9,7 @@
 
 #include "app/commands.h"
 #include "common/log.h"
+#include "common/text.h"
 #include "common/time_format.h"
 #include "outbox/outbox_admin.h"
 
@@ -29,26 +30,6 @@ nlohmann::json ToJson(const DeadRow& d) {
   return j;
 }
 
-// A row's text on one terminal line: its columns are written by anyone, and a
-// newline would break the table and an escape sequence would reach the
-// terminal. Control characters are shown as \n, \xNN.
-std::string Printable(const std::string& in) {
-  std::string out;
-  out.reserve(in.size());
-  for (unsigned char c : in) {
-    if (c == '\n') {
-      out += "\\n";
-    } else if (c < 0x20 || c == 0x7f) {
-      char buf[8];
-      std::snprintf(buf, sizeof buf, "\\x%02x", c);
-      out += buf;
-    } else {
-      out += static_cast<char>(c);
-    }
-  }
-  return out;
-}
-
 // Columns may hold bytes that are not UTF-8 (a VARBINARY event_type, say):
 // dump() would throw and abort the command, after a replay had committed and
 // before its audit lines. Such bytes become U+FFFD.
@@ -66,11 +47,13 @@ std::string Age(int64_t s) {
 void PrintTable(const std::vector<DeadRow>& rows) {
   std::printf("%-20s %-32s %-24s %7s %6s  %s\n", "ID", "AGGREGATE", "EVENT_TYPE", "RETRIES", "AGE",
               "LAST_ERROR");
+  // Columns are written by anyone: OneLine keeps each row on its own line and
+  // escape sequences off the terminal.
   for (const auto& d : rows) {
-    std::string agg = Printable(d.aggregate.type) + "/" + std::to_string(d.aggregate.id);
+    std::string agg = OneLine(d.aggregate.type) + "/" + std::to_string(d.aggregate.id);
     std::printf("%-20lld %-32s %-24s %7d %6s  %s\n", static_cast<long long>(d.id), agg.c_str(),
-                Printable(d.event_type).c_str(), d.retry_count, Age(d.age_s).c_str(),
-                d.last_error ? Printable(*d.last_error).c_str() : "-");
+                OneLine(d.event_type).c_str(), d.retry_count, Age(d.age_s).c_str(),
+                d.last_error ? OneLine(*d.last_error).c_str() : "-");
   }
 }
 
@@ -98,9 +81,8 @@ AuditUser CurrentAuditUser() {
 }  // namespace
 
 int RunDeadList(const ServiceConfig& service, int limit, bool json) {
-  MysqlConnection conn(service.mysql);
   std::vector<DeadRow> rows;
-  Status s = ListDead(conn, limit, &rows);
+  Status s = ListDead(service.mysql, limit, &rows);
   if (!s.ok()) {
     std::cerr << "service " << service.name << ": " << s.message() << "\n";
     return kExitFailure;
@@ -122,10 +104,9 @@ int RunDeadReplay(const ServiceConfig& service, std::vector<int64_t> ids, bool a
   // `--id 7 --id 7` is one row: count it once when reporting ids that were not DEAD.
   std::sort(ids.begin(), ids.end());
   ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
-  MysqlConnection conn(service.mysql);
   DeadSelector sel{ids, event_type, all};
   std::vector<DeadRow> changed;
-  Status s = ReplayDead(conn, sel, dry_run, &changed);
+  Status s = ReplayDead(service.mysql, sel, dry_run, &changed);
   if (!s.ok()) {
     std::cerr << "service " << service.name << ": " << s.message() << "\n";
     return kExitFailure;

@@ -9,6 +9,8 @@
 #include <ctime>
 #include <nlohmann/json.hpp>
 
+#include "common/text.h"
+
 namespace outbox {
 namespace {
 
@@ -149,6 +151,13 @@ void LogTo(spdlog::logger& logger, spdlog::level::level_enum level, std::string_
 }
 
 }  // namespace
+
+std::string OneLine(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  AppendEscapedText(text, false, &out);
+  return out;
+}
 
 std::string_view LevelName(spdlog::level::level_enum level) {
   switch (level) {

@@ -10,6 +10,7 @@
 #include <set>
 #include <sstream>
 
+#include "common/text.h"
 #include "config/env_expand.h"
 
 namespace outbox {
@@ -48,30 +49,6 @@ FileRead ReadFileFromDisk(const std::string& path) {
   info.group_or_other_readable = (st.st_mode & 044) != 0;
   r.info = std::move(info);
   return r;
-}
-
-// A value may hold newlines or control characters, and an error message is
-// a single log or terminal line.
-std::string OneLine(const std::string& s) {
-  std::string out;
-  out.reserve(s.size());
-  for (unsigned char c : s) {
-    if (c == '\n') {
-      out += "\\n";
-    } else if (c == '\r') {
-      out += "\\r";
-    } else if (c == '\t') {
-      out += "\\t";
-    } else if (c < 0x20 || c == 0x7f) {
-      static const char* kHex = "0123456789abcdef";
-      out += "\\x";
-      out += kHex[c >> 4];
-      out += kHex[c & 15];
-    } else {
-      out += static_cast<char>(c);
-    }
-  }
-  return out;
 }
 
 std::string Quoted(const std::string& s) {

@@ -18,8 +18,6 @@ namespace outbox::config_internal {
 
 // A value echoed in a message, cut so one bad value cannot flood the output.
 std::string Quoted(const std::string& s);
-// One line, printable: control characters escaped.
-std::string OneLine(const std::string& s);
 // Reads a file from the filesystem (LoadOptions::read_file's default).
 FileRead ReadFileFromDisk(const std::string& path);
 

@@ -29,48 +29,37 @@ struct KafkaPublisher::MsgCtx {
 };
 
 PublishOutcome ClassifyKafkaError(rd_kafka_resp_err_t err, bool broker_up) {
-  PublishOutcome o;
-  o.error = std::string(rd_kafka_err2name(err)) + ": " + rd_kafka_err2str(err);
+  const std::string error = std::string(rd_kafka_err2name(err)) + ": " + rd_kafka_err2str(err);
+  auto permanent = [&](FailureReason reason) {
+    return PublishOutcome{PublishResult::kPermanent, reason, error};
+  };
+  auto retryable = [&](FailureReason reason) {
+    return PublishOutcome{PublishResult::kRetryable, reason, error};
+  };
   switch (err) {
     case RD_KAFKA_RESP_ERR_NO_ERROR:
-      o.result = PublishResult::kAcked;
-      o.error.clear();
-      return o;
+      return PublishOutcome{PublishResult::kAcked, FailureReason::kNone, ""};
     case RD_KAFKA_RESP_ERR_MSG_SIZE_TOO_LARGE:
     case RD_KAFKA_RESP_ERR_RECORD_LIST_TOO_LARGE:
-      o.result = PublishResult::kPermanent;
-      o.reason = FailureReason::kMessageTooLarge;
-      return o;
+      return permanent(FailureReason::kMessageTooLarge);
     case RD_KAFKA_RESP_ERR_TOPIC_EXCEPTION:
     case RD_KAFKA_RESP_ERR__INVALID_ARG:
-      o.result = PublishResult::kPermanent;
-      o.reason = FailureReason::kInvalidTopic;
-      return o;
+      return permanent(FailureReason::kInvalidTopic);
     case RD_KAFKA_RESP_ERR_INVALID_RECORD:
-      o.result = PublishResult::kPermanent;
-      o.reason = FailureReason::kBrokerError;
-      return o;
+      return permanent(FailureReason::kBrokerError);
     case RD_KAFKA_RESP_ERR__MSG_TIMED_OUT:
     case RD_KAFKA_RESP_ERR__TIMED_OUT:
-      o.result = PublishResult::kRetryable;
-      o.reason = broker_up ? FailureReason::kTimeout : FailureReason::kBrokerDown;
-      return o;
+      return retryable(broker_up ? FailureReason::kTimeout : FailureReason::kBrokerDown);
     case RD_KAFKA_RESP_ERR__FATAL:
     case RD_KAFKA_RESP_ERR__PURGE_QUEUE:
     case RD_KAFKA_RESP_ERR__PURGE_INFLIGHT:
       // The producer hit a fatal error and is being replaced.
-      o.result = PublishResult::kRetryable;
-      o.reason = FailureReason::kProducerFatal;
-      return o;
+      return retryable(FailureReason::kProducerFatal);
     case RD_KAFKA_RESP_ERR__TRANSPORT:
     case RD_KAFKA_RESP_ERR__ALL_BROKERS_DOWN:
-      o.result = PublishResult::kRetryable;
-      o.reason = FailureReason::kBrokerDown;
-      return o;
+      return retryable(FailureReason::kBrokerDown);
     default:
-      o.result = PublishResult::kRetryable;
-      o.reason = FailureReason::kBrokerError;
-      return o;
+      return retryable(FailureReason::kBrokerError);
   }
 }
 

@@ -26,6 +26,8 @@ class MysqlStore : public OutboxStore {
  public:
   explicit MysqlStore(MysqlConfig config, ClockPtr clock = DefaultClock());
 
+  // OutboxStore's calls (documented there); tests/fakes/fake_store.h repeats
+  // this list on purpose: both implement the one interface.
   Status Connect() override;
   void Disconnect() override;
   Status HasDue(bool include_expired, bool* due) override;

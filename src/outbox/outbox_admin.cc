@@ -4,6 +4,9 @@
 
 #include <limits>
 
+#include "outbox/grant_probe.h"
+#include "outbox/mysql_connection.h"
+
 namespace outbox {
 
 namespace {
@@ -40,8 +43,9 @@ Status Prepare(MysqlConnection& conn, TableSchema* schema) {
 
 }  // namespace
 
-Status ListDead(MysqlConnection& conn, int limit, std::vector<DeadRow>* out) {
+Status ListDead(const MysqlConfig& config, int limit, std::vector<DeadRow>* out) {
   out->clear();
+  MysqlConnection conn(config);
   TableSchema schema;
   Status s = Prepare(conn, &schema);
   if (!s.ok()) return s;
@@ -57,9 +61,10 @@ Status ListDead(MysqlConnection& conn, int limit, std::vector<DeadRow>* out) {
   return Status::Ok();
 }
 
-Status ReplayDead(MysqlConnection& conn, const DeadSelector& selector, bool dry_run,
+Status ReplayDead(const MysqlConfig& config, const DeadSelector& selector, bool dry_run,
                   std::vector<DeadRow>* changed) {
   changed->clear();
+  MysqlConnection conn(config);
   TableSchema schema;
   Status s = Prepare(conn, &schema);
   if (!s.ok()) return s;
@@ -108,6 +113,17 @@ Status ReplayDead(MysqlConnection& conn, const DeadSelector& selector, bool dry_
     }
     return SqlErrorStatus("dead replay", SqlErrorOf(e));
   }
+  return Status::Ok();
+}
+
+Status CheckTableAccess(const MysqlConfig& config, bool need_delete, TableAccess* out) {
+  *out = TableAccess{};
+  MysqlConnection conn(config);
+  Status s = conn.Connect();
+  if (s.ok()) s = InspectTable(conn, &out->schema);
+  if (!s.ok() || !out->schema.table_exists || !out->schema.missing_columns.empty()) return s;
+  s = ProbeGrants(conn, out->schema, need_delete, &out->granted, &out->grant_problems);
+  if (!s.ok()) out->grant_problems.push_back(s.message());
   return Status::Ok();
 }
 

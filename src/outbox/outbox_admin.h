@@ -5,8 +5,9 @@
 #include <vector>
 
 #include "common/status.h"
-#include "outbox/mysql_connection.h"
+#include "config/config.h"
 #include "outbox/row.h"
+#include "outbox/table_schema.h"
 
 namespace outbox {
 
@@ -30,10 +31,25 @@ struct DeadSelector {
   bool all = false;
 };
 
-Status ListDead(MysqlConnection& conn, int limit, std::vector<DeadRow>* out);
+// Each call opens its own connection with `config` and closes it: no
+// Connector/C++ type crosses this header (src/app/ includes it; the client
+// library stays inside src/outbox/, scripts/check-layering).
+Status ListDead(const MysqlConfig& config, int limit, std::vector<DeadRow>* out);
 // DEAD -> NEW with retry_count = 0 and next_retry_at = NOW(). With dry_run,
 // only reports what it would change. *changed gets the rows (as they were).
-Status ReplayDead(MysqlConnection& conn, const DeadSelector& selector, bool dry_run,
+Status ReplayDead(const MysqlConfig& config, const DeadSelector& selector, bool dry_run,
                   std::vector<DeadRow>* changed);
+
+// What `outbox-relay check --connect` learns about a service's table.
+struct TableAccess {
+  TableSchema schema;                       // InspectTable's result
+  std::string granted;                      // the privileges that work, e.g. "SELECT, UPDATE"
+  std::vector<std::string> grant_problems;  // ProbeGrants' problems, one line each
+};
+// Connects with `config`, inspects the table and, when it exists with every
+// required column, probes the grants (outbox/grant_probe.h; DELETE when
+// `need_delete`). Fails only when connecting or inspecting fails; a grant
+// probe that fails is reported as one of grant_problems.
+Status CheckTableAccess(const MysqlConfig& config, bool need_delete, TableAccess* out);
 
 }  // namespace outbox

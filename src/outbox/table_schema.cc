@@ -26,17 +26,23 @@ int64_t IntegerTypeMax(const std::string& data_type, const std::string& column_t
 
 namespace {
 
+// Runs an information_schema query whose two parameters are the table's
+// schema and name. Throws sql::SQLException.
+std::unique_ptr<sql::ResultSet> QueryAboutTable(MysqlConnection& conn, const std::string& sql) {
+  auto* ps = conn.Prepare(sql);
+  ps->setString(1, conn.config().database);
+  ps->setString(2, conn.config().table);
+  return std::unique_ptr<sql::ResultSet>(ps->executeQuery());
+}
+
 // Columns and their optional properties. Throws sql::SQLException.
 void ReadColumns(MysqlConnection& conn, TableSchema* out) {
-  const MysqlConfig& cfg = conn.config();
   // information_schema's column names are upper case in MySQL 8's result
   // metadata; the relay reads by position, never by name.
-  auto* ps = conn.Prepare(
+  auto rs = QueryAboutTable(
+      conn,
       "SELECT COLUMN_NAME, COALESCE(CHARACTER_MAXIMUM_LENGTH, 0), DATA_TYPE, COLUMN_TYPE "
       "FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ?");
-  ps->setString(1, cfg.database);
-  ps->setString(2, cfg.table);
-  std::unique_ptr<sql::ResultSet> rs(ps->executeQuery());
   std::map<std::string, int64_t> cols;
   while (rs->next()) {
     const std::string name(rs->getString(1));
@@ -65,13 +71,10 @@ void ReadColumns(MysqlConnection& conn, TableSchema* out) {
 // The first index that starts with (status, next_retry_at). Throws
 // sql::SQLException.
 void ReadIndexes(MysqlConnection& conn, TableSchema* out) {
-  const MysqlConfig& cfg = conn.config();
-  auto* idx = conn.Prepare(
+  auto irs = QueryAboutTable(
+      conn,
       "SELECT INDEX_NAME, SEQ_IN_INDEX, COLUMN_NAME FROM information_schema.STATISTICS "
       "WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ? ORDER BY INDEX_NAME, SEQ_IN_INDEX");
-  idx->setString(1, cfg.database);
-  idx->setString(2, cfg.table);
-  std::unique_ptr<sql::ResultSet> irs(idx->executeQuery());
   std::map<std::string, std::vector<std::string>> indexes;
   while (irs->next()) indexes[irs->getString(1)].push_back(irs->getString(3));
   for (const auto& [name, columns] : indexes) {

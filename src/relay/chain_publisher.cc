@@ -10,15 +10,18 @@ namespace {
 constexpr const char* kAfterFailure = "not sent: an earlier event of its aggregate failed";
 constexpr const char* kOutOfBudget =
     "not sent: the batch ran out of its lease budget (slow broker)";
+constexpr const char* kNoPublisher = "not sent: the producer was shut down";
 }  // namespace
 
 // One batch in flight. A chain has at most one message in flight, so its
 // entries of `next_pos` and `outcomes` are touched by one party at a time:
 // the thread that sends the chain's message, then the one that reports it
 // (the producer's queue orders the two). `remaining` counts the rows whose
-// outcome is still open; whoever brings it to 0 calls `done`.
+// outcome is still open; whoever brings it to 0 calls `done`. `publisher`
+// is weak: the publisher holds the batch's callbacks (see the header's
+// "Lifetime").
 struct ChainPublisher::Batch {
-  PublisherPtr publisher;
+  std::weak_ptr<Publisher> publisher;
   ClockPtr clock;
   Clock::TimePoint start_by;
   std::vector<std::optional<Message>> messages;  // per row; none if it was not routed
@@ -89,10 +92,14 @@ void ChainPublisher::Publish(const std::vector<OutboxRow>& rows, Clock::TimePoin
 }
 
 void ChainPublisher::SendNext(const std::shared_ptr<Batch>& batch, size_t chain) {
+  const PublisherPtr publisher = batch->publisher.lock();
+  if (!publisher) {
+    CountDone(batch, ReleaseRest(batch.get(), chain, kNoPublisher));
+    return;
+  }
   const size_t row = batch->chains[chain][batch->next_pos[chain]++];
-  batch->publisher->Send(*batch->messages[row], [batch, row](PublishOutcome outcome) {
-    Finish(batch, row, std::move(outcome));
-  });
+  publisher->Send(*batch->messages[row],
+                  [batch, row](PublishOutcome outcome) { Finish(batch, row, std::move(outcome)); });
 }
 
 void ChainPublisher::Finish(const std::shared_ptr<Batch>& batch, size_t row,
@@ -101,26 +108,32 @@ void ChainPublisher::Finish(const std::shared_ptr<Batch>& batch, size_t row,
   bool ok = outcome.result == PublishResult::kAcked;
   batch->outcomes[row] = std::move(outcome);
   size_t finished = 1;
-  const auto& seq = batch->chains[chain];
-  const bool more = batch->next_pos[chain] < seq.size();
+  const bool more = batch->next_pos[chain] < batch->chains[chain].size();
   const char* cut = !ok                                      ? kAfterFailure
                     : batch->clock->Now() >= batch->start_by ? kOutOfBudget
                                                              : nullptr;
-  if (more && cut != nullptr) {
-    // The rest of the chain must not overtake a failed message, and must not
-    // outlive the lease: it is released unattempted and claimed again.
-    while (batch->next_pos[chain] < seq.size()) {
-      batch->outcomes[seq[batch->next_pos[chain]++]] = {PublishResult::kNotAttempted,
-                                                        FailureReason::kNone, cut};
-      ++finished;
-    }
+  // The rest of the chain must not overtake a failed message, and must not
+  // outlive the lease: it is released unattempted and claimed again.
+  if (more && cut != nullptr) finished += ReleaseRest(batch.get(), chain, cut);
+  if (CountDone(batch, finished)) return;
+  if (more && cut == nullptr) SendNext(batch, chain);
+}
+
+size_t ChainPublisher::ReleaseRest(Batch* batch, size_t chain, const char* why) {
+  const auto& seq = batch->chains[chain];
+  size_t released = 0;
+  while (batch->next_pos[chain] < seq.size()) {
+    batch->outcomes[seq[batch->next_pos[chain]++]] = {PublishResult::kNotAttempted,
+                                                      FailureReason::kNone, why};
+    ++released;
   }
-  const bool send_next = more && cut == nullptr;
-  if (batch->remaining.fetch_sub(finished) == finished) {
-    batch->done(std::move(batch->outcomes));
-    return;
-  }
-  if (send_next) SendNext(batch, chain);
+  return released;
+}
+
+bool ChainPublisher::CountDone(const std::shared_ptr<Batch>& batch, size_t finished) {
+  if (batch->remaining.fetch_sub(finished) != finished) return false;
+  batch->done(std::move(batch->outcomes));
+  return true;
 }
 
 }  // namespace outbox

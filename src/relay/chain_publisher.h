@@ -23,8 +23,19 @@ namespace outbox {
 //  - the lease budget: no chain message is started at or after `start_by`
 //    (it is released, not attempted), so the batch settles while its lease
 //    is still this relay's, even when the broker is slow.
-// Thread-safe: Publish may be called from any thread; `*router` and the
-// clock must outlive every batch (the Relay owns both).
+// Thread-safe: Publish may be called from any thread; `*router` must outlive
+// the ChainPublisher (the Relay owns both).
+//
+// Lifetime: a batch in flight lives in the SentFn callbacks it handed to the
+// publisher, and may outlive the ChainPublisher (and the Relay): its messages
+// complete later, or are purged when the producer is destroyed. The batch
+// refers to the publisher weakly, so that the publisher holding the batch's
+// callbacks and the batch holding the publisher form no reference cycle (a
+// message never completed would leak both). A chain's next message is sent
+// only while the publisher still exists; once it is gone (or is being
+// destroyed and purges its queue) the rest of the chain is released as not
+// attempted and `done` is still called once. A publisher destroyed with
+// callbacks it never calls drops them, and with them its batches.
 class ChainPublisher {
  public:
   // One outcome per row, in the rows' order.
@@ -41,6 +52,10 @@ class ChainPublisher {
   struct Batch;
   static void SendNext(const std::shared_ptr<Batch>& batch, size_t chain);
   static void Finish(const std::shared_ptr<Batch>& batch, size_t row, PublishOutcome outcome);
+  // Marks the rest of `chain` not attempted, for `why`; returns how many rows.
+  static size_t ReleaseRest(Batch* batch, size_t chain, const char* why);
+  // Counts `finished` rows done; the last one calls `done`. True if it did.
+  static bool CountDone(const std::shared_ptr<Batch>& batch, size_t finished);
 
   const PublisherPtr publisher_;
   const Router* const router_;

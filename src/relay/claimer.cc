@@ -30,7 +30,7 @@ ClaimRound Claimer::Claim(ClaimedBatch* batch) {
 Status Claimer::Probe() {
   bool due = false;
   Status s = claim_store_->HasDue(config_.ordering == Ordering::kPerAggregate, &due);
-  Note(s, "poll");
+  health_->NoteAndBeat(s, "poll", beat_);
   return s;
 }
 
@@ -41,13 +41,13 @@ ClaimRound Claimer::ClaimUnordered(ClaimedBatch* batch) {
     // The idle poll: one index probe, no transaction.
     bool due = false;
     Status s = claim_store_->HasDue(false, &due);
-    Note(s, "poll");
+    health_->NoteAndBeat(s, "poll", beat_);
     if (!s.ok()) return ClaimRound::kFailed;
     if (!due) return ClaimRound::kIdle;
   }
   if (reclaim) next_reclaim_ = now + kReclaimEvery;
   Status s = claim_store_->ClaimDue(config_.batch_size, config_.lease_ms, reclaim, batch);
-  Note(s, "claim");
+  health_->NoteAndBeat(s, "claim", beat_);
   if (!s.ok()) return ClaimRound::kFailed;
   last_round_full_ = static_cast<int>(batch->rows.size()) >= config_.batch_size;
   return last_round_full_ ? ClaimRound::kMore : ClaimRound::kIdle;
@@ -74,7 +74,7 @@ ClaimRound Claimer::StartPass() {
   if (!last_pass_claimed_) {
     bool due = false;
     Status s = claim_store_->HasDue(true, &due);
-    Note(s, "poll");
+    health_->NoteAndBeat(s, "poll", beat_);
     if (!s.ok()) return ClaimRound::kFailed;
     if (!due) return ClaimRound::kIdle;
   }
@@ -87,10 +87,10 @@ ClaimRound Claimer::StartPass() {
   last_pass_claimed_ = false;
   Status s = scan_store_->BeginSnapshot();
   if (s.ok()) s = scan_store_->MinPendingId(&min_id);
-  Note(s, "poll");
+  health_->NoteAndBeat(s, "poll", beat_);
   if (s.ok() && min_id && config_.dead_policy == DeadPolicy::kBlock) {
     s = scan_store_->DeadHeads(&heads);
-    Note(s, "read DEAD aggregates");
+    health_->NoteAndBeat(s, "read DEAD aggregates", beat_);
   }
   if (!s.ok() || !min_id) {
     scan_store_->EndSnapshot();
@@ -110,7 +110,7 @@ bool Claimer::ScanPages() {
     auto t = clock_->Now();
     Status s = scan_store_->ScanWindow(planner_->cursor(), page, &rows);
     pass_stats_.scan += clock_->Now() - t;
-    Note(s, "scan");
+    health_->NoteAndBeat(s, "scan", beat_);
     if (!s.ok()) return false;
     ++pass_stats_.pages;
     pass_stats_.scanned += static_cast<int64_t>(rows.size());
@@ -143,7 +143,7 @@ ClaimRound Claimer::ClaimOrdered(ClaimedBatch* batch) {
         planner_->candidates(), config_.lease_ms,
         [this](const std::vector<OutboxRow>& locked) { return planner_->Choose(locked); }, batch);
     pass_stats_.claim += clock_->Now() - t;
-    Note(s, "claim");
+    health_->NoteAndBeat(s, "claim", beat_);
     if (!s.ok()) {
       EndPass();
       return ClaimRound::kFailed;
@@ -160,11 +160,6 @@ ClaimRound Claimer::ClaimOrdered(ClaimedBatch* batch) {
     return ClaimRound::kIdle;
   }
   return ClaimRound::kMore;
-}
-
-void Claimer::Note(const Status& s, std::string_view what, bool settle) {
-  health_->Note(s, what, settle);
-  if (beat_) beat_->Beat();
 }
 
 }  // namespace outbox

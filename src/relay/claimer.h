@@ -42,14 +42,10 @@ class Claimer {
   // paused (broker down).
   Status Probe();
 
-  // Beaten after every statement (docs/DESIGN.md, "Errors and health"): a
-  // loop that runs several statements per iteration shows progress between
-  // them, so its stall limit need cover only one. Null: no heartbeat.
+  // Beaten after every statement (DbHealth::NoteAndBeat). Null: no heartbeat.
   void set_heartbeat(HeartbeatPtr beat) { beat_ = std::move(beat); }
 
  private:
-  // Records a statement's outcome in the DbHealth and beats.
-  void Note(const Status& s, std::string_view what, bool settle = false);
   ClaimRound ClaimUnordered(ClaimedBatch* batch);
   ClaimRound ClaimOrdered(ClaimedBatch* batch);
   // Starts a per_aggregate pass: kMore when one started, else kIdle/kFailed.

@@ -34,6 +34,12 @@ void DbHealth::Note(const Status& s, std::string_view what, bool settle) {
   last_error_ = s.message();
 }
 
+void DbHealth::NoteAndBeat(const Status& s, std::string_view what, const HeartbeatPtr& beat,
+                           bool settle) {
+  Note(s, what, settle);
+  if (beat) beat->Beat();
+}
+
 std::string DbHealth::LastError() const {
   MutexLock lock(&mu_);
   return last_error_;

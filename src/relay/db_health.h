@@ -4,6 +4,7 @@
 #include <string>
 #include <string_view>
 
+#include "common/liveness.h"
 #include "common/mutex.h"
 #include "common/status.h"
 #include "metrics/metrics.h"
@@ -26,6 +27,12 @@ class DbHealth {
   // max_inflight_batches, so "database reachable again" after every
   // successful poll would be a lie.
   void Note(const Status& s, std::string_view what, bool settle = false) EXCLUDES(mu_);
+  // Note(), then beats `beat` (null: no heartbeat). The units (Claimer,
+  // Settler, Housekeeper) call it after every statement (docs/DESIGN.md,
+  // "Errors and health"): a loop that runs several statements per iteration
+  // shows progress between them, so its stall limit need cover only one.
+  void NoteAndBeat(const Status& s, std::string_view what, const HeartbeatPtr& beat,
+                   bool settle = false) EXCLUDES(mu_);
 
   bool up() const { return up_.load(); }
   std::string LastError() const EXCLUDES(mu_);

@@ -18,7 +18,7 @@ Housekeeper::Housekeeper(const ServiceConfig& config, OutboxStorePtr store, Serv
 
 Status Housekeeper::Connect() {
   Status s = store_->Connect();
-  Note(s, "connect");
+  health_->NoteAndBeat(s, "connect", beat_);
   return s;
 }
 
@@ -43,7 +43,7 @@ UnsentSnapshot Housekeeper::Unsent() const {
 Status Housekeeper::RefreshGauges() {
   TableStats st;
   Status s = store_->ReadStats(&st);
-  Note(s, "read table gauges");
+  health_->NoteAndBeat(s, "read table gauges", beat_);
   if (!s.ok()) return s;
   NoteUnsent(st);
   metrics_->backlog->Set(static_cast<double>(st.backlog));
@@ -63,7 +63,7 @@ Status Housekeeper::RefreshGauges() {
   if (start < blocked_due_) return Status::Ok();
   int64_t blocked = 0;
   s = store_->CountBlockedAggregates(&blocked);
-  Note(s, "count blocked aggregates");
+  health_->NoteAndBeat(s, "count blocked aggregates", beat_);
   if (!s.ok()) return s;
   blocked_due_ = start + 10 * (clock_->Now() - start);
   metrics_->blocked_aggregates->Set(static_cast<double>(blocked));
@@ -95,11 +95,6 @@ Status Housekeeper::RunRetention(const PauseFn& pause) {
     spdlog::info("service {}: retention deleted {} SENT row(s) older than {} day(s)", config_.name,
                  total, *r.sent_days);
   return Status::Ok();
-}
-
-void Housekeeper::Note(const Status& s, std::string_view what, bool settle) {
-  health_->Note(s, what, settle);
-  if (beat_) beat_->Beat();
 }
 
 }  // namespace outbox

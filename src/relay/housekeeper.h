@@ -44,15 +44,11 @@ class Housekeeper {
   using PauseFn = std::function<bool(std::chrono::milliseconds)>;
   Status RunRetention(const PauseFn& pause);
 
-  // Beaten after every statement (docs/DESIGN.md, "Errors and health"): a
-  // loop that runs several statements per iteration shows progress between
-  // them, so its stall limit need cover only one. Null: no heartbeat.
+  // Beaten after every statement (DbHealth::NoteAndBeat). Null: no heartbeat.
   void set_heartbeat(HeartbeatPtr beat) { beat_ = std::move(beat); }
 
  private:
   void NoteUnsent(const TableStats& st) EXCLUDES(unsent_mu_);
-  // Records a statement's outcome in the DbHealth and beats.
-  void Note(const Status& s, std::string_view what, bool settle = false);
   const ServiceConfig& config_;
   OutboxStorePtr store_;
   ServiceMetrics* const metrics_;

@@ -82,7 +82,7 @@ Status Settler::Settle(const PublishedBatch& done) {
   std::vector<SettleOp> ops = PlanSettle(done.batch.rows, done.outcomes, retry_);
   SettleResult result;
   Status s = store_->Settle(done.batch.lease_token, ops, &result);
-  Note(s, "settle", /*settle=*/true);
+  health_->NoteAndBeat(s, "settle", beat_, /*settle=*/true);
   if (!s.ok()) return s;
   Account(done, ops, result);
   LogBatch(done, ops, result);
@@ -169,11 +169,6 @@ void Settler::LogBatch(const PublishedBatch& done, const std::vector<SettleOp>& 
                                                   {"reason", Reason(example)},
                                                   {"error", example.error}});
   }
-}
-
-void Settler::Note(const Status& s, std::string_view what, bool settle) {
-  health_->Note(s, what, settle);
-  if (beat_) beat_->Beat();
 }
 
 }  // namespace outbox

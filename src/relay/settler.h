@@ -52,14 +52,10 @@ class Settler {
   // retries the same batch until it applies.
   Status Settle(const PublishedBatch& done);
 
-  // Beaten after every statement (docs/DESIGN.md, "Errors and health"): a
-  // loop that runs several statements per iteration shows progress between
-  // them, so its stall limit need cover only one. Null: no heartbeat.
+  // Beaten after every statement (DbHealth::NoteAndBeat). Null: no heartbeat.
   void set_heartbeat(HeartbeatPtr beat) { beat_ = std::move(beat); }
 
  private:
-  // Records a statement's outcome in the DbHealth and beats.
-  void Note(const Status& s, std::string_view what, bool settle = false);
   void Account(const PublishedBatch& done, const std::vector<SettleOp>& ops,
                const SettleResult& result);
   void LogBatch(const PublishedBatch& done, const std::vector<SettleOp>& ops,

@@ -264,9 +264,8 @@ TEST_CASE("a DEAD event blocks exactly its aggregate and releases it in order af
                    "outbox_blocked_aggregates{service=\"e2e_dead_block\"} 1") != std::string::npos;
       },
       10s));
-  MysqlConnection conn(db.mysql());
   std::vector<DeadRow> changed;
-  REQUIRE(ReplayDead(conn, DeadSelector{{2}, std::nullopt, false}, false, &changed).ok());
+  REQUIRE(ReplayDead(db.mysql(), DeadSelector{{2}, std::nullopt, false}, false, &changed).ok());
   CHECK(changed.size() == 1);
   REQUIRE(WaitFor([&] { return Unsent(db) == 0; }, 30s));
   auto msgs = SortedByPartitionOffset(ConsumeAll(cluster.bootstrap(), {"outbox.event.Order"}));

@@ -13,18 +13,10 @@
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-root="$(cd "$here/../.." && pwd)"
+. "$here/lib.sh"  # root, tmp, fail, need
 dashboard="${1:-$root/deploy/grafana/outbox-relay.json}"
 metrics_md="${2:-$root/docs/METRICS.md}"
-
-if ! command -v python3 >/dev/null 2>&1; then
-  echo "check_dashboard: python3 is required (apt-get install -y python3)" >&2
-  exit 1
-fi
-
-tmp="$(mktemp -d)"
-trap 'rm -rf "$tmp"' EXIT
-fail=0
+need python3 "check_dashboard: python3 is required (apt-get install -y python3)"
 
 echo "== structure of $dashboard"
 python3 - "$dashboard" <<'PY' || fail=1

@@ -80,48 +80,49 @@ else
   bad "check-runtime-libs on the Dockerfile as it is:"; sed 's/^/      /' "$tmp/ok.out"
 fi
 
+# check-runtime-libs on BINARY with the changed DOCKERFILE must fail with a
+# line matching PATTERN; CHANGE says what was changed (for the failures).
+expect_libs_fail() {  # BINARY DOCKERFILE PATTERN CHANGE OK-MESSAGE
+  if "$check" "$1" "$2" >"$tmp/libs.out" 2>&1; then
+    bad "check-runtime-libs passes for $(basename "$1") $4"
+  elif grep -q "$3" "$tmp/libs.out"; then
+    ok "$5"
+  else
+    bad "$(basename "$1") $4: it fails for another reason:"; sed 's/^/      /' "$tmp/libs.out"
+  fi
+}
+
 sed 's/ libyaml-cpp0\.7 / /' "$df" >"$tmp/Dockerfile.noyaml"
 if cmp -s "$df" "$tmp/Dockerfile.noyaml"; then
   bad "could not remove libyaml-cpp0.7 from a copy of the Dockerfile"
-elif "$check" "$bin" "$tmp/Dockerfile.noyaml" >"$tmp/noyaml.out" 2>&1; then
-  bad "check-runtime-libs passes without libyaml-cpp0.7 in the runtime stage"
-elif grep -q '^FAIL  libyaml-cpp\.so\.0\.7 .*add libyaml-cpp0\.7' "$tmp/noyaml.out"; then
-  ok "without libyaml-cpp0.7 it fails naming libyaml-cpp.so.0.7 and the package to add"
 else
-  bad "without libyaml-cpp0.7 it fails, but without naming the library:"; sed 's/^/      /' "$tmp/noyaml.out"
+  expect_libs_fail "$bin" "$tmp/Dockerfile.noyaml" '^FAIL  libyaml-cpp\.so\.0\.7 .*add libyaml-cpp0\.7' \
+    "without libyaml-cpp0.7 in the runtime stage" \
+    "without libyaml-cpp0.7 it fails naming libyaml-cpp.so.0.7 and the package to add"
 fi
 
 sed 's/ libfmt9 / libfmt9 librdkafka++1 /' "$df" >"$tmp/Dockerfile.unused"
-if "$check" "$bin" "$tmp/Dockerfile.unused" >"$tmp/unused.out" 2>&1; then
-  bad "check-runtime-libs passes with the unused librdkafka++1 in the runtime stage"
-elif grep -q '^FAIL  librdkafka++1 .*provides no library' "$tmp/unused.out"; then
-  ok "an unused runtime package (librdkafka++1) fails the check"
-else
-  bad "with librdkafka++1 added it fails for another reason:"; sed 's/^/      /' "$tmp/unused.out"
-fi
+expect_libs_fail "$bin" "$tmp/Dockerfile.unused" '^FAIL  librdkafka++1 .*provides no library' \
+  "with the unused librdkafka++1 in the runtime stage" \
+  "an unused runtime package (librdkafka++1) fails the check"
 
 # A binary that calls libmariadb itself (as the binlog reader does) needs
 # libmariadb3 listed, even though libmysqlcppconn7v5 already pulls it in: the
 # relay with libmariadb3 taken out of the runtime stage fails.
 sed 's/ libmariadb3 / /' "$df" >"$tmp/Dockerfile.nomariadb"
+nomariadb="^FAIL  libmariadb\.so\.3 .*linked directly.*add libmariadb3"
 if grep -q ' libmariadb3 ' "$tmp/Dockerfile.nomariadb"; then
   bad "could not take libmariadb3 out of the runtime stage for the check"
-elif "$check" "$bin" "$tmp/Dockerfile.nomariadb" >"$tmp/mariadb.out" 2>&1; then
-  bad "the relay (it links libmariadb directly) passes without libmariadb3 in the runtime stage"
-elif grep -q '^FAIL  libmariadb\.so\.3 .*linked directly.*add libmariadb3' "$tmp/mariadb.out"; then
-  ok "the relay links libmariadb directly: without libmariadb3 listed the check fails"
 else
-  bad "without libmariadb3 it fails for another reason:"; sed 's/^/      /' "$tmp/mariadb.out"
+  expect_libs_fail "$bin" "$tmp/Dockerfile.nomariadb" "$nomariadb" \
+    "without libmariadb3 in the runtime stage (it links libmariadb directly)" \
+    "the relay links libmariadb directly: without libmariadb3 listed the check fails"
 fi
 if printf '#include <mysql.h>\nint main(void) { return mysql_get_client_version() == 0; }\n' |
    cc -x c - -o "$tmp/uses-mariadb" $(pkg-config --cflags --libs libmariadb 2>/dev/null || echo -lmariadb) >"$tmp/cc.out" 2>&1; then
-  if "$check" "$tmp/uses-mariadb" "$tmp/Dockerfile.nomariadb" >"$tmp/mariadb.out" 2>&1; then
-    bad "a binary linking libmariadb directly passes without libmariadb3 in the runtime stage"
-  elif grep -q '^FAIL  libmariadb\.so\.3 .*linked directly.*add libmariadb3' "$tmp/mariadb.out"; then
-    ok "a binary linking libmariadb directly fails until libmariadb3 is listed"
-  else
-    bad "a binary linking libmariadb directly fails for another reason:"; sed 's/^/      /' "$tmp/mariadb.out"
-  fi
+  expect_libs_fail "$tmp/uses-mariadb" "$tmp/Dockerfile.nomariadb" "$nomariadb" \
+    "without libmariadb3 in the runtime stage (a binary linking libmariadb directly)" \
+    "a binary linking libmariadb directly fails until libmariadb3 is listed"
 else
   bad "cannot build the libmariadb probe (libmariadb-dev installed?):"; sed 's/^/      /' "$tmp/cc.out"
 fi

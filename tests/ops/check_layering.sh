@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The layering of src/ (docs/DESIGN.md, "Layers"): scripts/check-layering
 # passes on the tree, and fails on trees that break it (a relay file that
-# includes the MySQL store, a config file that includes librdkafka), so the
-# check is known to catch what it is for.
+# includes the MySQL store, a config file that includes librdkafka, an app
+# file that includes a header carrying Connector/C++), so the check is known
+# to catch what it is for.
 set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 check="$ROOT/scripts/check-layering"
@@ -10,7 +11,7 @@ check="$ROOT/scripts/check-layering"
 
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-expect_violation() {  # FILE LINE WHAT
+expect_violation() {  # FILE LINE WHAT [PATTERN the message must contain]
   rm -rf "$tmp/src" && cp -r "$ROOT/src" "$tmp/src"
   printf '%s\n' "$2" >>"$tmp/src/$1"
   if out=$("$check" "$tmp/src" 2>&1); then
@@ -18,6 +19,7 @@ expect_violation() {  # FILE LINE WHAT
     exit 1
   fi
   grep -q "$1" <<<"$out" || { echo "check-layering did not name $1: $out" >&2; exit 1; }
+  grep -q "${4:-$1}" <<<"$out" || { echo "check-layering did not say ${4}: $out" >&2; exit 1; }
 }
 expect_violation relay/relay.cc '#include "outbox/mysql_store.h"' "the relay including the MySQL store"
 expect_violation outbox/mysql_store.cc '#include "kafka/publisher.h"' "the store including the producer"
@@ -25,4 +27,8 @@ expect_violation kafka/kafka_config.cc '#include "outbox/row.h"' "the producer i
 expect_violation config/config.cc '#include <librdkafka/rdkafka.h>' "config including librdkafka"
 expect_violation common/clock.cc '#include "relay/relay.h"' "common including the relay"
 expect_violation relay/claimer.cc '#include <cppconn/driver.h>' "Connector/C++ outside src/outbox"
-echo "layering: src/ is clean and 6 planted violations were caught"
+expect_violation app/check.cc '#include "outbox/mysql_connection.h"' \
+  "an app file including the MySQL connection" "brings <cppconn/"
+expect_violation app/version.cc '#include "outbox/mysql_store.h"' \
+  "an app file including a header that includes the MySQL connection" "brings <cppconn/"
+echo "layering: src/ is clean and 8 planted violations were caught"

@@ -21,17 +21,9 @@
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-root="$(cd "$here/../.." && pwd)"
+. "$here/lib.sh"  # root, tmp, fail, need
 prom="$root/deploy/prometheus"
-
-if ! command -v promtool >/dev/null 2>&1; then
-  echo "check_rules: promtool not found; install it with: apt-get install -y prometheus" >&2
-  exit 1
-fi
-
-tmp="$(mktemp -d)"
-trap 'rm -rf "$tmp"' EXIT
-fail=0
+need promtool "check_rules: promtool not found; install it with: apt-get install -y prometheus"
 
 echo "== generated files up to date"
 "$prom/generate-rules" --check || fail=1
@@ -49,6 +41,8 @@ echo "== another selector, from the one place it is set"
 cat >"$tmp/selector_test.yml" <<'YML'
 rule_files: [alerts.yml]
 evaluation_interval: 1m
+# Each test spells out its alert's annotations in full, on purpose: promtool
+# compares them literally, and they are what an operator reads.
 tests:
   - name: a custom selector picks the shop namespace only
     interval: 1m

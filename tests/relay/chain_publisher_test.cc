@@ -163,5 +163,66 @@ TEST_CASE("no chain message starts after the lease budget ran out", "[relay][cha
   }
 }
 
+// A broker that acknowledges whatever it still holds when it is destroyed,
+// as KafkaPublisher's destructor flushes its queue.
+class AckOnDestroyPublisher : public Publisher {
+ public:
+  ~AckOnDestroyPublisher() override {
+    for (auto& sent : held_) sent({PublishResult::kAcked, FailureReason::kNone, ""});
+  }
+  void Send(const Message&, SentFn sent) override { held_.push_back(std::move(sent)); }
+  bool Healthy() const override { return true; }
+
+ private:
+  std::vector<SentFn> held_;
+};
+
+TEST_CASE(
+    "a batch the broker still holds is freed with the broker after its ChainPublisher is gone",
+    "[relay][chains]") {
+  auto clock = std::make_shared<FakeClock>();
+  auto broker = std::make_shared<FakePublisher>();
+  broker->hold(true);
+  const Router router(Rig::Config());
+  auto batch_token = std::make_shared<int>(0);  // captured by `done`: lives as long as the batch
+  const std::weak_ptr<int> batch_alive = batch_token;
+  const std::weak_ptr<FakePublisher> broker_alive = broker;
+  bool called = false;
+  {
+    ChainPublisher chains(broker, &router, Ordering::kPerAggregate, clock);
+    chains.Publish({Row(1, 7), Row(2, 7)}, clock->Now() + 10s,
+                   [&called, batch_token](std::vector<PublishOutcome>) { called = true; });
+  }
+  batch_token.reset();
+  CHECK(broker->sends() == 1);
+  CHECK_FALSE(batch_alive.expired());  // the held message keeps its batch
+  // The broker goes without completing the message: nothing may keep the
+  // broker and the batch alive in a cycle.
+  broker.reset();
+  CHECK(broker_alive.expired());
+  CHECK(batch_alive.expired());
+  CHECK_FALSE(called);
+}
+
+TEST_CASE("once the producer is gone the rest of a chain is released not attempted",
+          "[relay][chains]") {
+  auto clock = std::make_shared<FakeClock>();
+  auto broker = std::make_shared<AckOnDestroyPublisher>();
+  const Router router(Rig::Config());
+  std::vector<PublishOutcome> out;
+  {
+    ChainPublisher chains(broker, &router, Ordering::kPerAggregate, clock);
+    chains.Publish({Row(1, 7), Row(2, 7), Row(3, 8)}, clock->Now() + 10s,
+                   [&](std::vector<PublishOutcome> o) { out = std::move(o); });
+  }
+  CHECK(out.empty());
+  broker.reset();  // acknowledges rows 1 and 3 while it is being destroyed
+  REQUIRE(out.size() == 3);
+  CHECK(out[0].result == PublishResult::kAcked);
+  CHECK(out[1].result == PublishResult::kNotAttempted);
+  CHECK(out[1].error.find("producer was shut down") != std::string::npos);
+  CHECK(out[2].result == PublishResult::kAcked);
+}
+
 }  // namespace
 }  // namespace outbox
