@@ -10,7 +10,8 @@
 #include "outbox_ddl.h"
 #include "util.h"
 
-namespace outbox::bench {
+namespace outbox {
+namespace bench {
 
 Db::Db(const DbParams& p, bool create) {
   sql::ConnectOptionsMap opts;
@@ -74,10 +75,11 @@ double Db::WaitPurge(double timeout_s, int64_t max_history) {
   return MonoSeconds() - t0;
 }
 
-void Db::CreateOutbox(const std::string& table) {
-  Exec("DROP TABLE IF EXISTS `" + table + "`");
+void Db::CreateOutbox(const std::string& table, const std::string& database) {
+  const std::string name = (database.empty() ? "" : "`" + database + "`.") + "`" + table + "`";
+  Exec("DROP TABLE IF EXISTS " + name);
   // sql/t_outbox.sql (README "The outbox table"), compiled in; only the name differs.
-  Exec(outbox::OutboxTableDdl("`" + table + "`"));
+  Exec(outbox::OutboxTableDdl(name));
 }
 
 void Db::BuildTemplate(const std::string& name, int64_t aggregates, int per_aggregate) {
@@ -239,4 +241,5 @@ int64_t Db::CallDrain(int batch_size, int lease_s) {
   return QueryInt("SELECT @bench_events");
 }
 
-}  // namespace outbox::bench
+}  // namespace bench
+}  // namespace outbox

@@ -9,7 +9,11 @@ set grid ytics lc rgb "#dddddd"
 set border 3
 set tics nomirror
 
+# Data rows in a file (0 when a stage did not run: --stages).
+rows(f) = int(system("grep -vc '^#' '".f."' 2>/dev/null || true"))
+
 # --- throughput: headline bars and the batch-size sweep ---------------------
+if (rows(datadir."/throughput.dat") > 0) {
 set output outdir."/bench_throughput.png"
 set multiplot layout 1,2 title "Drain rate, 50,000 aggregates x 4 events (medians)"
 set title "batch_size 500"
@@ -34,9 +38,9 @@ plot datadir."/throughput.dat" using 1:2 title "database limit (in-server)" lw 2
 unset logscale x
 unset xlabel
 unset multiplot
+}
 
 # --- latency distribution ------------------------------------------------------
-rows(f) = int(system("grep -vc '^#' '".f."' 2>/dev/null || true"))
 if (rows(datadir."/latency_hist.dat") > 0) {
   load datadir."/latency_quantiles.txt"
   set output outdir."/bench_latency.png"
@@ -64,6 +68,36 @@ if (rows(datadir."/latency_hist.dat") > 0) {
   unset logscale y
   set yrange [*:*]
   set xrange [*:*]
+}
+
+# --- wake-up: poll and binlog over the offered rate --------------------------------
+if (rows(datadir."/wakeup.dat") > 0) {
+  set output outdir."/bench_wakeup.png"
+  set terminal pngcairo size 1200,520 font "DejaVu Sans,11" noenhanced
+  set multiplot layout 1,2 title "Wake-up: poll and binlog, one service, default poll_interval_ms (100), binary log on"
+  unset arrow
+  unset label
+  set style data linespoints
+  set xrange [*:*]
+  set yrange [*:*]
+  set logscale x 10
+  set logscale y 10
+  set xlabel "offered events/s"
+  set key top left
+  set title "latency insert -> broker (upper bound)"
+  set ylabel "milliseconds"
+  plot datadir."/wakeup.dat" using 1:2 title "poll p50" lw 2 pt 7 lc rgb "#4477aa", \
+       ""                    using 1:3 title "poll p99" lw 2 pt 5 dt 2 lc rgb "#4477aa", \
+       ""                    using 1:6 title "binlog p50" lw 2 pt 7 lc rgb "#ee6677", \
+       ""                    using 1:7 title "binlog p99" lw 2 pt 5 dt 2 lc rgb "#ee6677"
+  set title "the relay's statements per second"
+  set ylabel "statements/s"
+  plot datadir."/wakeup.dat" using 1:5 title "poll" lw 2 pt 7 lc rgb "#4477aa", \
+       ""                    using 1:9 title "binlog" lw 2 pt 7 lc rgb "#ee6677"
+  unset multiplot
+  unset logscale x
+  unset logscale y
+  unset xlabel
 }
 
 # --- RSS while draining a large backlog ------------------------------------------
