@@ -92,24 +92,22 @@ void AddOptions(CLI::App& app, Options& o, Defaults& d, Lists& l) {
 }
 
 // --quick: tiny sizes, one run of everything; proves the benchmark works.
-void ApplyQuick(Options* o, Sizes* s) {
-  s->main_aggregates = 2000;
-  s->cost_aggregates = 1000;
-  s->big_aggregates = 5000;
-  s->sent_rows = 50000;
-  s->latency_seconds = 3;
-  s->latency_runs = 1;
-  s->latency_rate = 200;
-  s->idle_seconds = 2;
-  s->sweep_batches = {100};
-  s->wakeup_rates = {10, 1000};
-  s->wakeup_seconds = {3, 3};
-  s->wakeup_idle_seconds = 3;
-  s->settle_seconds = 2;
-  s->services = 10;
-  s->services_seconds = 3;
-  o->runs = 1;
-  o->sweep_runs = 1;
+Sizes QuickSizes() {
+  return Sizes{.main_aggregates = 2000,
+               .cost_aggregates = 1000,
+               .big_aggregates = 5000,
+               .sent_rows = 50000,
+               .latency_seconds = 3,
+               .latency_runs = 1,
+               .latency_rate = 200,
+               .idle_seconds = 2,
+               .sweep_batches = {100},
+               .wakeup_rates = {10, 1000},
+               .wakeup_seconds = {3, 3},
+               .wakeup_idle_seconds = 3,
+               .settle_seconds = 2,
+               .services = 10,
+               .services_seconds = 3};
 }
 
 int RunBench(const Options& o, const Sizes& s) {
@@ -144,7 +142,11 @@ int main(int argc, char** argv) {
   if (!l.stages.empty()) o.stages = SplitList(l.stages, ',');
   if (l.no_latency) std::erase(o.stages, std::string("latency"));
   if (!l.drains.empty()) o.drain_set = SplitList(l.drains, ',');
-  if (o.quick) ApplyQuick(&o, &s);
+  if (o.quick) {
+    s = QuickSizes();
+    o.runs = 1;
+    o.sweep_runs = 1;
+  }
   if (o.relay_bin.empty() || o.broker_bin.empty()) {
     std::cerr << "outbox-bench: cannot find outbox-relay / outbox-mock-broker next to "
               << d.build_dir << "; pass --relay and --broker\n";

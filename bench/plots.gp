@@ -14,30 +14,30 @@ rows(f) = int(system("grep -vc '^#' '".f."' 2>/dev/null || true"))
 
 # --- throughput: headline bars and the batch-size sweep ---------------------
 if (rows(datadir."/throughput.dat") > 0) {
-set output outdir."/bench_throughput.png"
-set multiplot layout 1,2 title "Drain rate, 50,000 aggregates x 4 events (medians)"
-set title "batch_size 500"
-set style data histograms
-set style fill solid 0.8 border -1
-set boxwidth 0.7
-set ylabel "events/s"
-set yrange [0:*]
-set xtics rotate by -25 left
-unset key
-plot datadir."/headline.dat" using 2:xtic(1) lc rgb "#4477aa"
-unset style
-set style data linespoints
-set title "by batch_size (one relay)"
-set xtics norotate center
-set logscale x 2
-set xlabel "batch_size"
-set key bottom right
-plot datadir."/throughput.dat" using 1:2 title "database limit (in-server)" lw 2 pt 7 lc rgb "#555555", \
-     ""                         using 1:3 title "relay, ordering none" lw 2 pt 5 lc rgb "#4477aa", \
-     ""                         using 1:4 title "relay, per_aggregate" lw 2 pt 9 lc rgb "#ee6677"
-unset logscale x
-unset xlabel
-unset multiplot
+  set output outdir."/bench_throughput.png"
+  set multiplot layout 1,2 title "Drain rate, 50,000 aggregates x 4 events (medians)"
+  set title "batch_size 500"
+  set style data histograms
+  set style fill solid 0.8 border -1
+  set boxwidth 0.7
+  set ylabel "events/s"
+  set yrange [0:*]
+  set xtics rotate by -25 left
+  unset key
+  plot datadir."/headline.dat" using 2:xtic(1) lc rgb "#4477aa"
+  set style fill empty
+  set style data linespoints
+  set title "by batch_size (one relay)"
+  set xtics norotate center
+  set logscale x 2
+  set xlabel "batch_size"
+  set key bottom right
+  plot datadir."/throughput.dat" using 1:2 title "database limit (in-server)" lw 2 pt 7 lc rgb "#555555", \
+       ""                         using 1:3 title "relay, ordering none" lw 2 pt 5 lc rgb "#4477aa", \
+       ""                         using 1:4 title "relay, per_aggregate" lw 2 pt 9 lc rgb "#ee6677"
+  unset logscale x
+  unset xlabel
+  unset multiplot
 }
 
 # --- latency distribution ------------------------------------------------------
@@ -83,7 +83,7 @@ if (rows(datadir."/wakeup.dat") > 0) {
   set logscale x 10
   set logscale y 10
   set xlabel "offered events/s"
-  set key top left
+  set key below horizontal
   set title "latency insert -> broker (upper bound)"
   set ylabel "milliseconds"
   plot datadir."/wakeup.dat" using 1:2 title "poll p50" lw 2 pt 7 lc rgb "#4477aa", \
