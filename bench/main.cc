@@ -61,6 +61,7 @@ Defaults FillDefaults(const char* argv0, Options* o) {
 struct Lists {
   std::string stages, drains;
   bool no_latency = false;
+  int services = 0;  // 0: the size's default
 };
 
 void AddOptions(CLI::App& app, Options& o, Defaults& d, Lists& l) {
@@ -87,6 +88,9 @@ void AddOptions(CLI::App& app, Options& o, Defaults& d, Lists& l) {
   app.add_option("--stages", l.stages,
                  "comma-separated subset of drain,sweep,latency,idle,scale,wakeup,services");
   app.add_flag("--no-latency", l.no_latency, "skip the latency stage");
+  app.add_option("--services", l.services,
+                 "services (databases) of the services stage (default 100, --quick 10)")
+      ->check(CLI::Range(1, 1000));
   app.add_option("--drains", l.drains,
                  "drain stage configurations MODE:RELAYS[:cost], comma-separated (default: all)");
 }
@@ -147,6 +151,7 @@ int main(int argc, char** argv) {
     o.runs = 1;
     o.sweep_runs = 1;
   }
+  if (l.services > 0) s.services = l.services;
   if (o.relay_bin.empty() || o.broker_bin.empty()) {
     std::cerr << "outbox-bench: cannot find outbox-relay / outbox-mock-broker next to "
               << d.build_dir << "; pass --relay and --broker\n";

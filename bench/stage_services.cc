@@ -19,7 +19,7 @@ int64_t Bench::ThreadsConnected() {
 
 LatencyRun Bench::ServicesLoad(const Running& relay, const std::vector<std::string>& dbs,
                                int64_t base_connections, ServicesRun* out) {
-  const int writers = std::min<int>(4, static_cast<int>(dbs.size()));
+  const int writers = std::min<int>(8, static_cast<int>(dbs.size()));
   // Each mode's rows get their own ids: the first mode's rows stay, SENT.
   PacedWriter writer(o_.db, dbs, kMainTable, writers,
                      1 + 1000000 * static_cast<int64_t>(r_.services.size()));
