@@ -164,7 +164,8 @@ std::string Report::WakeupExtraTable() const {
     << " |\n";
   s << "| idle CPU | " << (ip ? Fmt("%.2f ms/s", ip->cpu_ms_per_s) : "-") << " | "
     << (ib ? Fmt("%.2f ms/s", ib->cpu_ms_per_s) : "-") << " | |\n";
-  s << "| drain of " << w << " events (batch " << s_.default_batch << "), median events/s | "
+  s << "| drain of " << Thousands(static_cast<double>(s_.main_aggregates) * s_.events_per_aggregate)
+    << " events (" << w << ", batch " << s_.default_batch << "), median events/s | "
     << Thousands(dp) << " | " << Thousands(db) << " | " << (dp > 0 ? Pct(db / dp) : "-") << " |\n";
   s << "| drain runs (events/s) | " << runs("poll") << " | " << runs("binlog") << " | |\n";
   return s.str();
