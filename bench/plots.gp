@@ -10,7 +10,7 @@ set border 3
 set tics nomirror
 
 # Data rows in a file (0 when a stage did not run: --stages).
-rows(f) = int(system("grep -vc '^#' '".f."' 2>/dev/null || true"))
+rows(f) = int(system("(grep -v '^#' '".f."' 2>/dev/null || true) | wc -l"))
 
 # --- throughput: headline bars and the batch-size sweep ---------------------
 if (rows(datadir."/throughput.dat") > 0) {
@@ -86,10 +86,19 @@ if (rows(datadir."/wakeup.dat") > 0) {
   set key below horizontal
   set title "latency insert -> broker (upper bound)"
   set ylabel "milliseconds"
+  # binlog's targets, for 1 to 100 events/s (issue 14)
+  set arrow 3 from graph 0, first 10 to first 100, first 10 nohead dt 3 lc rgb "#228833" lw 2
+  set arrow 4 from graph 0, first 25 to first 100, first 25 nohead dt 3 lc rgb "#cc3311" lw 2
+  set label 3 "p50 target" at first 100, first 10 left offset 0.5,0 tc rgb "#228833"
+  set label 4 "p99 target" at first 100, first 25 left offset 0.5,0 tc rgb "#cc3311"
   plot datadir."/wakeup.dat" using 1:2 title "poll p50" lw 2 pt 7 lc rgb "#4477aa", \
        ""                    using 1:3 title "poll p99" lw 2 pt 5 dt 2 lc rgb "#4477aa", \
        ""                    using 1:6 title "binlog p50" lw 2 pt 7 lc rgb "#ee6677", \
        ""                    using 1:7 title "binlog p99" lw 2 pt 5 dt 2 lc rgb "#ee6677"
+  unset arrow 3
+  unset arrow 4
+  unset label 3
+  unset label 4
   set title "the relay's statements per second"
   set ylabel "statements/s"
   plot datadir."/wakeup.dat" using 1:5 title "poll" lw 2 pt 7 lc rgb "#4477aa", \
