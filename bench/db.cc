@@ -10,7 +10,8 @@
 #include "outbox_ddl.h"
 #include "util.h"
 
-namespace outbox::bench {
+namespace outbox {
+namespace bench {
 
 Db::Db(const DbParams& p, bool create) {
   sql::ConnectOptionsMap opts;
@@ -74,10 +75,11 @@ double Db::WaitPurge(double timeout_s, int64_t max_history) {
   return MonoSeconds() - t0;
 }
 
-void Db::CreateOutbox(const std::string& table) {
-  Exec("DROP TABLE IF EXISTS `" + table + "`");
+void Db::CreateOutbox(const std::string& table, const std::string& database) {
+  const std::string name = (database.empty() ? "" : "`" + database + "`.") + "`" + table + "`";
+  Exec("DROP TABLE IF EXISTS " + name);
   // sql/t_outbox.sql (README "The outbox table"), compiled in; only the name differs.
-  Exec(outbox::OutboxTableDdl("`" + table + "`"));
+  Exec(outbox::OutboxTableDdl(name));
 }
 
 void Db::BuildTemplate(const std::string& name, int64_t aggregates, int per_aggregate) {
@@ -135,6 +137,35 @@ void Db::AddSentRows(const std::string& table, int64_t rows) {
        " FROM seq_1_to_" +
        std::to_string(rows));
 }
+
+namespace {
+
+// The claim's UPDATE to SENDING (its commit ends the claim transaction) and
+// the fenced settle, as prepared statements on the claimed id list, then the
+// loop's end: the second half of bench_drain's body.
+std::string MarkAndSettleSql(const std::string& t) {
+  return "    SET @bench_token = token;\n"
+         "    SET @bench_sql = CONCAT('UPDATE " +
+         t +
+         " SET status = ''SENDING'', next_retry_at = ?,"
+         " updated_at = NOW() WHERE id IN (', ids, ')');\n"
+         "    PREPARE claim_stmt FROM @bench_sql;\n"
+         "    EXECUTE claim_stmt USING @bench_token;\n"
+         "    DEALLOCATE PREPARE claim_stmt;\n"
+         "    COMMIT;\n"
+         "    SET @bench_sql = CONCAT('UPDATE " +
+         t +
+         " SET status = ''SENT'', updated_at = NOW() WHERE id IN (',"
+         " ids, ') AND status = ''SENDING'' AND next_retry_at = ?');\n"
+         "    PREPARE settle_stmt FROM @bench_sql;\n"
+         "    EXECUTE settle_stmt USING @bench_token;\n"
+         "    DEALLOCATE PREPARE settle_stmt;\n"
+         "    SET events = events + n;\n"
+         "  END LOOP;\n"
+         "END";
+}
+
+}  // namespace
 
 void Db::CreateDrainProcedure(const std::string& table) {
   Exec("DROP PROCEDURE IF EXISTS bench_drain");
@@ -210,26 +241,8 @@ void Db::CreateDrainProcedure(const std::string& table) {
       "        LEAVE drain;\n"
       "      END IF;\n"
       "      ITERATE drain;\n"
-      "    END IF;\n"
-      "    SET @bench_token = token;\n"
-      "    SET @bench_sql = CONCAT('UPDATE " +
-      t +
-      " SET status = ''SENDING'', next_retry_at = ?,"
-      " updated_at = NOW() WHERE id IN (', ids, ')');\n"
-      "    PREPARE claim_stmt FROM @bench_sql;\n"
-      "    EXECUTE claim_stmt USING @bench_token;\n"
-      "    DEALLOCATE PREPARE claim_stmt;\n"
-      "    COMMIT;\n"
-      "    SET @bench_sql = CONCAT('UPDATE " +
-      t +
-      " SET status = ''SENT'', updated_at = NOW() WHERE id IN (',"
-      " ids, ') AND status = ''SENDING'' AND next_retry_at = ?');\n"
-      "    PREPARE settle_stmt FROM @bench_sql;\n"
-      "    EXECUTE settle_stmt USING @bench_token;\n"
-      "    DEALLOCATE PREPARE settle_stmt;\n"
-      "    SET events = events + n;\n"
-      "  END LOOP;\n"
-      "END");
+      "    END IF;\n" +
+      MarkAndSettleSql(t));
 }
 
 int64_t Db::CallDrain(int batch_size, int lease_s) {
@@ -239,4 +252,5 @@ int64_t Db::CallDrain(int batch_size, int lease_s) {
   return QueryInt("SELECT @bench_events");
 }
 
-}  // namespace outbox::bench
+}  // namespace bench
+}  // namespace outbox

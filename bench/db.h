@@ -38,8 +38,9 @@ class Db {
   double WaitPurge(double timeout_s, int64_t max_history = 2000);
 
   // --- workloads -----------------------------------------------------------
-  // Drops and creates `table` exactly as README "The outbox table" defines t_outbox.
-  void CreateOutbox(const std::string& table);
+  // Drops and creates `table` (in `database`, default: this connection's)
+  // exactly as README "The outbox table" defines t_outbox.
+  void CreateOutbox(const std::string& table, const std::string& database = "");
   // A template table `name` holding aggregates x per_aggregate NEW events
   // with ids 1..N. Events of different aggregates interleave uniformly at
   // random (seeded, so every run gets the same table); within an aggregate

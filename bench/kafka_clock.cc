@@ -1,12 +1,16 @@
 #include "kafka_clock.h"
 
 #include <cstdlib>
+#include <initializer_list>
 #include <memory>
 #include <stdexcept>
+#include <utility>
+#include <vector>
 
 #include "util.h"
 
-namespace outbox::bench {
+namespace outbox {
+namespace bench {
 
 int64_t JsonInt(const std::string& text, const std::string& key) {
   std::string pat = "\"" + key + "\"";
@@ -23,25 +27,34 @@ int64_t JsonInt(const std::string& text, const std::string& key) {
 }
 
 namespace {
-void Set(rd_kafka_conf_t* conf, const char* k, const std::string& v) {
-  char err[512];
-  if (rd_kafka_conf_set(conf, k, v.c_str(), err, sizeof(err)) != RD_KAFKA_CONF_OK)
-    throw std::runtime_error(std::string("kafka ") + k + ": " + err);
+// A client config for `bootstrap` with librdkafka's log quiet below errors
+// and `settings` on top. Throws std::runtime_error on a rejected setting.
+rd_kafka_conf_t* NewConf(const std::string& bootstrap,
+                         std::initializer_list<std::pair<const char*, const char*>> settings) {
+  rd_kafka_conf_t* conf = rd_kafka_conf_new();
+  std::vector<std::pair<const char*, std::string>> all = {{"bootstrap.servers", bootstrap},
+                                                          {"log_level", "3"}};
+  for (const auto& [k, v] : settings) all.emplace_back(k, v);
+  for (const auto& [k, v] : all) {
+    char err[512];
+    if (rd_kafka_conf_set(conf, k, v.c_str(), err, sizeof(err)) != RD_KAFKA_CONF_OK) {
+      rd_kafka_conf_destroy(conf);
+      throw std::runtime_error(std::string("kafka ") + k + ": " + err);
+    }
+  }
+  return conf;
 }
 }  // namespace
 
 TimingConsumer::TimingConsumer(const std::string& bootstrap, const std::string& topic,
                                int partitions) {
-  rd_kafka_conf_t* conf = rd_kafka_conf_new();
-  Set(conf, "bootstrap.servers", bootstrap);
-  Set(conf, "group.id", "outbox-bench");
-  Set(conf, "enable.auto.commit", "false");
   // The mock broker answers a fetch that finds no data only after the whole
   // fetch.wait.max.ms, even if data arrives meanwhile: keep it short so the
   // consumer's delay stays in the low milliseconds.
-  Set(conf, "fetch.wait.max.ms", "2");
-  Set(conf, "fetch.error.backoff.ms", "5");
-  Set(conf, "log_level", "3");
+  rd_kafka_conf_t* conf = NewConf(bootstrap, {{"group.id", "outbox-bench"},
+                                              {"enable.auto.commit", "false"},
+                                              {"fetch.wait.max.ms", "2"},
+                                              {"fetch.error.backoff.ms", "5"}});
   char err[512];
   rk_ = rd_kafka_new(RD_KAFKA_CONSUMER, conf, err, sizeof(err));
   if (!rk_) throw std::runtime_error(std::string("kafka consumer: ") + err);
@@ -120,12 +133,8 @@ ProbeResult ProbeConsumerDelay(const std::string& bootstrap, const std::string& 
   ProbeState st(n);
   std::vector<int64_t> create_us(static_cast<size_t>(n), 0);
   TimingConsumer consumer(bootstrap, topic, partitions);
-  rd_kafka_conf_t* conf = rd_kafka_conf_new();
-  Set(conf, "bootstrap.servers", bootstrap);
-  Set(conf, "enable.idempotence", "true");
-  Set(conf, "acks", "all");
-  Set(conf, "linger.ms", "5");
-  Set(conf, "log_level", "3");
+  rd_kafka_conf_t* conf =
+      NewConf(bootstrap, {{"enable.idempotence", "true"}, {"acks", "all"}, {"linger.ms", "5"}});
   rd_kafka_conf_set_dr_msg_cb(conf, &OnProbeDelivered);
   rd_kafka_conf_set_opaque(conf, &st);
   char err[512];
@@ -178,4 +187,5 @@ ProbeResult ProbeConsumerDelay(const std::string& bootstrap, const std::string& 
   return out;
 }
 
-}  // namespace outbox::bench
+}  // namespace bench
+}  // namespace outbox

@@ -9,34 +9,38 @@ set grid ytics lc rgb "#dddddd"
 set border 3
 set tics nomirror
 
+# Data rows in a file (0 when a stage did not run: --stages).
+rows(f) = int(system("(grep -v '^#' '".f."' 2>/dev/null || true) | wc -l"))
+
 # --- throughput: headline bars and the batch-size sweep ---------------------
-set output outdir."/bench_throughput.png"
-set multiplot layout 1,2 title "Drain rate, 50,000 aggregates x 4 events (medians)"
-set title "batch_size 500"
-set style data histograms
-set style fill solid 0.8 border -1
-set boxwidth 0.7
-set ylabel "events/s"
-set yrange [0:*]
-set xtics rotate by -25 left
-unset key
-plot datadir."/headline.dat" using 2:xtic(1) lc rgb "#4477aa"
-unset style
-set style data linespoints
-set title "by batch_size (one relay)"
-set xtics norotate center
-set logscale x 2
-set xlabel "batch_size"
-set key bottom right
-plot datadir."/throughput.dat" using 1:2 title "database limit (in-server)" lw 2 pt 7 lc rgb "#555555", \
-     ""                         using 1:3 title "relay, ordering none" lw 2 pt 5 lc rgb "#4477aa", \
-     ""                         using 1:4 title "relay, per_aggregate" lw 2 pt 9 lc rgb "#ee6677"
-unset logscale x
-unset xlabel
-unset multiplot
+if (rows(datadir."/throughput.dat") > 0) {
+  set output outdir."/bench_throughput.png"
+  set multiplot layout 1,2 title "Drain rate, 50,000 aggregates x 4 events (medians)"
+  set title "batch_size 500"
+  set style data histograms
+  set style fill solid 0.8 border -1
+  set boxwidth 0.7
+  set ylabel "events/s"
+  set yrange [0:*]
+  set xtics rotate by -25 left
+  unset key
+  plot datadir."/headline.dat" using 2:xtic(1) lc rgb "#4477aa"
+  set style fill empty
+  set style data linespoints
+  set title "by batch_size (one relay)"
+  set xtics norotate center
+  set logscale x 2
+  set xlabel "batch_size"
+  set key bottom right
+  plot datadir."/throughput.dat" using 1:2 title "database limit (in-server)" lw 2 pt 7 lc rgb "#555555", \
+       ""                         using 1:3 title "relay, ordering none" lw 2 pt 5 lc rgb "#4477aa", \
+       ""                         using 1:4 title "relay, per_aggregate" lw 2 pt 9 lc rgb "#ee6677"
+  unset logscale x
+  unset xlabel
+  unset multiplot
+}
 
 # --- latency distribution ------------------------------------------------------
-rows(f) = int(system("grep -vc '^#' '".f."' 2>/dev/null || true"))
 if (rows(datadir."/latency_hist.dat") > 0) {
   load datadir."/latency_quantiles.txt"
   set output outdir."/bench_latency.png"
@@ -64,6 +68,45 @@ if (rows(datadir."/latency_hist.dat") > 0) {
   unset logscale y
   set yrange [*:*]
   set xrange [*:*]
+}
+
+# --- wake-up: poll and binlog over the offered rate --------------------------------
+if (rows(datadir."/wakeup.dat") > 0) {
+  set output outdir."/bench_wakeup.png"
+  set terminal pngcairo size 1200,520 font "DejaVu Sans,11" noenhanced
+  set multiplot layout 1,2 title "Wake-up: poll and binlog, one service, default poll_interval_ms (100), binary log on"
+  unset arrow
+  unset label
+  set style data linespoints
+  set xrange [*:*]
+  set yrange [*:*]
+  set logscale x 10
+  set logscale y 10
+  set xlabel "offered events/s"
+  set key below horizontal
+  set title "latency insert -> broker (upper bound)"
+  set ylabel "milliseconds"
+  # binlog's targets, for 1 to 100 events/s (issue 14)
+  set arrow 3 from graph 0, first 10 to first 100, first 10 nohead dt 3 lc rgb "#228833" lw 2
+  set arrow 4 from graph 0, first 25 to first 100, first 25 nohead dt 3 lc rgb "#cc3311" lw 2
+  set label 3 "p50 target" at first 100, first 10 left offset 0.5,0 tc rgb "#228833"
+  set label 4 "p99 target" at first 100, first 25 left offset 0.5,0 tc rgb "#cc3311"
+  plot datadir."/wakeup.dat" using 1:2 title "poll p50" lw 2 pt 7 lc rgb "#4477aa", \
+       ""                    using 1:3 title "poll p99" lw 2 pt 5 dt 2 lc rgb "#4477aa", \
+       ""                    using 1:6 title "binlog p50" lw 2 pt 7 lc rgb "#ee6677", \
+       ""                    using 1:7 title "binlog p99" lw 2 pt 5 dt 2 lc rgb "#ee6677"
+  unset arrow 3
+  unset arrow 4
+  unset label 3
+  unset label 4
+  set title "the relay's statements per second"
+  set ylabel "statements/s"
+  plot datadir."/wakeup.dat" using 1:5 title "poll" lw 2 pt 7 lc rgb "#4477aa", \
+       ""                    using 1:9 title "binlog" lw 2 pt 7 lc rgb "#ee6677"
+  unset multiplot
+  unset logscale x
+  unset logscale y
+  unset xlabel
 }
 
 # --- RSS while draining a large backlog ------------------------------------------

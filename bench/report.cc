@@ -5,15 +5,13 @@
 #include <ctime>
 #include <filesystem>
 #include <map>
-#include <nlohmann/json.hpp>
 #include <set>
 #include <sstream>
 
 #include "util.h"
 
-namespace outbox::bench {
-
-namespace {
+namespace outbox {
+namespace bench {
 
 std::string Thousands(double v) {
   long long n = std::llround(v);
@@ -25,6 +23,8 @@ std::string Thousands(double v) {
 std::string Pct(double ratio) { return Fmt("%.1f%%", 100 * ratio); }
 
 std::string PassMiss(bool measured, bool ok) { return !measured ? "n/a" : ok ? "PASS" : "MISS"; }
+
+namespace {
 
 std::string Replace(std::string s, const std::string& from, const std::string& to) {
   for (size_t p = s.find(from); p != std::string::npos; p = s.find(from, p + to.size()))
@@ -54,118 +54,6 @@ double Report::MedianRate(const std::string& stage, const std::string& workload,
   return Median(v);
 }
 
-std::vector<Report::Target> Report::Targets() const {
-  std::vector<Target> t;
-  const int b = s_.default_batch;
-  const std::string w = WorkloadName(s_.main_aggregates, s_.events_per_aggregate);
-  const std::string cw = WorkloadName(s_.cost_aggregates, s_.events_per_aggregate);
-  const double db = MedianRate("drain", w, "db", 0, b);
-  const double none1 = MedianRate("drain", w, "none", 1, b);
-  const double pa1 = MedianRate("drain", w, "per_aggregate", 1, b);
-  const double none3 = MedianRate("drain", w, "none", 3, b);
-  const double pa3 = MedianRate("drain", w, "per_aggregate", 3, b);
-  const double cnone = MedianRate("drain", cw, "none", 1, b);
-  const double cpa = MedianRate("drain", cw, "per_aggregate", 1, b);
-  const std::string events =
-      Thousands(static_cast<double>(s_.main_aggregates) * s_.events_per_aggregate);
-
-  t.push_back(
-      {"database limit: in-server drain, batch " + std::to_string(b) + ", " + events + " events",
-       Thousands(db) + " events/s", "(reference)", db > 0 ? "-" : "n/a",
-       "median of the stored procedure's runs"});
-  t.push_back({"relay, ordering none, 1 relay",
-               Thousands(none1) + " events/s = " + Pct(db > 0 ? none1 / db : 0) + " of the limit",
-               ">= 90% of the limit", PassMiss(db > 0 && none1 > 0, none1 >= 0.9 * db),
-               "median drain rate / median database limit"});
-  t.push_back({"relay, per_aggregate, 1 relay",
-               Thousands(pa1) + " events/s = " + Pct(none1 > 0 ? pa1 / none1 : 0) + " of none",
-               ">= 80% of none", PassMiss(none1 > 0 && pa1 > 0, pa1 >= 0.8 * none1), ""});
-  t.push_back(
-      {"relay, none, 3 relays",
-       Thousands(none3) + " events/s = " + Pct(none1 > 0 ? none3 / none1 : 0) + " of 1 relay",
-       ">= 1 relay", PassMiss(none1 > 0 && none3 > 0, none3 >= none1), ""});
-  t.push_back({"relay, per_aggregate, 3 relays",
-               Thousands(pa3) + " events/s = " + Pct(pa1 > 0 ? pa3 / pa1 : 0) + " of 1 relay",
-               ">= 1 relay", PassMiss(pa1 > 0 && pa3 > 0, pa3 >= pa1), ""});
-  t.push_back({"per_aggregate / none on " + Thousands(static_cast<double>(s_.cost_aggregates)) +
-                   " aggregates x " + std::to_string(s_.events_per_aggregate) + " (issue 4)",
-               Thousands(cpa) + " / " + Thousands(cnone) +
-                   " events/s = " + Pct(cnone > 0 ? cpa / cnone : 0),
-               ">= 80%", PassMiss(cnone > 0 && cpa > 0, cpa >= 0.8 * cnone), ""});
-
-  std::vector<double> p50, p99, create50;
-  double mx = 0;
-  for (const auto& l : r_.latency) {
-    p50.push_back(l.p50_ms);
-    p99.push_back(l.p99_ms);
-    create50.push_back(l.create_p50_ms);
-    mx = std::max(mx, l.max_ms);
-  }
-  const bool lat = !r_.latency.empty();
-  const std::string rate = Thousands(s_.latency_rate) + " events/s";
-  t.push_back({"latency insert -> broker, p50, at " + rate, lat ? Fmt("%.1f ms", Median(p50)) : "-",
-               "<= 20 ms", PassMiss(lat, Median(p50) <= 20),
-               "upper bound: insert -> received by a consumer (median of runs)"});
-  t.push_back({"latency insert -> broker, p99, at " + rate, lat ? Fmt("%.1f ms", Median(p99)) : "-",
-               "<= 100 ms", PassMiss(lat, Median(p99) <= 100), ""});
-  t.push_back({"latency insert -> broker, max", lat ? Fmt("%.1f ms", mx) : "-", "(reported)",
-               lat ? "-" : "n/a", ""});
-
-  for (const Idle& i : r_.idle) {
-    t.push_back({"idle statements/s per service, " + i.label, Fmt("%.2f", i.per_service), "<= 15",
-                 PassMiss(true, i.per_service <= 15), "Questions delta minus our probes"});
-  }
-  for (const Idle& i : r_.idle) {
-    double per = i.cpu_ms_per_s / std::max(1, i.services);
-    t.push_back({"idle CPU per service, " + i.label,
-                 Fmt("%.2f ms/s (%.2f%% of a core)", per, per / 10), "near zero: <= 10 ms/s",
-                 PassMiss(true, per <= 10), ""});
-  }
-
-  for (const char* mode : {"per_aggregate", "none"}) {
-    double empty = MedianRate("scale", w, mode, 1, b, "empty");
-    double big = MedianRate("scale", w, mode, 1, b, std::to_string(s_.sent_rows) + " SENT");
-    bool m = empty > 0 && big > 0;
-    t.push_back(
-        {"drain cost of " + Thousands(static_cast<double>(s_.sent_rows)) + " SENT rows, " + mode,
-         m ? Fmt("%s vs %s events/s on an empty table: cost %.1f%%", Thousands(big).c_str(),
-                 Thousands(empty).c_str(), 100 * (1 - big / empty))
-           : "-",
-         "<= 10%", PassMiss(m, m && big >= 0.9 * empty), ""});
-  }
-  for (const Idle& i : r_.idle) {
-    if (i.services != 10) continue;
-    t.push_back({"RSS with 10 idle services", Fmt("%.1f MiB (VmHWM)", i.hwm_mib), "<= 64 MiB",
-                 PassMiss(true, i.hwm_mib <= 64), ""});
-  }
-  std::vector<double> base_rss;
-  for (const Drain* d : Find("drain", w, "per_aggregate", 1, b))
-    base_rss.push_back(d->relay_peak_rss_mib);
-  double backlog_rss = 0;
-  int64_t backlog_events = 0;
-  for (const Drain& d : r_.drains)
-    if (d.stage == "backlog") {
-      backlog_rss = d.relay_peak_rss_mib;
-      backlog_events = d.events;
-    }
-  if (backlog_rss > 0 && !base_rss.empty()) {
-    double base = Median(base_rss);
-    t.push_back({"RSS draining " + Thousands(static_cast<double>(backlog_events)) + " vs " +
-                     events + " events",
-                 Fmt("%.1f vs %.1f MiB peak", backlog_rss, base), "bounded: <= 1.15x",
-                 PassMiss(true, backlog_rss <= 1.15 * base), ""});
-  }
-  return t;
-}
-
-std::string Report::Table() const {
-  std::ostringstream s;
-  s << "| measurement | value | target | result |\n|---|---|---|---|\n";
-  for (const Target& t : Targets())
-    s << "| " << t.what << " | " << t.value << " | " << t.target << " | " << t.result << " |\n";
-  return s.str();
-}
-
 std::string Report::Machine() const {
   const auto& m = r_.machine;
   auto get = [&](const char* k) {
@@ -181,7 +69,8 @@ std::string Report::Machine() const {
   s << "| machine | " << get("nproc") << " CPUs (`nproc`), " << get("cpu") << ", " << get("ram")
     << " RAM, " << get("kernel") << " |\n";
   s << "| database | MariaDB " << get("mariadb") << ", buffer pool " << get("buffer_pool")
-    << ", innodb_flush_log_at_trx_commit=" << get("flush_log_at_trx_commit") << " |\n";
+    << ", innodb_flush_log_at_trx_commit=" << get("flush_log_at_trx_commit") << ", binary log "
+    << get("binlog") << " |\n";
   s << "| broker | outbox-mock-broker (librdkafka " << get("librdkafka")
     << " mock cluster), 1 broker, 4 partitions, its own process |\n";
   s << "| relay | " << get("relay") << ", commit " << get("commit") << " |\n";
@@ -366,60 +255,6 @@ std::string Report::RunsTable() const {
   return s.str();
 }
 
-std::string Report::Json() const {
-  nlohmann::json j;
-  j["machine"] = r_.machine;
-  j["seconds"] = r_.seconds;
-  j["quick"] = o_.quick;
-  j["load_before"] = r_.load_before;
-  j["load_after"] = r_.load_after;
-  for (const Drain& d : r_.drains)
-    j["drains"].push_back({{"stage", d.stage},
-                           {"workload", d.workload},
-                           {"mode", d.mode},
-                           {"table_state", d.table_state},
-                           {"relays", d.relays},
-                           {"batch", d.batch},
-                           {"rep", d.rep},
-                           {"events", d.events},
-                           {"seconds", d.seconds},
-                           {"rate", d.rate},
-                           {"relay_cpu_s", d.relay_cpu_s},
-                           {"db_cpu_s", d.db_cpu_s},
-                           {"broker_cpu_s", d.broker_cpu_s},
-                           {"relay_peak_rss_mib", d.relay_peak_rss_mib},
-                           {"fsyncs", d.fsyncs},
-                           {"questions", d.questions}});
-  for (const auto& l : r_.latency)
-    j["latency"].push_back({{"rep", l.rep},
-                            {"written", l.written},
-                            {"measured", l.measured},
-                            {"offered_rate", l.offered_rate},
-                            {"writer_max_lag_ms", l.writer_max_lag_ms},
-                            {"p50_ms", l.p50_ms},
-                            {"p99_ms", l.p99_ms},
-                            {"max_ms", l.max_ms},
-                            {"create_p50_ms", l.create_p50_ms},
-                            {"create_p99_ms", l.create_p99_ms},
-                            {"create_max_ms", l.create_max_ms},
-                            {"relay_cpu_pct", l.relay_cpu_pct},
-                            {"relay_statements_per_s", l.relay_statements_per_s}});
-  for (const Idle& i : r_.idle)
-    j["idle"].push_back({{"label", i.label},
-                         {"services", i.services},
-                         {"statements_per_s", i.statements_per_s},
-                         {"per_service", i.per_service},
-                         {"com_per_s", i.com_per_s},
-                         {"cpu_ms_per_s", i.cpu_ms_per_s},
-                         {"rss_mib", i.rss_mib},
-                         {"hwm_mib", i.hwm_mib}});
-  for (const Target& t : Targets())
-    j["targets"].push_back(
-        {{"what", t.what}, {"value", t.value}, {"target", t.target}, {"result", t.result}});
-  j["notes"] = r_.notes;
-  return j.dump(2) + "\n";
-}
-
 void Report::WriteData() const {
   const std::string w = WorkloadName(s_.main_aggregates, s_.events_per_aggregate);
   // Throughput by batch size: batch, db, none, per_aggregate (medians).
@@ -476,6 +311,7 @@ void Report::WriteData() const {
   for (const RssPoint& p : r_.rss_series)
     rs << Fmt("%.2f %lld %.2f\n", p.t, static_cast<long long>(p.published), p.rss_mib);
   WriteFile(o_.out_dir + "/rss.dat", rs.str());
+  WriteWakeupData();
 }
 
 void Report::WriteFiles() const {
@@ -485,7 +321,7 @@ void Report::WriteFiles() const {
   if (tpl.empty())
     tpl =
         "# Benchmarks\n\n{{MACHINE}}\n\n{{TARGETS}}\n\n{{DRAINS}}\n\n{{SWEEP}}\n\n{{LATENCY}}"
-        "\n\n{{IDLE}}\n\n{{SCALE}}\n\n{{RUNS}}\n\n{{NOTES}}\n";
+        "\n\n{{IDLE}}\n\n{{SCALE}}\n\n{{WAKEUP}}\n\n{{SERVICES}}\n\n{{RUNS}}\n\n{{NOTES}}\n";
   std::string notes;
   for (const auto& n : r_.notes) notes += "- " + n + "\n";
   if (notes.empty()) notes = "None.\n";
@@ -497,6 +333,8 @@ void Report::WriteFiles() const {
   doc = Replace(doc, "{{LATENCY}}", LatencyTable());
   doc = Replace(doc, "{{IDLE}}", IdleTable());
   doc = Replace(doc, "{{SCALE}}", ScaleTable());
+  doc = Replace(doc, "{{WAKEUP}}", WakeupTable());
+  doc = Replace(doc, "{{SERVICES}}", ServicesTable());
   doc = Replace(doc, "{{RUNS}}", RunsTable());
   doc = Replace(doc, "{{NOTES}}", notes);
   doc = Replace(doc, "{{FIGURES}}", o_.figures_rel.empty() ? "." : o_.figures_rel);
@@ -505,4 +343,5 @@ void Report::WriteFiles() const {
   if (!o_.doc_path.empty()) WriteFile(o_.doc_path, doc);
 }
 
-}  // namespace outbox::bench
+}  // namespace bench
+}  // namespace outbox

@@ -11,6 +11,13 @@
 
 namespace outbox::bench {
 
+// 1234567 -> "1,234,567" (rounded).
+std::string Thousands(double v);
+// 0.953 -> "95.3%".
+std::string Pct(double ratio);
+// "n/a" when not measured, else "PASS" or "MISS".
+std::string PassMiss(bool measured, bool ok);
+
 class Report {
  public:
   Report(const Options& o, const Sizes& s, const Results& r) : o_(o), s_(s), r_(r) {}
@@ -37,6 +44,20 @@ class Report {
   std::vector<const Drain*> Find(const std::string& stage, const std::string& workload,
                                  const std::string& mode, int relays, int batch,
                                  const std::string& state = "empty") const;
+  void DrainTargets(std::vector<Target>* t) const;
+  void LatencyTargets(std::vector<Target>* t) const;
+  void IdleTargets(std::vector<Target>* t) const;
+  void ScaleTargets(std::vector<Target>* t) const;
+  // bench/report_wakeup.cc: the wakeup and services stages.
+  void WakeupTargets(std::vector<Target>* t) const;
+  void ServicesTargets(std::vector<Target>* t) const;
+  const WakeupRun* FindWakeup(const std::string& mode, double rate) const;
+  const ServicesRun* FindServices(const std::string& mode) const;
+  const Idle* FindWakeupIdle(const std::string& mode) const;
+  std::string WakeupTable() const;
+  std::string WakeupExtraTable() const;
+  std::string ServicesTable() const;
+  void WriteWakeupData() const;
   std::string Machine() const;
   std::string DrainTable() const;
   std::string SweepTable() const;

@@ -32,7 +32,8 @@ struct Options {
   bool quick = false;
   int runs = 3;        // repetitions of the headline drains (medians reported)
   int sweep_runs = 1;  // repetitions of each batch-size sweep point
-  std::vector<std::string> stages = {"drain", "sweep", "latency", "idle", "scale"};
+  std::vector<std::string> stages = {"drain", "sweep",  "latency", "idle",
+                                     "scale", "wakeup", "services"};
   // Drain stage configurations, MODE:RELAYS[:WORKLOAD] with WORKLOAD main or
   // cost; the default is the full set.
   std::vector<std::string> drain_set = {"db:0",
@@ -57,6 +58,20 @@ struct Sizes {
   double idle_seconds = 15;    // idle measurement window
   std::vector<int> sweep_batches = {100, 250, 1000, 2000};
   int default_batch = 500;  // the relay's default batch_size
+  // wakeup stage: offered rates (events/s) and the seconds of load at each
+  // (longer at low rates, for samples: 1 event/s for 90 s gives 90).
+  std::vector<double> wakeup_rates = {1, 10, 100, 1000, 10000};
+  std::vector<double> wakeup_seconds = {90, 30, 20, 20, 15};
+  // Idle window of the wakeup and services stages: covers one safety poll
+  // (every 30 s with wakeup: binlog).
+  double wakeup_idle_seconds = 30;
+  // Wait after a relay is ready before an idle window: past the first gauge
+  // refresh and binlog's polling after batches (poll_interval_ms +
+  // gauge_interval_ms + 1 s, docs/CONFIG.md "wakeup: binlog").
+  double settle_seconds = 8;
+  int services = 100;        // services stage: databases served by one relay
+  double services_rate = 1;  // events/s per service during its load
+  double services_seconds = 30;
 };
 
 struct Drain {
@@ -110,6 +125,27 @@ struct Idle {
   double hwm_mib = 0;
 };
 
+// One point of the wakeup stage's rate sweep.
+struct WakeupRun {
+  std::string mode;        // poll | binlog
+  double target_rate = 0;  // events/s asked of the writers
+  LatencyRun run;          // run.offered_rate: the rate the writers achieved
+  bool binlog_up = false;  // binlog only: outbox_wakeup_binlog_up at the end of the run
+};
+
+// One relay serving many services (one database each) in one wakeup mode.
+struct ServicesRun {
+  std::string mode;  // poll | binlog
+  int services = 0;
+  bool binlog_up = false;                              // every service's stream was up after start
+  double startup_s = 0;                                // process start -> /readyz 200
+  int64_t threads_idle = 0, threads_load = 0;          // /proc/PID/status Threads
+  int64_t connections_idle = 0, connections_load = 0;  // Threads_connected above ours
+  int64_t replication_connections = 0;                 // "Binlog Dump" in the process list
+  Idle idle;
+  LatencyRun load;  // services_rate per service, all services at once
+};
+
 struct Results {
   std::vector<Drain> drains;
   std::vector<LatencyRun> latency;
@@ -123,7 +159,11 @@ struct Results {
   double big_table_build_s = 0;
   std::map<std::string, std::string> machine;  // key -> value for the doc
   double started_unix = 0, seconds = 0;
+  std::map<std::string, double> stage_seconds;  // how long each stage ran
   std::string load_before, load_after;
+  std::vector<WakeupRun> wakeup;
+  std::vector<Idle> wakeup_idle;  // one service per mode, after settling
+  std::vector<ServicesRun> services;
   std::vector<std::string> notes;  // anything that went wrong or was skipped
 };
 

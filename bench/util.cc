@@ -22,7 +22,8 @@
 
 extern char** environ;
 
-namespace outbox::bench {
+namespace outbox {
+namespace bench {
 
 double MonoSeconds() {
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
@@ -68,17 +69,23 @@ std::optional<double> ProcessCpuSeconds(pid_t pid) {
   return (utime + stime) / static_cast<double>(sysconf(_SC_CLK_TCK));
 }
 
-std::optional<double> ProcessStatusMiB(pid_t pid, const std::string& field) {
+std::optional<double> ProcessStatusNumber(pid_t pid, const std::string& field) {
   std::ifstream in("/proc/" + std::to_string(pid) + "/status");
   std::string line;
   while (std::getline(in, line)) {
     if (line.rfind(field + ":", 0) == 0) {
       std::istringstream v(line.substr(field.size() + 1));
-      double kb = 0;
-      if (v >> kb) return kb / 1024.0;
+      double n = 0;
+      if (v >> n) return n;
     }
   }
   return std::nullopt;
+}
+
+std::optional<double> ProcessStatusMiB(pid_t pid, const std::string& field) {
+  auto kb = ProcessStatusNumber(pid, field);
+  if (!kb) return std::nullopt;
+  return *kb / 1024.0;
 }
 
 int FreePort() {
@@ -210,4 +217,5 @@ std::string Fmt(const char* fmt, ...) {
   return out;
 }
 
-}  // namespace outbox::bench
+}  // namespace bench
+}  // namespace outbox

@@ -28,6 +28,9 @@ double Quantile(std::vector<double> v, double q);
 // CPU time (user + system) a process has used so far, in seconds; nullopt if
 // it is gone.
 std::optional<double> ProcessCpuSeconds(pid_t pid);
+// The number of a field of /proc/PID/status ("Threads", "VmRSS" in kB);
+// nullopt if unavailable.
+std::optional<double> ProcessStatusNumber(pid_t pid, const std::string& field);
 // A "VmRSS"-style field of /proc/PID/status in MiB; nullopt if unavailable.
 std::optional<double> ProcessStatusMiB(pid_t pid, const std::string& field);
 

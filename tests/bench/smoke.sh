@@ -18,9 +18,18 @@ for what in "database limit" "ordering none, 1 relay" "per_aggregate, 3 relays" 
     "idle statements/s" "RSS with 10 idle services" "SENT rows"; do
   grep -q "$what" "$out/table.md" || { echo "missing from the table: $what"; fail=1; }
 done
+for what in "services, one relay, wakeup binlog: idle statements/s" \
+    "wakeup binlog: replication connections"; do
+  grep -q "$what" "$out/table.md" || { echo "missing from the table: $what"; fail=1; }
+done
 if [[ -x "$build/outbox-load" ]]; then
   grep -q "latency insert -> broker, p50" "$out/table.md" || { echo "no latency row"; fail=1; }
   grep -E "latency insert -> broker, p50.*\| n/a \|" "$out/table.md" && { echo "latency not measured"; fail=1; }
+  for what in "wakeup binlog: p99 insert -> broker" "drain, wakeup binlog vs poll" \
+      "idle statements/s, 1 service, wakeup binlog"; do
+    grep -q "$what" "$out/table.md" || { echo "missing from the table: $what"; fail=1; }
+  done
+  [[ -s "$out/wakeup.dat" ]] || { echo "missing wakeup.dat"; fail=1; }
 fi
 for f in results.json throughput.dat headline.dat rss.dat BENCHMARKS.md; do
   [[ -s "$out/$f" ]] || { echo "missing $f"; fail=1; }

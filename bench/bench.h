@@ -1,0 +1,151 @@
+#pragma once
+
+// The benchmark's driver: one MariaDB, one mock broker, relays and writers as
+// processes it starts and stops. Each stage is a method, in its own file:
+//   bench.cc           setup, relay processes, the stage table, Run()
+//   stage_drain.cc     drain, sweep, scale (drains of a prepared backlog)
+//   stage_latency.cc   latency, and the measured load runs that wakeup and
+//                      services share
+//   stage_idle.cc      idle (and the idle window the other stages reuse)
+//   stage_wakeup.cc    wakeup: poll vs binlog over a rate sweep
+//   stage_services.cc  services: one relay serving 100 databases
+// Not thread-safe: one instance, driven by main().
+
+#include <sys/types.h>
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "db.h"
+#include "kafka_clock.h"
+#include "stages.h"
+#include "util.h"
+
+namespace outbox::bench {
+
+inline constexpr int kPartitions = 4;
+inline constexpr const char* kMainTable = "t_outbox";
+inline constexpr const char* kBigTable = "t_big";
+inline constexpr const char* kLatencyTable = "t_latency";
+inline constexpr const char* kWakeupTable = "t_wakeup";
+inline constexpr const char* kLatencyTopic = "outbox.event.Lat";
+inline constexpr const char* kProbeTopic = "outbox.bench.probe";
+
+// Progress on stderr.
+void Say(const std::string& s);
+
+struct RelaySpec {
+  std::string table = kMainTable;
+  std::string ordering;  // empty: the default (per_aggregate), key left out
+  int batch = 0;         // 0: the default, key left out
+  // >1: services svc0..svcN-1, on tables idle_0.. of the bench database, or
+  // on `table` in databases <database_prefix><i> when database_prefix is set.
+  int services = 1;
+  std::string database_prefix;
+  std::string wakeup;  // empty: the default (poll), key left out
+};
+
+struct Running {
+  std::vector<Child> procs;
+  std::vector<int> ports;
+  // wakeup: binlog only: every service's stream reported up
+  // (outbox_wakeup_binlog_up) before StartRelays returned.
+  bool binlog_up = false;
+};
+
+// A paced load of single-row autocommit INSERTs by outbox-load.
+struct LoadSpec {
+  std::string table;
+  double rate = 0;     // events/s in total
+  double seconds = 0;  // planned length (outbox-load's --duration caps it)
+  int writers = 8;
+};
+
+struct DrainSpec {
+  std::string stage;
+  std::string mode;      // recorded as Drain::mode: db | none | per_aggregate | poll | binlog
+  std::string ordering;  // the relays' ordering; empty: the default
+  std::string wakeup;    // the relays' wakeup; empty: the default (poll)
+  std::string tpl;
+  int64_t events = 0;
+  int batch = 500;
+  int relays = 1;
+  bool big = false;  // on t_big, above its SENT rows
+  bool sample_rss = false;
+  int rep = 0;
+};
+
+class Bench {
+ public:
+  Bench(Options o, Sizes s) : o_(std::move(o)), s_(std::move(s)) {}
+
+  int Run();
+
+ private:
+  // --- setup (bench.cc)
+  void StartBroker();
+  void Machine();
+  bool Want(const std::string& stage) const;
+  void PurgeBinlogs();
+  // --- relays (bench.cc)
+  std::string WriteConfig(const RelaySpec& spec, int index, int http_port);
+  std::string ServiceYaml(const RelaySpec& spec, int i) const;
+  Running StartRelays(const RelaySpec& spec, int count, const std::string& tag);
+  void WaitReady(Running* r, const std::string& tag, double timeout_s);
+  bool WaitBinlogUp(const Running& r, int services, double timeout_s);
+  double Published(const Running& r);
+  double SumOverRelays(const Running& r, const std::string& metric);
+  void StopAll(Running* r, const std::string& what);
+  // --- drains (stage_drain.cc)
+  DrainSpec MakeDrain(const std::string& stage, const std::string& mode, int64_t events, int batch,
+                      int rep) const;
+  Drain RunDrain(const DrainSpec& spec);
+  void ResetFor(const DrainSpec& spec, Drain* d);
+  double WaitPublished(const DrainSpec& spec, Running& relays, double t0);
+  void FinishDrain(const DrainSpec& spec, const std::string& table, int64_t offset, Running& relays,
+                   Drain* d);
+  void StageDrain();
+  void StageSweep();
+  void StageScale();
+  // --- measured load runs (stage_latency.cc)
+  void CalibrateLoad(int writers);
+  LatencyRun MeasureLoad(const LoadSpec& spec, const Running& relay, int rep,
+                         std::vector<double>* lat, std::vector<double>* create);
+  std::vector<std::string> LoadArgv(const LoadSpec& spec, const std::string& json);
+  void CollectLatency(TimingConsumer& consumer, int64_t start_us, LatencyRun* run,
+                      std::vector<double>* lat, std::vector<double>* create);
+  void StageLatency();
+  // --- idle (stage_idle.cc)
+  // Questions (and Com_*) over `seconds` with the given relays running;
+  // `out` gets the rates, the benchmark's own probes subtracted.
+  double IdleWindow(std::vector<Child>* procs, double seconds, Idle* out);
+  void StageIdle();
+  // --- wakeup and services (stage_wakeup.cc, stage_services.cc)
+  bool BinlogOn();
+  void StageWakeup();
+  void WakeupSweep(const std::string& mode);
+  void StageServices();
+  ServicesRun MeasureServices(const std::string& mode, const std::vector<std::string>& dbs);
+  LatencyRun ServicesLoad(const Running& relay, const std::vector<std::string>& dbs,
+                          int64_t base_connections, ServicesRun* out);
+  int64_t ThreadsConnected();
+
+  Options o_;
+  Sizes s_;
+  Results r_;
+  std::unique_ptr<Db> db_;
+  Child broker_;
+  std::string bootstrap_;
+  int config_seq_ = 0;
+  std::string main_tpl_, cost_tpl_;
+  int64_t big_next_id_ = 0;     // the next big-table run's ids start above this
+  int64_t next_aggregate_ = 1;  // outbox-load's next first aggregate id
+  // Statements a load run adds besides its INSERTs (outbox-load's connection
+  // setup, our two status probes), by writer count: CalibrateLoad.
+  std::map<int, double> load_overhead_;
+};
+
+}  // namespace outbox::bench

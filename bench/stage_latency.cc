@@ -1,0 +1,153 @@
+// Measured load runs (outbox-load writing, our consumer timing each event
+// through the broker) and the latency stage (bench.h).
+#include <algorithm>
+#include <cstdio>
+#include <nlohmann/json.hpp>
+#include <stdexcept>
+
+#include "bench.h"
+
+namespace outbox {
+namespace bench {
+
+std::vector<std::string> Bench::LoadArgv(const LoadSpec& spec, const std::string& json) {
+  const int64_t planned = static_cast<int64_t>(spec.rate * spec.seconds);
+  const int64_t aggregates =
+      std::max<int64_t>(1, (planned + s_.events_per_aggregate - 1) / s_.events_per_aggregate);
+  std::vector<std::string> argv = {
+      o_.load_bin, "--host", o_.db.host, "--port", std::to_string(o_.db.port), "--user", o_.db.user,
+      "--database", o_.db.database, "--table", spec.table, "--aggregates",
+      std::to_string(aggregates), "--events", std::to_string(s_.events_per_aggregate),
+      "--first-aggregate-id", std::to_string(next_aggregate_), "--aggregate-types", "Lat",
+      "--writers", std::to_string(spec.writers), "--rate", Fmt("%.0f", spec.rate),
+      // Writers that cannot keep up stop on time
+      // rather than stretch the run.
+      "--duration", Fmt("%.0f", spec.seconds + 1), "--json", json, "--quiet"};
+  if (!o_.db.password.empty()) {
+    argv.push_back("--password");
+    argv.push_back(o_.db.password);
+  }
+  next_aggregate_ += aggregates;
+  return argv;
+}
+
+void Bench::CalibrateLoad(int writers) {
+  if (load_overhead_.count(writers)) return;
+  // The same probes and load process as a measured run, on a table no relay
+  // serves: the Questions it adds besides its INSERTs.
+  const std::string table = "t_calibrate";
+  db_->CreateOutbox(table);
+  LoadSpec spec{table, 200, 0.5, writers};
+  std::string json = o_.out_dir + "/load-calibrate.json";
+  std::remove(json.c_str());
+  std::vector<std::string> argv = LoadArgv(spec, json);
+  auto st0 = db_->GlobalStatus();
+  Child load(argv, o_.out_dir + "/load.log");
+  int rc = load.Wait(60);
+  auto st1 = db_->GlobalStatus();
+  if (rc != 0) throw std::runtime_error("outbox-load failed; see " + o_.out_dir + "/load.log");
+  int64_t written = db_->QueryInt("SELECT COUNT(*) FROM " + table);
+  load_overhead_[writers] = st1["Questions"] - st0["Questions"] - static_cast<double>(written);
+  db_->Exec("DROP TABLE " + table);
+  Say(Fmt("load calibration: %d writers add %.0f statements per run besides their INSERTs", writers,
+          load_overhead_[writers]));
+}
+
+void Bench::CollectLatency(TimingConsumer& consumer, int64_t start_us, LatencyRun* run,
+                           std::vector<double>* lat_out, std::vector<double>* create_out) {
+  double deadline = MonoSeconds() + 60;
+  while (consumer.count() < static_cast<size_t>(run->written) && MonoSeconds() < deadline)
+    SleepSeconds(0.05);
+  std::vector<Received> got = consumer.Take();
+  if (got.size() < static_cast<size_t>(run->written))
+    r_.notes.push_back(Fmt("load run %d: consumed %zu of %lld events", run->rep, got.size(),
+                           static_cast<long long>(run->written)));
+  // The first second is warm-up (the relay wakes from idle polling).
+  std::vector<double> lat, create;
+  for (const Received& m : got) {
+    if (m.ts_us <= 0 || m.ts_us < start_us + 1000000) continue;
+    lat.push_back(static_cast<double>(m.recv_us - m.ts_us) / 1000.0);
+    create.push_back(static_cast<double>(m.create_ms * 1000 - m.ts_us) / 1000.0);
+  }
+  run->measured = static_cast<int64_t>(lat.size());
+  run->p50_ms = Quantile(lat, 0.5);
+  run->p99_ms = Quantile(lat, 0.99);
+  run->max_ms = Quantile(lat, 1);
+  run->create_p50_ms = Quantile(create, 0.5);
+  run->create_p99_ms = Quantile(create, 0.99);
+  run->create_max_ms = Quantile(create, 1);
+  if (lat_out) lat_out->insert(lat_out->end(), lat.begin(), lat.end());
+  if (create_out) create_out->insert(create_out->end(), create.begin(), create.end());
+}
+
+LatencyRun Bench::MeasureLoad(const LoadSpec& spec, const Running& relay, int rep,
+                              std::vector<double>* lat, std::vector<double>* create) {
+  if (!load_overhead_.count(spec.writers))  // with a relay running it would count the relay's
+    throw std::logic_error("MeasureLoad: CalibrateLoad first, before the relay starts");
+  TimingConsumer consumer(bootstrap_, kLatencyTopic, kPartitions);
+  SleepSeconds(0.5);
+  std::string json = o_.out_dir + "/load-" + std::to_string(rep) + ".json";
+  std::remove(json.c_str());
+  std::vector<std::string> argv = LoadArgv(spec, json);
+  const pid_t pid = relay.procs.at(0).pid();
+  double cpu0 = ProcessCpuSeconds(pid).value_or(0);
+  auto st0 = db_->GlobalStatus();
+  double w0 = MonoSeconds();
+  const int64_t start_us = WallMicros();
+  Child load(argv, o_.out_dir + "/load.log");
+  int rc = load.Wait(spec.seconds * 3 + 60);
+  double w1 = MonoSeconds();
+  double cpu1 = ProcessCpuSeconds(pid).value_or(0);
+  auto st1 = db_->GlobalStatus();
+  if (rc != 0) throw std::runtime_error("outbox-load failed; see " + o_.out_dir + "/load.log");
+  nlohmann::json j = nlohmann::json::parse(ReadFile(json));
+  LatencyRun run;
+  run.rep = rep;
+  run.written = j.value("events", int64_t{0});
+  run.offered_rate = j.value("events_per_second", 0.0);
+  run.writer_max_lag_ms = j.value("max_lag_ms", 0.0);
+  run.relay_cpu_pct = 100.0 * (cpu1 - cpu0) / (w1 - w0);
+  run.relay_statements_per_s = (st1["Questions"] - st0["Questions"] -
+                                static_cast<double>(run.written) - load_overhead_[spec.writers]) /
+                               (w1 - w0);
+  CollectLatency(consumer, start_us, &run, lat, create);
+  return run;
+}
+
+void Bench::StageLatency() {
+  if (o_.load_bin.empty()) {
+    r_.notes.push_back("latency not measured: no outbox-load binary (build/outbox-load)");
+    Say(r_.notes.back());
+    return;
+  }
+  db_->CreateOutbox(kLatencyTable);
+  // How late our consumer sees a message after the broker acknowledged it.
+  Say("latency: probing the consumer's own delay");
+  ProbeResult probe =
+      ProbeConsumerDelay(bootstrap_, kProbeTopic, kPartitions, o_.quick ? 200 : 2000, 500);
+  r_.probe_ack_ms = probe.ack_ms;
+  r_.probe_late_ms = probe.recv_late_ms;
+  CalibrateLoad(8);
+
+  RelaySpec rs;  // the default config: only the table is named
+  rs.table = kLatencyTable;
+  Running relay = StartRelays(rs, 1, "latency");
+  SleepSeconds(1);
+  for (int rep = 1; rep <= s_.latency_runs; ++rep) {
+    LoadSpec spec{kLatencyTable, s_.latency_rate, s_.latency_seconds, 8};
+    LatencyRun run =
+        MeasureLoad(spec, relay, rep, &r_.latency_samples_ms, &r_.latency_create_samples_ms);
+    r_.latency.push_back(run);
+    Say(
+        Fmt("latency run %d: %lld events at %.0f/s (writer max lag %.1f ms): insert->consumed "
+            "p50 %.1f p99 %.1f max %.1f ms; insert->CreateTime p50 %.1f p99 %.1f ms; relay CPU "
+            "%.1f%%, %.0f statements/s",
+            rep, static_cast<long long>(run.written), run.offered_rate, run.writer_max_lag_ms,
+            run.p50_ms, run.p99_ms, run.max_ms, run.create_p50_ms, run.create_p99_ms,
+            run.relay_cpu_pct, run.relay_statements_per_s));
+  }
+  StopAll(&relay, "the latency stage");
+}
+
+}  // namespace bench
+}  // namespace outbox
