@@ -15,56 +15,72 @@
 #include "mock_cluster.h"
 
 namespace {
+
 volatile std::sig_atomic_t g_stop = 0;
 void OnSignal(int) { g_stop = 1; }
-}  // namespace
 
-int main(int argc, char** argv) {
-  int brokers = 1, partitions = 4;
-  std::string control;
-  std::string topics;
+struct Args {
+  int brokers = 1;
+  int partitions = 4;
+  std::string control;  // FIFO to read commands from; empty: stdin
+  std::string topics;   // comma-separated, created at start
+};
+
+// False (the usage printed) on an unknown argument.
+bool ParseArgs(int argc, char** argv, Args* args) {
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     auto next = [&]() -> std::string { return i + 1 < argc ? argv[++i] : ""; };
-    if (a == "--brokers")
-      brokers = std::stoi(next());
-    else if (a == "--partitions")
-      partitions = std::stoi(next());
-    else if (a == "--control")
-      control = next();
-    else if (a == "--topics")
-      topics = next();
-    else {
+    if (a == "--brokers") {
+      args->brokers = std::stoi(next());
+    } else if (a == "--partitions") {
+      args->partitions = std::stoi(next());
+    } else if (a == "--control") {
+      args->control = next();
+    } else if (a == "--topics") {
+      args->topics = next();
+    } else {
       std::cerr
           << "usage: outbox-mock-broker [--brokers N] [--partitions N] [--topics a,b]"
              " [--control FIFO]\n"
              "commands on stdin/FIFO: down | up | rtt MS | produce-errors COUNT [ERRNAME]"
              " | clear-errors | topic NAME PARTITIONS | leader TOPIC PARTITION BROKER | quit\n";
-      return 2;
+      return false;
     }
   }
-  // No SA_RESTART: a signal must interrupt the blocking open() of the control
-  // FIFO (which waits for a writer), or SIGTERM would not stop the broker.
+  return true;
+}
+
+// No SA_RESTART: a signal must interrupt the blocking open() of the control
+// FIFO (which waits for a writer), or SIGTERM would not stop the broker.
+void StopOnSignals() {
   struct sigaction sa {};
   sa.sa_handler = OnSignal;
   sigemptyset(&sa.sa_mask);
   sa.sa_flags = 0;
   sigaction(SIGINT, &sa, nullptr);
   sigaction(SIGTERM, &sa, nullptr);
-  outbox::testing::MockCluster cluster(brokers);
-  // --partitions applies to the --topics created here; a topic created on its
-  // first use gets the mock cluster's own default (4), which librdkafka does
-  // not let us change.
+}
+
+// --partitions applies to the --topics created here; a topic created on its
+// first use gets the mock cluster's own default (4), which librdkafka does
+// not let us change.
+void CreateTopics(const Args& args, outbox::testing::MockCluster* cluster) {
+  const std::string& topics = args.topics;
   size_t start = 0;
   while (start < topics.size()) {
     size_t comma = topics.find(',', start);
     std::string t =
         topics.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
-    if (!t.empty()) cluster.CreateTopic(t, partitions);
+    if (!t.empty()) cluster->CreateTopic(t, args.partitions);
     if (comma == std::string::npos) break;
     start = comma + 1;
   }
-  std::cout << "bootstrap " << cluster.bootstrap() << std::endl;
+}
+
+// Runs commands from stdin or the control FIFO (reopened after each writer
+// closes it) until "quit" or a signal.
+void ServeCommands(const std::string& control, outbox::testing::MockCluster* cluster) {
   std::istream* in = &std::cin;
   std::ifstream fifo;
   for (;;) {
@@ -87,7 +103,19 @@ int main(int argc, char** argv) {
     }
     if (line == "quit") break;
     if (line.empty()) continue;
-    std::cout << cluster.Command(line) << std::endl;
+    std::cout << cluster->Command(line) << std::endl;
   }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Args args;
+  if (!ParseArgs(argc, argv, &args)) return 2;
+  StopOnSignals();
+  outbox::testing::MockCluster cluster(args.brokers);
+  CreateTopics(args, &cluster);
+  std::cout << "bootstrap " << cluster.bootstrap() << std::endl;
+  ServeCommands(args.control, &cluster);
   return 0;
 }

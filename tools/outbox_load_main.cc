@@ -17,7 +17,6 @@
 #include <atomic>
 #include <cctype>
 #include <chrono>
-#include <cstdlib>
 #include <fstream>
 #include <iostream>
 #include <memory>
@@ -28,18 +27,16 @@
 
 #include "outbox_ddl.h"
 #include "outbox_load.h"
+#include "tool_common.h"
 
 namespace {
 
 using Clock = std::chrono::steady_clock;
 
+using outbox::tools::QuoteIdent;
+
 struct Args {
-  std::string host = "127.0.0.1";
-  int port = 3306;
-  std::string user = "root";
-  std::string password;
-  std::string database;
-  std::string table = "t_outbox";
+  outbox::tools::MysqlArgs mysql;
   bool create_table = false;
   int64_t aggregates = 1000;
   std::string events = "4";
@@ -58,20 +55,9 @@ struct Args {
   bool quiet = false;
 };
 
-std::string QuoteIdent(const std::string& s) {
-  std::string out = "`";
-  for (char c : s) out += c == '`' ? std::string("``") : std::string(1, c);
-  return out + "`";
-}
-
 std::unique_ptr<sql::Connection> Connect(const Args& a, bool with_schema) {
-  sql::ConnectOptionsMap opts;
-  opts["hostName"] = sql::SQLString(a.host);
-  opts["port"] = a.port;
-  opts["userName"] = sql::SQLString(a.user);
-  opts["password"] = sql::SQLString(a.password);
-  opts["OPT_CONNECT_TIMEOUT"] = 10;
-  if (with_schema) opts["schema"] = sql::SQLString(a.database);
+  sql::ConnectOptionsMap opts = outbox::tools::ConnectOptions(a.mysql);
+  if (with_schema) opts["schema"] = sql::SQLString(a.mysql.database);
   std::unique_ptr<sql::Connection> c(sql::mysql::get_mysql_driver_instance()->connect(opts));
   c->setAutoCommit(true);
   return c;
@@ -105,13 +91,27 @@ struct Shared {
   std::string error;
 };
 
+// Steady mode: event g of the plan is due g/rate seconds after the start.
+// Sleeps until `due`, or records how late it is in max_lag_us.
+void AwaitDue(Clock::time_point due, Shared* shared) {
+  auto now = Clock::now();
+  if (due > now) {
+    std::this_thread::sleep_until(due);
+    return;
+  }
+  int64_t lag = std::chrono::duration_cast<std::chrono::microseconds>(now - due).count();
+  int64_t prev = shared->max_lag_us.load();
+  while (lag > prev && !shared->max_lag_us.compare_exchange_weak(prev, lag)) {
+  }
+}
+
 void Writer(const Args& a, const outbox::load::Plan& plan, int w, Clock::time_point start,
             Shared* shared) {
   sql::Driver* driver = sql::mysql::get_mysql_driver_instance();
   driver->threadInit();
   try {
     auto conn = Connect(a, true);
-    const std::string table = QuoteIdent(a.table);
+    const std::string table = QuoteIdent(a.mysql.table);
     std::unique_ptr<sql::PreparedStatement> one;
     if (!a.bulk)
       one.reset(conn->prepareStatement("INSERT INTO " + table + kColumns +
@@ -132,17 +132,7 @@ void Writer(const Args& a, const outbox::load::Plan& plan, int w, Clock::time_po
       if (plan.WriterOf(e, a.writers) != w) continue;
       const outbox::load::Aggregate& agg = plan.aggregates[static_cast<size_t>(e.aggregate)];
       if (a.rate > 0) {
-        // Event g of the plan is due g/rate seconds after the start.
-        auto due = start + std::chrono::microseconds(static_cast<int64_t>(g * 1e6 / a.rate));
-        auto now = Clock::now();
-        if (due > now) {
-          std::this_thread::sleep_until(due);
-        } else {
-          int64_t lag = std::chrono::duration_cast<std::chrono::microseconds>(now - due).count();
-          int64_t prev = shared->max_lag_us.load();
-          while (lag > prev && !shared->max_lag_us.compare_exchange_weak(prev, lag)) {
-          }
-        }
+        AwaitDue(start + std::chrono::microseconds(static_cast<int64_t>(g * 1e6 / a.rate)), shared);
         if (shared->stop) break;
       }
       std::string type = outbox::load::EventType(agg.type, e.seq);
@@ -174,143 +164,124 @@ void Writer(const Args& a, const outbox::load::Plan& plan, int w, Clock::time_po
   driver->threadEnd();
 }
 
-}  // namespace
+// ---- the command line
 
-int main(int argc, char** argv) {
-  Args a;
-  CLI::App app{
-      "outbox-load: write outbox rows the way services do.\n"
-      "Plans AGGREGATES aggregates with EVENTS events each (a fixed count or a random MIN..MAX),\n"
-      "interleaved as ACTIVE concurrent business flows, with ids increasing in plan order. Each\n"
-      "aggregate belongs to one of WRITERS threads, which inserts its events in id order: id\n"
-      "order is event order within every aggregate. Steady mode (default): one autocommit\n"
-      "INSERT per event, paced at RATE events/s in total (0: as fast as possible). --bulk:\n"
-      "multi-row INSERTs of BULK_ROWS rows, as fast as possible. The payload is\n"
-      "{\"ts_us\":<insert time, unix us>,\"seq\":<event # in its aggregate>,\"aggregate_id\":N}.\n"
-      "Prints one summary line (and --json FILE). Exit 0 ok, 1 write error, 2 usage.",
-      "outbox-load"};
-  app.add_option("--host", a.host, "MySQL host")->capture_default_str();
-  app.add_option("--port", a.port, "MySQL port")->capture_default_str();
-  app.add_option("--user", a.user, "MySQL user")->capture_default_str();
-  app.add_option("--password", a.password, "MySQL password (or env OUTBOX_LOAD_MYSQL_PASSWORD)");
-  app.add_option("--database", a.database, "database")->required();
-  app.add_option("--table", a.table, "outbox table")->capture_default_str();
-  app.add_flag("--create-table", a.create_table,
-               "create the database and the outbox table (sql/t_outbox.sql) if missing");
-  app.add_option("--aggregates", a.aggregates, "number of aggregates")->capture_default_str();
-  app.add_option("--events", a.events, "events per aggregate: N or MIN..MAX (uniform)")
+void AddOptions(CLI::App* app, Args* a) {
+  outbox::tools::AddMysqlOptions(app, &a->mysql, "OUTBOX_LOAD_MYSQL_PASSWORD", "database");
+  app->add_flag("--create-table", a->create_table,
+                "create the database and the outbox table (sql/t_outbox.sql) if missing");
+  app->add_option("--aggregates", a->aggregates, "number of aggregates")->capture_default_str();
+  app->add_option("--events", a->events, "events per aggregate: N or MIN..MAX (uniform)")
       ->capture_default_str();
-  app.add_option("--aggregate-types", a.types,
-                 "comma-separated aggregate types, one picked at random per aggregate")
+  app->add_option("--aggregate-types", a->types,
+                  "comma-separated aggregate types, one picked at random per aggregate")
       ->capture_default_str();
-  app.add_option("--writers", a.writers, "writer threads (connections)")->capture_default_str();
-  app.add_option("--rate", a.rate, "events/s in total, steady mode (0: unpaced)")
+  app->add_option("--writers", a->writers, "writer threads (connections)")->capture_default_str();
+  app->add_option("--rate", a->rate, "events/s in total, steady mode (0: unpaced)")
       ->capture_default_str();
-  app.add_flag("--bulk", a.bulk, "bulk preload with multi-row INSERTs (ignores --rate)");
-  app.add_option("--bulk-rows", a.bulk_rows, "rows per INSERT with --bulk")->capture_default_str();
-  app.add_option("--first-id", a.first_id, "first outbox id (default: MAX(id)+1)");
-  app.add_option("--first-aggregate-id", a.first_aggregate_id,
-                 "first aggregate id (default: MAX(aggregate_id)+1)");
-  app.add_option("--active", a.active, "aggregates in progress at once (interleaving)")
+  app->add_flag("--bulk", a->bulk, "bulk preload with multi-row INSERTs (ignores --rate)");
+  app->add_option("--bulk-rows", a->bulk_rows, "rows per INSERT with --bulk")
       ->capture_default_str();
-  app.add_option("--seed", a.seed, "random seed (sizes, types, interleaving)")
+  app->add_option("--first-id", a->first_id, "first outbox id (default: MAX(id)+1)");
+  app->add_option("--first-aggregate-id", a->first_aggregate_id,
+                  "first aggregate id (default: MAX(aggregate_id)+1)");
+  app->add_option("--active", a->active, "aggregates in progress at once (interleaving)")
       ->capture_default_str();
-  app.add_option("--payload-bytes", a.payload_bytes, "extra padding bytes in each payload")
+  app->add_option("--seed", a->seed, "random seed (sizes, types, interleaving)")
       ->capture_default_str();
-  app.add_option("--duration", a.duration_s,
-                 "stop after this many seconds even if the plan is not finished (0: no limit)")
+  app->add_option("--payload-bytes", a->payload_bytes, "extra padding bytes in each payload")
       ->capture_default_str();
-  app.add_option("--json", a.json_path, "write the summary as JSON to this file");
-  app.add_flag("--quiet", a.quiet, "no progress on stderr");
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    int rc = app.exit(e);
-    return rc == 0 ? 0 : 2;
+  app->add_option("--duration", a->duration_s,
+                  "stop after this many seconds even if the plan is not finished (0: no limit)")
+      ->capture_default_str();
+  app->add_option("--json", a->json_path, "write the summary as JSON to this file");
+  app->add_flag("--quiet", a->quiet, "no progress on stderr");
+}
+
+// --aggregate-types split at commas; false (the reason printed) when one is
+// not [A-Za-z0-9_]+ or there is none.
+bool ParseAggregateTypes(const std::string& text, std::vector<std::string>* types) {
+  types->clear();
+  std::stringstream ts(text);
+  for (std::string t; std::getline(ts, t, ',');)
+    if (!t.empty()) types->push_back(t);
+  for (const auto& t : *types) {
+    for (char c : t) {
+      if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_') {
+        std::cerr << "outbox-load: aggregate types are [A-Za-z0-9_]+, got " << t << "\n";
+        return false;
+      }
+    }
   }
-  if (a.password.empty())
-    if (const char* p = std::getenv("OUTBOX_LOAD_MYSQL_PASSWORD")) a.password = p;
-  outbox::load::PlanOptions po;
-  if (!outbox::load::ParseRange(a.events, &po.min_events, &po.max_events)) {
+  if (types->empty()) {
+    std::cerr << "outbox-load: --aggregate-types is empty\n";
+    return false;
+  }
+  return true;
+}
+
+// Checks the numbers and fills what the plan takes from the command line
+// (the ids come later, from the table); false (the reason printed) on a
+// usage error.
+bool ToPlanOptions(const Args& a, outbox::load::PlanOptions* po) {
+  if (!outbox::load::ParseRange(a.events, &po->min_events, &po->max_events)) {
     std::cerr << "outbox-load: --events wants N or MIN..MAX with 1 <= MIN <= MAX, got " << a.events
               << "\n";
-    return 2;
+    return false;
   }
   if (a.aggregates < 1 || a.writers < 1 || a.writers > 256 || a.rate < 0 || a.bulk_rows < 1 ||
       a.payload_bytes < 0 || a.active < 1) {
     std::cerr << "outbox-load: --aggregates, --writers (<= 256), --bulk-rows and --active must be "
                  ">= 1; --rate and --payload-bytes >= 0\n";
-    return 2;
+    return false;
   }
-  po.aggregate_types.clear();
-  std::stringstream ts(a.types);
-  for (std::string t; std::getline(ts, t, ',');)
-    if (!t.empty()) po.aggregate_types.push_back(t);
-  for (const auto& t : po.aggregate_types) {
-    for (char c : t) {
-      if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_') {
-        std::cerr << "outbox-load: aggregate types are [A-Za-z0-9_]+, got " << t << "\n";
-        return 2;
-      }
-    }
-  }
-  if (po.aggregate_types.empty()) {
-    std::cerr << "outbox-load: --aggregate-types is empty\n";
-    return 2;
-  }
+  if (!ParseAggregateTypes(a.types, &po->aggregate_types)) return false;
+  po->aggregates = a.aggregates;
+  po->active = a.active;
+  po->writers = a.writers;
+  po->seed = a.seed;
+  return true;
+}
 
+// --create-table, then the first ids after the table's current maximum
+// unless given; false (the reason printed) on a MySQL error.
+bool PrepareTable(Args* a) {
   sql::mysql::get_mysql_driver_instance();  // initialise once, before the threads
+  const std::string table = outbox::tools::QualifiedTable(a->mysql);
   try {
-    auto conn = Connect(a, false);
+    auto conn = Connect(*a, false);
     std::unique_ptr<sql::Statement> st(conn->createStatement());
-    if (a.create_table) {
-      st->execute("CREATE DATABASE IF NOT EXISTS " + QuoteIdent(a.database) +
+    if (a->create_table) {
+      st->execute("CREATE DATABASE IF NOT EXISTS " + QuoteIdent(a->mysql.database) +
                   " CHARACTER SET utf8mb4");
-      st->execute(outbox::OutboxTableDdl(QuoteIdent(a.database) + "." + QuoteIdent(a.table), "",
-                                         /*if_not_exists=*/true));
+      st->execute(outbox::OutboxTableDdl(table, "", /*if_not_exists=*/true));
     }
-    std::unique_ptr<sql::ResultSet> rs(
-        st->executeQuery("SELECT COALESCE(MAX(id), 0), COALESCE(MAX(aggregate_id), 0) FROM " +
-                         QuoteIdent(a.database) + "." + QuoteIdent(a.table)));
+    std::unique_ptr<sql::ResultSet> rs(st->executeQuery(
+        "SELECT COALESCE(MAX(id), 0), COALESCE(MAX(aggregate_id), 0) FROM " + table));
     rs->next();
-    if (a.first_id == 0) a.first_id = rs->getInt64(1) + 1;
-    if (a.first_aggregate_id == 0) a.first_aggregate_id = rs->getInt64(2) + 1;
+    if (a->first_id == 0) a->first_id = rs->getInt64(1) + 1;
+    if (a->first_aggregate_id == 0) a->first_aggregate_id = rs->getInt64(2) + 1;
   } catch (const sql::SQLException& e) {
-    std::cerr << "outbox-load: " << a.host << ":" << a.port << " " << a.database << "." << a.table
-              << ": " << e.what() << "\n";
-    return 2;
+    std::cerr << "outbox-load: " << a->mysql.host << ":" << a->mysql.port << " "
+              << a->mysql.database << "." << a->mysql.table << ": " << e.what() << "\n";
+    return false;
   }
-  po.aggregates = a.aggregates;
-  po.first_id = a.first_id;
-  po.first_aggregate_id = a.first_aggregate_id;
-  po.active = a.active;
-  po.writers = a.writers;
-  po.seed = a.seed;
-  outbox::load::Plan plan = outbox::load::MakePlan(po);
-  const int64_t planned = static_cast<int64_t>(plan.events.size());
-  if (!a.quiet)
-    std::cerr << "outbox-load: " << planned << " events of " << a.aggregates << " aggregates, ids "
-              << a.first_id << ".." << a.first_id + planned - 1 << ", " << a.writers
-              << " writer(s), "
-              << (a.bulk       ? std::string("bulk")
-                  : a.rate > 0 ? std::to_string(static_cast<int64_t>(a.rate)) + " events/s"
-                               : std::string("unpaced"))
-              << "\n";
+  return true;
+}
 
-  Shared shared;
-  auto start = Clock::now();
-  std::vector<std::thread> threads;
-  for (int w = 0; w < a.writers; ++w)
-    threads.emplace_back([&, w] { Writer(a, plan, w, start, &shared); });
-  // Progress and the --duration limit.
+// ---- writing
+
+// Returns when every writer is done, one failed, or --duration is over (then
+// tells the writers to stop); progress every 5 s unless --quiet.
+void AwaitWriters(const Args& a, int64_t planned, Clock::time_point start, Shared* shared) {
   int64_t last_report = 0;
   for (;;) {
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
     double elapsed = std::chrono::duration<double>(Clock::now() - start).count();
-    int64_t w = shared.written.load();
-    if (w >= planned || shared.failed) break;
+    int64_t w = shared->written.load();
+    if (w >= planned || shared->failed) break;
     if (a.duration_s > 0 && elapsed >= a.duration_s) {
-      shared.stop = true;
+      shared->stop = true;
       break;
     }
     if (!a.quiet && static_cast<int64_t>(elapsed) / 5 > last_report) {
@@ -319,8 +290,10 @@ int main(int argc, char** argv) {
                 << static_cast<int>(elapsed) << " s\n";
     }
   }
-  for (auto& t : threads) t.join();
-  double secs = std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+// The summary line on stdout and, with --json, the file.
+void Report(const Args& a, int64_t planned, double secs, const Shared& shared) {
   int64_t written = shared.written.load();
   if (shared.failed) {
     std::cerr << "outbox-load: " << shared.error << " (" << written << " events written)\n";
@@ -350,5 +323,51 @@ int main(int argc, char** argv) {
               << " ms)";
   std::cout << std::endl;
   if (!a.json_path.empty()) std::ofstream(a.json_path) << j.dump(2) << "\n";
+}
+
+// Writes `plan` with --writers threads; the exit code.
+int Run(const Args& a, const outbox::load::Plan& plan) {
+  const int64_t planned = static_cast<int64_t>(plan.events.size());
+  if (!a.quiet)
+    std::cerr << "outbox-load: " << planned << " events of " << a.aggregates << " aggregates, ids "
+              << a.first_id << ".." << a.first_id + planned - 1 << ", " << a.writers
+              << " writer(s), "
+              << (a.bulk       ? std::string("bulk")
+                  : a.rate > 0 ? std::to_string(static_cast<int64_t>(a.rate)) + " events/s"
+                               : std::string("unpaced"))
+              << "\n";
+  Shared shared;
+  auto start = Clock::now();
+  std::vector<std::thread> threads;
+  for (int w = 0; w < a.writers; ++w)
+    threads.emplace_back([&, w] { Writer(a, plan, w, start, &shared); });
+  AwaitWriters(a, planned, start, &shared);
+  for (auto& t : threads) t.join();
+  Report(a, planned, std::chrono::duration<double>(Clock::now() - start).count(), shared);
   return shared.failed ? 1 : 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Args a;
+  CLI::App app{
+      "outbox-load: write outbox rows the way services do.\n"
+      "Plans AGGREGATES aggregates with EVENTS events each (a fixed count or a random MIN..MAX),\n"
+      "interleaved as ACTIVE concurrent business flows, with ids increasing in plan order. Each\n"
+      "aggregate belongs to one of WRITERS threads, which inserts its events in id order: id\n"
+      "order is event order within every aggregate. Steady mode (default): one autocommit\n"
+      "INSERT per event, paced at RATE events/s in total (0: as fast as possible). --bulk:\n"
+      "multi-row INSERTs of BULK_ROWS rows, as fast as possible. The payload is\n"
+      "{\"ts_us\":<insert time, unix us>,\"seq\":<event # in its aggregate>,\"aggregate_id\":N}.\n"
+      "Prints one summary line (and --json FILE). Exit 0 ok, 1 write error, 2 usage.",
+      "outbox-load"};
+  AddOptions(&app, &a);
+  if (auto rc = outbox::tools::ParseCommandLine(&app, argc, argv)) return *rc;
+  outbox::tools::PasswordFromEnv(&a.mysql, "OUTBOX_LOAD_MYSQL_PASSWORD");
+  outbox::load::PlanOptions po;
+  if (!ToPlanOptions(a, &po) || !PrepareTable(&a)) return 2;
+  po.first_id = a.first_id;
+  po.first_aggregate_id = a.first_aggregate_id;
+  return Run(a, outbox::load::MakePlan(po));
 }

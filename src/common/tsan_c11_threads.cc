@@ -27,6 +27,7 @@ struct Start {
 void* Trampoline(void* p) {
   Start s = *static_cast<Start*>(p);
   delete static_cast<Start*>(p);
+  // NOLINTNEXTLINE(performance-no-int-to-ptr): C11's int result travels as pthread's void*
   return reinterpret_cast<void*>(static_cast<intptr_t>(s.func(s.arg)));
 }
 

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstddef>
 #include <cstring>
 #include <fstream>
 #include <limits>
@@ -212,7 +213,8 @@ int64_t Parser::Int(const YAML::Node& n, const std::string& path, int64_t min, i
       "must be between " + std::to_string(min) + " and " + std::to_string(max);
   // Plain decimal only: no spaces, signs other than '-', fractions or units.
   size_t digits = s.size() > 0 && s[0] == '-' ? 1 : 0;
-  if (s.size() == digits || !std::all_of(s.begin() + digits, s.end(), IsDigit))
+  if (s.size() == digits ||
+      !std::all_of(s.begin() + static_cast<std::ptrdiff_t>(digits), s.end(), IsDigit))
     Fail(n.Mark(), path, "must be an integer (got " + Quoted(s) + ")");
   int64_t v = 0;
   try {

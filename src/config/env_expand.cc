@@ -67,12 +67,12 @@ std::string ExpandEnv(const std::string& in, const EnvLookup& env, std::string* 
       return "";
     }
     std::optional<std::string> value = env(name);
-    if (value && !value->empty()) {
+    // Set but empty counts as unset when there is a default; without one,
+    // empty is what the user set.
+    if (value && (!value->empty() || !fallback)) {
       out += *value;
     } else if (fallback) {
       out += *fallback;
-    } else if (value) {
-      out += *value;  // set but empty, no default: empty is what the user set
     } else {
       *error = "environment variable " + name + " is not set (write ${" + name +
                ":-default} to give a default)";

@@ -1,6 +1,7 @@
 #include "relay/claim_planner.h"
 
 #include <algorithm>
+#include <cstddef>
 
 namespace outbox {
 
@@ -57,7 +58,7 @@ void ClaimPlanner::BeginRound(int want) {
       take = rows.size();  // blocked: the next pass looks again
     }
     deferred_rows_ -= take;
-    rows.erase(rows.begin(), rows.begin() + take);
+    rows.erase(rows.begin(), rows.begin() + static_cast<std::ptrdiff_t>(take));
     it = rows.empty() ? deferred_.erase(it) : std::next(it);
   }
 }

@@ -34,9 +34,9 @@ std::string Replace(std::string s, const std::string& from, const std::string& t
   return s;
 }
 
-const std::vector<BadConfig>& Cases() {
-  static const std::vector<BadConfig> cases = {
-      // ---- YAML syntax
+// YAML syntax: the parser's own errors, with a hint where a common mistake causes them.
+std::vector<BadConfig> YamlSyntaxCases() {
+  return {
       {"services: [\n  - name: a\n    mysql: {", "c.yaml:2:3: yaml: illegal block entry"},
       {"kafka:\n\tbootstrap_servers: k\n",
        "c.yaml:2:19: yaml: illegal map value (the line is indented with a tab; YAML allows only "
@@ -72,7 +72,12 @@ const std::vector<BadConfig>& Cases() {
       {"# only a comment\n", "c.yaml:1:1: (top level): the file is empty"},
       {"- a\n- b\n", "c.yaml:1:1: (top level): must be a mapping (key: value pairs)"},
       {"hello\n", "c.yaml:1:1: (top level): must be a mapping (key: value pairs)"},
-      // ---- wrong types
+  };
+}
+
+// A value of the wrong type.
+std::vector<BadConfig> WrongTypeCases() {
+  return {
       {Svc("    batch_size: [1]\n"),
        "c.yaml:5:17: services[0].batch_size: must be an integer, not a list"},
       {Svc("    batch_size: ten\n"),
@@ -103,7 +108,12 @@ const std::vector<BadConfig>& Cases() {
        "or use ${VAR} for shared values"},
       {Svc("    retry: 3\n"),
        "c.yaml:5:12: services[0].retry: must be a mapping (key: value pairs)"},
-      // ---- unknown keys
+  };
+}
+
+// Unknown, forbidden and duplicate keys.
+std::vector<BadConfig> UnknownKeyCases() {
+  return {
       {Svc("    batch_sise: 10\n"),
        "c.yaml:5:5: services[0].batch_sise: unknown key (did you mean \"batch_size\"?)"},
       {Svc("", ", pasword_env: PW"),
@@ -130,7 +140,15 @@ const std::vector<BadConfig>& Cases() {
       {Svc("    retry: {max_attempt: 3}\n"),
        "c.yaml:5:13: services[0].retry.max_attempt: unknown key (did you mean "
        "\"max_attempts\"?)"},
-      // ---- missing required keys
+      // from the former substring table (tests/config/config_test.cc)
+      {Svc("    mysql2: {}\n"),
+       "c.yaml:5:5: services[0].mysql2: unknown key (did you mean \"mysql\"?)"},
+  };
+}
+
+// Missing required keys.
+std::vector<BadConfig> MissingKeyCases() {
+  return {
       {"kafka: {bootstrap_servers: k:9092}\nservices:\n  - name: a\n    mysql: {database: d}\n",
        "c.yaml:4:12: services[0].mysql.user: is required"},
       {"kafka: {bootstrap_servers: k:9092}\nservices:\n  - name: a\n    mysql: {user: u}\n",
@@ -148,7 +166,12 @@ const std::vector<BadConfig>& Cases() {
        "c.yaml:4:40: services[0].mysql.tls.ca: is required when mode is verify_ca"},
       {Svc("", ", tls: {cert: @DIR@/pw-ok}"),
        "c.yaml:4:40: services[0].mysql.tls: cert and key must be given together"},
-      // ---- out-of-range numbers
+  };
+}
+
+// Numbers out of range.
+std::vector<BadConfig> OutOfRangeCases() {
+  return {
       {Svc("    batch_size: 0\n"),
        "c.yaml:5:17: services[0].batch_size: must be between 1 and 10000 (got 0)"},
       {Svc("    batch_size: 10001\n"),
@@ -169,7 +192,15 @@ const std::vector<BadConfig>& Cases() {
       {"http: {listen: 127.0.0.1:99999}\n" + Svc(),
        "c.yaml:1:16: http.listen: must be host:port, e.g. 127.0.0.1:9464 (got "
        "\"127.0.0.1:99999\")"},
-      // ---- environment variables
+      // from the former substring table (tests/config/config_test.cc)
+      {Svc("    retry: {max_attempts: 0}\n"),
+       "c.yaml:5:27: services[0].retry.max_attempts: must be between 1 and 1000 (got 0)"},
+  };
+}
+
+// ${VAR} expansion and password_env.
+std::vector<BadConfig> EnvironmentCases() {
+  return {
       {Svc("    topic: x.${NOPE}\n"),
        "c.yaml:5:12: services[0].topic: environment variable NOPE is not set (write "
        "${NOPE:-default} to give a default)"},
@@ -206,7 +237,12 @@ const std::vector<BadConfig>& Cases() {
        "c.yaml:4:68: services[0].mysql.password_file: give either password_env or password_file, "
        "not both",
        {{"PW", "x"}}},
-      // ---- password_file and TLS files
+  };
+}
+
+// password_file and TLS files.
+std::vector<BadConfig> FileCases() {
+  return {
       {Svc("", ", password_file: @DIR@/missing"),
        "c.yaml:4:50: services[0].mysql.password_file: cannot read \"@DIR@/missing\": No such file "
        "or directory"},
@@ -224,7 +260,12 @@ const std::vector<BadConfig>& Cases() {
       {Svc("", ", tls: {mode: verify_identity, ca: @DIR@/no-ca.pem}"),
        "c.yaml:4:68: services[0].mysql.tls.ca: cannot read \"@DIR@/no-ca.pem\": No such file or "
        "directory"},
-      // ---- names and identifiers
+  };
+}
+
+// Names, identifiers and enumerations.
+std::vector<BadConfig> NameCases() {
+  return {
       {Svc("  - name: a\n    mysql: {user: u, database: d}\n"),
        "c.yaml:5:11: services[1].name: duplicate service name \"a\""},
       {"kafka: {bootstrap_servers: k:9092}\nservices:\n  - name: my service\n    mysql: {user: u, "
@@ -256,7 +297,12 @@ const std::vector<BadConfig>& Cases() {
        "c.yaml:1:14: log.level: must be one of debug | info | warn | error (got \"verbose\")"},
       {"http: {listen: 9464}\n" + Svc(),
        "c.yaml:1:16: http.listen: must be host:port, e.g. 127.0.0.1:9464 (got \"9464\")"},
-      // ---- topic templates
+  };
+}
+
+// Topic templates and topic names.
+std::vector<BadConfig> TopicTemplateCases() {
+  return {
       {Svc("    topic: x.{aggregate}\n"),
        "c.yaml:5:12: services[0].topic: unknown placeholder {aggregate} (known: {aggregate_type}, "
        "{event_type}, {service})"},
@@ -289,12 +335,16 @@ const std::vector<BadConfig>& Cases() {
        "c.yaml:5:25: services[0].topics.OrderPaid: topic name \"{aggregate_type}\" has a character "
        "outside [A-Za-z0-9._-] (topics values are topic names taken literally; placeholders work "
        "only in topic)"},
-      // ---- from the former substring table (tests/config/config_test.cc)
-      {Svc("    retry: {max_attempts: 0}\n"),
-       "c.yaml:5:27: services[0].retry.max_attempts: must be between 1 and 1000 (got 0)"},
-      {Svc("    mysql2: {}\n"),
-       "c.yaml:5:5: services[0].mysql2: unknown key (did you mean \"mysql\"?)"},
-      // ---- wakeup and the binlog stream's server_id (docs/CONFIG.md "wakeup")
+      // control characters stay on one line
+      {Svc("    topic: \"a\\nb\"\n"),
+       "c.yaml:5:12: services[0].topic: character '\\x0a' at offset 1 of \"a\\nb\" can never be in "
+       "a Kafka topic name (allowed: [A-Za-z0-9._-])"},
+  };
+}
+
+// wakeup and the binlog stream's server_id (docs/CONFIG.md "wakeup").
+std::vector<BadConfig> WakeupCases() {
+  return {
       {Svc("    wakeup: push\n"),
        "c.yaml:5:13: services[0].wakeup: must be one of poll | binlog (got \"push\")"},
       {Svc("    wakup: binlog\n"),
@@ -320,11 +370,19 @@ const std::vector<BadConfig>& Cases() {
        "c.yaml:8:12: services[1].mysql.binlog_server_id: is unset while "
        "services[0].mysql.binlog_server_id is 7 on the same server 127.0.0.1:3306: services with "
        "wakeup: binlog on one server share one stream and its server_id; give them the same value"},
-      // ---- control characters stay on one line
-      {Svc("    topic: \"a\\nb\"\n"),
-       "c.yaml:5:12: services[0].topic: character '\\x0a' at offset 1 of \"a\\nb\" can never be in "
-       "a Kafka topic name (allowed: [A-Za-z0-9._-])"},
   };
+}
+
+const std::vector<BadConfig>& Cases() {
+  static const std::vector<BadConfig> cases = [] {
+    std::vector<BadConfig> all;
+    for (auto section :
+         {YamlSyntaxCases, WrongTypeCases, UnknownKeyCases, MissingKeyCases, OutOfRangeCases,
+          EnvironmentCases, FileCases, NameCases, TopicTemplateCases, WakeupCases}) {
+      for (BadConfig& c : section()) all.push_back(std::move(c));
+    }
+    return all;
+  }();
   return cases;
 }
 

@@ -64,6 +64,275 @@ std::vector<int64_t> IdsForKey(const std::vector<ConsumedMessage>& msgs, const s
   return ids;
 }
 
+// Rows from..to in one INSERT: aggregate Order/<id>, event type E, event
+// key <key_prefix><id>, with the given status and SQL expressions for
+// next_retry_at and created_at.
+void InsertRows(TestDatabase& db, int from, int to, const std::string& status,
+                const std::string& next_retry_at, const std::string& created_at,
+                const std::string& key_prefix) {
+  std::string v;
+  for (int i = from; i <= to; ++i)
+    v += std::string(v.empty() ? "" : ",") + "(" + std::to_string(i) + ",'Order'," +
+         std::to_string(i) + ",'E','" + key_prefix + std::to_string(i) + "','{}','" + status +
+         "'," + next_retry_at + "," + created_at + ",NOW())";
+  db.Exec(
+      "INSERT INTO t_outbox (id, aggregate_type, aggregate_id, event_type, event_key, payload,"
+      " status, next_retry_at, created_at, updated_at) VALUES " +
+      v);
+}
+
+// Two replicas with the producer's default message.max.bytes drive the
+// oversized rows DEAD; dead_policy block holds back their later events.
+void DriveOversizedRowsDead(TestDatabase& db, const ServiceConfig& s) {
+  RelayHarness a(s), b(s);
+  a.relay->Start();
+  b.relay->Start();
+  std::map<std::string, int64_t> c;
+  bool settled = WaitFor(
+      [&] {
+        c = db.CountByStatus();
+        return c["DEAD"] == 4 && c["SENT"] == 10;
+      },
+      60s);
+  INFO("DEAD " << c["DEAD"] << ", SENT " << c["SENT"] << ", NEW " << c["NEW"] << ", SENDING "
+               << c["SENDING"]);
+  REQUIRE(settled);
+  // dead_policy block: Order/2's 8 and 14, Order/3's 15 and Order/4's 16 wait.
+  CHECK(db.QueryInt("SELECT COUNT(*) FROM t_outbox WHERE status = 'NEW' AND id IN (8, 14, 15, "
+                    "16)") == 4);
+  // The running relays refresh their gauges themselves (gauge_interval_ms).
+  CHECK(WaitFor([&] { return Gauge(a, "outbox_dead_events") == 4; }, 10s));
+  CHECK(WaitFor([&] { return Gauge(b, "outbox_blocked_aggregates") == 3; }, 10s));
+}
+
+// `dead list` prints a table of the four DEAD rows.
+void CheckDeadListTable(const std::string& config, const std::string& service) {
+  ProcessResult list = Cli(config, {"dead", "list", "--service", service});
+  INFO(list.out << list.err);
+  REQUIRE(list.exit_code == 0);
+  CHECK(list.out.find("ID") == 0);
+  for (const char* col : {"AGGREGATE", "EVENT_TYPE", "RETRIES", "AGE", "LAST_ERROR"})
+    CHECK(list.out.find(col) != std::string::npos);
+  // ID AGGREGATE EVENT_TYPE RETRIES AGE LAST_ERROR
+  const std::regex row(R"((\d+) +(Order/\d+) +(\w+) +(\d+) +(\d+[smhd]) +(.*))");
+  std::map<int64_t, std::vector<std::string>> parsed;
+  std::istringstream in(list.out);
+  for (std::string line; std::getline(in, line);) {
+    std::smatch m;
+    if (std::regex_match(line, m, row)) {
+      std::vector<std::string> cells;
+      for (size_t i = 1; i < m.size(); ++i) cells.push_back(m[i]);
+      parsed[std::stoll(m[1])] = cells;
+    }
+  }
+  REQUIRE(parsed.size() == 4);
+  CHECK(parsed[2][1] == "Order/2");
+  CHECK(parsed[2][2] == "OrderCreated");
+  CHECK(parsed[9][2] == "OrderPaid");
+  CHECK(parsed[10][2] == "OrderPaid");
+  CHECK(parsed[17][2] == "OrderShipped");
+  for (auto& [id, cells] : parsed) {
+    CHECK(cells[3] == "1");  // one attempt: a permanent failure
+    CHECK(cells[5].find("MSG_SIZE_TOO_LARGE") != std::string::npos);
+  }
+  CHECK(list.out.find("4 DEAD row(s)\n") != std::string::npos);
+}
+
+// `dead list --json` gives every field of the four DEAD rows; --limit cuts.
+void CheckDeadListJson(const std::string& config, const std::string& service) {
+  ProcessResult json_list = Cli(config, {"dead", "list", "--service", service, "--json"});
+  REQUIRE(json_list.exit_code == 0);
+  auto j = nlohmann::json::parse(json_list.out);
+  REQUIRE(j.is_array());
+  REQUIRE(j.size() == 4);
+  std::vector<int64_t> json_ids;
+  for (const auto& d : j) {
+    json_ids.push_back(d.at("id").get<int64_t>());
+    CHECK(d.at("aggregate_type") == "Order");
+    CHECK(d.at("retry_count") == 1);
+    CHECK(d.at("last_error").get<std::string>().find("MSG_SIZE_TOO_LARGE") != std::string::npos);
+    CHECK(d.at("age_seconds").get<int64_t>() >= 0);
+    CHECK(d.at("created_at").get<std::string>().back() == 'Z');
+    CHECK(d.contains("event_key"));
+  }
+  CHECK(json_ids == std::vector<int64_t>{2, 9, 10, 17});
+  CHECK(j[0].at("aggregate_id") == 2);
+  CHECK(j[0].at("event_type") == "OrderCreated");
+  ProcessResult limited = Cli(config, {"dead", "list", "--service", service, "--limit", "2"});
+  CHECK(limited.out.find("2 DEAD row(s) (limit reached)") != std::string::npos);
+}
+
+// `dead replay --id 2`: --dry-run changes nothing; then the row and the
+// events held back behind it are delivered, with an audit line.
+void ReplayOneById(const std::string& config, const std::string& service, TestDatabase& db) {
+  ProcessResult dry =
+      Cli(config, {"dead", "replay", "--service", service, "--id", "2", "--dry-run"});
+  INFO(dry.out << dry.err);
+  CHECK(dry.exit_code == 0);
+  CHECK(dry.out.find("would replay 1 DEAD row(s) -> NEW") != std::string::npos);
+  CHECK(dry.err.find("audit:") == std::string::npos);
+  std::this_thread::sleep_for(300ms);  // a few polls of both relays: nothing moves
+  CHECK(RowStatus(db, 2) == "DEAD");
+
+  ProcessResult one = Cli(config, {"dead", "replay", "--service", service, "--id", "2"});
+  INFO(one.out << one.err);
+  CHECK(one.exit_code == 0);
+  CHECK(one.out.find("replayed 1 DEAD row(s) -> NEW") != std::string::npos);
+  CHECK(std::regex_search(one.err, std::regex("audit: dead replay service=" + service +
+                                              " outbox_id=2 aggregate_type=Order aggregate_id=2 "
+                                              "event_type=OrderCreated user=")));
+  REQUIRE(WaitFor([&] { return RowStatus(db, 14) == "SENT"; }, 30s));
+  CHECK(RowStatus(db, 2) == "SENT");
+  CHECK(RowStatus(db, 8) == "SENT");
+}
+
+// `dead replay --event-type OrderPaid` replays both OrderPaid rows, and only
+// them.
+void ReplayByEventType(const std::string& config, const std::string& service, TestDatabase& db) {
+  ProcessResult by_type_dry = Cli(
+      config, {"dead", "replay", "--service", service, "--event-type", "OrderPaid", "--dry-run"});
+  CHECK(by_type_dry.out.find("would replay 2 DEAD row(s) -> NEW") != std::string::npos);
+  ProcessResult by_type =
+      Cli(config, {"dead", "replay", "--service", service, "--event-type", "OrderPaid", "--json"});
+  INFO(by_type.out << by_type.err);
+  REQUIRE(by_type.exit_code == 0);
+  auto bt = nlohmann::json::parse(by_type.out);
+  CHECK(bt.at("dry_run") == false);
+  REQUIRE(bt.at("replayed").size() == 2);
+  CHECK(bt.at("replayed")[0].at("id") == 9);
+  CHECK(bt.at("replayed")[1].at("id") == 10);
+  REQUIRE(WaitFor([&] { return RowStatus(db, 15) == "SENT" && RowStatus(db, 16) == "SENT"; }, 30s));
+  CHECK(RowStatus(db, 17) == "DEAD");  // another event type: untouched
+}
+
+// Every one of the 18 events once, and each aggregate in id order.
+void CheckEveryEventOnceInOrder(const std::string& bootstrap) {
+  auto msgs = ConsumeAll(bootstrap, {"outbox.event.Order"});
+  std::multiset<int64_t> ids;
+  for (const auto& m : msgs) ids.insert(std::stoll(m.headers.at("outbox_id")));
+  CHECK(ids.size() == 18);
+  CHECK(std::set<int64_t>(ids.begin(), ids.end()).size() == 18);
+  for (int agg = 1; agg <= 6; ++agg)
+    CHECK(IdsForKey(msgs, std::to_string(agg)) == std::vector<int64_t>{agg, agg + 6, agg + 12});
+}
+
+// A service writing events while a test watches: at most 400, each in its
+// own transaction, 10 ms apart; ids from 100001, aggregates 1..50.
+class BackgroundWriter {
+ public:
+  explicit BackgroundWriter(const std::string& database)
+      : thread_([this, database] {
+          SqlClient d(database);  // its own connection: TestDatabase's is not shared
+          for (int i = 0; i < 400 && !stop_; ++i) {
+            const int id = 100001 + i;
+            d.Exec(
+                "INSERT INTO t_outbox (id, aggregate_type, aggregate_id, event_type, event_key,"
+                " payload, status, next_retry_at, created_at, updated_at) VALUES (" +
+                std::to_string(id) + ",'Order'," + std::to_string(1 + i % 50) +
+                ",'OrderPaid','new" + std::to_string(id) + "','{}','NEW',NOW(),NOW(),NOW())");
+            ++written_;
+            std::this_thread::sleep_for(10ms);
+          }
+        }) {}
+  ~BackgroundWriter() { Stop(); }
+  void Stop() {
+    stop_ = true;
+    if (thread_.joinable()) thread_.join();
+  }
+  int written() const { return written_.load(); }
+
+ private:
+  std::atomic<bool> stop_{false};
+  std::atomic<int> written_{0};
+  std::thread thread_;  // last: starts once the counters exist
+};
+
+// What was seen while a retention pass ran.
+struct RetentionWatch {
+  bool drained_during_retention = false;
+  double deleted = 0;
+  int64_t new_sent_during = 0;
+  std::chrono::steady_clock::duration pass{};
+};
+
+// Samples until retention deleted `old_sent` rows (120 s at most): new
+// events must become SENT while retention has deleted some but not all.
+RetentionWatch WatchRetention(RelayHarness& h, TestDatabase& db, int old_sent) {
+  RetentionWatch w;
+  auto t0 = std::chrono::steady_clock::now();
+  while (std::chrono::steady_clock::now() - t0 < 120s) {
+    const double d = h.Metric("outbox_retention_deleted_total");
+    w.deleted = std::isnan(d) ? 0 : d;
+    int64_t new_sent =
+        db.QueryInt("SELECT COUNT(*) FROM t_outbox WHERE id > 100000 AND status = 'SENT'");
+    if (w.deleted > 0 && w.deleted < old_sent && new_sent > 0) {
+      w.drained_during_retention = true;
+      w.new_sent_during = std::max(w.new_sent_during, new_sent);
+    }
+    if (w.deleted >= old_sent) break;
+    std::this_thread::sleep_for(50ms);
+  }
+  w.pass = std::chrono::steady_clock::now() - t0;
+  return w;
+}
+
+struct GrantCase {
+  std::string user;
+  std::string grants;
+  bool retention;
+  int exit_code;
+  std::vector<std::string> expect;
+  std::string absent;
+};
+
+// `check --connect` as users with these grants on `table`.
+std::vector<GrantCase> GrantCases(const std::string& table) {
+  return {
+      {"ops_g_select",
+       "SELECT",
+       false,
+       1,
+       {"user 'ops_g_select'@'%' lacks UPDATE on ops_check_grants.t_outbox (needed to claim and "
+        "settle rows, and for dead replay): GRANT UPDATE ON " +
+        table + " TO 'ops_g_select'@'%';"},
+       "database ok"},
+      {"ops_g_update",
+       "SELECT, UPDATE",
+       true,
+       1,
+       {"user 'ops_g_update'@'%' lacks DELETE on ops_check_grants.t_outbox (needed by "
+        "retention.sent_days): GRANT DELETE ON " +
+        table + " TO 'ops_g_update'@'%'; or remove the service's retention block"},
+       "database ok"},
+      {"ops_g_update",
+       "SELECT, UPDATE",
+       false,
+       0,
+       {"database ok (ops_check_grants.t_outbox), optional columns: last_error, privileges: "
+        "SELECT, UPDATE"},
+       "lacks"},
+      {"ops_g_delete",
+       "SELECT, UPDATE, DELETE",
+       true,
+       0,
+       {"privileges: SELECT, UPDATE, DELETE"},
+       "lacks"},
+      // Column-level UPDATE on exactly the columns the relay writes is enough.
+      {"ops_g_columns",
+       "SELECT, UPDATE (status, retry_count, next_retry_at, updated_at, last_error)",
+       false,
+       0,
+       {"privileges: SELECT, UPDATE"},
+       "lacks"},
+      {"ops_g_fewcols",
+       "SELECT, UPDATE (status, next_retry_at, updated_at)",
+       false,
+       1,
+       {"lacks UPDATE on ops_check_grants.t_outbox"},
+       "database ok"},
+  };
+}
+
 }  // namespace
 
 TEST_CASE(
@@ -124,86 +393,13 @@ TEST_CASE(
           " WHERE id IN (2, 9, 10, 17)");
   ServiceConfig s = TestService(db, cluster.bootstrap());
   const std::string service = s.name;
-
-  {
-    // Two replicas with the producer's default message.max.bytes.
-    RelayHarness a(s), b(s);
-    a.relay->Start();
-    b.relay->Start();
-    std::map<std::string, int64_t> c;
-    bool settled = WaitFor(
-        [&] {
-          c = db.CountByStatus();
-          return c["DEAD"] == 4 && c["SENT"] == 10;
-        },
-        60s);
-    INFO("DEAD " << c["DEAD"] << ", SENT " << c["SENT"] << ", NEW " << c["NEW"] << ", SENDING "
-                 << c["SENDING"]);
-    REQUIRE(settled);
-    // dead_policy block: Order/2's 8 and 14, Order/3's 15 and Order/4's 16 wait.
-    CHECK(db.QueryInt("SELECT COUNT(*) FROM t_outbox WHERE status = 'NEW' AND id IN (8, 14, 15, "
-                      "16)") == 4);
-    // The running relays refresh their gauges themselves (gauge_interval_ms).
-    CHECK(WaitFor([&] { return Gauge(a, "outbox_dead_events") == 4; }, 10s));
-    CHECK(WaitFor([&] { return Gauge(b, "outbox_blocked_aggregates") == 3; }, 10s));
-  }
+  DriveOversizedRowsDead(db, s);
 
   TempDir dir;
   const std::string config =
       dir.Write("relay.yaml", RelayConfigYaml(db, service, cluster.bootstrap()));
-
-  // --- dead list, as a table.
-  ProcessResult list = Cli(config, {"dead", "list", "--service", service});
-  INFO(list.out << list.err);
-  REQUIRE(list.exit_code == 0);
-  CHECK(list.out.find("ID") == 0);
-  for (const char* col : {"AGGREGATE", "EVENT_TYPE", "RETRIES", "AGE", "LAST_ERROR"})
-    CHECK(list.out.find(col) != std::string::npos);
-  // ID AGGREGATE EVENT_TYPE RETRIES AGE LAST_ERROR
-  const std::regex row(R"((\d+) +(Order/\d+) +(\w+) +(\d+) +(\d+[smhd]) +(.*))");
-  std::map<int64_t, std::vector<std::string>> parsed;
-  std::istringstream in(list.out);
-  for (std::string line; std::getline(in, line);) {
-    std::smatch m;
-    if (std::regex_match(line, m, row)) {
-      std::vector<std::string> cells;
-      for (size_t i = 1; i < m.size(); ++i) cells.push_back(m[i]);
-      parsed[std::stoll(m[1])] = cells;
-    }
-  }
-  REQUIRE(parsed.size() == 4);
-  CHECK(parsed[2][1] == "Order/2");
-  CHECK(parsed[2][2] == "OrderCreated");
-  CHECK(parsed[9][2] == "OrderPaid");
-  CHECK(parsed[10][2] == "OrderPaid");
-  CHECK(parsed[17][2] == "OrderShipped");
-  for (auto& [id, cells] : parsed) {
-    CHECK(cells[3] == "1");  // one attempt: a permanent failure
-    CHECK(cells[5].find("MSG_SIZE_TOO_LARGE") != std::string::npos);
-  }
-  CHECK(list.out.find("4 DEAD row(s)\n") != std::string::npos);
-
-  // --- dead list --json, and --limit.
-  ProcessResult json_list = Cli(config, {"dead", "list", "--service", service, "--json"});
-  REQUIRE(json_list.exit_code == 0);
-  auto j = nlohmann::json::parse(json_list.out);
-  REQUIRE(j.is_array());
-  REQUIRE(j.size() == 4);
-  std::vector<int64_t> json_ids;
-  for (const auto& d : j) {
-    json_ids.push_back(d.at("id").get<int64_t>());
-    CHECK(d.at("aggregate_type") == "Order");
-    CHECK(d.at("retry_count") == 1);
-    CHECK(d.at("last_error").get<std::string>().find("MSG_SIZE_TOO_LARGE") != std::string::npos);
-    CHECK(d.at("age_seconds").get<int64_t>() >= 0);
-    CHECK(d.at("created_at").get<std::string>().back() == 'Z');
-    CHECK(d.contains("event_key"));
-  }
-  CHECK(json_ids == std::vector<int64_t>{2, 9, 10, 17});
-  CHECK(j[0].at("aggregate_id") == 2);
-  CHECK(j[0].at("event_type") == "OrderCreated");
-  ProcessResult limited = Cli(config, {"dead", "list", "--service", service, "--limit", "2"});
-  CHECK(limited.out.find("2 DEAD row(s) (limit reached)") != std::string::npos);
+  CheckDeadListTable(config, service);
+  CheckDeadListJson(config, service);
 
   // --- Fix the cause (the runbook's fix for message_too_large: a larger
   // message.max.bytes), restart the replicas, and replay while they run.
@@ -212,40 +408,8 @@ TEST_CASE(
   a.relay->Start();
   b.relay->Start();
 
-  ProcessResult dry =
-      Cli(config, {"dead", "replay", "--service", service, "--id", "2", "--dry-run"});
-  INFO(dry.out << dry.err);
-  CHECK(dry.exit_code == 0);
-  CHECK(dry.out.find("would replay 1 DEAD row(s) -> NEW") != std::string::npos);
-  CHECK(dry.err.find("audit:") == std::string::npos);
-  std::this_thread::sleep_for(300ms);  // a few polls of both relays: nothing moves
-  CHECK(RowStatus(db, 2) == "DEAD");
-
-  ProcessResult one = Cli(config, {"dead", "replay", "--service", service, "--id", "2"});
-  INFO(one.out << one.err);
-  CHECK(one.exit_code == 0);
-  CHECK(one.out.find("replayed 1 DEAD row(s) -> NEW") != std::string::npos);
-  CHECK(std::regex_search(one.err, std::regex("audit: dead replay service=" + service +
-                                              " outbox_id=2 aggregate_type=Order aggregate_id=2 "
-                                              "event_type=OrderCreated user=")));
-  REQUIRE(WaitFor([&] { return RowStatus(db, 14) == "SENT"; }, 30s));
-  CHECK(RowStatus(db, 2) == "SENT");
-  CHECK(RowStatus(db, 8) == "SENT");
-
-  ProcessResult by_type_dry = Cli(
-      config, {"dead", "replay", "--service", service, "--event-type", "OrderPaid", "--dry-run"});
-  CHECK(by_type_dry.out.find("would replay 2 DEAD row(s) -> NEW") != std::string::npos);
-  ProcessResult by_type =
-      Cli(config, {"dead", "replay", "--service", service, "--event-type", "OrderPaid", "--json"});
-  INFO(by_type.out << by_type.err);
-  REQUIRE(by_type.exit_code == 0);
-  auto bt = nlohmann::json::parse(by_type.out);
-  CHECK(bt.at("dry_run") == false);
-  REQUIRE(bt.at("replayed").size() == 2);
-  CHECK(bt.at("replayed")[0].at("id") == 9);
-  CHECK(bt.at("replayed")[1].at("id") == 10);
-  REQUIRE(WaitFor([&] { return RowStatus(db, 15) == "SENT" && RowStatus(db, 16) == "SENT"; }, 30s));
-  CHECK(RowStatus(db, 17) == "DEAD");  // another event type: untouched
+  ReplayOneById(config, service, db);
+  ReplayByEventType(config, service, db);
 
   // An id that is not DEAD (any more) is reported, not an error.
   ProcessResult again = Cli(config, {"dead", "replay", "--service", service, "--id", "2"});
@@ -264,15 +428,7 @@ TEST_CASE(
   CHECK(empty.out.find("0 DEAD row(s)") != std::string::npos);
   CHECK(WaitFor([&] { return Gauge(a, "outbox_dead_events") == 0; }, 10s));
   CHECK(WaitFor([&] { return Gauge(a, "outbox_blocked_aggregates") == 0; }, 10s));
-
-  // Every event once, and each aggregate in id order.
-  auto msgs = ConsumeAll(cluster.bootstrap(), {"outbox.event.Order"});
-  std::multiset<int64_t> ids;
-  for (const auto& m : msgs) ids.insert(std::stoll(m.headers.at("outbox_id")));
-  CHECK(ids.size() == 18);
-  CHECK(std::set<int64_t>(ids.begin(), ids.end()).size() == 18);
-  for (int agg = 1; agg <= 6; ++agg)
-    CHECK(IdsForKey(msgs, std::to_string(agg)) == std::vector<int64_t>{agg, agg + 6, agg + 12});
+  CheckEveryEventOnceInOrder(cluster.bootstrap());
 }
 
 TEST_CASE(
@@ -419,35 +575,13 @@ TEST_CASE(
   // ids 1..20000: SENT 10 days ago. 20001..20030: NEW backing off, SENDING
   // under a live lease and DEAD, all 10 days old. 20031..20100: SENT a day ago.
   const int kOldSent = 20000;
-  for (int first = 1; first <= kOldSent; first += 2000) {
-    std::string v;
-    for (int i = first; i < first + 2000; ++i) {
-      v += std::string(v.empty() ? "" : ",") + "(" + std::to_string(i) + ",'Order'," +
-           std::to_string(i) + ",'E','old" + std::to_string(i) +
-           "','{}','SENT',NOW(),NOW() - INTERVAL 10 DAY,NOW())";
-    }
-    db.Exec(
-        "INSERT INTO t_outbox (id, aggregate_type, aggregate_id, event_type, event_key, payload,"
-        " status, next_retry_at, created_at, updated_at) VALUES " +
-        v);
-  }
-  auto insert_range = [&](int from, int to, const std::string& status, const std::string& next,
-                          const std::string& created) {
-    std::string v;
-    for (int i = from; i <= to; ++i)
-      v += std::string(v.empty() ? "" : ",") + "(" + std::to_string(i) + ",'Order'," +
-           std::to_string(i) + ",'E','k" + std::to_string(i) + "','{}','" + status + "'," + next +
-           "," + created + ",NOW())";
-    db.Exec(
-        "INSERT INTO t_outbox (id, aggregate_type, aggregate_id, event_type, event_key, payload,"
-        " status, next_retry_at, created_at, updated_at) VALUES " +
-        v);
-  };
   const std::string old = "NOW() - INTERVAL 10 DAY";
-  insert_range(20001, 20010, "NEW", "NOW() + INTERVAL 1 HOUR", old);
-  insert_range(20011, 20020, "SENDING", "NOW() + INTERVAL 1 HOUR", old);
-  insert_range(20021, 20030, "DEAD", "NOW()", old);
-  insert_range(20031, 20100, "SENT", "NOW()", "NOW() - INTERVAL 1 DAY");
+  for (int first = 1; first <= kOldSent; first += 2000)
+    InsertRows(db, first, first + 1999, "SENT", "NOW()", old, "old");
+  InsertRows(db, 20001, 20010, "NEW", "NOW() + INTERVAL 1 HOUR", old, "k");
+  InsertRows(db, 20011, 20020, "SENDING", "NOW() + INTERVAL 1 HOUR", old, "k");
+  InsertRows(db, 20021, 20030, "DEAD", "NOW()", old, "k");
+  InsertRows(db, 20031, 20100, "SENT", "NOW()", "NOW() - INTERVAL 1 DAY", "k");
 
   ServiceConfig s = TestService(db, cluster.bootstrap());
   s.retention.sent_days = 7;
@@ -456,60 +590,25 @@ TEST_CASE(
   s.retention.interval_s = 3600;
   RelayHarness h(s);
 
-  // A service keeps writing events, each in its own transaction, while
-  // retention runs; ids from 100001, aggregates 1..50.
-  std::atomic<bool> stop_writer{false};
-  std::atomic<int> written{0};
-  std::thread writer([&] {
-    SqlClient d(db.name());  // its own connection: TestDatabase's is not shared
-    for (int i = 0; i < 400 && !stop_writer; ++i) {
-      const int id = 100001 + i;
-      d.Exec(
-          "INSERT INTO t_outbox (id, aggregate_type, aggregate_id, event_type, event_key, payload,"
-          " status, next_retry_at, created_at, updated_at) VALUES (" +
-          std::to_string(id) + ",'Order'," + std::to_string(1 + i % 50) + ",'OrderPaid','new" +
-          std::to_string(id) + "','{}','NEW',NOW(),NOW(),NOW())");
-      ++written;
-      std::this_thread::sleep_for(10ms);
-    }
-  });
+  // A service keeps writing events while retention runs.
+  BackgroundWriter writer(db.name());
   h.relay->Start();
-
-  // Sample while the pass runs: new events must become SENT while retention
-  // has deleted some but not all of the old rows.
-  bool drained_during_retention = false;
-  double deleted = 0;
-  int64_t new_sent_during = 0;
-  auto t0 = std::chrono::steady_clock::now();
-  while (std::chrono::steady_clock::now() - t0 < 120s) {
-    const double d = h.Metric("outbox_retention_deleted_total");
-    deleted = std::isnan(d) ? 0 : d;
-    int64_t new_sent =
-        db.QueryInt("SELECT COUNT(*) FROM t_outbox WHERE id > 100000 AND status = 'SENT'");
-    if (deleted > 0 && deleted < kOldSent && new_sent > 0) {
-      drained_during_retention = true;
-      new_sent_during = std::max(new_sent_during, new_sent);
-    }
-    if (deleted >= kOldSent) break;
-    std::this_thread::sleep_for(50ms);
-  }
-  auto pass = std::chrono::steady_clock::now() - t0;
-  stop_writer = true;
-  writer.join();
+  const RetentionWatch w = WatchRetention(h, db, kOldSent);
+  writer.Stop();
   REQUIRE(WaitFor(
       [&] {
         return db.QueryInt("SELECT COUNT(*) FROM t_outbox WHERE id > 100000 AND status = 'SENT'") ==
-               written.load();
+               writer.written();
       },
       60s));
   WARN("retention pass of " << kOldSent << " old SENT rows took about "
-                            << std::chrono::duration_cast<std::chrono::milliseconds>(pass).count()
-                            << " ms; " << new_sent_during
-                            << " new events were delivered while it ran (" << written.load()
+                            << std::chrono::duration_cast<std::chrono::milliseconds>(w.pass).count()
+                            << " ms; " << w.new_sent_during
+                            << " new events were delivered while it ran (" << writer.written()
                             << " written in all)");
 
-  CHECK(drained_during_retention);
-  CHECK(deleted == kOldSent);
+  CHECK(w.drained_during_retention);
+  CHECK(w.deleted == kOldSent);
   CHECK(db.QueryInt("SELECT COUNT(*) FROM t_outbox WHERE id <= 20000") == 0);
   CHECK(db.QueryInt("SELECT COUNT(*) FROM t_outbox WHERE id BETWEEN 20001 AND 20010 AND status = "
                     "'NEW'") == 10);
@@ -520,7 +619,7 @@ TEST_CASE(
   CHECK(db.QueryInt("SELECT COUNT(*) FROM t_outbox WHERE id BETWEEN 20031 AND 20100 AND status = "
                     "'SENT'") == 70);
   CHECK(db.QueryInt("SELECT COUNT(*) FROM t_outbox WHERE id > 100000 AND status = 'SENT'") ==
-        written.load());
+        writer.written());
 }
 
 TEST_CASE(
@@ -529,60 +628,8 @@ TEST_CASE(
   MockCluster cluster(1);
   TestDatabase db("ops_check_grants", ", last_error varchar(255)");
   const std::string pw = "grant-test-pw";
-  struct Case {
-    std::string user;
-    std::string grants;
-    bool retention;
-    int exit_code;
-    std::vector<std::string> expect;
-    std::string absent;
-  };
   const std::string table = "`ops_check_grants`.`t_outbox`";
-  std::vector<Case> cases = {
-      {"ops_g_select",
-       "SELECT",
-       false,
-       1,
-       {"user 'ops_g_select'@'%' lacks UPDATE on ops_check_grants.t_outbox (needed to claim and "
-        "settle rows, and for dead replay): GRANT UPDATE ON " +
-        table + " TO 'ops_g_select'@'%';"},
-       "database ok"},
-      {"ops_g_update",
-       "SELECT, UPDATE",
-       true,
-       1,
-       {"user 'ops_g_update'@'%' lacks DELETE on ops_check_grants.t_outbox (needed by "
-        "retention.sent_days): GRANT DELETE ON " +
-        table + " TO 'ops_g_update'@'%'; or remove the service's retention block"},
-       "database ok"},
-      {"ops_g_update",
-       "SELECT, UPDATE",
-       false,
-       0,
-       {"database ok (ops_check_grants.t_outbox), optional columns: last_error, privileges: "
-        "SELECT, UPDATE"},
-       "lacks"},
-      {"ops_g_delete",
-       "SELECT, UPDATE, DELETE",
-       true,
-       0,
-       {"privileges: SELECT, UPDATE, DELETE"},
-       "lacks"},
-      // Column-level UPDATE on exactly the columns the relay writes is enough.
-      {"ops_g_columns",
-       "SELECT, UPDATE (status, retry_count, next_retry_at, updated_at, last_error)",
-       false,
-       0,
-       {"privileges: SELECT, UPDATE"},
-       "lacks"},
-      {"ops_g_fewcols",
-       "SELECT, UPDATE (status, next_retry_at, updated_at)",
-       false,
-       1,
-       {"lacks UPDATE on ops_check_grants.t_outbox"},
-       "database ok"},
-  };
-  for (const auto& c : cases) {
+  for (const GrantCase& c : GrantCases(table)) {
     DYNAMIC_SECTION(c.user << " with " << c.grants << (c.retention ? " and retention" : "")) {
       db.Exec("DROP USER IF EXISTS '" + c.user + "'@'%'");
       db.Exec("CREATE USER '" + c.user + "'@'%' IDENTIFIED BY '" + pw + "'");
@@ -633,15 +680,7 @@ TEST_CASE(
       last_month + "'), PARTITION p_recent VALUES LESS THAN ('" + today +
       "'), PARTITION p_current VALUES LESS THAN (MAXVALUE))");
   // 500 SENT rows from 40 days ago; then new events, which the relay drains.
-  std::string v;
-  for (int i = 1; i <= 500; ++i)
-    v += std::string(v.empty() ? "" : ",") + "(" + std::to_string(i) + ",'Order'," +
-         std::to_string(i) + ",'E','old" + std::to_string(i) +
-         "','{}','SENT',NOW(),NOW() - INTERVAL 40 DAY,NOW())";
-  db.Exec(
-      "INSERT INTO t_outbox (id, aggregate_type, aggregate_id, event_type, event_key, payload,"
-      " status, next_retry_at, created_at, updated_at) VALUES " +
-      v);
+  InsertRows(db, 1, 500, "SENT", "NOW()", "NOW() - INTERVAL 40 DAY", "old");
   db.InsertEvents(100, 3, 1001);
 
   TempDir dir;

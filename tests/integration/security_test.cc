@@ -33,6 +33,14 @@ std::string TlsDir() {
   return d;
 }
 
+// The test account's connection with TLS `mode`, verified against `ca`.
+MysqlConfig TlsMysql(TlsMode mode, const std::string& ca) {
+  MysqlConfig m = TestMysql("mysql");
+  m.tls.mode = mode;
+  m.tls.ca = ca;
+  return m;
+}
+
 std::string SessionCipher(MysqlConnection& conn) {
   std::unique_ptr<sql::Statement> st(conn.raw()->createStatement());
   std::unique_ptr<sql::ResultSet> rs(st->executeQuery("SHOW SESSION STATUS LIKE 'Ssl_cipher'"));
@@ -75,12 +83,8 @@ TEST_CASE("MySQL sessions are encrypted with verify_ca and verify_identity again
   const std::string tls = TlsDir();
   for (TlsMode mode : {TlsMode::kVerifyCa, TlsMode::kVerifyIdentity, TlsMode::kRequired}) {
     INFO(ToString(mode));
-    MysqlConfig m = TestMysql("mysql");
-    m.tls.mode = mode;
-    m.tls.ca = tls + "/ca.pem";
-    MysqlConnection conn(m);
-    Status s = conn.Connect();
-    REQUIRE(s.ok());
+    MysqlConnection conn(TlsMysql(mode, tls + "/ca.pem"));
+    REQUIRE(conn.Connect().ok());
     CHECK_FALSE(SessionCipher(conn).empty());
   }
   MysqlConfig plain = TestMysql("mysql");  // tls: disabled
@@ -93,9 +97,7 @@ TEST_CASE("a CA that did not sign the server's certificate fails clearly", "[sec
   const std::string tls = TlsDir();
   for (TlsMode mode : {TlsMode::kVerifyCa, TlsMode::kVerifyIdentity}) {
     INFO(ToString(mode));
-    MysqlConfig m = TestMysql("mysql");
-    m.tls.mode = mode;
-    m.tls.ca = tls + "/other-ca.pem";
+    const MysqlConfig m = TlsMysql(mode, tls + "/other-ca.pem");
     MysqlConnection conn(m);
     Status s = conn.Connect();
     REQUIRE_FALSE(s.ok());
@@ -155,6 +157,108 @@ TEST_CASE("a client certificate is presented when the user requires X509", "[sec
   CHECK_FALSE(SessionCipher(with).empty());
 }
 
+namespace {
+
+// The no-leak test's setup: the account's connection settings, its password
+// in a file (and a wrong one), the environment holding the secrets, and every
+// output collected to be scanned for them.
+struct LeakScan {
+  LeakScan(TestDatabase& db, std::string bootstrap_servers)
+      : mysql(db.mysql()),
+        bootstrap(std::move(bootstrap_servers)),
+        pw_file(dir.Write("db-password", std::string(kDbPassword) + "\n", 0600)),
+        wrong_file(dir.Write("wrong-password", "not-the-password\n", 0600)) {}
+
+  // A config file `name` for instance `instance` with the password given by
+  // `secret` (password_env: X or password_file: F).
+  std::string Config(const std::string& name, const std::string& instance, int http,
+                     const std::string& format, const std::string& secret) {
+    const std::string block = "{host: " + mysql.host + ", port: " + std::to_string(mysql.port) +
+                              ", user: outbox_secret, database: " + mysql.database +
+                              ", tls: {mode: disabled}, connect_timeout_ms: 1000, " + secret + "}";
+    return dir.Write(name, Yaml(instance, http, bootstrap, format, block));
+  }
+
+  MysqlConfig mysql;
+  std::string bootstrap;
+  TempDir dir;
+  std::string pw_file;
+  std::string wrong_file;
+  const std::vector<std::string> env = {std::string("DB_PW=") + kDbPassword,
+                                        std::string("KAFKA_PW=") + kKafkaPassword,
+                                        "WRONG_PW=not-the-password"};
+  std::vector<std::string> outputs;
+};
+
+// A relay at debug level with librdkafka's config dump on, the password from
+// `secret`, drains the table; its sessions are killed once to provoke the
+// reconnect logs. Collects its metrics, /readyz and logs.
+void RunRelayWithPassword(LeakScan& scan, TestDatabase& db, const std::string& format,
+                          const std::string& secret, const std::string& source) {
+  const int http = FreeTcpPort();
+  db.Exec("UPDATE t_outbox SET status = 'NEW'");
+  ChildProcess relay({OUTBOX_BINARY, "run", "--config",
+                      scan.Config("relay.yaml", "leak-" + format, http, format, secret)},
+                     ChildEnv(scan.env));
+  REQUIRE(WaitFor([&] { return db.CountByStatus()["SENT"] == 100; }, 60s));
+  for (int i = 0; i < 3; ++i) {
+    int64_t id = db.QueryInt(
+        "SELECT ID FROM information_schema.PROCESSLIST WHERE USER = 'outbox_secret' LIMIT 1");
+    try {
+      if (id) db.Exec("KILL CONNECTION " + std::to_string(id));
+    } catch (...) {
+      // The session ended in between.
+    }
+  }
+  REQUIRE(WaitFor([&] { return HttpGet(http, "/readyz").status == 200; }, 30s));
+  scan.outputs.push_back(HttpGet(http, "/metrics").body);
+  scan.outputs.push_back(HttpGet(http, "/readyz").body);
+  relay.Signal(SIGTERM);
+  CHECK(relay.Wait(60s) == 0);
+  scan.outputs.push_back(relay.out());
+  scan.outputs.push_back(relay.err());
+  CHECK(relay.err().find("password from " + source) != std::string::npos);
+}
+
+// A wrong password: the relay keeps retrying and says why; check --connect
+// fails with exit 1 (and passes with the right file). Collects their output.
+void RunWithWrongPassword(LeakScan& scan) {
+  const int http = FreeTcpPort();
+  ChildProcess relay(
+      {OUTBOX_BINARY, "run", "--config",
+       scan.Config("wrong.yaml", "leak-wrong", http, "text", "password_env: WRONG_PW")},
+      ChildEnv(scan.env));
+  // Until the first connection attempt has failed, /readyz is 503 for
+  // another reason (not connected yet); wait for the reason that matters.
+  HttpReply ready;
+  CHECK(WaitFor(
+      [&] {
+        ready = HttpGet(http, "/readyz");
+        return ready.status == 503 &&
+               ready.body.find("Access denied for user 'outbox_secret'") != std::string::npos;
+      },
+      30s));
+  scan.outputs.push_back(ready.body);
+  relay.Signal(SIGTERM);
+  CHECK(relay.Wait(60s) == 0);
+  scan.outputs.push_back(relay.err());
+  CHECK(relay.err().find("Access denied") != std::string::npos);
+  for (const std::string& file : {scan.wrong_file, scan.pw_file}) {
+    const std::string config =
+        scan.Config("check.yaml", "check", FreeTcpPort(), "text", "password_file: " + file);
+    ProcessResult r =
+        RunProcess({OUTBOX_BINARY, "check", "--connect", "--config", config}, ChildEnv(scan.env));
+    CHECK(r.exit_code == (file == scan.pw_file ? 0 : 1));
+    scan.outputs.push_back(r.out);
+    scan.outputs.push_back(r.err);
+  }
+  const std::vector<std::string>& out = scan.outputs;
+  CHECK(out[out.size() - 2].find("database ok") != std::string::npos);
+  CHECK(out[out.size() - 4].find("Access denied for user 'outbox_secret'") != std::string::npos);
+}
+
+}  // namespace
+
 TEST_CASE("no password appears in any log line or error or metric of the relay and check",
           "[security][process]") {
   MockCluster cluster(1);
@@ -162,96 +266,16 @@ TEST_CASE("no password appears in any log line or error or metric of the relay a
   TestDatabase db("security_no_leak");
   db.InsertEvents(100, 1);
   SecretUser user(db, "outbox_secret");
-  MysqlConfig m = db.mysql();
-  TempDir dir;
-  const std::string pw_file = dir.Write("db-password", std::string(kDbPassword) + "\n", 0600);
-  const std::string wrong_file = dir.Write("wrong-password", "not-the-password\n", 0600);
-  auto mysql = [&](const std::string& secret) {
-    return "{host: " + m.host + ", port: " + std::to_string(m.port) +
-           ", user: outbox_secret, database: " + m.database +
-           ", tls: {mode: disabled}, connect_timeout_ms: 1000, " + secret + "}";
-  };
-  const std::vector<std::string> env = {std::string("DB_PW=") + kDbPassword,
-                                        std::string("KAFKA_PW=") + kKafkaPassword,
-                                        "WRONG_PW=not-the-password"};
-  std::vector<std::string> outputs;
+  LeakScan scan(db, cluster.bootstrap());
 
-  // Two relays, the password from the environment (text logs) and from a file
-  // (JSON logs), at debug level, with librdkafka's config dump on. Their
-  // sessions are killed once to provoke the reconnect logs.
-  struct Run {
-    std::string format, secret;
-  };
-  for (const Run& run :
-       {Run{"text", "password_env: DB_PW"}, Run{"json", "password_file: " + pw_file}}) {
-    const int http = FreeTcpPort();
-    db.Exec("UPDATE t_outbox SET status = 'NEW'");
-    std::string yaml =
-        Yaml("leak-" + run.format, http, cluster.bootstrap(), run.format, mysql(run.secret));
-    ChildProcess relay({OUTBOX_BINARY, "run", "--config", dir.Write("relay.yaml", yaml)},
-                       ChildEnv(env));
-    REQUIRE(WaitFor([&] { return db.CountByStatus()["SENT"] == 100; }, 60s));
-    for (int i = 0; i < 3; ++i) {
-      int64_t id = db.QueryInt(
-          "SELECT ID FROM information_schema.PROCESSLIST WHERE USER = 'outbox_secret' LIMIT 1");
-      try {
-        if (id) db.Exec("KILL CONNECTION " + std::to_string(id));
-      } catch (...) {
-        // The session ended in between.
-      }
-    }
-    REQUIRE(WaitFor([&] { return HttpGet(http, "/readyz").status == 200; }, 30s));
-    outputs.push_back(HttpGet(http, "/metrics").body);
-    outputs.push_back(HttpGet(http, "/readyz").body);
-    relay.Signal(SIGTERM);
-    CHECK(relay.Wait(60s) == 0);
-    outputs.push_back(relay.out());
-    outputs.push_back(relay.err());
-    CHECK(relay.err().find("password from " +
-                           std::string(run.format == "text" ? "env:DB_PW" : "file:" + pw_file)) !=
-          std::string::npos);
-  }
-
-  // A wrong password: the relay keeps retrying and says why; check --connect
-  // fails with exit 1; neither prints the password it was given.
-  {
-    const int http = FreeTcpPort();
-    std::string yaml =
-        Yaml("leak-wrong", http, cluster.bootstrap(), "text", mysql("password_env: WRONG_PW"));
-    ChildProcess relay({OUTBOX_BINARY, "run", "--config", dir.Write("wrong.yaml", yaml)},
-                       ChildEnv(env));
-    // Until the first connection attempt has failed, /readyz is 503 for
-    // another reason (not connected yet); wait for the reason that matters.
-    HttpReply ready;
-    CHECK(WaitFor(
-        [&] {
-          ready = HttpGet(http, "/readyz");
-          return ready.status == 503 &&
-                 ready.body.find("Access denied for user 'outbox_secret'") != std::string::npos;
-        },
-        30s));
-    outputs.push_back(ready.body);
-    relay.Signal(SIGTERM);
-    CHECK(relay.Wait(60s) == 0);
-    outputs.push_back(relay.err());
-    CHECK(relay.err().find("Access denied") != std::string::npos);
-    for (const std::string& file : {wrong_file, pw_file}) {
-      std::string cfg = Yaml("check", FreeTcpPort(), cluster.bootstrap(), "text",
-                             mysql("password_file: " + file));
-      ProcessResult r = RunProcess(
-          {OUTBOX_BINARY, "check", "--connect", "--config", dir.Write("check.yaml", cfg)},
-          ChildEnv(env));
-      CHECK(r.exit_code == (file == pw_file ? 0 : 1));
-      outputs.push_back(r.out);
-      outputs.push_back(r.err);
-    }
-    CHECK(outputs[outputs.size() - 2].find("database ok") != std::string::npos);
-    CHECK(outputs[outputs.size() - 4].find("Access denied for user 'outbox_secret'") !=
-          std::string::npos);
-  }
+  // Two relays, the password from the environment (text logs) and from a
+  // file (JSON logs).
+  RunRelayWithPassword(scan, db, "text", "password_env: DB_PW", "env:DB_PW");
+  RunRelayWithPassword(scan, db, "json", "password_file: " + scan.pw_file, "file:" + scan.pw_file);
+  RunWithWrongPassword(scan);
 
   size_t lines = 0;
-  for (const auto& out : outputs) {
+  for (const auto& out : scan.outputs) {
     lines += static_cast<size_t>(std::count(out.begin(), out.end(), '\n'));
     CHECK(out.find(kDbPassword) == std::string::npos);
     CHECK(out.find(kKafkaPassword) == std::string::npos);

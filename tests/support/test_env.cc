@@ -7,6 +7,7 @@
 
 #include <stdexcept>
 
+#include "kafka_headers.h"
 #include "outbox/mysql_connection.h"
 #include "outbox_ddl.h"
 
@@ -280,16 +281,7 @@ std::vector<ConsumedMessage> ConsumeAll(const std::string& bootstrap,
         c.offset = m->offset;
         c.key.assign(static_cast<const char*>(m->key), m->key_len);
         c.value.assign(static_cast<const char*>(m->payload), m->len);
-        rd_kafka_headers_t* hdrs = nullptr;
-        if (rd_kafka_message_headers(m, &hdrs) == RD_KAFKA_RESP_ERR_NO_ERROR) {
-          const char* name;
-          const void* val;
-          size_t size;
-          for (size_t i = 0;
-               rd_kafka_header_get_all(hdrs, i, &name, &val, &size) == RD_KAFKA_RESP_ERR_NO_ERROR;
-               ++i)
-            c.headers[name] = std::string(static_cast<const char*>(val), size);
-        }
+        for (auto& [name, value] : outbox::tools::MessageHeaders(m)) c.headers[name] = value;
         if (m->offset + 1 >= high[m->partition] && !done[m->partition]) {
           done[m->partition] = true;
           --remaining;
