@@ -6,11 +6,29 @@
 #include <thread>
 
 #include "fakes/fake_clock.h"
-#include "support/http_probe.h"
 #include "support/test_env.h"
+#include "support/wait.h"
 
 using namespace outbox;
 using namespace outbox::testing;
+
+namespace {
+
+// A fresh database `name` (plus `extra_columns`) with `events` NEW rows, one
+// per aggregate, and a store that claimed them all (a 30 s lease).
+struct ClaimedRows {
+  ClaimedRows(const std::string& name, int events, const std::string& extra_columns = "")
+      : db(name, extra_columns), store(db.mysql()) {
+    db.InsertEvents(events, 1);
+    REQUIRE(store.ClaimDue(10, 30000, false, &batch).ok());
+    REQUIRE(batch.rows.size() == static_cast<size_t>(events));
+  }
+  TestDatabase db;
+  MysqlStore store;
+  ClaimedBatch batch;
+};
+
+}  // namespace
 
 TEST_CASE("a settle under a lease that was taken over is counted stale and not applied",
           "[store]") {
@@ -101,12 +119,8 @@ TEST_CASE(
 TEST_CASE(
     "retry sets backoff and retry_count and release returns a row without counting an attempt",
     "[store]") {
-  TestDatabase db("store_retry", ", last_error varchar(16)");
-  db.InsertEvents(2, 1);
-  MysqlStore s(db.mysql());
-  ClaimedBatch batch;
-  REQUIRE(s.ClaimDue(10, 30000, false, &batch).ok());
-  REQUIRE(batch.rows.size() == 2);
+  ClaimedRows rows("store_retry", 2, ", last_error varchar(16)");
+  auto& [db, s, batch] = rows;
   SettleResult r;
   REQUIRE(s.Settle(batch.lease_token,
                    {{1, SettleKind::kRetry, 60000, "a long error message beyond sixteen"},
@@ -130,12 +144,8 @@ TEST_CASE(
     "[store]") {
   // next_retry_at has whole seconds; NOW() + 300 ms used to be stored as
   // NOW() itself, so three attempts with a 500 ms backoff ran within 40 ms.
-  TestDatabase db("store_subsecond_backoff");
-  db.InsertEvents(3, 1);
-  MysqlStore s(db.mysql());
-  ClaimedBatch batch;
-  REQUIRE(s.ClaimDue(10, 30000, false, &batch).ok());
-  REQUIRE(batch.rows.size() == 3);
+  ClaimedRows rows("store_subsecond_backoff", 3);
+  auto& [db, s, batch] = rows;
   const char* kNowUs = "SELECT CAST(UNIX_TIMESTAMP(NOW(6)) * 1000000 AS SIGNED)";
   const int64_t before_us = db.QueryInt(kNowUs);
   SettleResult r;

@@ -14,8 +14,8 @@
 #include <vector>
 
 #include "config/config.h"
-#include "support/fault_process.h"
 #include "support/http_probe.h"
+#include "support/process.h"
 
 namespace outbox::testing {
 
@@ -29,11 +29,6 @@ std::string ScratchDir(const std::string& scenario);
 // OUTBOX_FAULTS_KAFKA_DEBUG (librdkafka debug contexts for every relay).
 uint64_t ScenarioSeed(uint64_t fallback);
 double ScenarioScale();
-
-// Sum of the samples of `name` (exact metric name) whose label set contains
-// `label_filter` (e.g. "service=\"s1\""); 0 when absent.
-double MetricSum(const std::string& exposition, const std::string& name,
-                 const std::string& label_filter = "");
 
 struct RelaySpec {
   std::string service = "faults";
@@ -88,7 +83,7 @@ class RelayProcess {
   std::string config_;
   std::string log_;
   RelaySpec spec_;
-  Process proc_;
+  LoggedProcess proc_;
   int port_ = 0;
   std::map<std::string, double> last_seen_;  // metric -> last value of the current incarnation
   std::map<std::string, double> earlier_;    // metric -> sum over earlier incarnations
