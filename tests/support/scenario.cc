@@ -154,7 +154,7 @@ int RunLoad(const MysqlConfig& mysql, const std::vector<std::string>& args,
   return RunToCompletion(argv, log_path, timeout, {{"OUTBOX_LOAD_MYSQL_PASSWORD", mysql.password}});
 }
 
-bool StartLoad(Process* proc, const MysqlConfig& mysql, const std::vector<std::string>& args,
+bool StartLoad(LoggedProcess* proc, const MysqlConfig& mysql, const std::vector<std::string>& args,
                const std::string& log_path) {
   std::vector<std::string> argv = {OUTBOX_LOAD_BINARY};
   for (auto& a : ConnectionArgs(mysql)) argv.push_back(a);

@@ -63,7 +63,7 @@ class RelayProcess {
   void Signal(int sig) { proc_.Signal(sig); }
   void Kill() { proc_.Kill(); }
   bool running() { return proc_.running(); }
-  Process& process() { return proc_; }
+  LoggedProcess& process() { return proc_; }
 
   int port() const { return port_; }
   const std::string& name() const { return name_; }
@@ -93,7 +93,7 @@ class RelayProcess {
 int RunLoad(const MysqlConfig& mysql, const std::vector<std::string>& args,
             const std::string& log_path, std::chrono::milliseconds timeout);
 // The same in the background.
-bool StartLoad(Process* proc, const MysqlConfig& mysql, const std::vector<std::string>& args,
+bool StartLoad(LoggedProcess* proc, const MysqlConfig& mysql, const std::vector<std::string>& args,
                const std::string& log_path);
 
 struct CheckResult {
