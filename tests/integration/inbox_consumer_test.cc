@@ -48,6 +48,17 @@ void OutageMidStream(Rig& rig, ConsumerProcess& c, const std::vector<TestEvent>&
   rig.producer.Send(kTopic, std::vector<TestEvent>(split, events.end()));
 }
 
+// Sends 200 events and runs consumer "first" until `failpoint` (e.g.
+// "after_db_commit:60") kills it with SIGKILL; returns the events.
+std::vector<TestEvent> KilledAtFailpoint(Rig& rig, const std::string& failpoint) {
+  auto events = MakeEvents(10, 20);
+  rig.producer.Send(kTopic, events);
+  auto first = rig.Consumer("first");
+  REQUIRE(first.Start({{"OUTBOX_CONSUMER_FAILPOINT", failpoint}}));
+  CHECK(first.Wait(60s) == 128 + SIGKILL);
+  return events;
+}
+
 }  // namespace
 
 TEST_CASE(
@@ -88,11 +99,7 @@ TEST_CASE(
     "each event once after its restart",
     "[consumer]") {
   Rig rig("inbox_kill_after_commit");
-  auto events = MakeEvents(10, 20);
-  rig.producer.Send(kTopic, events);
-  auto first = rig.Consumer("first");
-  REQUIRE(first.Start({{"OUTBOX_CONSUMER_FAILPOINT", "after_db_commit:60"}}));
-  CHECK(first.Wait(60s) == 128 + SIGKILL);
+  const auto events = KilledAtFailpoint(rig, "after_db_commit:60");
   // The 60th event committed, its offset not even stored.
   CHECK(rig.db.Applied() == 60);
   auto second = rig.Consumer("second");
@@ -113,11 +120,7 @@ TEST_CASE(
     "restart",
     "[consumer]") {
   Rig rig("inbox_kill_before_commit");
-  auto events = MakeEvents(10, 20);
-  rig.producer.Send(kTopic, events);
-  auto first = rig.Consumer("first");
-  REQUIRE(first.Start({{"OUTBOX_CONSUMER_FAILPOINT", "before_db_commit:60"}}));
-  CHECK(first.Wait(60s) == 128 + SIGKILL);
+  const auto events = KilledAtFailpoint(rig, "before_db_commit:60");
   // The 60th transaction died with its connection: rolled back.
   CHECK(WaitFor([&] { return rig.db.Applied() == 59; }, 10s));
   auto second = rig.Consumer("second");

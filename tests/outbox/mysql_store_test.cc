@@ -28,6 +28,23 @@ struct ClaimedRows {
   ClaimedBatch batch;
 };
 
+// Rows `first` to `last`, one aggregate each, NEW and all due at the same
+// moment (2020-01-01).
+void InsertDue(TestDatabase& db, int64_t first, int64_t last) {
+  db.Exec(
+      "INSERT INTO t_outbox (id, aggregate_type, aggregate_id, event_type, event_key, payload,"
+      " status, next_retry_at, created_at, updated_at) SELECT seq, 'Order', seq, 'OrderCreated',"
+      " CONCAT('k', seq), '{}', 'NEW', '2020-01-01 00:00:00', NOW(), NOW() FROM seq_" +
+      std::to_string(first) + "_to_" + std::to_string(last));
+}
+
+// The ids of a batch's rows, in order.
+std::vector<int64_t> Ids(const ClaimedBatch& b) {
+  std::vector<int64_t> out;
+  for (const auto& r : b.rows) out.push_back(r.id);
+  return out;
+}
+
 }  // namespace
 
 TEST_CASE("a settle under a lease that was taken over is counted stale and not applied",
@@ -260,51 +277,32 @@ TEST_CASE(
     "committed behind them",
     "[store]") {
   TestDatabase db("store_claim_resume");
-  db.Exec(
-      "INSERT INTO t_outbox (id, aggregate_type, aggregate_id, event_type, event_key, payload,"
-      " status, next_retry_at, created_at, updated_at) SELECT seq, 'Order', seq, 'OrderCreated',"
-      " CONCAT('k', seq), '{}', 'NEW', '2020-01-01 00:00:00', NOW(),"
-      " NOW() FROM seq_100_to_109");
+  InsertDue(db, 100, 109);
   MysqlStore s(db.mysql());
-  auto ids = [](const ClaimedBatch& b) {
-    std::vector<int64_t> out;
-    for (const auto& r : b.rows) out.push_back(r.id);
-    return out;
-  };
   ClaimedBatch b;
   REQUIRE(s.ClaimDue(5, 30000, false, &b).ok());
-  CHECK(ids(b) == std::vector<int64_t>{100, 101, 102, 103, 104});
+  CHECK(Ids(b) == std::vector<int64_t>{100, 101, 102, 103, 104});
   // Committed after that claim, with the same next_retry_at and a smaller id:
   // behind the position the next claim resumes from.
-  db.Exec(
-      "INSERT INTO t_outbox (id, aggregate_type, aggregate_id, event_type, event_key, payload,"
-      " status, next_retry_at, created_at, updated_at) VALUES (50, 'Order', 50, 'OrderCreated',"
-      " 'k50', '{}', 'NEW', '2020-01-01 00:00:00', NOW(), NOW())");
+  InsertDue(db, 50, 50);
   REQUIRE(s.ClaimDue(5, 30000, false, &b).ok());
-  CHECK(ids(b) == std::vector<int64_t>{105, 106, 107, 108, 109});
+  CHECK(Ids(b) == std::vector<int64_t>{105, 106, 107, 108, 109});
   // The range ahead is empty: a short batch, so the next claim starts over.
   REQUIRE(s.ClaimDue(5, 30000, false, &b).ok());
   CHECK(b.rows.empty());
   REQUIRE(s.ClaimDue(5, 30000, false, &b).ok());
-  CHECK(ids(b) == std::vector<int64_t>{50});
+  CHECK(Ids(b) == std::vector<int64_t>{50});
   CHECK(db.QueryInt("SELECT COUNT(*) FROM t_outbox WHERE status = 'SENDING'") == 11);
 }
 
 TEST_CASE("a claim with include_expired scans the due rows from the start", "[store]") {
   TestDatabase db("store_claim_rescan");
-  db.Exec(
-      "INSERT INTO t_outbox (id, aggregate_type, aggregate_id, event_type, event_key, payload,"
-      " status, next_retry_at, created_at, updated_at) SELECT seq, 'Order', seq, 'OrderCreated',"
-      " CONCAT('k', seq), '{}', 'NEW', '2020-01-01 00:00:00', NOW(),"
-      " NOW() FROM seq_100_to_109");
+  InsertDue(db, 100, 109);
   MysqlStore s(db.mysql());
   ClaimedBatch b;
   REQUIRE(s.ClaimDue(5, 30000, false, &b).ok());
   REQUIRE(b.rows.size() == 5);
-  db.Exec(
-      "INSERT INTO t_outbox (id, aggregate_type, aggregate_id, event_type, event_key, payload,"
-      " status, next_retry_at, created_at, updated_at) VALUES (50, 'Order', 50, 'OrderCreated',"
-      " 'k50', '{}', 'NEW', '2020-01-01 00:00:00', NOW(), NOW())");
+  InsertDue(db, 50, 50);
   REQUIRE(s.ClaimDue(5, 30000, true, &b).ok());
   REQUIRE(!b.rows.empty());
   CHECK(b.rows.front().id == 50);
