@@ -2,7 +2,7 @@
 
 namespace outbox::tools {
 
-std::vector<std::pair<std::string, std::string>> MessageHeaders(rd_kafka_message_t* message) {
+std::vector<std::pair<std::string, std::string>> MessageHeaders(const rd_kafka_message_t* message) {
   std::vector<std::pair<std::string, std::string>> out;
   rd_kafka_headers_t* headers = nullptr;
   if (rd_kafka_message_headers(message, &headers) != RD_KAFKA_RESP_ERR_NO_ERROR) return out;

@@ -13,6 +13,6 @@ namespace outbox::tools {
 
 // The headers of `message` in their order; a header without a value reads as
 // "". Empty when the message has none.
-std::vector<std::pair<std::string, std::string>> MessageHeaders(rd_kafka_message_t* message);
+std::vector<std::pair<std::string, std::string>> MessageHeaders(const rd_kafka_message_t* message);
 
 }  // namespace outbox::tools

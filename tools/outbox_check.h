@@ -3,7 +3,7 @@
 // The pure analysis of outbox-check: given every row of an outbox table and
 // every message read back from Kafka, decide whether the relay kept its
 // contract (README "Guarantees" and "How it works"). No I/O here; tools/outbox_check_main.cc reads
-// the table and the topics, tests/unit/outbox_check_test.cc feeds it by hand.
+// the table and the topics, tests/tools/outbox_check_test.cc feeds it by hand.
 //
 // The checker deliberately does not use the relay's own code (router, topic
 // template, time formatting): it is an independent second opinion.

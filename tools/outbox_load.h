@@ -2,7 +2,7 @@
 
 // The pure part of outbox-load: which events to write, with which ids, in
 // which order, by which writer. No I/O; tools/outbox_load_main.cc writes the
-// plan, tests/unit/outbox_load_test.cc checks its invariants.
+// plan, tests/tools/outbox_load_test.cc checks its invariants.
 
 #include <cstdint>
 #include <string>

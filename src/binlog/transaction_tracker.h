@@ -45,7 +45,7 @@ std::vector<std::string> QualifiedNames(std::string_view statement);
 // single statement, no COMMIT), MySQL with a GTID event and a "BEGIN"
 // query; a group ends with an XID event (InnoDB), a "COMMIT"/"ROLLBACK"
 // query (non-transactional engines), or, outside a transaction, with the end
-// of its statement. Single-threaded; no I/O; see tests/unit/binlog_tracker_test.cc.
+// of its statement. Single-threaded; no I/O; see tests/binlog/binlog_tracker_test.cc.
 class TransactionTracker {
  public:
   // MariaDB GTID_EVENT (standalone = FL_STANDALONE) or MySQL GTID/ANONYMOUS_GTID

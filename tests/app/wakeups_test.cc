@@ -8,7 +8,7 @@
 
 #include "common/liveness.h"
 #include "fakes/fake_clock.h"
-#include "support/http_probe.h"
+#include "support/wait.h"
 
 using namespace outbox;
 using namespace outbox::testing;

@@ -18,8 +18,10 @@
 #include <thread>
 
 #include "mock_cluster.h"
+#include "support/metrics_text.h"
 #include "support/scenario.h"
 #include "support/test_env.h"
+#include "support/wait.h"
 
 using namespace outbox;
 using namespace outbox::testing;
@@ -49,10 +51,11 @@ struct World {
     cluster.CreateTopic("outbox.event.Payment", partitions);
     std::cout << "scenario " << name << ": logs in " << dir << std::endl;
   }
-  RelaySpec Spec() const {
+  RelaySpec Spec(int64_t lease_ms = RelaySpec{}.lease_ms) const {
     RelaySpec s;
     s.mysql = mysql;
     s.bootstrap = cluster.bootstrap();
+    s.lease_ms = lease_ms;
     return s;
   }
   // Writes the workload; returns the number of events written.
@@ -64,6 +67,13 @@ struct World {
     REQUIRE(rc == 0);
     auto j = nlohmann::json::parse(ReadFile(json));
     return j["events"].get<int64_t>();
+  }
+  // Writes `aggregates` aggregates of 2 to 20 events each in bulk before the
+  // relays start; returns the number of events written.
+  int64_t Preload(int64_t aggregates, uint64_t seed) {
+    return Load({"--aggregates", std::to_string(aggregates), "--events", "2..20", "--bulk",
+                 "--seed", std::to_string(seed)},
+                "preload");
   }
   // Starts writing about `rate` events/s for about `seconds` (scaled) in the
   // background, the way services do while the relays run.
@@ -92,7 +102,7 @@ struct World {
   MockCluster cluster;
   TestDatabase db;
   MysqlConfig mysql;
-  Process steady;
+  LoggedProcess steady;
   std::string steady_json;
 };
 
@@ -272,11 +282,8 @@ TEST_CASE(
     "[faults][kill9][wakeup]") {
   World w("kill9");
   const uint64_t seed = ScenarioSeed(202);
-  int64_t events = w.Load({"--aggregates", std::to_string(Scaled(900)), "--events", "2..20",
-                           "--bulk", "--seed", std::to_string(seed)},
-                          "preload");
-  RelaySpec spec = w.Spec();
-  spec.lease_ms = 3000;
+  int64_t events = w.Preload(Scaled(900), seed);
+  RelaySpec spec = w.Spec(3000);
   RelayProcess victim("victim", w.dir, spec);
   RelayProcess steady("steady", w.dir, spec);
   REQUIRE(victim.Start());
@@ -328,11 +335,8 @@ TEST_CASE(
     "[faults][freeze]") {
   World w("freeze");
   const uint64_t seed = ScenarioSeed(303);
-  int64_t events = w.Load({"--aggregates", std::to_string(Scaled(900)), "--events", "2..20",
-                           "--bulk", "--seed", std::to_string(seed)},
-                          "preload");
-  RelaySpec spec = w.Spec();
-  spec.lease_ms = 3000;
+  int64_t events = w.Preload(Scaled(900), seed);
+  RelaySpec spec = w.Spec(3000);
   RelayProcess frozen("frozen", w.dir, spec);
   RelayProcess other("other", w.dir, spec);
   REQUIRE(frozen.Start());
@@ -384,11 +388,9 @@ TEST_CASE(
     "[faults][broker-outage]") {
   World w("broker_outage");
   const uint64_t seed = ScenarioSeed(404);
-  int64_t events = w.Load({"--aggregates", std::to_string(Scaled(900)), "--events", "2..20",
-                           "--bulk", "--seed", std::to_string(seed)},
-                          "preload");
-  RelaySpec spec = w.Spec();
-  spec.lease_ms = 4000;  // message.timeout.ms 2 s: in-flight messages fail during the outage
+  int64_t events = w.Preload(Scaled(900), seed);
+  RelaySpec spec =
+      w.Spec(4000);  // message.timeout.ms 2 s: in-flight messages fail during the outage
   spec.max_attempts = 10;
   RelayProcess a("a", w.dir, spec);
   RelayProcess b("b", w.dir, spec);
@@ -431,11 +433,8 @@ TEST_CASE("produce errors and added broker latency lose nothing and keep per-agg
           "[faults][broker-errors]") {
   World w("broker_errors");
   const uint64_t seed = ScenarioSeed(505);
-  int64_t events = w.Load({"--aggregates", std::to_string(Scaled(900)), "--events", "2..20",
-                           "--bulk", "--seed", std::to_string(seed)},
-                          "preload");
-  RelaySpec spec = w.Spec();
-  spec.lease_ms = 6000;
+  int64_t events = w.Preload(Scaled(900), seed);
+  RelaySpec spec = w.Spec(6000);
   // One produce request in flight per connection, because of the mock: it
   // fails a pushed request without writing it, yet accepts the next request
   // of the same partition although its base sequence skips the failed one (a
@@ -509,15 +508,14 @@ class OwnMariaDb {
     if (ok_ && pos != std::string::npos) port_ = std::atoi(env.c_str() + pos + 23);
   }
   ~OwnMariaDb() {
-    std::string cmd = "'" + dir_ + "/stop.sh' >/dev/null 2>&1";
-    if (ok_ && std::system(cmd.c_str()) != 0) std::cerr << "could not stop " << dir_ << "\n";
+    if (ok_ && !StopMariaDb(dir_)) std::cerr << "could not stop " << dir_ << "\n";
     std::string rm = "rm -rf '" + dir_ + "/data'";
     if (std::system(rm.c_str()) != 0) std::cerr << "could not remove " << dir_ << "\n";
   }
   bool ok() const { return ok_ && port_ > 0; }
   int port() const { return port_; }
-  bool Stop() { return std::system(("'" + dir_ + "/stop.sh' >/dev/null 2>&1").c_str()) == 0; }
-  bool Restart() { return std::system(("'" + dir_ + "/restart.sh' >/dev/null 2>&1").c_str()) == 0; }
+  bool Stop() { return StopMariaDb(dir_); }
+  bool Restart() { return RestartMariaDb(dir_); }
 
  private:
   std::string dir_;
@@ -594,17 +592,11 @@ TEST_CASE(
     "[faults][handover]") {
   World w("handover");
   const uint64_t seed = ScenarioSeed(707);
-  int64_t events = w.Load({"--aggregates", std::to_string(Scaled(900)), "--events", "2..20",
-                           "--bulk", "--seed", std::to_string(seed)},
-                          "preload");
+  int64_t events = w.Preload(Scaled(900), seed);
   // The leaving relay holds 60 s leases, the staying one 4 s: a SENDING row
   // whose lease ends more than 30 s from now can only be the leaving one's.
-  RelaySpec leaving_spec = w.Spec();
-  leaving_spec.lease_ms = 60000;
-  RelaySpec staying_spec = w.Spec();
-  staying_spec.lease_ms = 4000;
-  RelayProcess leaving("leaving", w.dir, leaving_spec);
-  RelayProcess staying("staying", w.dir, staying_spec);
+  RelayProcess leaving("leaving", w.dir, w.Spec(60000));
+  RelayProcess staying("staying", w.dir, w.Spec(4000));
   REQUIRE(staying.Start());
   // 30 ms to the broker: the leaving relay has batches in flight when told
   // to stop, and must wait for them and settle them.
@@ -646,12 +638,9 @@ TEST_CASE("ordering none: three relays with one killed by SIGKILL and restarted 
           "[faults][none]") {
   World w("none");
   const uint64_t seed = ScenarioSeed(808);
-  int64_t events = w.Load({"--aggregates", std::to_string(Scaled(1500)), "--events", "2..20",
-                           "--bulk", "--seed", std::to_string(seed)},
-                          "preload");
-  RelaySpec spec = w.Spec();
+  int64_t events = w.Preload(Scaled(1500), seed);
+  RelaySpec spec = w.Spec(3000);
   spec.ordering = "none";
-  spec.lease_ms = 3000;
   RelayProcess victim("victim", w.dir, spec);
   RelayProcess a("a", w.dir, spec);
   RelayProcess b("b", w.dir, spec);

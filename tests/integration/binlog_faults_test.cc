@@ -10,15 +10,14 @@
 #include "binlog/binlog_check.h"
 #include "binlog/binlog_stream.h"
 #include "binlog/wakeup_hub.h"
-#include "integration/binlog_test_support.h"
+#include "support/binlog_test_support.h"
 #include "support/tcp_proxy.h"
 #include "support/test_env.h"
+#include "support/wait.h"
 
 using namespace outbox;
 using namespace outbox::testing;
 using namespace std::chrono_literals;
-using binlog::StreamProblem;
-using binlog::StreamState;
 
 namespace {
 
@@ -67,29 +66,24 @@ class TestUser {
   std::string name_;
 };
 
-std::string ServerDir() {
-  const char* dir = std::getenv("OUTBOX_TEST_MYSQL_DIR");
-  return dir ? dir : "";
-}
-
 }  // namespace
 
 TEST_CASE("binlog: a server restart takes the stream down and it reconnects by itself",
           "[binlog][binlog-restart]") {
   RequireLogBin();
-  REQUIRE(!ServerDir().empty());
+  REQUIRE(!TestMysqlDir().empty());
   TestDatabase db("binlog_restart");
   binlog::WakeupHub hub;
   Waker w;
   auto sub = hub.Subscribe(TestBinlogOptions(), "binlog_restart", "t_outbox", w.Callback());
-  REQUIRE(Eventually([&] { return sub->up(); }, 10s));
+  REQUIRE(WaitFor([&] { return sub->up(); }, 10s, 10ms));
   const int before_stop = w.count();
-  REQUIRE(std::system(("'" + ServerDir() + "/stop.sh' >/dev/null 2>&1").c_str()) == 0);
-  CHECK(Eventually([&] { return !sub->up(); }, 10s));
+  REQUIRE(StopMariaDb());
+  CHECK(WaitFor([&] { return !sub->up(); }, 10s, 10ms));
   CHECK(w.count() > before_stop);  // the down transition woke the subscriber: it polls now
   CHECK(Has(sub->reason(), "MySQL error"));
-  REQUIRE(std::system(("'" + ServerDir() + "/restart.sh' >/dev/null 2>&1").c_str()) == 0);
-  REQUIRE(Eventually([&] { return sub->up(); }, 20s));
+  REQUIRE(RestartMariaDb());
+  REQUIRE(WaitFor([&] { return sub->up(); }, 20s, 10ms));
   CHECK(sub->state().connects >= 2);
   const int seen = w.count();
   db.InsertEvents(1, 1);
@@ -103,45 +97,51 @@ TEST_CASE(
   TestDatabase db("binlog_purged");
   Watched s(TestBinlogOptions());
   s.stream.Start();
-  REQUIRE(Eventually([&] { return s.stream.up(); }, 10s));
+  REQUIRE(WaitFor([&] { return s.stream.up(); }, 10s, 10ms));
   db.Exec("FLUSH BINARY LOGS");
   db.Exec("RESET MASTER");
   StreamState purged = s.log.WaitFor(Problem(StreamProblem::kPurged), 10s);
   CHECK(purged.problem == StreamProblem::kPurged);
   CHECK(Has(purged.reason, "PURGE BINARY LOGS or RESET MASTER"));
-  REQUIRE(Eventually([&] { return s.stream.up() && s.stream.state().connects >= 2; }, 10s));
+  REQUIRE(WaitFor([&] { return s.stream.up() && s.stream.state().connects >= 2; }, 10s, 10ms));
   const int seen = s.commits.count();
   db.InsertEvents(1, 1);
   CHECK(s.commits.WaitAbove(seen, 5s));
 }
 
-TEST_CASE("binlog: a user without REPLICATION SLAVE is reported with the GRANT that fixes it",
-          "[binlog]") {
+namespace {
+
+// A user `name` with only the privilege `granted`: the stream goes down with
+// kGrant, and it and the check the relay runs at startup (on `tables`) name
+// the GRANT of the `missing` privilege. `stays_down`: the stream is still down
+// after reporting it.
+void ExpectMissingGrant(const std::string& name, const std::string& granted,
+                        const std::string& missing, const std::vector<std::string>& tables,
+                        bool stays_down) {
   RequireLogBin();
-  TestUser user("binlog_no_repl", "BINLOG MONITOR");
+  TestUser user(name, granted);
   Watched s(user.Options());
   s.stream.Start();
+  const std::string fix = "GRANT " + missing + " ON *.* TO '" + name + "'@'%';";
   StreamState st = s.log.WaitFor(Problem(StreamProblem::kGrant), 10s);
-  CHECK(Has(st.reason, "GRANT REPLICATION SLAVE ON *.* TO 'binlog_no_repl'@'%';"));
-  CHECK_FALSE(s.stream.up());
+  CHECK(Has(st.reason, fix));
+  if (stays_down) CHECK_FALSE(s.stream.up());
   binlog::BinlogCheck check;
-  REQUIRE(binlog::CheckBinlog(user.Options().mysql, {"binlog_x"}, &check).ok());
+  REQUIRE(binlog::CheckBinlog(user.Options().mysql, tables, &check).ok());
   REQUIRE(check.problems.size() == 1);
-  CHECK(Has(check.problems[0], "GRANT REPLICATION SLAVE ON *.* TO 'binlog_no_repl'@'%';"));
+  CHECK(Has(check.problems[0], fix));
+}
+
+}  // namespace
+
+TEST_CASE("binlog: a user without REPLICATION SLAVE is reported with the GRANT that fixes it",
+          "[binlog]") {
+  ExpectMissingGrant("binlog_no_repl", "BINLOG MONITOR", "REPLICATION SLAVE", {"binlog_x"}, true);
 }
 
 TEST_CASE("binlog: a user without BINLOG MONITOR is reported with the GRANT that fixes it",
           "[binlog]") {
-  RequireLogBin();
-  TestUser user("binlog_no_monitor", "REPLICATION SLAVE");
-  Watched s(user.Options());
-  s.stream.Start();
-  StreamState st = s.log.WaitFor(Problem(StreamProblem::kGrant), 10s);
-  CHECK(Has(st.reason, "GRANT BINLOG MONITOR ON *.* TO 'binlog_no_monitor'@'%';"));
-  binlog::BinlogCheck check;
-  REQUIRE(binlog::CheckBinlog(user.Options().mysql, {}, &check).ok());
-  REQUIRE(check.problems.size() == 1);
-  CHECK(Has(check.problems[0], "GRANT BINLOG MONITOR ON *.* TO 'binlog_no_monitor'@'%';"));
+  ExpectMissingGrant("binlog_no_monitor", "REPLICATION SLAVE", "BINLOG MONITOR", {}, false);
 }
 
 TEST_CASE("binlog: the documented grants are enough and check --connect says the granularity",
@@ -154,7 +154,7 @@ TEST_CASE("binlog: the documented grants are enough and check --connect says the
   CHECK(Has(check.summary, "wake-ups per"));
   Watched s(user.Options());
   s.stream.Start();
-  CHECK(Eventually([&] { return s.stream.up(); }, 10s));
+  CHECK(WaitFor([&] { return s.stream.up(); }, 10s, 10ms));
 }
 
 TEST_CASE("binlog: a stalled stream is detected by its missing heartbeats and reconnected",
@@ -165,7 +165,7 @@ TEST_CASE("binlog: a stalled stream is detected by its missing heartbeats and re
   o.mysql.port = proxy.port();
   Watched s(o);
   s.stream.Start();
-  REQUIRE(Eventually([&] { return s.stream.up(); }, 10s));
+  REQUIRE(WaitFor([&] { return s.stream.up(); }, 10s, 10ms));
   const auto paused = std::chrono::steady_clock::now();
   proxy.Pause();
   StreamState st = s.log.WaitFor(Problem(StreamProblem::kStalled), 10s);
@@ -173,7 +173,7 @@ TEST_CASE("binlog: a stalled stream is detected by its missing heartbeats and re
   const auto detected = std::chrono::steady_clock::now() - paused;
   CHECK(detected < 6s);  // stall_timeout_ms 2000 (rounded to whole seconds) plus slack
   proxy.Resume();
-  CHECK(Eventually([&] { return s.stream.up(); }, 15s));
+  CHECK(WaitFor([&] { return s.stream.up(); }, 15s, 10ms));
 }
 
 TEST_CASE("binlog: another replica with the same server_id is detected and reported", "[binlog]") {
@@ -183,7 +183,7 @@ TEST_CASE("binlog: another replica with the same server_id is detected and repor
   o.duplicate_backoff_ms = 5000;  // the dropped one waits this long before it tries again
   Watched first(o);
   first.stream.Start();
-  REQUIRE(Eventually([&] { return first.stream.up(); }, 10s));
+  REQUIRE(WaitFor([&] { return first.stream.up(); }, 10s, 10ms));
   Watched second(o);
   second.stream.Start();
   StreamState st = first.log.WaitFor(Problem(StreamProblem::kDuplicateId), 10s);

@@ -11,47 +11,14 @@
 #include "binlog/binlog_check.h"
 #include "binlog/wakeup.h"
 #include "binlog/wakeup_hub.h"
-#include "integration/binlog_test_support.h"
+#include "support/binlog_test_support.h"
 #include "support/tcp_proxy.h"
 #include "support/test_env.h"
-
-namespace outbox::testing {
-
-binlog::BinlogOptions TestBinlogOptions() {
-  binlog::BinlogOptions o;
-  o.mysql = TestMysql("");
-  o.instance_id = "binlog-test";
-  o.heartbeat_ms = 500;
-  o.stall_timeout_ms = 2000;
-  o.initial_backoff_ms = 100;
-  o.max_backoff_ms = 1000;
-  return o;
-}
-
-bool Eventually(const std::function<bool()>& pred, std::chrono::milliseconds timeout) {
-  const auto deadline = std::chrono::steady_clock::now() + timeout;
-  while (!pred()) {
-    if (std::chrono::steady_clock::now() >= deadline) return false;
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
-  return true;
-}
-
-void RequireLogBin() {
-  SqlClient admin("mysql");
-  if (admin.QueryInt("SELECT @@GLOBAL.log_bin") != 1)
-    FAIL(
-        "the test MariaDB runs without the binary log; scripts/test starts it with "
-        "$(mariadb_binlog_args) (scripts/lib/mariadb.sh)");
-}
-
-}  // namespace outbox::testing
+#include "support/wait.h"
 
 using namespace outbox;
 using namespace outbox::testing;
 using namespace std::chrono_literals;
-using binlog::StreamProblem;
-using binlog::StreamState;
 
 namespace {
 
@@ -59,7 +26,7 @@ namespace {
 binlog::SubscriptionPtr SubscribeUp(binlog::WakeupHub& hub, const binlog::BinlogOptions& o,
                                     const std::string& db, const std::string& table, Waker& w) {
   auto sub = hub.Subscribe(o, db, table, w.Callback());
-  REQUIRE(Eventually([&] { return sub->up(); }, 10s));
+  REQUIRE(WaitFor([&] { return sub->up(); }, 10s, 10ms));
   return sub;
 }
 
@@ -180,7 +147,7 @@ TEST_CASE("binlog: a BinlogWakeup ends its wait on a commit and waits the safety
   binlog::WakeupHub hub;
   binlog::BinlogWakeup wakeup(DefaultClock(), hub, TestBinlogOptions(), "binlog_wakeup_seam",
                               "t_outbox", 100ms);
-  REQUIRE(Eventually([&] { return wakeup.binlog_up(); }, 10s));
+  REQUIRE(WaitFor([&] { return wakeup.binlog_up(); }, 10s, 10ms));
   CHECK(wakeup.MaxWait() == binlog::BinlogWakeup::kSafetyInterval);
   while (wakeup.WaitUntil(DefaultClock()->Now() + 50ms) != binlog::WakeCause::kDeadline) {
   }  // the up transition's wake-up, consumed
@@ -222,10 +189,10 @@ TEST_CASE("binlog: idle the stream reports progress through heartbeats", "[binlo
   o.on_progress = [&] { ++progress; };
   binlog::BinlogStream stream(o, nullptr, nullptr);
   stream.Start();
-  REQUIRE(Eventually([&] { return stream.up(); }, 10s));
+  REQUIRE(WaitFor([&] { return stream.up(); }, 10s, 10ms));
   const int at_up = progress.load();
   const uint64_t heartbeats = stream.state().heartbeats;
-  CHECK(Eventually([&] { return stream.state().heartbeats >= heartbeats + 2; }, 5s));
+  CHECK(WaitFor([&] { return stream.state().heartbeats >= heartbeats + 2; }, 5s, 10ms));
   CHECK(progress.load() > at_up);
 }
 
@@ -288,7 +255,7 @@ void MeasureLatency(const std::string& format) {
         std::to_string(i) + ", 'A', 1, 'E', 'k" + std::to_string(i) +
         "', '{}', 'NEW', NOW(), NOW(), NOW())");
     const auto returned = std::chrono::steady_clock::now();
-    REQUIRE(Eventually([&] { return probed.load() >= i; }, 10s));
+    REQUIRE(WaitFor([&] { return probed.load() >= i; }, 10s, 10ms));
     const auto woke = w.last();
     if (woke < returned) ++before_return;
     latency_ms.push_back(std::chrono::duration<double, std::milli>(woke - t0).count());
@@ -329,12 +296,12 @@ TEST_CASE(
   {
     binlog::BinlogStream stream(o, nullptr, nullptr);
     stream.Start();
-    CHECK(Eventually([&] { return stream.up(); }, 10s));
+    CHECK(WaitFor([&] { return stream.up(); }, 10s, 10ms));
   }
   o.mysql.tls.ca = std::string(dir) + "/other-ca.pem";
   binlog::BinlogStream stream(o, nullptr, nullptr);
   stream.Start();
-  CHECK(Eventually([&] { return stream.state().problem == StreamProblem::kConnect; }, 10s));
+  CHECK(WaitFor([&] { return stream.state().problem == StreamProblem::kConnect; }, 10s, 10ms));
   CHECK_FALSE(stream.up());
 }
 
@@ -377,7 +344,7 @@ TEST_CASE("binlog: the stream thread's CPU cost per transaction is measured", "[
   binlog::BinlogStream stream(
       o, [&](const binlog::Commit&) { ++commits; }, nullptr);
   stream.Start();
-  REQUIRE(Eventually([&] { return stream.up(); }, 10s));
+  REQUIRE(WaitFor([&] { return stream.up(); }, 10s, 10ms));
   for (int rows_per_txn : {1, 100}) {
     const int txns = rows_per_txn == 1 ? 3000 : 200;
     const double cpu0 = cpu_ms.load();
@@ -394,7 +361,7 @@ TEST_CASE("binlog: the stream thread's CPU cost per transaction is measured", "[
           "payload, status, next_retry_at, created_at, updated_at) VALUES " +
           values);
     }
-    REQUIRE(Eventually([&] { return commits.load() >= c0 + txns; }, 60s));
+    REQUIRE(WaitFor([&] { return commits.load() >= c0 + txns; }, 60s, 10ms));
     const double secs =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     const double used = cpu_ms.load() - cpu0;

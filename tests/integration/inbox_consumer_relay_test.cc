@@ -13,6 +13,7 @@
 #include "mock_cluster.h"
 #include "support/consumer_harness.h"
 #include "support/process.h"
+#include "support/wait.h"
 
 using namespace outbox::testing;
 using namespace std::chrono_literals;

@@ -12,6 +12,7 @@
 #include "mock_cluster.h"
 #include "support/consumer_harness.h"
 #include "support/process.h"
+#include "support/wait.h"
 
 using namespace outbox::testing;
 using namespace std::chrono_literals;
@@ -33,6 +34,30 @@ struct Rig {
   ConsumerDatabase db;
   TestProducer producer;
 };
+
+// Sends the first `before` of `events`, starts `c` and waits until it applied
+// them, then stops the test MariaDB and sends the rest: `c` meets the outage
+// mid-stream.
+void OutageMidStream(Rig& rig, ConsumerProcess& c, const std::vector<TestEvent>& events,
+                     size_t before, DatabaseOutage& outage) {
+  const auto split = events.begin() + static_cast<std::ptrdiff_t>(before);
+  rig.producer.Send(kTopic, std::vector<TestEvent>(events.begin(), split));
+  REQUIRE(c.Start());
+  REQUIRE(WaitFor([&] { return rig.db.Applied() >= static_cast<int64_t>(before); }, 60s));
+  REQUIRE(outage.Begin());
+  rig.producer.Send(kTopic, std::vector<TestEvent>(split, events.end()));
+}
+
+// Sends 200 events and runs consumer "first" until `failpoint` (e.g.
+// "after_db_commit:60") kills it with SIGKILL; returns the events.
+std::vector<TestEvent> KilledAtFailpoint(Rig& rig, const std::string& failpoint) {
+  auto events = MakeEvents(10, 20);
+  rig.producer.Send(kTopic, events);
+  auto first = rig.Consumer("first");
+  REQUIRE(first.Start({{"OUTBOX_CONSUMER_FAILPOINT", failpoint}}));
+  CHECK(first.Wait(60s) == 128 + SIGKILL);
+  return events;
+}
 
 }  // namespace
 
@@ -74,11 +99,7 @@ TEST_CASE(
     "each event once after its restart",
     "[consumer]") {
   Rig rig("inbox_kill_after_commit");
-  auto events = MakeEvents(10, 20);
-  rig.producer.Send(kTopic, events);
-  auto first = rig.Consumer("first");
-  REQUIRE(first.Start({{"OUTBOX_CONSUMER_FAILPOINT", "after_db_commit:60"}}));
-  CHECK(first.Wait(60s) == 128 + SIGKILL);
+  const auto events = KilledAtFailpoint(rig, "after_db_commit:60");
   // The 60th event committed, its offset not even stored.
   CHECK(rig.db.Applied() == 60);
   auto second = rig.Consumer("second");
@@ -99,11 +120,7 @@ TEST_CASE(
     "restart",
     "[consumer]") {
   Rig rig("inbox_kill_before_commit");
-  auto events = MakeEvents(10, 20);
-  rig.producer.Send(kTopic, events);
-  auto first = rig.Consumer("first");
-  REQUIRE(first.Start({{"OUTBOX_CONSUMER_FAILPOINT", "before_db_commit:60"}}));
-  CHECK(first.Wait(60s) == 128 + SIGKILL);
+  const auto events = KilledAtFailpoint(rig, "before_db_commit:60");
   // The 60th transaction died with its connection: rolled back.
   CHECK(WaitFor([&] { return rig.db.Applied() == 59; }, 10s));
   auto second = rig.Consumer("second");
@@ -259,18 +276,13 @@ TEST_CASE("the version check counts an out-of-order arrival", "[consumer]") {
 
 TEST_CASE("a database outage stalls the consumer and it resumes without dead-lettering",
           "[consumer][outage]") {
-  const char* dir = std::getenv("OUTBOX_TEST_MYSQL_DIR");
-  REQUIRE(dir != nullptr);
   Rig rig("inbox_db_outage");
   auto events = MakeEvents(20, 10);
-  rig.producer.Send(kTopic, std::vector<TestEvent>(events.begin(), events.begin() + 100));
   auto c = rig.Consumer("c");
-  REQUIRE(c.Start());
-  REQUIRE(WaitFor([&] { return rig.db.Applied() >= 100; }, 60s));
-  REQUIRE(std::system((std::string(dir) + "/stop.sh >/dev/null 2>&1").c_str()) == 0);
-  rig.producer.Send(kTopic, std::vector<TestEvent>(events.begin() + 100, events.end()));
+  DatabaseOutage outage;
+  OutageMidStream(rig, c, events, 100, outage);
   const bool stalled = WaitFor([&] { return c.Count("pausing consumption") >= 2; }, 60s);
-  REQUIRE(std::system((std::string(dir) + "/restart.sh >/dev/null 2>&1").c_str()) == 0);
+  REQUIRE(outage.End());
   INFO(c.Log());
   CHECK(stalled);
   REQUIRE(WaitFor([&] { return rig.db.Applied() >= 200; }, 90s));
@@ -284,19 +296,14 @@ TEST_CASE("a database outage stalls the consumer and it resumes without dead-let
 
 TEST_CASE("SIGTERM during a database outage exits 0 and the next consumer applies what was left",
           "[consumer][outage]") {
-  const char* dir = std::getenv("OUTBOX_TEST_MYSQL_DIR");
-  REQUIRE(dir != nullptr);
   Rig rig("inbox_db_outage_stop");
   auto events = MakeEvents(10, 5);
-  rig.producer.Send(kTopic, std::vector<TestEvent>(events.begin(), events.begin() + 25));
   auto first = rig.Consumer("first");
-  REQUIRE(first.Start());
-  REQUIRE(WaitFor([&] { return rig.db.Applied() >= 25; }, 60s));
-  REQUIRE(std::system((std::string(dir) + "/stop.sh >/dev/null 2>&1").c_str()) == 0);
-  rig.producer.Send(kTopic, std::vector<TestEvent>(events.begin() + 25, events.end()));
+  DatabaseOutage outage;
+  OutageMidStream(rig, first, events, 25, outage);
   const bool stalled = WaitFor([&] { return first.Count("pausing consumption") >= 1; }, 60s);
   const int code = first.Stop();  // while the database is still down
-  REQUIRE(std::system((std::string(dir) + "/restart.sh >/dev/null 2>&1").c_str()) == 0);
+  REQUIRE(outage.End());
   INFO(first.Log());
   CHECK(stalled);
   CHECK(code == 0);

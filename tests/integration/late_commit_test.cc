@@ -12,6 +12,7 @@
 #include "mock_cluster.h"
 #include "outbox/mysql_store.h"
 #include "relay/relay.h"
+#include "support/kafka_reader.h"
 #include "support/test_env.h"
 
 using namespace outbox;

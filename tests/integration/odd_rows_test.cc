@@ -7,8 +7,10 @@
 
 #include "mock_cluster.h"
 #include "support/http_probe.h"
+#include "support/kafka_reader.h"
 #include "support/relay_harness.h"
 #include "support/test_env.h"
+#include "support/wait.h"
 
 using namespace outbox;
 using namespace outbox::testing;
@@ -130,9 +132,8 @@ TEST_CASE("a headers column that is not a JSON object of strings makes only that
 TEST_CASE("a template rendering an invalid topic makes the row DEAD and blocks only its aggregate",
           "[rows]") {
   MockCluster cluster(1);
-  for (Ordering ordering : {Ordering::kPerAggregate, Ordering::kNone}) {
-    TestDatabase db(ordering == Ordering::kNone ? "rows_template_none" : "rows_template_agg",
-                    kOptionalColumns);
+  for (Ordering ordering : kBothOrderings) {
+    TestDatabase db(OrderingDbName("rows_template", ordering), kOptionalColumns);
     // Aggregate 1: an event_type with a space, then a good one.
     InsertRow(db, {.id = 1, .aggregate_id = 1, .event_type = "Order Paid"});
     InsertRow(db, {.id = 2, .aggregate_id = 1, .event_type = "OrderShipped"});
@@ -142,9 +143,8 @@ TEST_CASE("a template rendering an invalid topic makes the row DEAD and blocks o
     // Aggregate 3: non-ASCII.
     InsertRow(db, {.id = 5, .aggregate_id = 3, .event_type = "Bestellung\xc3\xa4"});
     InsertRow(db, {.id = 6, .aggregate_id = 4, .event_type = "OrderCreated"});
-    ServiceConfig s = TestService(db, cluster.bootstrap());
+    ServiceConfig s = TestService(db, cluster.bootstrap(), ordering);
     s.topic = "events.{event_type}";
-    s.ordering = ordering;
     RelayHarness h(s);
     h.relay->Start();
     REQUIRE(WaitFor([&] { return AllSent(db, {3, 6}); }, 60s));
@@ -203,10 +203,9 @@ TEST_CASE(
   for (int version = 0; version < 3; ++version)
     for (int64_t a : aggregates)
       InsertRow(db, {.id = id++, .aggregate_id = a, .event_type = "V" + std::to_string(version)});
-  for (Ordering ordering : {Ordering::kPerAggregate, Ordering::kNone}) {
+  for (Ordering ordering : kBothOrderings) {
     db.Exec("UPDATE t_outbox SET status = 'NEW'");
-    ServiceConfig s = TestService(db, cluster.bootstrap());
-    s.ordering = ordering;
+    ServiceConfig s = TestService(db, cluster.bootstrap(), ordering);
     RelayHarness h(s);
     h.relay->Start();
     REQUIRE(WaitFor([&] { return db.CountByStatus()["SENT"] == id - 1; }, 60s));
@@ -273,12 +272,10 @@ TEST_CASE("a row deleted or changed by someone else while claimed is fenced and 
           "[rows]") {
   MockCluster cluster(1);
   cluster.CreateTopic("outbox.event.Order", 1);
-  for (Ordering ordering : {Ordering::kPerAggregate, Ordering::kNone}) {
-    TestDatabase db(ordering == Ordering::kNone ? "rows_fenced_none" : "rows_fenced_agg",
-                    kOptionalColumns);
+  for (Ordering ordering : kBothOrderings) {
+    TestDatabase db(OrderingDbName("rows_fenced", ordering), kOptionalColumns);
     db.InsertEvents(6, 1);  // ids 1..6, one per aggregate
-    ServiceConfig s = TestService(db, cluster.bootstrap());
-    s.ordering = ordering;
+    ServiceConfig s = TestService(db, cluster.bootstrap(), ordering);
     RelayHarness h(s);
     // Claim and publish on the test thread, then interfere before the settle.
     REQUIRE(h.relay->ClaimOnce() != Relay::Round::kFailed);

@@ -17,9 +17,11 @@
 
 #include "mock_cluster.h"
 #include "support/http_probe.h"
+#include "support/kafka_reader.h"
 #include "support/process.h"
 #include "support/relay_harness.h"
 #include "support/test_env.h"
+#include "support/wait.h"
 
 using namespace outbox;
 using namespace outbox::testing;

@@ -18,9 +18,12 @@
 
 #include "mock_cluster.h"
 #include "support/http_probe.h"
+#include "support/kafka_reader.h"
+#include "support/metrics_text.h"
 #include "support/process.h"
 #include "support/relay_harness.h"
 #include "support/test_env.h"
+#include "support/wait.h"
 
 using namespace outbox;
 using namespace outbox::testing;
@@ -137,11 +140,10 @@ TEST_CASE("KILL CONNECTION on the relay's sessions mid-drain loses nothing and i
           "[peers]") {
   MockCluster cluster(1);
   cluster.CreateTopic("outbox.event.Order", 2);
-  for (Ordering ordering : {Ordering::kPerAggregate, Ordering::kNone}) {
-    TestDatabase db(ordering == Ordering::kNone ? "peers_kill_none" : "peers_kill_agg");
+  for (Ordering ordering : kBothOrderings) {
+    TestDatabase db(OrderingDbName("peers_kill", ordering));
     db.InsertEvents(2000, 3);
-    ServiceConfig s = TestService(db, cluster.bootstrap());
-    s.ordering = ordering;
+    ServiceConfig s = TestService(db, cluster.bootstrap(), ordering);
     s.batch_size = 100;
     RelayHarness h(s);
     h.relay->Start();
@@ -400,11 +402,10 @@ TEST_CASE("a relay user without UPDATE is reported clearly and recovers after GR
 TEST_CASE("the rows a relay holds never exceed batch_size times max_inflight_batches", "[peers]") {
   MockCluster cluster(1);
   cluster.CreateTopic("outbox.event.Order", 4);
-  for (Ordering ordering : {Ordering::kPerAggregate, Ordering::kNone}) {
-    TestDatabase db(ordering == Ordering::kNone ? "peers_window_none" : "peers_window_agg");
+  for (Ordering ordering : kBothOrderings) {
+    TestDatabase db(OrderingDbName("peers_window", ordering));
     db.InsertEvents(5000, 1);
-    ServiceConfig s = TestService(db, cluster.bootstrap());
-    s.ordering = ordering;
+    ServiceConfig s = TestService(db, cluster.bootstrap(), ordering);
     s.batch_size = 40;
     s.max_inflight_batches = 3;
     s.lease_ms = 30000;

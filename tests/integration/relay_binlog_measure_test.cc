@@ -23,6 +23,7 @@
 #include "relay/relay.h"
 #include "support/http_probe.h"
 #include "support/test_env.h"
+#include "support/wait.h"
 
 using namespace outbox;
 using namespace outbox::testing;

@@ -2,7 +2,7 @@
 // BinlogWakeup over the test MariaDB's binary log (scripts/test starts it
 // with log_bin on, binlog_format=MIXED) and the mock cluster. Tagged
 // [binlog-relay], not [e2e]: the minimal-grants tier's user has no
-// replication grants. The loop's wait logic alone: tests/unit/relay_wakeup_test.cc.
+// replication grants. The loop's wait logic alone: tests/relay/relay_wakeup_test.cc.
 #include <catch2/catch.hpp>
 #include <map>
 #include <set>
@@ -11,10 +11,13 @@
 #include "binlog/wakeup.h"
 #include "binlog/wakeup_hub.h"
 #include "mock_cluster.h"
+#include "support/binlog_test_support.h"
 #include "support/http_probe.h"
+#include "support/kafka_reader.h"
 #include "support/relay_harness.h"
 #include "support/tcp_proxy.h"
 #include "support/test_env.h"
+#include "support/wait.h"
 
 using namespace outbox;
 using namespace outbox::testing;
@@ -22,18 +25,23 @@ using namespace std::chrono_literals;
 
 namespace {
 
-// The stream's options: the administrator account (it holds the replication
-// grants), short heartbeat and stall timings so that faults show quickly.
+// The stream's options (TestBinlogOptions) through `port` if not 0.
 binlog::BinlogOptions StreamOptions(int port = 0) {
-  binlog::BinlogOptions o;
-  o.mysql = TestMysql("");
+  binlog::BinlogOptions o = TestBinlogOptions();
   if (port) o.mysql.port = port;
   o.instance_id = "relay-binlog-test";
-  o.heartbeat_ms = 500;
-  o.stall_timeout_ms = 2000;
-  o.initial_backoff_ms = 100;
   o.max_backoff_ms = 500;
   return o;
+}
+
+// A service on `db` with `wakeup: binlog` and `poll_interval_ms`, its topic
+// created on `cluster`.
+ServiceConfig BinlogService(const TestDatabase& db, MockCluster& cluster, int poll_interval_ms) {
+  cluster.CreateTopic("outbox.event.Order", 4);
+  ServiceConfig s = TestService(db, cluster.bootstrap());
+  s.poll_interval_ms = poll_interval_ms;
+  s.wakeup = Wakeup::kBinlog;
+  return s;
 }
 
 WakeupSourcePtr BinlogWakeupFor(binlog::WakeupHub& hub, const binlog::BinlogOptions& options,
@@ -87,11 +95,8 @@ std::chrono::milliseconds TimeToSent(TestDatabase& db, int64_t id) {
 TEST_CASE("a relay with wakeup binlog publishes an inserted row long before its next poll",
           "[binlog-relay]") {
   MockCluster cluster(1);
-  cluster.CreateTopic("outbox.event.Order", 4);
   TestDatabase db("binlog_relay_latency");
-  ServiceConfig s = TestService(db, cluster.bootstrap());
-  s.poll_interval_ms = 5000;
-  s.wakeup = Wakeup::kBinlog;
+  ServiceConfig s = BinlogService(db, cluster, 5000);
   binlog::WakeupHub hub;  // outlives the relay
   RelayHarness h(s, BinlogWakeupFor(hub, StreamOptions(), s));
   h.relay->Start();
@@ -110,11 +115,8 @@ TEST_CASE("a relay with wakeup binlog publishes an inserted row long before its 
 TEST_CASE("a relay whose binlog stream stalls reports binlog_up 0 and still delivers by polling",
           "[binlog-relay]") {
   MockCluster cluster(1);
-  cluster.CreateTopic("outbox.event.Order", 4);
   TestDatabase db("binlog_relay_fallback");
-  ServiceConfig s = TestService(db, cluster.bootstrap());
-  s.poll_interval_ms = 200;
-  s.wakeup = Wakeup::kBinlog;
+  ServiceConfig s = BinlogService(db, cluster, 200);
   TcpProxy proxy(TestMysql("").port);  // only the stream goes through it
   binlog::WakeupHub hub;
   RelayHarness h(s, BinlogWakeupFor(hub, StreamOptions(proxy.port()), s));
@@ -132,13 +134,10 @@ TEST_CASE("a relay whose binlog stream stalls reports binlog_up 0 and still deli
 TEST_CASE("per_aggregate order is unchanged with wakeup binlog while rows keep arriving",
           "[binlog-relay]") {
   MockCluster cluster(1);
-  cluster.CreateTopic("outbox.event.Order", 4);
   TestDatabase db("binlog_relay_order");
-  ServiceConfig s = TestService(db, cluster.bootstrap());
-  s.poll_interval_ms = 5000;
+  ServiceConfig s = BinlogService(db, cluster, 5000);
   s.batch_size = 50;
   s.ordering = Ordering::kPerAggregate;
-  s.wakeup = Wakeup::kBinlog;
   binlog::WakeupHub hub;
   RelayHarness h(s, BinlogWakeupFor(hub, StreamOptions(), s));
   h.relay->Start();

@@ -17,9 +17,12 @@
 #include "outbox_check.h"
 #include "relay/relay.h"
 #include "support/http_probe.h"
+#include "support/kafka_reader.h"
+#include "support/metrics_text.h"
 #include "support/process.h"
 #include "support/relay_harness.h"
 #include "support/test_env.h"
+#include "support/wait.h"
 
 using namespace outbox;
 using namespace outbox::testing;
@@ -58,13 +61,12 @@ TEST_CASE(
     "10000 events drain to SENT and each is in Kafka once with its topic and key and headers and "
     "partition",
     "[e2e]") {
-  for (Ordering ordering : {Ordering::kPerAggregate, Ordering::kNone}) {
+  for (Ordering ordering : kBothOrderings) {
     MockCluster cluster(1);
     cluster.CreateTopic("outbox.event.Order", 4);
-    TestDatabase db(ordering == Ordering::kNone ? "e2e_drain_none" : "e2e_drain_agg");
+    TestDatabase db(OrderingDbName("e2e_drain", ordering));
     db.InsertEvents(2500, 4);
-    ServiceConfig s = TestService(db, cluster.bootstrap());
-    s.ordering = ordering;
+    ServiceConfig s = TestService(db, cluster.bootstrap(), ordering);
     RelayHarness h(s);
     h.relay->Start();
     REQUIRE(WaitFor([&] { return Unsent(db) == 0; }, 120s));
@@ -96,9 +98,7 @@ TEST_CASE(
     // connection, and a second thread on it broke the protocol and crashed.)
     CHECK(WaitFor(
         [&] {
-          return h.metrics.Serialize().find("outbox_events_published_total{service=\"" + db.name() +
-                                            "\",topic=\"outbox.event.Order\"} 10000") !=
-                 std::string::npos;
+          return h.Metric("outbox_events_published_total", "topic=\"outbox.event.Order\"") == 10000;
         },
         10s));
   }
@@ -181,8 +181,8 @@ TEST_CASE("an expired SENDING row is reclaimed and delivered while a live lease 
           "[e2e]") {
   MockCluster cluster(1);
   cluster.CreateTopic("outbox.event.Order", 1);
-  for (Ordering ordering : {Ordering::kPerAggregate, Ordering::kNone}) {
-    TestDatabase db(ordering == Ordering::kNone ? "e2e_reclaim_none" : "e2e_reclaim_agg");
+  for (Ordering ordering : kBothOrderings) {
+    TestDatabase db(OrderingDbName("e2e_reclaim", ordering));
     db.InsertEvents(2, 1);
     db.Exec(
         "UPDATE t_outbox SET status = 'SENDING', next_retry_at = NOW() - INTERVAL 1 SECOND WHERE "
@@ -190,8 +190,7 @@ TEST_CASE("an expired SENDING row is reclaimed and delivered while a live lease 
     db.Exec(
         "UPDATE t_outbox SET status = 'SENDING', next_retry_at = NOW() + INTERVAL 1 HOUR WHERE id "
         "= 2");
-    ServiceConfig s = TestService(db, cluster.bootstrap());
-    s.ordering = ordering;
+    ServiceConfig s = TestService(db, cluster.bootstrap(), ordering);
     RelayHarness h(s);
     h.relay->Start();
     REQUIRE(WaitFor(
@@ -200,8 +199,7 @@ TEST_CASE("an expired SENDING row is reclaimed and delivered while a live lease 
         },
         30s));
     CHECK(db.QueryInt("SELECT COUNT(*) FROM t_outbox WHERE id = 2 AND status = 'SENDING'") == 1);
-    CHECK(h.metrics.Serialize().find("outbox_leases_reclaimed_total{service=\"" + db.name() +
-                                     "\"} 1") != std::string::npos);
+    CHECK(h.Metric("outbox_leases_reclaimed_total") == 1);
   }
 }
 
@@ -224,18 +222,14 @@ TEST_CASE("/metrics gauges report the backlog and oldest age and DEAD count of t
   ServiceConfig s = TestService(db, cluster.bootstrap());
   RelayHarness h(s);
   REQUIRE(h.relay->RefreshGauges().ok());
-  std::string text = h.metrics.Serialize();
-  CHECK(text.find("outbox_backlog_events{service=\"e2e_gauges\"} 2") != std::string::npos);
-  CHECK(text.find("outbox_dead_events{service=\"e2e_gauges\"} 2") != std::string::npos);
+  CHECK(h.Metric("outbox_backlog_events") == 2);
+  CHECK(h.Metric("outbox_dead_events") == 2);
   // Order/3's DEAD rows hold nothing back: no later unsent event (the
   // blocked-aggregates cases are in operations_test.cc).
-  CHECK(text.find("outbox_blocked_aggregates{service=\"e2e_gauges\"} 0") != std::string::npos);
-  CHECK(text.find("outbox_unknown_status_rows{service=\"e2e_gauges\"} 1") != std::string::npos);
-  CHECK(text.find("outbox_database_up{service=\"e2e_gauges\"} 1") != std::string::npos);
-  auto pos = text.find("outbox_oldest_unsent_age_seconds{service=\"e2e_gauges\"} ");
-  REQUIRE(pos != std::string::npos);
-  double age = std::stod(text.substr(
-      pos + std::string("outbox_oldest_unsent_age_seconds{service=\"e2e_gauges\"} ").size()));
+  CHECK(h.Metric("outbox_blocked_aggregates") == 0);
+  CHECK(h.Metric("outbox_unknown_status_rows") == 1);
+  CHECK(h.Metric("outbox_database_up") == 1);
+  const double age = h.Metric("outbox_oldest_unsent_age_seconds");
   CHECK(age >= 100);
   CHECK(age < 110);
 }
@@ -258,12 +252,7 @@ TEST_CASE("a DEAD event blocks exactly its aggregate and releases it in order af
   CHECK(db.QueryInt("SELECT COUNT(*) FROM t_outbox WHERE aggregate_id = 2 AND status = 'NEW'") ==
         2);
   // The housekeeping thread refreshes the gauges every gauge_interval_ms.
-  CHECK(WaitFor(
-      [&] {
-        return h.metrics.Serialize().find(
-                   "outbox_blocked_aggregates{service=\"e2e_dead_block\"} 1") != std::string::npos;
-      },
-      10s));
+  CHECK(WaitFor([&] { return h.Metric("outbox_blocked_aggregates") == 1; }, 10s));
   std::vector<DeadRow> changed;
   REQUIRE(ReplayDead(db.mysql(), DeadSelector{{2}, std::nullopt, false}, false, &changed).ok());
   CHECK(changed.size() == 1);
@@ -291,20 +280,36 @@ TEST_CASE("a missing table is reported and picked up when it appears", "[e2e]") 
   CHECK(h.relay->DatabaseReady());
 }
 
-// A config with one service on the test database, the relay user's own
-// account, text logs and an ephemeral HTTP port; `service_extra` is appended
-// to the service's block ("    batch_size: 200\n").
+// The top of a relay config: text logs, HTTP on 127.0.0.1:`http_port` (0:
+// ephemeral), up to the `services:` key.
+std::string RelayYaml(const std::string& instance, const std::string& bootstrap,
+                      int http_port = 0) {
+  return "instance_id: " + instance + "\nhttp: {listen: 127.0.0.1:" + std::to_string(http_port) +
+         "}\nlog: {format: text}\nkafka: {bootstrap_servers: " + bootstrap + "}\nservices:\n";
+}
+
+// One entry of `services:` on `m` (the relay user's own account) without
+// TLS; `mysql_extra` goes into its mysql mapping (", connect_timeout_ms:
+// 1000"), `service_extra` after it ("    batch_size: 200\n").
+std::string ServiceYaml(const std::string& service, const MysqlConfig& m,
+                        const std::string& mysql_extra = "",
+                        const std::string& service_extra = "") {
+  std::ostringstream yaml;
+  yaml << "  - name: " << service << "\n    mysql: {host: " << m.host << ", port: " << m.port
+       << ", user: " << m.user << ", database: " << m.database << ", tls: {mode: disabled}"
+       << mysql_extra << "}\n"
+       << service_extra;
+  return yaml.str();
+}
+
+// Short polls and gauge refreshes, for a service entry.
+const char* const kFastPoll = "    poll_interval_ms: 50\n    gauge_interval_ms: 200\n";
+
+// A config with one service on the test database and an ephemeral HTTP port.
 std::string OneServiceYaml(const std::string& instance, const std::string& bootstrap,
                            const MysqlConfig& m, const std::string& service,
                            const std::string& service_extra = "") {
-  std::ostringstream yaml;
-  yaml << "instance_id: " << instance << "\nhttp: {listen: 127.0.0.1:0}\nlog: {format: text}\n"
-       << "kafka: {bootstrap_servers: " << bootstrap << "}\n"
-       << "services:\n  - name: " << service << "\n    mysql: {host: " << m.host
-       << ", port: " << m.port << ", user: " << m.user << ", database: " << m.database
-       << ", tls: {mode: disabled}}\n"
-       << service_extra;
-  return yaml.str();
+  return RelayYaml(instance, bootstrap) + ServiceYaml(service, m, "", service_extra);
 }
 
 // `outbox-relay run` on a config written to a private temp dir.
@@ -356,44 +361,19 @@ TEST_CASE("SIGHUP is logged and ignored and the relay keeps draining until SIGTE
   CHECK(relay.Wait(60s) == 0);
 }
 
-// Stops the test MariaDB (scripts/lib/mariadb.sh wrote DIR/stop.sh and
-// DIR/restart.sh) and makes sure it runs again when the scope ends.
-class DatabaseOutage {
- public:
-  DatabaseOutage()
-      : dir_(std::getenv("OUTBOX_TEST_MYSQL_DIR") ? std::getenv("OUTBOX_TEST_MYSQL_DIR") : "") {
-    REQUIRE_FALSE(dir_.empty());
-    REQUIRE(std::system((dir_ + "/stop.sh >/dev/null 2>&1").c_str()) == 0);
-    down_ = true;
-  }
-  ~DatabaseOutage() { End(); }
-  void End() {
-    if (down_ && std::system((dir_ + "/restart.sh >/dev/null 2>&1").c_str()) == 0) down_ = false;
-  }
-
- private:
-  std::string dir_;
-  bool down_ = false;
-};
-
 TEST_CASE("a database that is down at startup is picked up when it comes back", "[e2e][process]") {
   MockCluster cluster(1);
   cluster.CreateTopic("outbox.event.Order", 2);
   TestDatabase db("e2e_db_late");
   db.InsertEvents(500, 2);
-  MysqlConfig m = db.mysql();
   const int http = FreeTcpPort();
-  std::ostringstream yaml;
-  yaml << "instance_id: late-db\nhttp: {listen: 127.0.0.1:" << http << "}\nlog: {format: text}\n"
-       << "kafka: {bootstrap_servers: " << cluster.bootstrap() << "}\n"
-       << "services:\n  - name: late\n    mysql: {host: " << m.host << ", port: " << m.port
-       << ", user: " << m.user << ", database: " << m.database
-       << ", tls: {mode: disabled}, connect_timeout_ms: 1000}\n"
-       << "    poll_interval_ms: 50\n    gauge_interval_ms: 200\n";
+  const std::string yaml = RelayYaml("late-db", cluster.bootstrap(), http) +
+                           ServiceYaml("late", db.mysql(), ", connect_timeout_ms: 1000", kFastPoll);
   std::string metrics;
   {
     DatabaseOutage outage;
-    RelayRun relay(yaml.str());
+    REQUIRE(outage.Begin());
+    RelayRun relay(yaml);
     // While the database is down: alive, not ready, database_up 0.
     REQUIRE(WaitFor([&] { return HttpGet(http, "/healthz").status == 200; }, 20s));
     HttpReply ready = HttpGet(http, "/readyz");
@@ -403,7 +383,7 @@ TEST_CASE("a database that is down at startup is picked up when it comes back", 
     std::this_thread::sleep_for(1s);  // a few failed reconnects
     CHECK(relay.Wait(0ms) == -1);     // still running
 
-    outage.End();
+    REQUIRE(outage.End());
     REQUIRE(WaitFor([&] { return HttpGet(http, "/readyz").status == 200; }, 60s));
     REQUIRE(WaitFor([&] { return Unsent(db) == 0; }, 60s));
     metrics = HttpGet(http, "/metrics").body;
@@ -423,19 +403,12 @@ TEST_CASE("one service's broken database does not stop the others", "[e2e][proce
   cluster.CreateTopic("outbox.event.Order", 2);
   TestDatabase good("e2e_two_good");
   good.InsertEvents(300, 2);
-  MysqlConfig m = good.mysql();
+  MysqlConfig broken = good.mysql();
+  broken.database = "e2e_no_such_db";
   const int http = FreeTcpPort();
-  std::ostringstream yaml;
-  yaml << "instance_id: two\nhttp: {listen: 127.0.0.1:" << http << "}\nlog: {format: text}\n"
-       << "kafka: {bootstrap_servers: " << cluster.bootstrap() << "}\n"
-       << "services:\n"
-       << "  - name: good\n    mysql: {host: " << m.host << ", port: " << m.port
-       << ", user: " << m.user << ", database: " << m.database << ", tls: {mode: disabled}}\n"
-       << "    poll_interval_ms: 50\n    gauge_interval_ms: 200\n"
-       << "  - name: broken\n    mysql: {host: " << m.host << ", port: " << m.port
-       << ", user: " << m.user << ", database: e2e_no_such_db, tls: {mode: disabled}}\n"
-       << "    poll_interval_ms: 50\n    gauge_interval_ms: 200\n";
-  RelayRun relay(yaml.str());
+  RelayRun relay(RelayYaml("two", cluster.bootstrap(), http) +
+                 ServiceYaml("good", good.mysql(), "", kFastPoll) +
+                 ServiceYaml("broken", broken, "", kFastPoll));
   REQUIRE(WaitFor([&] { return Unsent(good) == 0; }, 60s));
   HttpReply ready = HttpGet(http, "/readyz");
   CHECK(ready.status == 503);

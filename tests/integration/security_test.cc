@@ -14,6 +14,7 @@
 #include "support/process.h"
 #include "support/relay_harness.h"
 #include "support/test_env.h"
+#include "support/wait.h"
 
 using namespace outbox;
 using namespace outbox::testing;

@@ -6,11 +6,46 @@
 #include <thread>
 
 #include "fakes/fake_clock.h"
-#include "support/http_probe.h"
 #include "support/test_env.h"
+#include "support/wait.h"
 
 using namespace outbox;
 using namespace outbox::testing;
+
+namespace {
+
+// A fresh database `name` (plus `extra_columns`) with `events` NEW rows, one
+// per aggregate, and a store that claimed them all (a 30 s lease).
+struct ClaimedRows {
+  ClaimedRows(const std::string& name, int events, const std::string& extra_columns = "")
+      : db(name, extra_columns), store(db.mysql()) {
+    db.InsertEvents(events, 1);
+    REQUIRE(store.ClaimDue(10, 30000, false, &batch).ok());
+    REQUIRE(batch.rows.size() == static_cast<size_t>(events));
+  }
+  TestDatabase db;
+  MysqlStore store;
+  ClaimedBatch batch;
+};
+
+// Rows `first` to `last`, one aggregate each, NEW and all due at the same
+// moment (2020-01-01).
+void InsertDue(TestDatabase& db, int64_t first, int64_t last) {
+  db.Exec(
+      "INSERT INTO t_outbox (id, aggregate_type, aggregate_id, event_type, event_key, payload,"
+      " status, next_retry_at, created_at, updated_at) SELECT seq, 'Order', seq, 'OrderCreated',"
+      " CONCAT('k', seq), '{}', 'NEW', '2020-01-01 00:00:00', NOW(), NOW() FROM seq_" +
+      std::to_string(first) + "_to_" + std::to_string(last));
+}
+
+// The ids of a batch's rows, in order.
+std::vector<int64_t> Ids(const ClaimedBatch& b) {
+  std::vector<int64_t> out;
+  for (const auto& r : b.rows) out.push_back(r.id);
+  return out;
+}
+
+}  // namespace
 
 TEST_CASE("a settle under a lease that was taken over is counted stale and not applied",
           "[store]") {
@@ -101,12 +136,8 @@ TEST_CASE(
 TEST_CASE(
     "retry sets backoff and retry_count and release returns a row without counting an attempt",
     "[store]") {
-  TestDatabase db("store_retry", ", last_error varchar(16)");
-  db.InsertEvents(2, 1);
-  MysqlStore s(db.mysql());
-  ClaimedBatch batch;
-  REQUIRE(s.ClaimDue(10, 30000, false, &batch).ok());
-  REQUIRE(batch.rows.size() == 2);
+  ClaimedRows rows("store_retry", 2, ", last_error varchar(16)");
+  auto& [db, s, batch] = rows;
   SettleResult r;
   REQUIRE(s.Settle(batch.lease_token,
                    {{1, SettleKind::kRetry, 60000, "a long error message beyond sixteen"},
@@ -130,12 +161,8 @@ TEST_CASE(
     "[store]") {
   // next_retry_at has whole seconds; NOW() + 300 ms used to be stored as
   // NOW() itself, so three attempts with a 500 ms backoff ran within 40 ms.
-  TestDatabase db("store_subsecond_backoff");
-  db.InsertEvents(3, 1);
-  MysqlStore s(db.mysql());
-  ClaimedBatch batch;
-  REQUIRE(s.ClaimDue(10, 30000, false, &batch).ok());
-  REQUIRE(batch.rows.size() == 3);
+  ClaimedRows rows("store_subsecond_backoff", 3);
+  auto& [db, s, batch] = rows;
   const char* kNowUs = "SELECT CAST(UNIX_TIMESTAMP(NOW(6)) * 1000000 AS SIGNED)";
   const int64_t before_us = db.QueryInt(kNowUs);
   SettleResult r;
@@ -250,51 +277,32 @@ TEST_CASE(
     "committed behind them",
     "[store]") {
   TestDatabase db("store_claim_resume");
-  db.Exec(
-      "INSERT INTO t_outbox (id, aggregate_type, aggregate_id, event_type, event_key, payload,"
-      " status, next_retry_at, created_at, updated_at) SELECT seq, 'Order', seq, 'OrderCreated',"
-      " CONCAT('k', seq), '{}', 'NEW', '2020-01-01 00:00:00', NOW(),"
-      " NOW() FROM seq_100_to_109");
+  InsertDue(db, 100, 109);
   MysqlStore s(db.mysql());
-  auto ids = [](const ClaimedBatch& b) {
-    std::vector<int64_t> out;
-    for (const auto& r : b.rows) out.push_back(r.id);
-    return out;
-  };
   ClaimedBatch b;
   REQUIRE(s.ClaimDue(5, 30000, false, &b).ok());
-  CHECK(ids(b) == std::vector<int64_t>{100, 101, 102, 103, 104});
+  CHECK(Ids(b) == std::vector<int64_t>{100, 101, 102, 103, 104});
   // Committed after that claim, with the same next_retry_at and a smaller id:
   // behind the position the next claim resumes from.
-  db.Exec(
-      "INSERT INTO t_outbox (id, aggregate_type, aggregate_id, event_type, event_key, payload,"
-      " status, next_retry_at, created_at, updated_at) VALUES (50, 'Order', 50, 'OrderCreated',"
-      " 'k50', '{}', 'NEW', '2020-01-01 00:00:00', NOW(), NOW())");
+  InsertDue(db, 50, 50);
   REQUIRE(s.ClaimDue(5, 30000, false, &b).ok());
-  CHECK(ids(b) == std::vector<int64_t>{105, 106, 107, 108, 109});
+  CHECK(Ids(b) == std::vector<int64_t>{105, 106, 107, 108, 109});
   // The range ahead is empty: a short batch, so the next claim starts over.
   REQUIRE(s.ClaimDue(5, 30000, false, &b).ok());
   CHECK(b.rows.empty());
   REQUIRE(s.ClaimDue(5, 30000, false, &b).ok());
-  CHECK(ids(b) == std::vector<int64_t>{50});
+  CHECK(Ids(b) == std::vector<int64_t>{50});
   CHECK(db.QueryInt("SELECT COUNT(*) FROM t_outbox WHERE status = 'SENDING'") == 11);
 }
 
 TEST_CASE("a claim with include_expired scans the due rows from the start", "[store]") {
   TestDatabase db("store_claim_rescan");
-  db.Exec(
-      "INSERT INTO t_outbox (id, aggregate_type, aggregate_id, event_type, event_key, payload,"
-      " status, next_retry_at, created_at, updated_at) SELECT seq, 'Order', seq, 'OrderCreated',"
-      " CONCAT('k', seq), '{}', 'NEW', '2020-01-01 00:00:00', NOW(),"
-      " NOW() FROM seq_100_to_109");
+  InsertDue(db, 100, 109);
   MysqlStore s(db.mysql());
   ClaimedBatch b;
   REQUIRE(s.ClaimDue(5, 30000, false, &b).ok());
   REQUIRE(b.rows.size() == 5);
-  db.Exec(
-      "INSERT INTO t_outbox (id, aggregate_type, aggregate_id, event_type, event_key, payload,"
-      " status, next_retry_at, created_at, updated_at) VALUES (50, 'Order', 50, 'OrderCreated',"
-      " 'k50', '{}', 'NEW', '2020-01-01 00:00:00', NOW(), NOW())");
+  InsertDue(db, 50, 50);
   REQUIRE(s.ClaimDue(5, 30000, true, &b).ok());
   REQUIRE(!b.rows.empty());
   CHECK(b.rows.front().id == 50);

@@ -3,8 +3,6 @@
 // is not a stall, a stopped relay is not a stalled one. Real threads, a fake
 // table and a fake clock that the test moves.
 #include <catch2/catch.hpp>
-#include <condition_variable>
-#include <mutex>
 #include <thread>
 
 #include "fakes/fake_clock.h"
@@ -12,6 +10,7 @@
 #include "fakes/fake_store.h"
 #include "http/healthz.h"
 #include "relay/relay.h"
+#include "support/wait.h"
 
 namespace outbox {
 namespace {
@@ -20,30 +19,8 @@ using namespace std::chrono_literals;
 using testing::FakeClock;
 using testing::FakePublisher;
 using testing::FakeTable;
-
-// A latch the hanging store waits on until the test releases it.
-struct Latch {
-  std::mutex mu;
-  std::condition_variable cv;
-  bool open = false;
-  int waiting = 0;
-  void Wait() {
-    std::unique_lock<std::mutex> lock(mu);
-    ++waiting;
-    cv.wait(lock, [this] { return open; });
-  }
-  void Open() {
-    {
-      std::lock_guard<std::mutex> lock(mu);
-      open = true;
-    }
-    cv.notify_all();
-  }
-  int Waiting() {
-    std::lock_guard<std::mutex> lock(mu);
-    return waiting;
-  }
-};
+using testing::Latch;
+using testing::WaitFor;
 
 // Its idle poll never returns until the latch opens: a hung call.
 struct HangingStore : testing::OutboxStoreWrapper {
@@ -102,16 +79,6 @@ struct LiveRig {
   std::unique_ptr<Relay> relay;
 };
 
-// Waits (real time, bounded) until `cond` holds.
-bool Eventually(const std::function<bool()>& cond) {
-  auto deadline = std::chrono::steady_clock::now() + 10s;
-  while (!cond()) {
-    if (std::chrono::steady_clock::now() > deadline) return false;
-    std::this_thread::sleep_for(2ms);
-  }
-  return true;
-}
-
 TEST_CASE("stall limits cover the longest wait and one statement with its timeouts",
           "[relay][liveness]") {
   ServiceConfig c;
@@ -135,20 +102,20 @@ TEST_CASE("a service whose store call hangs turns /healthz 503 naming its loop",
     };
   });
   rig.relay->Start();
-  REQUIRE(Eventually([&] { return latch.Waiting() > 0; }));  // the claim loop is stuck
+  REQUIRE(WaitFor([&] { return latch.Waiting() > 0; }, 10s, 2ms));  // the claim loop is stuck
   CHECK(HealthzResponse(rig.liveness).status == 200);
 
   const auto limit = StallLimitsFor(rig.config).claim;
   rig.AdvanceChecking(limit + 1s, 1s, [] { return true; });
-  REQUIRE(
-      Eventually([&] { return rig.StalledNames() == std::vector<std::string>{"orders/claim"}; }));
+  REQUIRE(WaitFor([&] { return rig.StalledNames() == std::vector<std::string>{"orders/claim"}; },
+                  10s, 2ms));
   HttpResponse r = HealthzResponse(rig.liveness);
   CHECK(r.status == 503);
   CHECK(r.body.find("orders/claim") != std::string::npos);
   CHECK(r.body.find("orders/settle") == std::string::npos);
 
   latch.Open();  // the call returns: the loop beats again
-  REQUIRE(Eventually([&] { return rig.StalledNames().empty(); }));
+  REQUIRE(WaitFor([&] { return rig.StalledNames().empty(); }, 10s, 2ms));
   rig.relay->Stop(0ms);
 }
 

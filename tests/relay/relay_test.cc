@@ -60,6 +60,11 @@ struct Rig {
 
   ServiceMetrics& m() { return metrics.ForService(config.name); }
 
+  // One `event_type` event each for aggregates order/0 to order/n-1.
+  void InsertOrders(int n, const std::string& event_type) {
+    for (int i = 0; i < n; ++i) table->Insert("order", i, event_type);
+  }
+
   // One claim round and the settle of whatever the broker finished.
   Relay::Round Step() {
     Relay::Round r = relay->ClaimOnce();
@@ -341,7 +346,7 @@ TEST_CASE("a full batch asks for another round at once", "[relay]") {
   ServiceConfig c = TestConfig();
   c.batch_size = 2;
   Rig rig(c);
-  for (int i = 0; i < 5; ++i) rig.table->Insert("order", i, "OrderCreated");
+  rig.InsertOrders(5, "OrderCreated");
   CHECK(rig.Step() == Relay::Round::kMore);
   CHECK(rig.Step() == Relay::Round::kMore);
   CHECK(rig.Step() == Relay::Round::kIdle);
@@ -371,7 +376,7 @@ TEST_CASE("no more than max_inflight_batches batches are held unsettled", "[rela
   c.batch_size = 1;
   c.max_inflight_batches = 2;
   Rig rig(c);
-  for (int i = 0; i < 5; ++i) rig.table->Insert("order", i, "OrderCreated");
+  rig.InsertOrders(5, "OrderCreated");
   rig.broker->hold(true);
   CHECK(rig.relay->ClaimOnce() == Relay::Round::kMore);
   CHECK(rig.relay->ClaimOnce() == Relay::Round::kMore);
@@ -520,7 +525,7 @@ TEST_CASE("Stop settles the batches still in flight before it returns", "[relay]
   c.batch_size = 10;
   c.poll_interval_ms = 10;
   Rig rig(c);
-  for (int i = 0; i < 25; ++i) rig.table->Insert("order", i, "E");
+  rig.InsertOrders(25, "E");
   RelayOptions o;
   o.config = c;
   o.store_factory = testing::FakeStoreFactory(rig.table);
@@ -576,7 +581,7 @@ TEST_CASE("retention deletes old SENT rows and counts them", "[relay]") {
   c.retention.batch_rows = 2;
   c.retention.pause_ms = 0;
   Rig rig(c);
-  for (int i = 0; i < 5; ++i) rig.table->Insert("order", i, "E");
+  rig.InsertOrders(5, "E");
   rig.Step();
   rig.clock->Advance(std::chrono::hours(25));
   int64_t fresh = rig.table->Insert("order", 9, "E");

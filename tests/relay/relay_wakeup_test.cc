@@ -4,8 +4,6 @@
 // wait. A scripted WakeupSource stands in for the binlog stream; the same
 // loop against MariaDB's binary log is tests/integration/relay_binlog_test.cc.
 #include <catch2/catch.hpp>
-#include <condition_variable>
-#include <mutex>
 #include <thread>
 
 #include "common/wakeup.h"
@@ -13,14 +11,13 @@
 #include "fakes/fake_publisher.h"
 #include "fakes/fake_store.h"
 #include "relay/relay.h"
+#include "support/wait.h"
 
 namespace outbox {
 namespace {
 
 using namespace std::chrono_literals;
-using testing::FakeClock;
-using testing::FakePublisher;
-using testing::FakeTable;
+using namespace testing;  // the fakes and WaitFor
 
 // A stand-in for BinlogWakeup: a PollWakeup's waiting with a stream state the
 // test sets.
@@ -87,17 +84,6 @@ struct WakeRig {
   ScriptedWakeup* wakeup = nullptr;  // owned by the relay
   std::unique_ptr<Relay> relay;
 };
-
-// Waits up to 10 s (a generous bound, not a timing test) for `done`.
-template <typename Pred>
-bool Eventually(Pred done) {
-  const auto deadline = std::chrono::steady_clock::now() + 10s;
-  while (!done()) {
-    if (std::chrono::steady_clock::now() > deadline) return false;
-    std::this_thread::sleep_for(1ms);
-  }
-  return true;
-}
 
 TEST_CASE("with wakeup poll the idle wait is the poll backoff as before", "[relay][wakeup]") {
   ServiceConfig c = BinlogConfig();
@@ -255,11 +241,11 @@ TEST_CASE("a wake-up ends the idle wait and Stop interrupts it", "[relay][wakeup
   c.poll_interval_ms = 3'600'000;
   WakeRig rig(c, DefaultClock());
   rig.relay->Start();
-  REQUIRE(Eventually([&] { return rig.wakeup->waits_.load() >= 1; }));
+  REQUIRE(WaitFor([&] { return rig.wakeup->waits_.load() >= 1; }, 10s, 1ms));
   CHECK(rig.m().WakeupBinlogUp().Value() == 1);
   rig.table->Insert("order", 1, "OrderCreated");
   rig.wakeup->Interrupt();  // what the stream does on a commit
-  CHECK(Eventually([&] { return rig.broker->acked().size() == 1; }));
+  CHECK(WaitFor([&] { return rig.broker->acked().size() == 1; }, 10s, 1ms));
   const auto t0 = std::chrono::steady_clock::now();
   rig.relay->Stop(1s);
   CHECK(std::chrono::steady_clock::now() - t0 < 5s);

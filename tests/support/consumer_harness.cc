@@ -216,33 +216,4 @@ int ConsumerProcess::Count(const std::string& text) const {
   return n;
 }
 
-int64_t GroupLag(const std::string& bootstrap, const std::string& group, const std::string& topic) {
-  char err[512];
-  rd_kafka_conf_t* conf = rd_kafka_conf_new();
-  rd_kafka_conf_set(conf, "bootstrap.servers", bootstrap.c_str(), err, sizeof(err));
-  rd_kafka_conf_set(conf, "group.id", group.c_str(), err,
-                    sizeof(err));  // never joins: no subscribe
-  rd_kafka_t* rk = rd_kafka_new(RD_KAFKA_CONSUMER, conf, err, sizeof(err));
-  if (!rk) throw std::runtime_error(err);
-  const struct rd_kafka_metadata* md = nullptr;
-  rd_kafka_topic_t* rkt = rd_kafka_topic_new(rk, topic.c_str(), nullptr);
-  int partitions = 0;
-  if (rd_kafka_metadata(rk, 0, rkt, &md, 5000) == RD_KAFKA_RESP_ERR_NO_ERROR && md->topic_cnt == 1)
-    partitions = md->topics[0].partition_cnt;
-  if (md) rd_kafka_metadata_destroy(md);
-  rd_kafka_topic_destroy(rkt);
-  rd_kafka_topic_partition_list_t* list = rd_kafka_topic_partition_list_new(partitions);
-  for (int p = 0; p < partitions; ++p) rd_kafka_topic_partition_list_add(list, topic.c_str(), p);
-  int64_t lag = rd_kafka_committed(rk, list, 5000) == RD_KAFKA_RESP_ERR_NO_ERROR ? 0 : -1;
-  for (int i = 0; lag >= 0 && i < list->cnt; ++i) {
-    int64_t lo = 0, hi = 0;
-    rd_kafka_query_watermark_offsets(rk, topic.c_str(), i, &lo, &hi, 5000);
-    const int64_t committed = list->elems[i].offset >= 0 ? list->elems[i].offset : lo;
-    lag += hi - committed;
-  }
-  rd_kafka_topic_partition_list_destroy(list);
-  rd_kafka_destroy(rk);
-  return lag;
-}
-
 }  // namespace outbox::testing

@@ -18,7 +18,7 @@
 #include <vector>
 
 #include "subprocess.h"
-#include "support/http_probe.h"  // WaitFor
+#include "support/kafka_reader.h"  // GroupLag, ConsumeAll
 #include "support/test_env.h"
 
 namespace outbox::testing {
@@ -114,9 +114,5 @@ class ConsumerProcess {
 };
 
 std::string ReadSourceFile(const std::string& relative);
-
-// Messages of `topic` not yet committed by consumer group `group` (summed
-// over partitions; a partition without a commit counts from its low watermark).
-int64_t GroupLag(const std::string& bootstrap, const std::string& group, const std::string& topic);
 
 }  // namespace outbox::testing

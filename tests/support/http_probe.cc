@@ -5,9 +5,8 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include <cmath>
-#include <sstream>
-#include <thread>
+#include <cstdlib>
+#include <regex>
 
 namespace outbox::testing {
 
@@ -67,23 +66,10 @@ HttpReply HttpGet(int port, const std::string& path, int timeout_ms) {
   return reply;
 }
 
-double MetricValue(const std::string& exposition, const std::string& sample_prefix) {
-  std::istringstream in(exposition);
-  for (std::string line; std::getline(in, line);) {
-    if (line.rfind(sample_prefix, 0) == 0 && line.size() > sample_prefix.size() &&
-        (line[sample_prefix.size()] == ' ' || sample_prefix.back() == '}'))
-      return std::stod(line.substr(line.rfind(' ') + 1));
-  }
-  return std::nan("");
-}
-
-bool WaitFor(const std::function<bool()>& cond, std::chrono::milliseconds deadline) {
-  auto end = std::chrono::steady_clock::now() + deadline;
-  while (std::chrono::steady_clock::now() < end) {
-    if (cond()) return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
-  return cond();
+int ServingPort(const std::string& log) {
+  static const std::regex kServing(R"(serving /metrics, /healthz, /readyz on [0-9.]+:(\d+))");
+  std::smatch m;
+  return std::regex_search(log, m, kServing) ? std::stoi(m[1]) : 0;
 }
 
 }  // namespace outbox::testing

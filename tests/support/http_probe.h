@@ -1,9 +1,9 @@
 #pragma once
 
-// Probing a running relay from a test: its HTTP endpoints and metrics.
+// Probing a running relay from a test: its HTTP endpoints (the one HTTP
+// client of the tests; the relay's own is src/http/http_client.h). Read
+// /metrics with support/metrics_text.h, wait with support/wait.h.
 
-#include <chrono>
-#include <functional>
 #include <string>
 
 namespace outbox::testing {
@@ -18,11 +18,8 @@ struct HttpReply {
 // GET http://127.0.0.1:port/path with a short timeout.
 HttpReply HttpGet(int port, const std::string& path, int timeout_ms = 2000);
 
-// The value of the first sample of `metric` whose text starts with `prefix`
-// (e.g. `outbox_database_up{service="orders"}`); NaN when absent.
-double MetricValue(const std::string& exposition, const std::string& sample_prefix);
-
-// Polls `cond` every 50 ms until it holds or `deadline` passes.
-bool WaitFor(const std::function<bool()>& cond, std::chrono::milliseconds deadline);
+// The port a relay logged that it serves HTTP on ("serving /metrics,
+// /healthz, /readyz on 127.0.0.1:PORT"), or 0 while `log` has no such line.
+int ServingPort(const std::string& log);
 
 }  // namespace outbox::testing

@@ -3,12 +3,19 @@
 #include <sys/types.h>
 
 #include <chrono>
+#include <map>
 #include <string>
 #include <vector>
 
 #include "subprocess.h"
 
 namespace outbox::testing {
+
+// The tests' child processes, over tools/subprocess.h (the one fork/exec):
+// ChildProcess and RunProcess for a program run once with exactly the
+// environment given (ChildEnv) and its output read back; LoggedProcess and
+// RunToCompletion for programs that restart and append to one log (the fault
+// scenarios' relays and tools).
 
 // A child process (the real outbox-relay binary) with its stdout and stderr
 // captured in files. The destructor kills (SIGKILL) and reaps it if it is
@@ -63,6 +70,29 @@ class TempDir {
 };
 
 std::string ReadFile(const std::string& path);
+
+// A restartable child process: this process's environment plus `env`, its
+// stdout and stderr appended to `log_path`. Not thread-safe.
+class LoggedProcess : public Subprocess {
+ public:
+  // Returns false if the log cannot be opened or fork fails.
+  bool Start(const std::vector<std::string>& argv, const std::string& log_path,
+             const std::map<std::string, std::string>& env = {}) {
+    log_path_ = log_path;
+    return Subprocess::Start(argv, CurrentEnvironment(env), log_path);
+  }
+  const std::string& log_path() const { return log_path_; }
+
+ private:
+  std::string log_path_;
+};
+
+// Runs a program to completion (up to `timeout`) as a LoggedProcess; returns
+// its exit code, or -1 if it timed out (it is then killed) or died of a
+// signal.
+int RunToCompletion(const std::vector<std::string>& argv, const std::string& log_path,
+                    std::chrono::milliseconds timeout,
+                    const std::map<std::string, std::string>& env = {});
 
 }  // namespace outbox::testing
 

@@ -1,10 +1,11 @@
 #include "support/relay_harness.h"
 
 #include <catch2/catch.hpp>
+#include <cmath>
 
 #include "kafka/kafka_config.h"
 #include "outbox/mysql_store.h"
-#include "support/http_probe.h"
+#include "support/metrics_text.h"
 
 namespace outbox::testing {
 

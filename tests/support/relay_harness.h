@@ -17,6 +17,13 @@
 
 namespace outbox::testing {
 
+// Both claim paths, for a test that runs once per ordering.
+inline constexpr Ordering kBothOrderings[] = {Ordering::kPerAggregate, Ordering::kNone};
+// A database name for one ordering's run: `base` + "_agg" or "_none".
+inline std::string OrderingDbName(const std::string& base, Ordering ordering) {
+  return base + (ordering == Ordering::kNone ? "_none" : "_agg");
+}
+
 // A Relay with the real MysqlStore and KafkaPublisher. Not started: call
 // relay->Start(), or drive the step methods from the test thread (never
 // both at once). The destructor stops it.

@@ -14,11 +14,11 @@
 #include <cstdlib>
 #include <fstream>
 #include <iostream>
-#include <regex>
-#include <sstream>
 #include <thread>
 
 #include "outbox/mysql_connection.h"
+#include "support/metrics_text.h"
+#include "support/wait.h"
 
 namespace outbox::testing {
 
@@ -39,23 +39,6 @@ uint64_t ScenarioSeed(uint64_t fallback) {
 double ScenarioScale() {
   const char* s = std::getenv("OUTBOX_FAULTS_SCALE");
   return s && *s ? std::stod(s) : 1.0;
-}
-
-double MetricSum(const std::string& text, const std::string& name,
-                 const std::string& label_filter) {
-  double sum = 0;
-  std::istringstream in(text);
-  for (std::string line; std::getline(in, line);) {
-    if (line.empty() || line[0] == '#') continue;
-    if (line.compare(0, name.size(), name) != 0) continue;
-    if (line.size() <= name.size() || (line[name.size()] != '{' && line[name.size()] != ' '))
-      continue;
-    auto space = line.rfind(' ');
-    std::string labels = line.substr(name.size(), space - name.size());
-    if (!label_filter.empty() && labels.find(label_filter) == std::string::npos) continue;
-    sum += std::stod(line.substr(space + 1));
-  }
-  return sum;
 }
 
 // ------------------------------------------------------------------- relays
@@ -124,18 +107,12 @@ bool RelayProcess::Start() {
   if (!spec_.mysql.password.empty()) env["OUTBOX_TEST_MYSQL_PASSWORD"] = spec_.mysql.password;
   if (!proc_.Start({OUTBOX_BINARY, "run", "--config", config_}, log_, env)) return false;
   port_ = 0;
-  static const std::regex kServing(R"(serving /metrics, /healthz, /readyz on [0-9.]+:(\d+))");
   return WaitFor(
              [&] {
                std::string text = ReadFile(log_);
                if (static_cast<std::streamoff>(text.size()) < offset) return false;
-               std::smatch m;
-               std::string fresh = text.substr(static_cast<size_t>(offset));
-               if (std::regex_search(fresh, m, kServing)) {
-                 port_ = std::stoi(m[1]);
-                 return true;
-               }
-               return !proc_.running();  // exited: give up at once
+               port_ = ServingPort(text.substr(static_cast<size_t>(offset)));
+               return port_ != 0 || !proc_.running();  // exited: give up at once
              },
              std::chrono::seconds(30)) &&
          port_ != 0 && WaitWakeupsUp(std::chrono::seconds(30));
@@ -188,7 +165,7 @@ int RunLoad(const MysqlConfig& mysql, const std::vector<std::string>& args,
   return RunToCompletion(argv, log_path, timeout, {{"OUTBOX_LOAD_MYSQL_PASSWORD", mysql.password}});
 }
 
-bool StartLoad(Process* proc, const MysqlConfig& mysql, const std::vector<std::string>& args,
+bool StartLoad(LoggedProcess* proc, const MysqlConfig& mysql, const std::vector<std::string>& args,
                const std::string& log_path) {
   std::vector<std::string> argv = {OUTBOX_LOAD_BINARY};
   for (auto& a : ConnectionArgs(mysql)) argv.push_back(a);

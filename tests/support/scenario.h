@@ -14,8 +14,8 @@
 #include <vector>
 
 #include "config/config.h"
-#include "support/fault_process.h"
 #include "support/http_probe.h"
+#include "support/process.h"
 
 namespace outbox::testing {
 
@@ -29,11 +29,6 @@ std::string ScratchDir(const std::string& scenario);
 // OUTBOX_FAULTS_KAFKA_DEBUG (librdkafka debug contexts for every relay).
 uint64_t ScenarioSeed(uint64_t fallback);
 double ScenarioScale();
-
-// Sum of the samples of `name` (exact metric name) whose label set contains
-// `label_filter` (e.g. "service=\"s1\""); 0 when absent.
-double MetricSum(const std::string& exposition, const std::string& name,
-                 const std::string& label_filter = "");
 
 struct RelaySpec {
   std::string service = "faults";
@@ -77,7 +72,7 @@ class RelayProcess {
   void Signal(int sig) { proc_.Signal(sig); }
   void Kill() { proc_.Kill(); }
   bool running() { return proc_.running(); }
-  Process& process() { return proc_; }
+  LoggedProcess& process() { return proc_; }
 
   int port() const { return port_; }
   const std::string& name() const { return name_; }
@@ -97,7 +92,7 @@ class RelayProcess {
   std::string config_;
   std::string log_;
   RelaySpec spec_;
-  Process proc_;
+  LoggedProcess proc_;
   int port_ = 0;
   std::map<std::string, double> last_seen_;  // metric -> last value of the current incarnation
   std::map<std::string, double> earlier_;    // metric -> sum over earlier incarnations
@@ -107,7 +102,7 @@ class RelayProcess {
 int RunLoad(const MysqlConfig& mysql, const std::vector<std::string>& args,
             const std::string& log_path, std::chrono::milliseconds timeout);
 // The same in the background.
-bool StartLoad(Process* proc, const MysqlConfig& mysql, const std::vector<std::string>& args,
+bool StartLoad(LoggedProcess* proc, const MysqlConfig& mysql, const std::vector<std::string>& args,
                const std::string& log_path);
 
 struct CheckResult {

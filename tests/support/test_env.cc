@@ -2,12 +2,11 @@
 
 #include <cppconn/resultset.h>
 #include <cppconn/statement.h>
-#include <librdkafka/rdkafka.h>
 #include <mysql_driver.h>
 
+#include <cstdlib>
 #include <stdexcept>
 
-#include "kafka_headers.h"
 #include "outbox/mysql_connection.h"
 #include "outbox_ddl.h"
 
@@ -30,6 +29,28 @@ const bool kRelayPasswordDefaulted = [] {
     setenv("OUTBOX_TEST_RELAY_PASSWORD", "outbox-relay-minimal-grants", 0);
   return true;
 }();
+
+std::string TestMysqlDir() { return Env("OUTBOX_TEST_MYSQL_DIR", ""); }
+
+namespace {
+bool RunScript(const std::string& dir, const std::string& script) {
+  if (dir.empty()) return false;
+  return std::system(("'" + dir + "/" + script + "' >/dev/null 2>&1").c_str()) == 0;
+}
+}  // namespace
+
+bool StopMariaDb(const std::string& dir) { return RunScript(dir, "stop.sh"); }
+bool RestartMariaDb(const std::string& dir) { return RunScript(dir, "restart.sh"); }
+
+bool DatabaseOutage::Begin() {
+  down_ = StopMariaDb();
+  return down_;
+}
+
+bool DatabaseOutage::End() {
+  if (down_ && RestartMariaDb()) down_ = false;
+  return !down_;
+}
 
 bool SeparateRelayUser() {
   const char* u = std::getenv("OUTBOX_TEST_RELAY_USER");
@@ -227,79 +248,10 @@ void TestDatabase::InsertEvents(int aggregates, int per_aggregate, int64_t first
   Exec("COMMIT");
 }
 
-std::vector<ConsumedMessage> ConsumeAll(const std::string& bootstrap,
-                                        const std::vector<std::string>& topics) {
-  char err[512];
-  rd_kafka_conf_t* conf = rd_kafka_conf_new();
-  rd_kafka_conf_set(conf, "bootstrap.servers", bootstrap.c_str(), err, sizeof(err));
-  rd_kafka_conf_set(conf, "group.id", "outbox-test-reader", err, sizeof(err));
-  rd_kafka_conf_set(conf, "enable.auto.commit", "false", err, sizeof(err));
-  rd_kafka_t* rk = rd_kafka_new(RD_KAFKA_CONSUMER, conf, err, sizeof(err));
-  if (!rk) throw std::runtime_error(err);
-  std::vector<ConsumedMessage> out;
-  for (const auto& topic : topics) {
-    const struct rd_kafka_metadata* md = nullptr;
-    rd_kafka_topic_t* rkt = rd_kafka_topic_new(rk, topic.c_str(), nullptr);
-    if (rd_kafka_metadata(rk, 0, rkt, &md, 5000) != RD_KAFKA_RESP_ERR_NO_ERROR || !md ||
-        md->topic_cnt != 1) {
-      if (md) rd_kafka_metadata_destroy(md);
-      rd_kafka_topic_destroy(rkt);
-      continue;
-    }
-    int partitions = md->topics[0].partition_cnt;
-    rd_kafka_metadata_destroy(md);
-    rd_kafka_topic_destroy(rkt);
-    rd_kafka_topic_partition_list_t* list = rd_kafka_topic_partition_list_new(partitions);
-    std::vector<int64_t> high(partitions);
-    for (int p = 0; p < partitions; ++p) {
-      int64_t lo = 0, hi = 0;
-      rd_kafka_query_watermark_offsets(rk, topic.c_str(), p, &lo, &hi, 5000);
-      high[p] = hi;
-      if (hi > lo) rd_kafka_topic_partition_list_add(list, topic.c_str(), p)->offset = lo;
-    }
-    if (list->cnt == 0) {
-      rd_kafka_topic_partition_list_destroy(list);
-      continue;
-    }
-    rd_kafka_assign(rk, list);
-    std::map<int, bool> done;
-    for (int i = 0; i < list->cnt; ++i) done[list->elems[i].partition] = false;
-    rd_kafka_topic_partition_list_destroy(list);
-    size_t remaining = done.size();
-    int idle = 0;
-    while (remaining > 0 && idle < 100) {
-      rd_kafka_message_t* m = rd_kafka_consumer_poll(rk, 100);
-      if (!m) {
-        ++idle;
-        continue;
-      }
-      idle = 0;
-      if (!m->err) {
-        ConsumedMessage c;
-        c.topic = rd_kafka_topic_name(m->rkt);
-        c.partition = m->partition;
-        c.offset = m->offset;
-        c.key.assign(static_cast<const char*>(m->key), m->key_len);
-        c.value.assign(static_cast<const char*>(m->payload), m->len);
-        for (auto& [name, value] : outbox::tools::MessageHeaders(m)) c.headers[name] = value;
-        if (m->offset + 1 >= high[m->partition] && !done[m->partition]) {
-          done[m->partition] = true;
-          --remaining;
-        }
-        out.push_back(std::move(c));
-      }
-      rd_kafka_message_destroy(m);
-    }
-    rd_kafka_assign(rk, nullptr);
-  }
-  rd_kafka_consumer_close(rk);
-  rd_kafka_destroy(rk);
-  return out;
-}
-
-ServiceConfig TestService(const TestDatabase& db, const std::string& bootstrap) {
+ServiceConfig TestService(const TestDatabase& db, const std::string& bootstrap, Ordering ordering) {
   ServiceConfig s;
   s.name = db.name();
+  s.ordering = ordering;
   s.mysql = db.mysql();
   s.kafka.bootstrap_servers = bootstrap;
   s.poll_interval_ms = 20;

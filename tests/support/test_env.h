@@ -71,26 +71,37 @@ class SqlClient {
   std::unique_ptr<sql::Connection> conn_;
 };
 
-struct ConsumedMessage {
-  std::string topic;
-  int partition;
-  int64_t offset;
-  std::string key;
-  std::string value;
-  std::map<std::string, std::string> headers;
+// The directory of the test MariaDB (OUTBOX_TEST_MYSQL_DIR, exported by
+// scripts/test), "" when unset. scripts/lib/mariadb.sh writes DIR/stop.sh and
+// DIR/restart.sh there.
+std::string TestMysqlDir();
+// Runs the stop.sh or restart.sh of the MariaDB in `dir` (default: the test
+// MariaDB); false when `dir` is empty or the script fails.
+bool StopMariaDb(const std::string& dir = TestMysqlDir());
+bool RestartMariaDb(const std::string& dir = TestMysqlDir());
+
+// The test MariaDB stopped for a scope: Begin() stops it, End() or the
+// destructor starts it again. Not thread-safe.
+class DatabaseOutage {
+ public:
+  DatabaseOutage() = default;
+  ~DatabaseOutage() { End(); }
+  DatabaseOutage(const DatabaseOutage&) = delete;
+  DatabaseOutage& operator=(const DatabaseOutage&) = delete;
+  bool Begin();  // false when there is no test MariaDB to stop or it did not stop
+  bool End();    // true once it runs again (or was never stopped)
+
+ private:
+  bool down_ = false;
 };
 
 // Rows of `db`.t_outbox in NEW or SENDING.
 int64_t Unsent(TestDatabase& db);
 
-// Reads every message of `topics` from the start of every partition to the
-// high watermark.
-std::vector<ConsumedMessage> ConsumeAll(const std::string& bootstrap,
-                                        const std::vector<std::string>& topics);
-
 // A service config pointing at `db` and `bootstrap` with test-friendly
-// timings (short poll, short backoff).
-ServiceConfig TestService(const TestDatabase& db, const std::string& bootstrap);
+// timings (short poll, short backoff) and `ordering`.
+ServiceConfig TestService(const TestDatabase& db, const std::string& bootstrap,
+                          Ordering ordering = Ordering::kPerAggregate);
 
 // A relay config file for the binary: one service named `service` on `db`
 // (the relay account, its password through password_env), text logs, the

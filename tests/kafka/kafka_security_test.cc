@@ -1,46 +1,37 @@
-// Security defaults that need no database: the HTTP listener's default
-// address, and the Kafka security settings passed through to librdkafka.
+// Kafka security settings passed through to librdkafka, without a broker (the
+// HTTP listener's default address: tests/http/http_server_test.cc).
 
-#include <boost/asio/io_context.hpp>
 #include <catch2/catch.hpp>
 
-#include "config/config_loader.h"
-#include "http/http_server.h"
 #include "kafka/kafka_config.h"
 #include "kafka/kafka_publisher.h"
 
 using namespace outbox;
 
-TEST_CASE("the HTTP listener defaults to 127.0.0.1 and binds loopback only", "[security]") {
-  LoadOptions o;
-  o.env = [](const std::string&) -> std::optional<std::string> { return std::nullopt; };
-  auto loaded = LoadConfigText(
-      "kafka: {bootstrap_servers: k:9092}\nservices:\n  - name: a\n    mysql: {user: u, "
-      "database: d}\n",
-      "c.yaml", o);
-  CHECK(loaded.config.http_listen == "127.0.0.1:9464");
-  CHECK(Config{}.http_listen == "127.0.0.1:9464");
+namespace {
 
-  boost::asio::io_context io;
-  HttpServer server(io, [](const std::string&) { return HttpResponse{200, "text/plain", ""}; });
-  REQUIRE(server.Listen("127.0.0.1:0").ok());
-  CHECK(server.port() != 0);
-  CHECK(server.local_address() == "127.0.0.1");
+// A Kafka config that logs in as "relay" with password "kafka-secret".
+KafkaConfig SaslConfig(const std::string& bootstrap, const std::string& protocol,
+                       const std::string& mechanism) {
+  KafkaConfig k;
+  k.bootstrap_servers = bootstrap;
+  k.properties = {{"security.protocol", protocol},
+                  {"sasl.mechanism", mechanism},
+                  {"sasl.username", "relay"},
+                  {"sasl.password", "kafka-secret"}};
+  return k;
 }
+
+}  // namespace
 
 TEST_CASE("Kafka security.protocol and ssl.* and sasl.* properties pass through unchanged",
           "[security]") {
-  KafkaConfig k;
-  k.bootstrap_servers = "broker:9093";
-  k.properties = {{"security.protocol", "SASL_SSL"},
-                  {"sasl.mechanism", "SCRAM-SHA-512"},
-                  {"sasl.username", "relay"},
-                  {"sasl.password", "kafka-secret"},
-                  {"ssl.ca.location", "/etc/ssl/kafka-ca.pem"},
-                  {"ssl.certificate.location", "/etc/ssl/relay.pem"},
-                  {"ssl.key.location", "/etc/ssl/relay.key"},
-                  {"ssl.key.password", "key-secret"},
-                  {"ssl.endpoint.identification.algorithm", "https"}};
+  KafkaConfig k = SaslConfig("broker:9093", "SASL_SSL", "SCRAM-SHA-512");
+  k.properties.insert({{"ssl.ca.location", "/etc/ssl/kafka-ca.pem"},
+                       {"ssl.certificate.location", "/etc/ssl/relay.pem"},
+                       {"ssl.key.location", "/etc/ssl/relay.key"},
+                       {"ssl.key.password", "key-secret"},
+                       {"ssl.endpoint.identification.algorithm", "https"}});
   std::vector<std::string> warnings;
   auto p = ProducerProperties(k, "outbox-relay-test", 30000, &warnings);
   for (const auto& [key, value] : k.properties) {
@@ -65,12 +56,7 @@ TEST_CASE("Kafka security.protocol and ssl.* and sasl.* properties pass through 
 
 TEST_CASE("librdkafka accepts the SASL and TLS settings the relay passes and names a bad one",
           "[security]") {
-  KafkaConfig k;
-  k.bootstrap_servers = "127.0.0.1:1";
-  k.properties = {{"security.protocol", "SASL_PLAINTEXT"},
-                  {"sasl.mechanism", "PLAIN"},
-                  {"sasl.username", "relay"},
-                  {"sasl.password", "kafka-secret"}};
+  KafkaConfig k = SaslConfig("127.0.0.1:1", "SASL_PLAINTEXT", "PLAIN");
   std::vector<std::string> warnings;
   std::string err;
   auto ok = KafkaPublisher::Create(ProducerProperties(k, "t", 30000, &warnings), &err);

@@ -1,5 +1,8 @@
 #pragma once
 
+// Helpers for the tests of the binlog wake-up against the test MariaDB
+// (tests/integration/binlog_*_test.cc, relay_binlog_test.cc).
+
 #include <chrono>
 #include <condition_variable>
 #include <functional>
@@ -11,6 +14,9 @@
 #include "binlog/binlog_stream.h"
 
 namespace outbox::testing {
+
+using binlog::StreamProblem;
+using binlog::StreamState;
 
 // Counts wake-ups; its callback is the cheap kind a service would pass.
 class Waker {
@@ -91,11 +97,9 @@ class StateLog {
   std::vector<binlog::StreamState> states_;
 };
 
-// Options for the test server with short timings.
+// Options for the test server (the administrator account, which holds the
+// replication grants) with short heartbeat, stall and backoff timings.
 binlog::BinlogOptions TestBinlogOptions();
-
-// Polls `pred` every 10 ms until it holds or `timeout` passes.
-bool Eventually(const std::function<bool()>& pred, std::chrono::milliseconds timeout);
 
 // FAILs the test unless the test server runs with the binary log (scripts/test).
 void RequireLogBin();

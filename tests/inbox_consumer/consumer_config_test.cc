@@ -1,9 +1,9 @@
 // The example consumer's config (examples/inbox_consumer/consumer_config.h):
 // the relay's conventions — file:line:col: key.path: what — and the rules
 // that keep the inbox algorithm intact.
-#include <catch2/catch.hpp>
-
 #include "consumer_config.h"
+
+#include <catch2/catch.hpp>
 
 using inbox::LoadConsumerConfigText;
 

@@ -5,27 +5,16 @@
 
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
-#include <regex>
 #include <thread>
 
-#include "http/http_client.h"
+#include "support/http_probe.h"
+#include "support/metrics_text.h"
 #include "support/notify_socket.h"
 #include "support/process.h"
 
 using namespace outbox;
 using namespace outbox::testing;
 using namespace std::chrono_literals;
-
-namespace {
-
-// The port the daemon logged it serves on, or 0 before that line.
-int ServingPort(const std::string& log) {
-  static const std::regex kServing(R"(serving /metrics, /healthz, /readyz on [0-9.]+:(\d+))");
-  std::smatch m;
-  return std::regex_search(log, m, kServing) ? std::stoi(m[1]) : 0;
-}
-
-}  // namespace
 
 TEST_CASE(
     "under systemd the daemon sends READY then WATCHDOG while healthy and STOPPING on "
@@ -53,10 +42,9 @@ TEST_CASE(
       {OUTBOX_BINARY, "health", "--url", "http://127.0.0.1:" + std::to_string(port) + "/healthz"},
       ChildEnv());
   CHECK(health.exit_code == 0);
-  HttpUrl metrics_url{"127.0.0.1", std::to_string(port), "/metrics"};
-  HttpGetResult metrics;
-  REQUIRE(HttpGet(metrics_url, 5s, &metrics).ok());
-  CHECK(metrics.body.find("\noutbox_stalled_loops 0\n") != std::string::npos);
+  HttpReply metrics = HttpGet(port, "/metrics", 5000);
+  REQUIRE(metrics.status == 200);
+  CHECK(MetricValue(metrics.body, "outbox_stalled_loops") == 0);
 
   relay.Signal(SIGTERM);
   std::string msg;
