@@ -23,7 +23,7 @@ Status MysqlStore::ReadStats(TableStats* out) {
       out->backlog = rs->getInt64(1);
       out->oldest_unsent_age_s = std::max<double>(0, static_cast<double>(rs->getInt64(2)));
       const int64_t due_us = rs->getInt64(3);
-      if (!rs->wasNull()) out->next_due_in_s = std::max<double>(0, due_us / 1e6);
+      if (!rs->wasNull()) out->next_due_in_s = std::max(0.0, static_cast<double>(due_us) / 1e6);
     }
     auto* dead = conn_.Prepare("SELECT COUNT(*) FROM " + table_ + " WHERE status = 'DEAD'");
     std::unique_ptr<sql::ResultSet> drs(dead->executeQuery());
