@@ -137,7 +137,9 @@ int Relay::SettleReady(bool wait, std::chrono::milliseconds timeout) {
       // its other elements valid: the front stays put while it settles.
       front = &completed_.front();
     }
-    if (!settler_.Settle(*front).ok()) return settled;
+    std::optional<int64_t> retry_ms;
+    if (!settler_.Settle(*front, &retry_ms).ok()) return settled;
+    if (retry_ms) NoteOwnRetry(*retry_ms);
     {
       MutexLock lock(&mu_);
       completed_.pop_front();
@@ -190,27 +192,57 @@ Relay::Round Relay::ClaimAfter(WakeCause cause) {
   // The commit race (src/common/wakeup.h): the binlog event can come before
   // the row is visible to the claim. Retry briefly while a round claims
   // nothing; only inserts get this, the relays' own settles do not.
+  // One attempt is a whole per_aggregate pass: a round that only started a
+  // pass or read pages (kMore, nothing claimed) is not yet an answer.
   Round round = Round::kIdle;
   const int claimed = ClaimAfterWakeup(*options_.clock, [&] {
-    round = ClaimOnce();
+    size_t got = 0;
+    do {
+      round = ClaimOnce();
+      got += last_claimed_;
+    } while (round == Round::kMore && got == 0 && !stopping_);
     if (round == Round::kFailed || round == Round::kBusy) return -1;
-    return round == Round::kIdle && last_claimed_ == 0 ? 0 : 1;
+    return got == 0 ? 0 : 1;
   });
   if (claimed == 0) {
     spdlog::debug("service {}: an insert wake-up claimed nothing after the commit-race retry",
                   name());
     // Still nothing: the commit may be slower to show than the retries (a
     // loaded disk), or it touched another table of the database (MIXED). Poll
-    // on the backoff until the backlog gauge can tell, rather than wait for
-    // the safety poll.
+    // on the backoff for a while; after that the next gauges' read shows a
+    // row that is there.
     timers_until_ = std::max(timers_until_, options_.clock->Now() + TimersWindow());
   }
   return round;
 }
 
+void Relay::NoteOwnRetry(int64_t backoff_ms) {
+  // next_retry_at is NOW() + backoff in a DATETIME: whole seconds, which
+  // MySQL rounds (MariaDB truncates). A second more claims it either way.
+  const Clock::TimePoint due = options_.clock->Now() + std::chrono::milliseconds(backoff_ms + 1000);
+  const Clock::Duration::rep ticks = due.time_since_epoch().count();
+  Clock::Duration::rep seen = own_retry_due_.load();
+  while ((seen == 0 || ticks < seen) && !own_retry_due_.compare_exchange_weak(seen, ticks)) {
+  }
+  // The claim loop may be waiting for the stream already: let it look at the
+  // new deadline.
+  wakeup_->Interrupt();
+}
+
+Clock::Duration Relay::OwnRetryWait(Clock::Duration wait, Clock::TimePoint now) {
+  Clock::Duration::rep ticks = own_retry_due_.load();
+  if (ticks == 0) return wait;
+  const Clock::TimePoint due{Clock::Duration(ticks)};
+  // A claim after it came due took the rows (or they are another relay's now).
+  if (due <= last_claim_start_) {
+    own_retry_due_.compare_exchange_strong(ticks, 0);
+    return wait;
+  }
+  return std::min(wait, std::max<Clock::Duration>(due - now, Clock::Duration::zero()));
+}
+
 Clock::Duration Relay::TimersWindow() const {
-  return std::chrono::milliseconds(options_.config.poll_interval_ms +
-                                   options_.config.gauge_interval_ms + 1000);
+  return std::chrono::milliseconds(std::min(options_.config.poll_interval_ms, 1000) + 1000);
 }
 
 Clock::Duration Relay::IdleWait(std::chrono::milliseconds idle_wait) {
@@ -218,15 +250,14 @@ Clock::Duration Relay::IdleWait(std::chrono::milliseconds idle_wait) {
   if (options_.config.wakeup == Wakeup::kPoll)
     return std::min<Clock::Duration>(idle_wait, max_wait);
   // `wakeup: binlog`: a retry backoff or a lease coming due makes rows
-  // claimable without a commit. The loop keeps polling on its backoff for a
-  // while after its own batches, until the gauges have caught up with their
-  // settles; then the gauges say when the next row comes due
-  // (docs/BINLOG.md "Timers").
+  // claimable without a commit. The relay's own settles say when the retries
+  // they wrote come due; the gauges say when the others do (docs/BINLOG.md
+  // "Timers"). Everything else that frees a row is a commit: its own settles
+  // and a peer's, a replay, an insert, which the stream announces.
   const Clock::TimePoint now = options_.clock->Now();
   const Clock::Duration poll = std::min<Clock::Duration>(idle_wait, max_wait);
-  if (last_claimed_ > 0 || inflight_.load() > 0) timers_until_ = now + TimersWindow();
-  if (now < timers_until_) return poll;
-  return UnsentWait(poll, max_wait, now);
+  if (now < timers_until_) return poll;  // an insert wake-up that found nothing
+  return OwnRetryWait(UnsentWait(poll, max_wait, now), now);
 }
 
 Clock::Duration Relay::UnsentWait(Clock::Duration poll, Clock::Duration max_wait,

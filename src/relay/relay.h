@@ -108,11 +108,12 @@ class Relay {
   // REQUIRES: the claim thread (or a test's only thread).
   Round ClaimAfter(WakeCause cause);
   // How long an idle claim loop may wait for a wake-up: `idle_wait` (the poll
-  // backoff) with `wakeup: poll`; with `wakeup: binlog`, the poll backoff
-  // while its own batches may have left retries the gauges do not show yet,
-  // until the next unsent row comes due (at most a gauge interval) while the
-  // table has unsent rows, else the wake-up's MaxWait (30 s while the binlog
-  // stream is up). REQUIRES: the claim thread.
+  // backoff) with `wakeup: poll`; with `wakeup: binlog`, until the next
+  // unsent row comes due (a retry its own settles wrote; else what the gauges
+  // read, at most a gauge interval ahead) while the table has unsent rows,
+  // else the wake-up's MaxWait (30 s while the binlog stream is up); the poll
+  // backoff after an insert wake-up that found nothing. REQUIRES: the claim
+  // thread.
   Clock::Duration IdleWait(std::chrono::milliseconds idle_wait);
 
  private:
@@ -120,9 +121,14 @@ class Relay {
   void OnPublished(PublishedBatch done) EXCLUDES(mu_);
   void ClaimLoop();
   void NoteWakeupState();  // outbox_wakeup_binlog_up, with `wakeup: binlog`
-  // How long after its own batches, or an insert wake-up that claimed
-  // nothing, the loop keeps the poll backoff with `wakeup: binlog`.
+  // How long after an insert wake-up that claimed nothing the loop keeps the
+  // poll backoff with `wakeup: binlog`.
   Clock::Duration TimersWindow() const;
+  // The settle thread: a settle wrote a retry `backoff_ms` from now.
+  void NoteOwnRetry(int64_t backoff_ms);
+  // `wait`, shortened to when the earliest retry this relay wrote comes due.
+  // REQUIRES: the claim thread.
+  Clock::Duration OwnRetryWait(Clock::Duration wait, Clock::TimePoint now);
   // IdleWait with `wakeup: binlog` while the table has unsent rows.
   Clock::Duration UnsentWait(Clock::Duration idle_wait, Clock::Duration max_wait,
                              Clock::TimePoint now) const;
@@ -155,12 +161,16 @@ class Relay {
   // Claim thread only.
   size_t last_claimed_ = 0;              // rows the last round claimed
   Clock::TimePoint last_claim_start_{};  // when the last round began
-  // `wakeup: binlog`: until then the loop keeps the poll backoff, because
-  // rows it claimed may come back due without a commit (a failed publish's
-  // retry backoff) before the backlog gauge shows them.
+  // `wakeup: binlog`: until then the loop keeps the poll backoff, because an
+  // insert the stream announced was not found (the commit may be slower to
+  // show than the commit-race retry).
   Clock::TimePoint timers_until_{};
 
   std::atomic<int> inflight_{0};  // batches claimed and not yet settled
+  // When the earliest retry a settle of this relay wrote comes due, in
+  // Clock::Duration ticks; 0: none. Set by the settle thread, cleared by the
+  // claim thread once a claim ran after it.
+  std::atomic<Clock::Duration::rep> own_retry_due_{0};
   std::atomic<bool> stopping_{false};
   std::atomic<bool> claim_done_{false};  // the claim thread has exited
   std::atomic<bool> halt_{false};

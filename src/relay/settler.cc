@@ -78,12 +78,19 @@ Settler::Settler(const ServiceConfig& config, const Router* router, OutboxStoreP
       planner_(planner),
       retry_(config.retry, seed) {}
 
-Status Settler::Settle(const PublishedBatch& done) {
+Status Settler::Settle(const PublishedBatch& done, std::optional<int64_t>* first_retry_ms) {
   std::vector<SettleOp> ops = PlanSettle(done.batch.rows, done.outcomes, retry_);
   SettleResult result;
   Status s = store_->Settle(done.batch.lease_token, ops, &result);
   health_->NoteAndBeat(s, "settle", beat_, /*settle=*/true);
   if (!s.ok()) return s;
+  if (first_retry_ms != nullptr) {
+    first_retry_ms->reset();
+    for (const SettleOp& op : ops) {
+      if (op.kind == SettleKind::kRetry)
+        *first_retry_ms = std::min(first_retry_ms->value_or(op.backoff_ms), op.backoff_ms);
+    }
+  }
   Account(done, ops, result);
   LogBatch(done, ops, result);
   return Status::Ok();

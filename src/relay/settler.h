@@ -1,5 +1,6 @@
 #pragma once
 
+#include <optional>
 #include <vector>
 
 #include "common/clock.h"
@@ -49,8 +50,10 @@ class Settler {
           ServiceMetrics* metrics, DbHealth* health, ClaimPlanner* planner, uint64_t seed);
 
   // Fails (and changes nothing) when the settle statement failed: the caller
-  // retries the same batch until it applies.
-  Status Settle(const PublishedBatch& done);
+  // retries the same batch until it applies. *first_retry_ms (optional) gets
+  // the shortest retry backoff the settle wrote, if it wrote one: when a row
+  // of this batch comes due again without any commit.
+  Status Settle(const PublishedBatch& done, std::optional<int64_t>* first_retry_ms = nullptr);
 
   // Beaten after every statement (DbHealth::NoteAndBeat). Null: no heartbeat.
   void set_heartbeat(HeartbeatPtr beat) { beat_ = std::move(beat); }

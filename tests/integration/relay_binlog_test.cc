@@ -96,18 +96,22 @@ TEST_CASE("a relay with wakeup binlog publishes an inserted row long before its 
           "[binlog-relay]") {
   MockCluster cluster(1);
   TestDatabase db("binlog_relay_latency");
-  ServiceConfig s = BinlogService(db, cluster, 5000);
+  // Nothing but the stream can find a row within 15 s: the poll and the
+  // gauges run once a minute, the safety poll every 30 s. (Not a latency
+  // figure: docs/BENCHMARKS.md has those; the bound is loose enough for the
+  // sanitizer builds on a loaded machine.)
+  ServiceConfig s = BinlogService(db, cluster, 60000);
+  s.gauge_interval_ms = 60000;
   binlog::WakeupHub hub;  // outlives the relay
   RelayHarness h(s, BinlogWakeupFor(hub, StreamOptions(), s));
   h.relay->Start();
   REQUIRE(WaitFor([&] { return h.Metric("outbox_wakeup_binlog_up") == 1; }, 20s));
   for (int64_t id = 1; id <= 3; ++id) {
-    // Each insert after the loop went back to waiting for the stream: with
-    // polling alone it would take up to poll_interval_ms (5 s).
+    // Each insert after the loop went back to waiting for the stream.
     std::this_thread::sleep_for(300ms);
     auto took = TimeToSent(db, id);
     INFO("row " << id << " SENT after " << took.count() << " ms");
-    CHECK(took < 2s);
+    CHECK(took < 15s);
   }
   CHECK(h.Metric("outbox_events_published_total", "topic=\"outbox.event.Order\"") == 3);
 }

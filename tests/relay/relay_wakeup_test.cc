@@ -167,20 +167,54 @@ TEST_CASE(
   CHECK(rig.relay->IdleWait(100ms) == 5000ms);
 }
 
-TEST_CASE(
-    "with wakeup binlog the loop keeps polling after its own batches until the gauges caught up",
-    "[relay][wakeup]") {
+TEST_CASE("with wakeup binlog the loop waits for the stream after its own batches",
+          "[relay][wakeup]") {
   WakeRig rig(BinlogConfig());
+  REQUIRE(rig.relay->RefreshGauges().ok());  // as the housekeeping loop does at start
+  rig.clock->Advance(1ms);
   rig.table->Insert("order", 1, "OrderCreated");
   CHECK(rig.relay->ClaimOnce() == Relay::Round::kIdle);  // a partial batch: claimed, idle
-  CHECK(rig.relay->IdleWait(1ms) == 1ms);
+  // Its settle is a commit the stream announces: no polling meanwhile.
+  CHECK(rig.relay->IdleWait(1ms) == 30s);
   REQUIRE(rig.relay->SettleReady(true, 1s) == 1);
   CHECK(rig.relay->ClaimOnce() == Relay::Round::kIdle);
   REQUIRE(rig.relay->RefreshGauges().ok());
-  CHECK(rig.relay->IdleWait(100ms) == 100ms);  // the settle may have left a retry behind
-  rig.clock->Advance(100ms + 5000ms + 1000ms + 1ms);
-  CHECK(rig.relay->ClaimOnce() == Relay::Round::kIdle);
   CHECK(rig.relay->IdleWait(100ms) == 30s);
+}
+
+TEST_CASE("with wakeup binlog a retry its own settle wrote wakes the loop when it comes due",
+          "[relay][wakeup]") {
+  ServiceConfig c = BinlogConfig();
+  c.retry.initial_backoff_ms = 2000;
+  c.retry.max_backoff_ms = 2000;  // no jitter below 1 s: the backoff is 1 to 2 s
+  WakeRig rig(c);
+  rig.broker->set_decide([](const Message&) {
+    PublishOutcome o;
+    o.result = PublishResult::kRetryable;
+    o.reason = FailureReason::kBrokerDown;
+    o.error = "broker down";
+    return o;
+  });
+  rig.table->Insert("order", 1, "OrderCreated");
+  CHECK(rig.relay->ClaimOnce() == Relay::Round::kIdle);
+  // The gauges see the row SENDING under a 30 s lease: they alone would let
+  // the loop sleep a gauge interval.
+  REQUIRE(rig.relay->RefreshGauges().ok());
+  rig.clock->Advance(1ms);
+  REQUIRE(rig.relay->SettleReady(true, 1s) == 1);  // NEW again, due in 1 to 2 s
+  CHECK(rig.wakeup->WaitUntil(rig.clock->Now()) == WakeCause::kChange);  // Interrupt: look again
+  CHECK(rig.relay->ClaimOnce() == Relay::Round::kIdle);
+  const Clock::Duration wait = rig.relay->IdleWait(100ms);
+  // The backoff plus a second for DATETIME's whole seconds.
+  CHECK(wait >= 2000ms);
+  CHECK(wait <= 3000ms);
+  rig.broker->set_decide(nullptr);
+  rig.clock->Advance(std::chrono::duration_cast<std::chrono::microseconds>(wait));
+  CHECK(rig.relay->ClaimOnce() == Relay::Round::kIdle);
+  CHECK(rig.relay->inflight() == 1);  // claimed again when due
+  // Once a claim ran after it, the timer is spent: what is left is the
+  // gauges' (they still see a row: a look after a gauge interval).
+  CHECK(rig.relay->IdleWait(100ms) == 5000ms);
 }
 
 // A store whose new row becomes visible only at its third claim, as a row
@@ -233,6 +267,46 @@ TEST_CASE("a claim after an insert wake-up retries until the row is visible", "[
     CHECK(*probes == 1);
     CHECK(relay.inflight() == 0);
   }
+}
+
+// As LateRowStore for per_aggregate: the row shows at the second idle
+// probe, which then starts a pass.
+class LatePassStore : public testing::OutboxStoreWrapper {
+ public:
+  LatePassStore(std::shared_ptr<FakeTable> table, std::shared_ptr<int> passes)
+      : OutboxStoreWrapper(table), table_(std::move(table)), passes_(std::move(passes)) {}
+  Status HasDue(bool include_expired, bool* due) override {
+    if (++*passes_ == 2) table_->Insert("order", 1, "OrderCreated");
+    return OutboxStoreWrapper::HasDue(include_expired, due);
+  }
+
+ private:
+  std::shared_ptr<FakeTable> table_;
+  std::shared_ptr<int> passes_;
+};
+
+TEST_CASE("with per_aggregate the commit-race retry claims the row of a pass that found it",
+          "[relay][wakeup]") {
+  ServiceConfig c = BinlogConfig();
+  c.ordering = Ordering::kPerAggregate;
+  auto clock = std::make_shared<FakeClock>();
+  clock->set_auto_advance(true);
+  auto table = std::make_shared<FakeTable>(clock);
+  auto passes = std::make_shared<int>(0);
+  Metrics metrics;
+  RelayOptions o;
+  o.config = c;
+  o.store_factory = [table, passes] { return std::make_unique<LatePassStore>(table, passes); };
+  o.publisher = std::make_shared<FakePublisher>();
+  o.metrics = &metrics.ForService(c.name);
+  o.clock = clock;
+  o.wakeup = std::make_unique<ScriptedWakeup>(clock, 100ms, 30s);
+  Relay relay(std::move(o));
+  // The first pass finds nothing; the retry's pass starts with the row (a
+  // round that only starts a pass claims nothing) and must go on to claim it.
+  relay.ClaimAfter(WakeCause::kInsert);
+  CHECK(*passes >= 2);
+  CHECK(relay.inflight() == 1);
 }
 
 TEST_CASE("a wake-up ends the idle wait and Stop interrupts it", "[relay][wakeup]") {
