@@ -296,12 +296,21 @@ void Relay::ClaimLoop() {
     NoteWakeupState();
     if (!publisher_.Healthy()) {
       // Claiming while the broker is down would only burn attempts; the poll
-      // still checks the database, so that database_up and last_poll stay
-      // true and only the Kafka alert fires.
-      if (ProbeDatabase().ok()) metrics_.last_poll->Set(options_.clock->UnixNow());
-      SleepFor(std::chrono::milliseconds(std::max(options_.config.poll_interval_ms, 1000)));
+      // still checks the database (every max(poll_interval_ms, 1 s)), so that
+      // database_up and last_poll stay true and only the Kafka alert fires.
+      // The broker is looked at every second: with a long poll_interval_ms
+      // (wakeup: binlog) a producer not yet connected at start must not hold
+      // the first claim back that long.
+      const Clock::TimePoint now = options_.clock->Now();
+      if (now >= next_down_probe_) {
+        if (ProbeDatabase().ok()) metrics_.last_poll->Set(options_.clock->UnixNow());
+        next_down_probe_ =
+            now + std::chrono::milliseconds(std::max(options_.config.poll_interval_ms, 1000));
+      }
+      SleepFor(std::chrono::milliseconds(1000));
       continue;
     }
+    next_down_probe_ = {};
     const Round round = ClaimAfter(cause);
     const bool missed_insert = cause == WakeCause::kInsert && last_claimed_ == 0;
     cause = WakeCause::kDeadline;  // a wake-up that came meanwhile stays pending

@@ -161,6 +161,7 @@ class Relay {
   // Claim thread only.
   size_t last_claimed_ = 0;              // rows the last round claimed
   Clock::TimePoint last_claim_start_{};  // when the last round began
+  Clock::TimePoint next_down_probe_{};   // broker down: the next database probe
   // `wakeup: binlog`: until then the loop keeps the poll backoff, because an
   // insert the stream announced was not found (the commit may be slower to
   // show than the commit-race retry).
