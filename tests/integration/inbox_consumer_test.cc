@@ -35,6 +35,15 @@ struct Rig {
   TestProducer producer;
 };
 
+// How every scenario ends: `c` stops cleanly (SIGTERM: finish, commit, exit
+// 0) and the inbox applied each of `events` once, in order per aggregate.
+void CheckStoppedExactlyOnce(Rig& rig, ConsumerProcess& c, const std::vector<TestEvent>& events) {
+  CHECK(c.Stop() == 0);
+  INFO(c.Log());
+  CHECK(rig.db.CheckExactlyOnce(events) == "");
+  CHECK(rig.db.OutOfOrder() == 0);
+}
+
 // Sends the first `before` of `events`, starts `c` and waits until it applied
 // them, then stops the test MariaDB and sends the rest: `c` meets the outage
 // mid-stream.
@@ -84,9 +93,7 @@ TEST_CASE(
   // Every message handled, the duplicates after the last new event too.
   REQUIRE(
       WaitFor([&] { return GroupLag(rig.cluster.bootstrap(), "fulfillment", kTopic) == 0; }, 30s));
-  CHECK(consumer.Stop() == 0);  // SIGTERM: finish, commit, exit 0
-  CHECK(rig.db.CheckExactlyOnce(events) == "");
-  CHECK(rig.db.OutOfOrder() == 0);  // and in order per aggregate
+  CheckStoppedExactlyOnce(rig, consumer, events);
   INFO(consumer.Log());
   CHECK(consumer.Count("stopped: " + std::to_string(sent.size()) +
                        " message(s) handled: 200 "
@@ -105,9 +112,7 @@ TEST_CASE(
   auto second = rig.Consumer("second");
   REQUIRE(second.Start());
   REQUIRE(WaitFor([&] { return rig.db.Applied() >= 200; }, 60s));
-  CHECK(second.Stop() == 0);
-  CHECK(rig.db.CheckExactlyOnce(events) == "");
-  CHECK(rig.db.OutOfOrder() == 0);  // and in order per aggregate
+  CheckStoppedExactlyOnce(rig, second, events);
   // The restart read again what the killed one had applied (at least the
   // 60th event): the inbox skipped it.
   INFO(second.Log());
@@ -126,9 +131,7 @@ TEST_CASE(
   auto second = rig.Consumer("second");
   REQUIRE(second.Start());
   REQUIRE(WaitFor([&] { return rig.db.Applied() >= 200; }, 60s));
-  CHECK(second.Stop() == 0);
-  CHECK(rig.db.CheckExactlyOnce(events) == "");
-  CHECK(rig.db.OutOfOrder() == 0);  // and in order per aggregate
+  CheckStoppedExactlyOnce(rig, second, events);
 }
 
 TEST_CASE("a consumer killed -9 at random moments while events arrive applies each event once",
@@ -153,9 +156,7 @@ TEST_CASE("a consumer killed -9 at random moments while events arrive applies ea
   REQUIRE(last.Start());
   INFO(last.Log());
   REQUIRE(WaitFor([&] { return rig.db.Applied() >= 600; }, 120s));
-  CHECK(last.Stop() == 0);
-  CHECK(rig.db.CheckExactlyOnce(events) == "");
-  CHECK(rig.db.OutOfOrder() == 0);  // and in order per aggregate
+  CheckStoppedExactlyOnce(rig, last, events);
 }
 
 TEST_CASE(
@@ -182,9 +183,7 @@ TEST_CASE(
   rig.producer.Send(kTopic, std::vector<TestEvent>(events.begin() + 300, events.end()));
   INFO(b.Log());
   REQUIRE(WaitFor([&] { return rig.db.Applied() >= 400; }, 60s));
-  CHECK(b.Stop() == 0);
-  CHECK(rig.db.CheckExactlyOnce(events) == "");
-  CHECK(rig.db.OutOfOrder() == 0);  // and in order per aggregate
+  CheckStoppedExactlyOnce(rig, b, events);
   CHECK(a.Count("revoked") >= 1);
 }
 
@@ -207,9 +206,7 @@ TEST_CASE("a poison message lands in the dead-letter topic with dlq_reason and t
   REQUIRE(c.Start());
   REQUIRE(
       WaitFor([&] { return rig.db.Applied() >= 20 && c.Count("dead-letter topic") >= 3; }, 60s));
-  CHECK(c.Stop() == 0);
-  CHECK(rig.db.CheckExactlyOnce(events) == "");
-  CHECK(rig.db.OutOfOrder() == 0);  // and in order per aggregate
+  CheckStoppedExactlyOnce(rig, c, events);
   auto dead = ConsumeAll(rig.cluster.bootstrap(), {kTopic + ".dlq"});
   REQUIRE(dead.size() == 3);
   std::multiset<std::string> reasons;
@@ -244,10 +241,7 @@ TEST_CASE(
       WaitFor([&] { return rig.db.Applied() >= 6 && c.Count("skipping messages of") > 0; }, 60s));
   REQUIRE(WaitFor(
       [&] { return GroupLag(rig.cluster.bootstrap(), "fulfillment", kTopic + ".dlq") == 0; }, 30s));
-  CHECK(c.Stop() == 0);
-  INFO(c.Log());
-  CHECK(rig.db.CheckExactlyOnce(events) == "");
-  CHECK(rig.db.OutOfOrder() == 0);  // and in order per aggregate
+  CheckStoppedExactlyOnce(rig, c, events);
   CHECK(ConsumeAll(rig.cluster.bootstrap(), {kTopic + ".dlq"}).size() == 1);
   CHECK(c.Count("1 dead-lettered, 1 read from dead-letter topics") == 1);
 }
@@ -286,9 +280,7 @@ TEST_CASE("a database outage stalls the consumer and it resumes without dead-let
   INFO(c.Log());
   CHECK(stalled);
   REQUIRE(WaitFor([&] { return rig.db.Applied() >= 200; }, 90s));
-  CHECK(c.Stop() == 0);
-  CHECK(rig.db.CheckExactlyOnce(events) == "");
-  CHECK(rig.db.OutOfOrder() == 0);  // and in order per aggregate
+  CheckStoppedExactlyOnce(rig, c, events);
   CHECK(c.Count("resumed") >= 1);
   CHECK(c.Count("sent to dead-letter topic") == 0);
   CHECK(ConsumeAll(rig.cluster.bootstrap(), {kTopic + ".dlq"}).empty());
@@ -333,9 +325,7 @@ TEST_CASE("a broker outage stalls the consumer and it goes on when the broker is
       .Send(kTopic, std::vector<TestEvent>(events.begin() + 50, events.end()));
   INFO(c.Log());
   REQUIRE(WaitFor([&] { return rig.db.Applied() >= 100; }, 90s));
-  CHECK(c.Stop() == 0);
-  CHECK(rig.db.CheckExactlyOnce(events) == "");
-  CHECK(rig.db.OutOfOrder() == 0);  // and in order per aggregate
+  CheckStoppedExactlyOnce(rig, c, events);
 }
 
 TEST_CASE("a consumer started before its topic exists applies the events once the topic appears",
