@@ -1,14 +1,14 @@
 -- Accounts and demo extras for the compose demo. The image's entrypoint runs
 -- the files of /docker-entrypoint-initdb.d once, as root, in the database
 -- MYSQL_DATABASE (order_db), when the MySQL data volume is created:
--- 10-t_outbox.sql (the repository's sql/t_outbox.sql, SPEC §2) creates the
+-- 10-t_outbox.sql (the repository's sql/t_outbox.sql) creates the
 -- table, then this file runs.
 --
 -- The passwords here are for this local demo only. ORDER_DB_PASSWORD in
 -- docker-compose.yml defaults to the relay's one; change both together (and
 -- `docker compose down -v` to re-run the init files).
 
--- Optional column the relay uses when present (SPEC §2): `dead list` then
+-- Optional column the relay uses when present (docs/CONFIG.md): `dead list` then
 -- shows why a row went DEAD. (`topic` and `headers` are the other two.)
 ALTER TABLE t_outbox ADD COLUMN last_error varchar(1024) NULL;
 

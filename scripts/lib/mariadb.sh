@@ -24,7 +24,7 @@
 #                               mariadb_start DB $(mariadb_binlog_args ROW);
 #                               the binlog wake-up needs it (docs/BINLOG.md)
 #   mariadb_create_outbox DIR DB [TABLE]
-#                               create database DB (utf8mb4) and the SPEC §2
+#                               create database DB (utf8mb4) and the
 #                               outbox table TABLE (default t_outbox) in it,
 #                               from sql/t_outbox.sql
 #
@@ -372,7 +372,7 @@ mariadb_create_outbox() {
         log "database and table names must match $re"
         return 2
     fi
-    # The DDL is sql/t_outbox.sql (SPEC §2 verbatim); only the table name is
+    # The DDL is sql/t_outbox.sql (verbatim); only the table name is
     # substituted.
     local ddl
     ddl=$(sed "s/^create table t_outbox (/create table \`$table\` (/" "$_OUTBOX_SQL_DIR/t_outbox.sql") || return 1
