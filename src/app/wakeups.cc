@@ -47,10 +47,11 @@ void Wakeups::Wire(const Config& config, RelayOptions* options) {
 }
 
 // The hub opens a server's stream with the options of its first subscriber,
-// so only the first service on each server registers the stream's loop.
+// so only the first service on each of its servers (its ServerKey) registers
+// the stream's loop: a second heartbeat would never be beaten.
 void Wakeups::WatchStream(LivenessRegistry* liveness, binlog::BinlogOptions* b) {
   if (liveness == nullptr) return;
-  const std::string server = b->mysql.host + ":" + std::to_string(b->mysql.port);
+  const std::string server = binlog::WakeupHub::ServerKey(b->mysql);
   HeartbeatPtr& beat = stream_beats_[server];
   if (beat) return;
   beat = liveness->Register("binlog/" + server, binlog::StreamStallLimit(*b));

@@ -35,7 +35,7 @@ class Wakeups {
   void WatchStream(LivenessRegistry* liveness, binlog::BinlogOptions* b);
 
   std::unique_ptr<binlog::WakeupHub> hub_;            // created on the first binlog service
-  std::map<std::string, HeartbeatPtr> stream_beats_;  // by host:port
+  std::map<std::string, HeartbeatPtr> stream_beats_;  // by WakeupHub::ServerKey
 };
 
 // `check --connect` for `wakeup: binlog`: per server with such a service,

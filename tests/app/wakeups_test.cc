@@ -58,3 +58,25 @@ TEST_CASE("each database server's binlog stream is one liveness loop beaten by t
   // ...until the streams' threads beat (each backoff step calls on_progress).
   CHECK(WaitFor([&] { return liveness.Stalled().empty(); }, 10s));
 }
+
+TEST_CASE("services whose hosts differ only in case share one stream and one liveness loop",
+          "[wakeups]") {
+  auto clock = std::make_shared<FakeClock>();
+  LivenessRegistry liveness(clock);
+  Config config;
+  config.instance_id = "test";
+  config.services = {BinlogService("a", 1), BinlogService("b", 1)};
+  config.services[0].mysql.host = "LOCALHOST";
+  config.services[1].mysql.host = "localhost";
+  Wakeups wakeups;
+  std::vector<RelayOptions> options(config.services.size());
+  for (size_t i = 0; i < options.size(); ++i) {
+    options[i].config = config.services[i];
+    options[i].liveness = &liveness;
+    wakeups.Wire(config, &options[i]);
+  }
+  // The hub shares the stream, so a second loop would never be beaten.
+  CHECK(liveness.Names() == std::vector<std::string>{"binlog/localhost:1"});
+  clock->Advance(5min);
+  CHECK(WaitFor([&] { return liveness.Stalled().empty(); }, 10s));
+}
