@@ -109,8 +109,15 @@ std::string MariadbSession::Account() {
   if (!Query("SELECT CURRENT_USER()", &rows).ok() || rows.empty() || !rows[0][0]) return "?";
   const std::string& account = *rows[0][0];
   size_t at = account.rfind('@');
-  if (at == std::string::npos) return "'" + account + "'";
-  return "'" + account.substr(0, at) + "'@'" + account.substr(at + 1) + "'";
+  // Appended, not `"'" + ...`: see OneLine's note on GCC bug 105329 (common/text.h).
+  std::string out = "'";
+  if (at == std::string::npos) {
+    out += account;
+  } else {
+    out.append(account, 0, at).append("'@'").append(account, at + 1);
+  }
+  out += '\'';
+  return out;
 }
 
 std::string MariadbSession::server_info() const {

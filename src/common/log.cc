@@ -112,8 +112,9 @@ std::string JsonLine(const LogLineOptions& o, spdlog::level::level_enum level,
   j["instance"] = o.instance;
   for (const auto& f : fields) {
     // A field may not replace a fixed key; it is kept beside it.
-    std::string key(f.key());
-    if (Reserved(key)) key.insert(0, "field_");
+    // Appended, not inserted at 0: see common/text.h on GCC bug 105329.
+    std::string key = Reserved(f.key()) ? "field_" : "";
+    key += f.key();
     if (f.number())
       j[key] = nlohmann::ordered_json::parse(f.value(), nullptr, false);
     else
@@ -177,7 +178,7 @@ std::string FormatLogLine(const LogLineOptions& options, spdlog::level::level_en
                           std::chrono::system_clock::time_point time, std::string_view msg,
                           std::span<const LogField> fields) {
   std::string line;
-  if (options.journal_prefix) line = "<" + std::to_string(SyslogPriority(level)) + ">";
+  if (options.journal_prefix) line.append("<").append(std::to_string(SyslogPriority(level))) += '>';
   line += options.format == LogFormat::kJson ? JsonLine(options, level, time, msg, fields)
                                              : TextLine(options, level, time, msg, fields);
   line += '\n';

@@ -12,4 +12,11 @@ namespace outbox {
 // line, an escape sequence cannot reach the terminal. Thread-safe.
 std::string OneLine(std::string_view text);
 
+// Building strings: append (`out += ...`, `out.append(...)`), never prepend
+// (`"x" + std::move(s)`, `"x" + s.substr(...)`, `s.insert(0, ...)`). Prepending
+// goes through std::string::insert, which GCC 12 at -O3 flags with a bogus
+// -Wrestrict ("accessing 9223372036854775810 or more bytes ... may overlap",
+// GCC bug 105329); with OUTBOX_WERROR that fails the Release build
+// (scripts/build-matrix catches it, the everyday -O2 builds do not).
+
 }  // namespace outbox

@@ -54,8 +54,11 @@ FileRead ReadFileFromDisk(const std::string& path) {
 
 std::string Quoted(const std::string& s) {
   constexpr size_t kMax = 200;
-  if (s.size() <= kMax) return "\"" + s + "\"";
-  return "\"" + s.substr(0, kMax) + "\"... (" + std::to_string(s.size()) + " characters)";
+  // Appended, not `"\"" + s`: see common/text.h on GCC bug 105329.
+  std::string out = "\"";
+  out.append(s, 0, std::min(s.size(), kMax)).append("\"");
+  if (s.size() > kMax) out.append("... (").append(std::to_string(s.size())).append(" characters)");
+  return out;
 }
 
 namespace {
