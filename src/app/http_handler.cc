@@ -17,7 +17,11 @@ HttpResponse Readyz(const Endpoints& e) {
   for (const auto& r : *e.relays) {
     bool up = r->DatabaseReady();
     ready = ready && up;
-    body += "service " + r->name() + ": " + (up ? "ok" : "not ready: " + r->LastError()) + "\n";
+    body += "service " + r->name() + ": " + (up ? "ok" : "not ready: " + r->LastError());
+    // Never a reason to be unready: the relay polls while the stream is down.
+    const std::string wakeup = r->WakeupStatus();
+    if (!wakeup.empty()) body += " (" + wakeup + ")";
+    body += "\n";
   }
   return {ready ? 200 : 503, "text/plain; charset=utf-8", body};
 }

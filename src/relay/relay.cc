@@ -281,6 +281,13 @@ Clock::Duration Relay::UnsentWait(Clock::Duration poll, Clock::Duration max_wait
   return std::clamp<Clock::Duration>(*u.next_due - now, Clock::Duration::zero(), cap);
 }
 
+std::string Relay::WakeupStatus() const {
+  if (options_.config.wakeup != Wakeup::kBinlog) return "";
+  if (wakeup_->binlog_up()) return "wakeup binlog up";
+  return "wakeup binlog down, polling every " + std::to_string(options_.config.poll_interval_ms) +
+         " ms: " + wakeup_->reason();
+}
+
 void Relay::NoteWakeupState() {
   if (options_.config.wakeup != Wakeup::kBinlog) return;
   metrics_.WakeupBinlogUp().Set(wakeup_->binlog_up() ? 1 : 0);

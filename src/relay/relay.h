@@ -71,7 +71,7 @@ std::chrono::milliseconds NextPollWait(std::chrono::milliseconds previous, size_
 // The step methods (ClaimOnce, SettleReady, RefreshGauges, ...) are public
 // for tests, which drive them from one thread with fakes; Start() runs them
 // on threads. Thread-safety: Start/Stop from one controlling thread;
-// DatabaseReady, LastError and inflight from any thread.
+// DatabaseReady, LastError, WakeupStatus and inflight from any thread.
 class Relay {
  public:
   explicit Relay(RelayOptions options);
@@ -85,6 +85,9 @@ class Relay {
   // Ready: the database answers and the table is usable.
   bool DatabaseReady() const { return health_.up(); }
   std::string LastError() const { return health_.LastError(); }
+  // With `wakeup: binlog`, for /readyz: "wakeup binlog up", or down with the
+  // stream's reason and the poll that stands in. Empty with `wakeup: poll`.
+  std::string WakeupStatus() const;
   const std::string& name() const { return options_.config.name; }
 
   using Round = ClaimRound;

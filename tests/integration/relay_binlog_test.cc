@@ -126,8 +126,14 @@ TEST_CASE("a relay whose binlog stream stalls reports binlog_up 0 and still deli
   RelayHarness h(s, BinlogWakeupFor(hub, StreamOptions(proxy.port()), s));
   h.relay->Start();
   REQUIRE(WaitFor([&] { return h.Metric("outbox_wakeup_binlog_up") == 1; }, 20s));
+  CHECK(h.relay->WakeupStatus() == "wakeup binlog up");
   proxy.Pause();  // no heartbeat: stalled, reconnects through the paused proxy fail
   REQUIRE(WaitFor([&] { return h.Metric("outbox_wakeup_binlog_up") == 0; }, 20s));
+  // /readyz shows this beside the service's (unchanged) readiness.
+  const std::string status = h.relay->WakeupStatus();
+  INFO(status);
+  CHECK(status.rfind("wakeup binlog down, polling every 200 ms: ", 0) == 0);
+  CHECK(status.size() > std::string("wakeup binlog down, polling every 200 ms: ").size());
   for (int64_t id = 1; id <= 3; ++id) CHECK(TimeToSent(db, id) < 5s);
   proxy.Resume();
   CHECK(WaitFor([&] { return h.Metric("outbox_wakeup_binlog_up") == 1; }, 20s));

@@ -346,7 +346,7 @@ scrape_configs:
         for a in P.alerts():
             name = a["labels"].get("alertname")
             if name in ("OutboxRelayDown", "OutboxDatabaseUnreachable", "OutboxKafkaUnreachable",
-                        "OutboxPollingStalled", "OutboxBacklogStale"):
+                        "OutboxPollingStalled", "OutboxBacklogStale", "OutboxWakeupBinlogDown"):
                 seen_other.add(f"{name} ({a['state']})")
             if name == "OutboxDeadEvents":
                 if not states or states[-1] != a["state"]:
