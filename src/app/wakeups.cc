@@ -14,9 +14,8 @@ namespace outbox {
 
 namespace {
 
-bool SameServer(const MysqlConfig& a, const MysqlConfig& b) {
-  return a.host == b.host && a.port == b.port;
-}
+// As the hub tells servers apart (host names in any case).
+bool SameServer(const MysqlConfig& a, const MysqlConfig& b) { return ServerKey(a) == ServerKey(b); }
 
 // The stream of a server uses the first service in the file on it, whatever
 // its wakeup (docs/CONFIG.md "wakeup").
@@ -51,7 +50,7 @@ void Wakeups::Wire(const Config& config, RelayOptions* options) {
 // the stream's loop: a second heartbeat would never be beaten.
 void Wakeups::WatchStream(LivenessRegistry* liveness, binlog::BinlogOptions* b) {
   if (liveness == nullptr) return;
-  const std::string server = binlog::WakeupHub::ServerKey(b->mysql);
+  const std::string server = ServerKey(b->mysql);
   HeartbeatPtr& beat = stream_beats_[server];
   if (beat) return;
   beat = liveness->Register("binlog/" + server, binlog::StreamStallLimit(*b));

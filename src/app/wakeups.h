@@ -35,7 +35,7 @@ class Wakeups {
   void WatchStream(LivenessRegistry* liveness, binlog::BinlogOptions* b);
 
   std::unique_ptr<binlog::WakeupHub> hub_;            // created on the first binlog service
-  std::map<std::string, HeartbeatPtr> stream_beats_;  // by WakeupHub::ServerKey
+  std::map<std::string, HeartbeatPtr> stream_beats_;  // by ServerKey (config/config.h)
 };
 
 // `check --connect` for `wakeup: binlog`: per server with such a service,

@@ -73,12 +73,9 @@ WakeupHub::~WakeupHub() {
   for (auto& [key, server] : servers) server->stream->Stop();
 }
 
-std::string WakeupHub::ServerKey(const MysqlConfig& mysql) {
-  return Lower(mysql.host) + ":" + std::to_string(mysql.port);
-}
-
 SubscriptionPtr WakeupHub::Subscribe(const BinlogOptions& options, const std::string& database,
                                      const std::string& table, WakeFn wake) {
+  // Subscriptions with one ServerKey (config/config.h) share a stream.
   const std::string key = ServerKey(options.mysql);
   std::shared_ptr<Subscription::Server> server;
   uint64_t id;

@@ -55,10 +55,6 @@ using SubscriptionPtr = std::unique_ptr<Subscription>;
 // before the hub; the hub's destructor stops the streams.
 class WakeupHub {
  public:
-  // Which stream serves `mysql`: "host:port" with the host in lower case.
-  // Subscriptions with one key share a stream.
-  static std::string ServerKey(const MysqlConfig& mysql);
-
   // `wake(insert)`: insert is true when the commit may have inserted rows
   // (Commit::Table::insert), false for update-only commits (such as the
   // relay's own claims and settles) and for stream up/down changes.

@@ -1,5 +1,7 @@
 #include "config/config.h"
 
+#include <cctype>
+
 namespace outbox {
 
 const char* ToString(Ordering o) { return o == Ordering::kNone ? "none" : "per_aggregate"; }
@@ -20,6 +22,14 @@ const char* ToString(TlsMode m) {
       break;
   }
   return "preferred";
+}
+
+std::string ServerKey(const MysqlConfig& mysql) {
+  std::string key;
+  for (const char c : mysql.host)
+    key += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  key.append(":").append(std::to_string(mysql.port));
+  return key;
 }
 
 bool VerifiesServer(TlsMode m) { return m == TlsMode::kVerifyCa || m == TlsMode::kVerifyIdentity; }

@@ -56,6 +56,12 @@ struct MysqlConfig {
   std::optional<uint32_t> binlog_server_id;
 };
 
+// The database server a connection goes to, "host:port" with the host in
+// lower case (host names are case-insensitive; "localhost" and "127.0.0.1"
+// still count as two): services with one key share one binlog stream and
+// must agree on its binlog_server_id.
+std::string ServerKey(const MysqlConfig& mysql);
+
 struct KafkaConfig {
   std::string bootstrap_servers;
   std::map<std::string, std::string> properties;  // passed to librdkafka as-is

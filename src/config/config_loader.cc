@@ -85,10 +85,10 @@ void Parser::CheckSameServer(const YAML::Node& services, size_t i, const Config&
                              std::vector<std::string>* warnings) const {
   const std::string path = "services[" + std::to_string(i) + "]";
   const MysqlConfig& m = c.services[i].mysql;
-  const std::string server = m.host + ":" + std::to_string(m.port);
+  const std::string server = ServerKey(m);
   for (size_t j = 0; j < i; ++j) {
     const MysqlConfig& a = c.services[j].mysql;
-    if (a.host != m.host || a.port != m.port) continue;
+    if (ServerKey(a) != server) continue;
     // One binlog stream per server, with one replica server_id
     // (docs/CONFIG.md "wakeup"): two ids for it cannot both hold. Services
     // that poll never open the stream, so their id does not matter.

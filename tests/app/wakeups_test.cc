@@ -31,6 +31,18 @@ ServiceConfig BinlogService(const std::string& name, int port) {
   return s;
 }
 
+// Every service's RelayOptions, wired as RunDaemon wires them.
+std::vector<RelayOptions> WireAll(const Config& config, Wakeups* wakeups,
+                                  LivenessRegistry* liveness) {
+  std::vector<RelayOptions> options(config.services.size());
+  for (size_t i = 0; i < options.size(); ++i) {
+    options[i].config = config.services[i];
+    options[i].liveness = liveness;
+    wakeups->Wire(config, &options[i]);
+  }
+  return options;
+}
+
 }  // namespace
 
 TEST_CASE("each database server's binlog stream is one liveness loop beaten by the stream",
@@ -43,12 +55,7 @@ TEST_CASE("each database server's binlog stream is one liveness loop beaten by t
   config.services.push_back(BinlogService("polls", 1));
   config.services.back().wakeup = Wakeup::kPoll;
   Wakeups wakeups;
-  std::vector<RelayOptions> options(config.services.size());
-  for (size_t i = 0; i < options.size(); ++i) {
-    options[i].config = config.services[i];
-    options[i].liveness = &liveness;
-    wakeups.Wire(config, &options[i]);
-  }
+  std::vector<RelayOptions> options = WireAll(config, &wakeups, &liveness);
   // Two servers have binlog services: two loops, whatever the service count.
   CHECK(liveness.Names() == std::vector<std::string>{"binlog/127.0.0.1:1", "binlog/127.0.0.1:9"});
   CHECK(options[3].wakeup == nullptr);  // the polling service keeps a PollWakeup
@@ -69,12 +76,7 @@ TEST_CASE("services whose hosts differ only in case share one stream and one liv
   config.services[0].mysql.host = "LOCALHOST";
   config.services[1].mysql.host = "localhost";
   Wakeups wakeups;
-  std::vector<RelayOptions> options(config.services.size());
-  for (size_t i = 0; i < options.size(); ++i) {
-    options[i].config = config.services[i];
-    options[i].liveness = &liveness;
-    wakeups.Wire(config, &options[i]);
-  }
+  std::vector<RelayOptions> options = WireAll(config, &wakeups, &liveness);
   // The hub shares the stream, so a second loop would never be beaten.
   CHECK(liveness.Names() == std::vector<std::string>{"binlog/localhost:1"});
   clock->Advance(5min);

@@ -370,6 +370,13 @@ std::vector<BadConfig> WakeupCases() {
        "c.yaml:8:12: services[1].mysql.binlog_server_id: is unset while "
        "services[0].mysql.binlog_server_id is 7 on the same server 127.0.0.1:3306: services with "
        "wakeup: binlog on one server share one stream and its server_id; give them the same value"},
+      // Host names are case-insensitive: one server, one stream (config/config.h ServerKey).
+      {"kafka: {bootstrap_servers: k:9092}\nservices:\n  - name: a\n    wakeup: binlog\n    mysql: "
+       "{host: DB.example, user: u, database: d, binlog_server_id: 7}\n  - name: b\n    wakeup: "
+       "binlog\n    mysql: {host: db.example, user: u, database: e, binlog_server_id: 8}\n",
+       "c.yaml:8:71: services[1].mysql.binlog_server_id: is 8 while "
+       "services[0].mysql.binlog_server_id is 7 on the same server db.example:3306: services with "
+       "wakeup: binlog on one server share one stream and its server_id; give them the same value"},
   };
 }
 
