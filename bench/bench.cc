@@ -73,6 +73,10 @@ void Bench::Machine() {
                                  ", sync_binlog=" + db_->QueryString("SELECT @@sync_binlog")
                            : std::string("off");
   m["librdkafka"] = rd_kafka_version_str();
+  std::string props;
+  for (const std::string& kv : o_.kafka_properties)
+    props += (props.empty() ? "`" : ", `") + kv + "`";
+  if (!props.empty()) m["kafka_properties"] = props;
   std::string vlog = o_.out_dir + "/version.txt";
   std::remove(vlog.c_str());
   Child v({o_.relay_bin, "version"}, vlog);
@@ -126,6 +130,11 @@ std::string Bench::WriteConfig(const RelaySpec& spec, int index, int http_port) 
   y += "instance_id: bench-" + std::to_string(index) + "\n";
   y += "http:\n  listen: 127.0.0.1:" + std::to_string(http_port) + "\n";
   y += "kafka:\n  bootstrap_servers: " + bootstrap_ + "\n";
+  if (!o_.kafka_properties.empty()) y += "  properties:\n";
+  for (const std::string& kv : o_.kafka_properties) {
+    const size_t eq = kv.find('=');
+    y += "    " + kv.substr(0, eq) + ": \"" + kv.substr(eq + 1) + "\"\n";
+  }
   y += "services:\n";
   for (int i = 0; i < spec.services; ++i) y += ServiceYaml(spec, i);
   WriteFile(path, y);

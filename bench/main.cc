@@ -83,6 +83,11 @@ void AddOptions(CLI::App& app, Options& o, Defaults& d, Lists& l) {
   app.add_option("--command", o.command, "the command line to print in the report");
   app.add_option("--commit", o.commit, "git commit measured");
   app.add_flag("--quick", o.quick, "tiny sizes, one run: proves the benchmark works");
+  app.add_option("--kafka-property", o.kafka_properties,
+                 "KEY=VALUE producer property for every relay (kafka.properties), repeatable")
+      ->check([](const std::string& kv) {
+        return kv.find('=') == std::string::npos ? std::string("expected KEY=VALUE") : "";
+      });
   app.add_option("--runs", o.runs, "repetitions of the headline drains")->capture_default_str();
   app.add_option("--sweep-runs", o.sweep_runs)->capture_default_str();
   app.add_option("--stages", l.stages,

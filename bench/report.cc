@@ -73,7 +73,9 @@ std::string Report::Machine() const {
     << get("binlog") << " |\n";
   s << "| broker | outbox-mock-broker (librdkafka " << get("librdkafka")
     << " mock cluster), 1 broker, 4 partitions, its own process |\n";
-  s << "| relay | " << get("relay") << ", commit " << get("commit") << " |\n";
+  s << "| relay | " << get("relay") << ", commit " << get("commit");
+  if (m.count("kafka_properties")) s << ", kafka.properties " << get("kafka_properties");
+  s << " |\n";
   s << "| command | `" << get("command") << "` |\n";
   s << "| duration | " << Fmt("%.1f min", r_.seconds / 60) << " |\n";
   s << "| load average (1/5/15 min) before, after | " << r_.load_before << "; " << r_.load_after

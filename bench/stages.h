@@ -30,6 +30,9 @@ struct Options {
   std::string command;       // how the run was started, for the doc
   std::string commit;        // git commit of the relay measured
   bool quick = false;
+  // KEY=VALUE librdkafka producer properties every relay gets under
+  // kafka.properties (e.g. linger.ms=1), recorded in the report.
+  std::vector<std::string> kafka_properties;
   int runs = 3;        // repetitions of the headline drains (medians reported)
   int sweep_runs = 1;  // repetitions of each batch-size sweep point
   std::vector<std::string> stages = {"drain", "sweep",  "latency", "idle",
