@@ -59,7 +59,7 @@ Defaults FillDefaults(const char* argv0, Options* o) {
 }
 
 struct Lists {
-  std::string stages, drains;
+  std::string stages, drains, wakeup_rates;
   bool no_latency = false;
   int services = 0;  // 0: the size's default
 };
@@ -96,6 +96,9 @@ void AddOptions(CLI::App& app, Options& o, Defaults& d, Lists& l) {
   app.add_option("--services", l.services,
                  "services (databases) of the services stage (default 100, --quick 10)")
       ->check(CLI::Range(1, 1000));
+  app.add_option("--wakeup-rates", l.wakeup_rates,
+                 "offered rates (events/s) of the wakeup stage, comma-separated (default "
+                 "1,10,100,1000,10000; 90 s of load at 1/s, 30 s at 10/s, 20 s above)");
   app.add_option("--drains", l.drains,
                  "drain stage configurations MODE:RELAYS[:cost], comma-separated (default: all)");
 }
@@ -157,6 +160,16 @@ int main(int argc, char** argv) {
     o.sweep_runs = 1;
   }
   if (l.services > 0) s.services = l.services;
+  if (!l.wakeup_rates.empty()) {
+    s.wakeup_rates.clear();
+    s.wakeup_seconds.clear();
+    for (const std::string& r : SplitList(l.wakeup_rates, ',')) {
+      s.wakeup_rates.push_back(std::stod(r));
+      s.wakeup_seconds.push_back(s.wakeup_rates.back() <= 1    ? 90
+                                 : s.wakeup_rates.back() <= 10 ? 30
+                                                               : 20);
+    }
+  }
   if (o.relay_bin.empty() || o.broker_bin.empty()) {
     std::cerr << "outbox-bench: cannot find outbox-relay / outbox-mock-broker next to "
               << d.build_dir << "; pass --relay and --broker\n";

@@ -257,6 +257,13 @@ Clock::Duration Relay::IdleWait(std::chrono::milliseconds idle_wait) {
   const Clock::TimePoint now = options_.clock->Now();
   const Clock::Duration poll = std::min<Clock::Duration>(idle_wait, max_wait);
   if (now < timers_until_) return poll;  // an insert wake-up that found nothing
+  // A round that claimed rows: more are likely there already (a busy table),
+  // so look again as polling does rather than wait for the stream to say so;
+  // a busy relay must not slow down because of the stream. At low rates this
+  // costs one empty round per claim. Not while rows wait behind this relay's
+  // own deliveries: what frees them is its settle, a commit the stream
+  // announces, and a look before it would end the pass and start a new one.
+  if (last_claimed_ > 0 && planner_.deferred_count() == 0) return poll;
   return OwnRetryWait(UnsentWait(poll, max_wait, now), now);
 }
 

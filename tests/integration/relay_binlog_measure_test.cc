@@ -82,7 +82,7 @@ void StartRelay(Run& r, const std::string& name, const std::string& bootstrap, b
   s.gauge_interval_ms = 5000;  // the default
   s.lease_ms = 30000;
   s.wakeup = binlog ? Wakeup::kBinlog : Wakeup::kPoll;
-  // OUTBOX_MEASURE_LINGER_MS: the producer's linger.ms (the relay's default 5).
+  // OUTBOX_MEASURE_LINGER_MS: the producer's linger.ms (the relay's default 1).
   if (const char* linger = std::getenv("OUTBOX_MEASURE_LINGER_MS"))
     s.kafka.properties["linger.ms"] = linger;
   std::vector<std::string> warnings;

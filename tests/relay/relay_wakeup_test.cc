@@ -167,15 +167,23 @@ TEST_CASE(
   CHECK(rig.relay->IdleWait(100ms) == 5000ms);
 }
 
-TEST_CASE("with wakeup binlog the loop waits for the stream after its own batches",
-          "[relay][wakeup]") {
+TEST_CASE(
+    "with wakeup binlog the loop looks again at once after a round that claimed and then waits "
+    "for the stream",
+    "[relay][wakeup]") {
   WakeRig rig(BinlogConfig());
   REQUIRE(rig.relay->RefreshGauges().ok());  // as the housekeeping loop does at start
   rig.clock->Advance(1ms);
   rig.table->Insert("order", 1, "OrderCreated");
   CHECK(rig.relay->ClaimOnce() == Relay::Round::kIdle);  // a partial batch: claimed, idle
-  // Its settle is a commit the stream announces: no polling meanwhile.
-  CHECK(rig.relay->IdleWait(1ms) == 30s);
+  // A busy table has more rows already: look again as polling does.
+  CHECK(rig.relay->IdleWait(1ms) == 1ms);
+  rig.clock->Advance(1ms);
+  CHECK(rig.relay->ClaimOnce() == Relay::Round::kIdle);
+  CHECK(rig.relay->inflight() == 1);
+  // Nothing more: its settle is a commit the stream announces, no polling
+  // meanwhile.
+  CHECK(rig.relay->IdleWait(2ms) == 30s);
   REQUIRE(rig.relay->SettleReady(true, 1s) == 1);
   CHECK(rig.relay->ClaimOnce() == Relay::Round::kIdle);
   REQUIRE(rig.relay->RefreshGauges().ok());
@@ -211,7 +219,10 @@ TEST_CASE("with wakeup binlog a retry its own settle wrote wakes the loop when i
   rig.broker->set_decide(nullptr);
   rig.clock->Advance(std::chrono::duration_cast<std::chrono::microseconds>(wait));
   CHECK(rig.relay->ClaimOnce() == Relay::Round::kIdle);
-  CHECK(rig.relay->inflight() == 1);  // claimed again when due
+  CHECK(rig.relay->inflight() == 1);       // claimed again when due
+  CHECK(rig.relay->IdleWait(1ms) == 1ms);  // claimed: looks again at once
+  rig.clock->Advance(1ms);
+  CHECK(rig.relay->ClaimOnce() == Relay::Round::kIdle);
   // Once a claim ran after it, the timer is spent: what is left is the
   // gauges' (they still see a row: a look after a gauge interval).
   CHECK(rig.relay->IdleWait(100ms) == 5000ms);
