@@ -109,7 +109,7 @@ std::string MariadbSession::Account() {
   if (!Query("SELECT CURRENT_USER()", &rows).ok() || rows.empty() || !rows[0][0]) return "?";
   const std::string& account = *rows[0][0];
   size_t at = account.rfind('@');
-  // Appended, not `"'" + ...`: see OneLine's note on GCC bug 105329 (common/text.h).
+  // Appended, not `"'" + ...`: see common/text.h on GCC bug 105329.
   std::string out = "'";
   if (at == std::string::npos) {
     out += account;

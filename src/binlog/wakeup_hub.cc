@@ -1,19 +1,9 @@
 #include "binlog/wakeup_hub.h"
 
-#include <algorithm>
-#include <cctype>
+#include "common/text.h"
 
 namespace outbox {
 namespace binlog {
-
-namespace {
-
-std::string Lower(std::string s) {
-  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return std::tolower(c); });
-  return s;
-}
-
-}  // namespace
 
 // One server: its stream and the subscribers it wakes.
 struct Subscription::Server {
@@ -32,7 +22,7 @@ struct Subscription::Server {
     std::vector<Commit::Table> touched;
     touched.reserve(commit.tables.size());
     for (const Commit::Table& t : commit.tables)
-      touched.push_back({Lower(t.database), Lower(t.table), t.insert});
+      touched.push_back({AsciiLower(t.database), AsciiLower(t.table), t.insert});
     std::lock_guard<std::mutex> lock(mu);
     for (const Subscriber& s : subscribers) {
       bool hit = commit.all, insert = commit.all;
@@ -98,7 +88,7 @@ SubscriptionPtr WakeupHub::Subscribe(const BinlogOptions& options, const std::st
   }
   {
     std::lock_guard<std::mutex> lock(server->mu);
-    server->subscribers.push_back({id, Lower(database), Lower(table), std::move(wake)});
+    server->subscribers.push_back({id, AsciiLower(database), AsciiLower(table), std::move(wake)});
   }
   if (start) server->stream->Start();
   return SubscriptionPtr(new Subscription(server, id));

@@ -1,5 +1,7 @@
 #pragma once
 
+#include <algorithm>
+#include <cctype>
 #include <string>
 #include <string_view>
 
@@ -11,6 +13,14 @@ namespace outbox {
 // row's columns, a configuration value): a newline cannot start a forged
 // line, an escape sequence cannot reach the terminal. Thread-safe.
 std::string OneLine(std::string_view text);
+
+// `s` with ASCII letters in lower case (host, database and table names, which
+// MySQL compares without regard to case).
+inline std::string AsciiLower(std::string s) {
+  std::transform(s.begin(), s.end(), s.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return s;
+}
 
 // Building strings: append (`out += ...`, `out.append(...)`), never prepend
 // (`"x" + std::move(s)`, `"x" + s.substr(...)`, `s.insert(0, ...)`). Prepending

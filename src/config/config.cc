@@ -1,6 +1,6 @@
 #include "config/config.h"
 
-#include <cctype>
+#include "common/text.h"
 
 namespace outbox {
 
@@ -25,9 +25,7 @@ const char* ToString(TlsMode m) {
 }
 
 std::string ServerKey(const MysqlConfig& mysql) {
-  std::string key;
-  for (const char c : mysql.host)
-    key += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  std::string key = AsciiLower(mysql.host);
   key.append(":").append(std::to_string(mysql.port));
   return key;
 }
