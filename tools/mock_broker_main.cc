@@ -1,7 +1,10 @@
 // outbox-mock-broker: a Kafka-protocol broker for tests and the quickstart,
 // built on librdkafka's mock cluster. Prints "bootstrap HOST:PORT" on its
 // first line, then reads fault commands, one per line, from stdin (or from a
-// FIFO given with --control). Users point the relay at their real Kafka.
+// FIFO given with --control). With --control-port, it also serves the same
+// commands over TCP (control_server.h), where each connection can ask for a
+// cluster of its own: the test suites' external mode (docs/TESTING.md).
+// Users point the relay at their real Kafka.
 #include <signal.h>
 #include <unistd.h>
 
@@ -10,8 +13,10 @@
 #include <cstring>
 #include <fstream>
 #include <iostream>
+#include <memory>
 #include <string>
 
+#include "control_server.h"
 #include "mock_cluster.h"
 
 namespace {
@@ -22,8 +27,9 @@ void OnSignal(int) { g_stop = 1; }
 struct Args {
   int brokers = 1;
   int partitions = 4;
-  std::string control;  // FIFO to read commands from; empty: stdin
-  std::string topics;   // comma-separated, created at start
+  std::string control;    // FIFO to read commands from; empty: stdin
+  int control_port = -1;  // TCP port on 127.0.0.1 for commands (0: any free)
+  std::string topics;     // comma-separated, created at start
 };
 
 // False (the usage printed) on an unknown argument.
@@ -37,12 +43,14 @@ bool ParseArgs(int argc, char** argv, Args* args) {
       args->partitions = std::stoi(next());
     } else if (a == "--control") {
       args->control = next();
+    } else if (a == "--control-port") {
+      args->control_port = std::stoi(next());
     } else if (a == "--topics") {
       args->topics = next();
     } else {
       std::cerr
           << "usage: outbox-mock-broker [--brokers N] [--partitions N] [--topics a,b]"
-             " [--control FIFO]\n"
+             " [--control FIFO] [--control-port PORT]\n"
              "commands on stdin/FIFO: down | up | rtt MS | produce-errors COUNT [ERRNAME]"
              " | clear-errors | topic NAME PARTITIONS | leader TOPIC PARTITION BROKER | quit\n";
       return false;
@@ -116,6 +124,11 @@ int main(int argc, char** argv) {
   outbox::testing::MockCluster cluster(args.brokers);
   CreateTopics(args, &cluster);
   std::cout << "bootstrap " << cluster.bootstrap() << std::endl;
+  std::unique_ptr<outbox::testing::ControlServer> server;
+  if (args.control_port >= 0) {
+    server = std::make_unique<outbox::testing::ControlServer>(args.control_port, &cluster);
+    std::cout << "control 127.0.0.1:" << server->port() << std::endl;
+  }
   ServeCommands(args.control, &cluster);
   return 0;
 }

@@ -8,6 +8,7 @@
 
 namespace outbox {
 
+using mysql_sql::JsonAsText;
 using mysql_sql::kDeadlineSql;
 
 OutboxStorePtr NewMysqlStore(MysqlConfig config, ClockPtr clock) {
@@ -96,11 +97,12 @@ Status MysqlStore::Run(const char* what, const std::function<void()>& fn) {
 }
 
 std::string MysqlStore::SelectColumns() const {
-  std::string cols =
-      "id, aggregate_type, aggregate_id, event_type, event_key, payload, retry_count, "
-      "UNIX_TIMESTAMP(created_at), status, ";
+  std::string cols = "id, aggregate_type, aggregate_id, event_type, event_key, ";
+  cols += JsonAsText("payload", schema_.payload_is_json);
+  cols += ", retry_count, UNIX_TIMESTAMP(created_at), status, ";
   cols += schema_.has_topic ? "topic, " : "NULL, ";
-  cols += schema_.has_headers ? "headers, " : "NULL, ";
+  cols += schema_.has_headers ? JsonAsText("headers", schema_.headers_is_json) : "NULL";
+  cols += ", ";
   // The lease deadline, computed once per statement on the database clock.
   cols += kDeadlineSql;
   // The row's age on the database clock. TIMESTAMPDIFF works on DATETIME

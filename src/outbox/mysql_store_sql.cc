@@ -5,6 +5,14 @@
 namespace outbox {
 namespace mysql_sql {
 
+std::string JsonAsText(const std::string& column, bool is_json) {
+  if (!is_json) return column;
+  std::string s = "CAST(";
+  s += column;
+  s += " AS CHAR CHARACTER SET utf8mb4)";
+  return s;
+}
+
 std::string Placeholders(size_t n) {
   std::string s;
   s.reserve(n * 2);

@@ -22,6 +22,17 @@ inline constexpr const char* kDeadlineSql =
     "DATE_FORMAT(NOW(6) + INTERVAL ? MICROSECOND, '%Y-%m-%d %H:%i:%s')";
 inline int64_t CeilMicros(int64_t ms) { return ms * 1000 + 999999; }
 
+// How a claim reads a text column: `column` itself, or, for a column of
+// MySQL 8's JSON type (`is_json`), "CAST(column AS CHAR CHARACTER SET
+// utf8mb4)". Debian 12's Connector/C++ 1.1.12 was built against MariaDB
+// Connector/C, whose headers lack LIBMYSQL_VERSION_ID, so its prepared
+// statements have no case for MYSQL_TYPE_JSON (245): binding such a result
+// column throws "allocate_buffer_for_field: invalid rbind data type", and
+// every claim on a MySQL 8 table with `payload JSON` would fail. The cast
+// makes the server send LONGTEXT. MySQL stores JSON in a binary form, so the
+// text is its normalised rendering (docs/MYSQL8.md), not the bytes inserted.
+std::string JsonAsText(const std::string& column, bool is_json);
+
 // "?,?,?" with n marks.
 std::string Placeholders(size_t n);
 // A few fixed IN-list sizes keep the prepared-statement cache small: n

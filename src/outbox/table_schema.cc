@@ -46,10 +46,12 @@ void ReadColumns(MysqlConnection& conn, TableSchema* out) {
   std::map<std::string, int64_t> cols;
   while (rs->next()) {
     const std::string name(rs->getString(1));
+    const std::string data_type(rs->getString(3));
     cols[name] = rs->getInt64(2);
     if (name == "retry_count")
-      out->retry_count_max =
-          IntegerTypeMax(std::string(rs->getString(3)), std::string(rs->getString(4)));
+      out->retry_count_max = IntegerTypeMax(data_type, std::string(rs->getString(4)));
+    if (name == "payload") out->payload_is_json = data_type == "json";
+    if (name == "headers") out->headers_is_json = data_type == "json";
   }
   out->table_exists = !cols.empty();
   static const char* kRequired[] = {

@@ -24,6 +24,10 @@ struct TableSchema {
   int64_t retry_count_max = 2147483647;
   bool has_topic = false;
   bool has_headers = false;
+  // Columns of MySQL's JSON type (MySQL 8; MariaDB's JSON is LONGTEXT and
+  // reports "longtext"): read through JsonAsText (mysql_store_sql.h).
+  bool payload_is_json = false;
+  bool headers_is_json = false;
   bool has_status_index = false;  // an index whose first columns are (status, next_retry_at)
   std::string status_index;       // its name (idx_status_retry in sql/t_outbox.sql)
   // The optional columns found, e.g. "last_error, topic", or "none".

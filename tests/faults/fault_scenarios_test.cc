@@ -17,9 +17,9 @@
 #include <random>
 #include <thread>
 
-#include "mock_cluster.h"
 #include "support/metrics_text.h"
 #include "support/scenario.h"
+#include "support/test_broker.h"
 #include "support/test_env.h"
 #include "support/wait.h"
 
@@ -99,7 +99,7 @@ struct World {
   }
 
   std::string dir;
-  MockCluster cluster;
+  TestBroker cluster;
   TestDatabase db;
   MysqlConfig mysql;
   LoggedProcess steady;
@@ -385,7 +385,7 @@ TEST_CASE(
 TEST_CASE(
     "every broker down for 10 s mid-drain: failures are counted and delivery resumes by "
     "itself with nothing lost or DEAD",
-    "[faults][broker-outage]") {
+    "[faults][broker-outage][mock-faults]") {
   World w("broker_outage");
   const uint64_t seed = ScenarioSeed(404);
   int64_t events = w.Preload(Scaled(900), seed);
@@ -430,7 +430,7 @@ TEST_CASE(
 }
 
 TEST_CASE("produce errors and added broker latency lose nothing and keep per-aggregate order",
-          "[faults][broker-errors]") {
+          "[faults][broker-errors][mock-faults]") {
   World w("broker_errors");
   const uint64_t seed = ScenarioSeed(505);
   int64_t events = w.Preload(Scaled(900), seed);
@@ -532,7 +532,7 @@ TEST_CASE(
   std::string dir = ScratchDir("db_restart");
   OwnMariaDb server(dir);
   REQUIRE(server.ok());
-  MockCluster cluster(1);
+  TestBroker cluster(1);
   cluster.CreateTopic("outbox.event.Order", ScaledPartitions());
   cluster.CreateTopic("outbox.event.Payment", ScaledPartitions());
   MysqlConfig mysql;
@@ -589,7 +589,7 @@ TEST_CASE(
 TEST_CASE(
     "SIGTERM hands over gracefully: the stopped relay leaves nothing in SENDING and "
     "causes no duplicate",
-    "[faults][handover]") {
+    "[faults][handover][mock-faults]") {
   World w("handover");
   const uint64_t seed = ScenarioSeed(707);
   int64_t events = w.Preload(Scaled(900), seed);

@@ -286,7 +286,7 @@ TEST_CASE("binlog: wake-up latency is measured for ROW and MIXED", "[.binlog-lat
 
 TEST_CASE(
     "binlog: the stream connects with verify_identity against the test CA and refuses another CA",
-    "[binlog]") {
+    "[binlog][local-db]") {
   RequireLogBin();
   const char* dir = std::getenv("OUTBOX_TEST_MYSQL_TLS_DIR");
   if (!dir) FAIL("OUTBOX_TEST_MYSQL_TLS_DIR is unset: scripts/test starts MariaDB with TLS");

@@ -10,9 +10,9 @@
 #include <set>
 #include <thread>
 
-#include "mock_cluster.h"
 #include "support/consumer_harness.h"
 #include "support/process.h"
+#include "support/test_broker.h"
 #include "support/wait.h"
 
 using namespace outbox::testing;
@@ -40,8 +40,8 @@ std::vector<TestEvent> OutboxEvents(TestDatabase& db) {
 TEST_CASE(
     "relays and consumers killed -9 at random moments still apply every outbox event "
     "exactly once and in order per aggregate",
-    "[consumer][relay]") {
-  MockCluster cluster;
+    "[consumer][relay][mock-faults]") {
+  TestBroker cluster;
   const std::string topic = "outbox.event.Order";
   cluster.CreateTopic(topic, 4);
   cluster.CreateTopic(topic + ".dlq", 1);

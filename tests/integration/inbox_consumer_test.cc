@@ -9,9 +9,9 @@
 #include <set>
 #include <thread>
 
-#include "mock_cluster.h"
 #include "support/consumer_harness.h"
 #include "support/process.h"
+#include "support/test_broker.h"
 #include "support/wait.h"
 
 using namespace outbox::testing;
@@ -29,7 +29,7 @@ struct Rig {
   ConsumerProcess Consumer(const std::string& name, ConsumerSpec spec = {}) {
     return ConsumerProcess(dir.path(), name, cluster.bootstrap(), db.name(), std::move(spec));
   }
-  MockCluster cluster;
+  TestBroker cluster;
   TempDir dir;
   ConsumerDatabase db;
   TestProducer producer;
@@ -269,7 +269,7 @@ TEST_CASE("the version check counts an out-of-order arrival", "[consumer]") {
 }
 
 TEST_CASE("a database outage stalls the consumer and it resumes without dead-lettering",
-          "[consumer][outage]") {
+          "[consumer][outage][local-db]") {
   Rig rig("inbox_db_outage");
   auto events = MakeEvents(20, 10);
   auto c = rig.Consumer("c");
@@ -287,7 +287,7 @@ TEST_CASE("a database outage stalls the consumer and it resumes without dead-let
 }
 
 TEST_CASE("SIGTERM during a database outage exits 0 and the next consumer applies what was left",
-          "[consumer][outage]") {
+          "[consumer][outage][local-db]") {
   Rig rig("inbox_db_outage_stop");
   auto events = MakeEvents(10, 5);
   auto first = rig.Consumer("first");
@@ -308,7 +308,7 @@ TEST_CASE("SIGTERM during a database outage exits 0 and the next consumer applie
 }
 
 TEST_CASE("a broker outage stalls the consumer and it goes on when the broker is back",
-          "[consumer]") {
+          "[consumer][mock-faults]") {
   Rig rig("inbox_broker_outage");
   auto events = MakeEvents(10, 10);
   rig.producer.Send(kTopic, std::vector<TestEvent>(events.begin(), events.begin() + 50));
@@ -330,7 +330,7 @@ TEST_CASE("a broker outage stalls the consumer and it goes on when the broker is
 
 TEST_CASE("a consumer started before its topic exists applies the events once the topic appears",
           "[consumer]") {
-  MockCluster cluster;  // no topic yet: the first produce creates it
+  TestBroker cluster;  // no topic yet: the first produce creates it
   TempDir dir;
   ConsumerDatabase db("inbox_late_topic");
   ConsumerProcess c(dir.path(), "c", cluster.bootstrap(), db.name());

@@ -7,16 +7,16 @@
 #include <future>
 
 #include "kafka/kafka_config.h"
-#include "mock_cluster.h"
 #include "relay/chain_publisher.h"
+#include "support/test_broker.h"
 
 namespace outbox {
 namespace {
 
 using namespace std::chrono_literals;
-using testing::MockCluster;
+using testing::TestBroker;
 
-std::shared_ptr<KafkaPublisher> Connect(MockCluster& cluster) {
+std::shared_ptr<KafkaPublisher> Connect(TestBroker& cluster) {
   KafkaConfig k;
   k.bootstrap_servers = cluster.bootstrap();
   std::vector<std::string> warnings;
@@ -78,7 +78,7 @@ std::vector<PublishOutcome> PublishChainAndWait(PublisherPtr p, const std::vecto
 
 TEST_CASE("an aggregate's chain is published message by message within its lease budget",
           "[kafka]") {
-  MockCluster cluster(1);
+  TestBroker cluster(1);
   auto p = Connect(cluster);
   auto out = PublishChainAndWait(p, Rows(3), 10s);
   REQUIRE(out.size() == 3);
@@ -86,7 +86,7 @@ TEST_CASE("an aggregate's chain is published message by message within its lease
 }
 
 TEST_CASE("a chain that runs out of its lease budget releases the rest unattempted", "[kafka]") {
-  MockCluster cluster(1);
+  TestBroker cluster(1);
   auto p = Connect(cluster);
   // A budget of 0: the first message of each chain still goes (it was started
   // in time), the ones behind it wait for the next claim.
@@ -101,7 +101,7 @@ TEST_CASE("a chain that runs out of its lease budget releases the rest unattempt
 
 TEST_CASE("a full producer queue releases messages unattempted instead of failing them",
           "[kafka]") {
-  MockCluster cluster(1);
+  TestBroker cluster(1);
   cluster.CreateTopic("orders", 1);
   KafkaConfig k;
   k.bootstrap_servers = cluster.bootstrap();
@@ -130,7 +130,7 @@ TEST_CASE("a full producer queue releases messages unattempted instead of failin
 }
 
 TEST_CASE("a producer that hit a fatal error is replaced and publishing resumes", "[kafka]") {
-  MockCluster cluster(1);
+  TestBroker cluster(1);
   cluster.CreateTopic("orders", 1);
   auto p = Connect(cluster);
   REQUIRE(SendAllAndWait(*p, Chain(1))[0].result == PublishResult::kAcked);

@@ -9,10 +9,10 @@
 #include "kafka/kafka_config.h"
 #include "kafka/kafka_publisher.h"
 #include "metrics/metrics.h"
-#include "mock_cluster.h"
 #include "outbox/mysql_store.h"
 #include "relay/relay.h"
 #include "support/kafka_reader.h"
+#include "support/test_broker.h"
 #include "support/test_env.h"
 
 using namespace outbox;
@@ -51,7 +51,7 @@ TEST_CASE(
     "a row committed below the pass cursor is not overtaken by a later event of its "
     "aggregate",
     "[e2e][ordering]") {
-  MockCluster cluster(1);
+  TestBroker cluster(1);
   cluster.CreateTopic("outbox.event.Order", 1);
   TestDatabase db("e2e_late_commit");
   // A full first page (1,000 rows), all but row 1 held by another live relay:

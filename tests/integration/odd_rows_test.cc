@@ -5,10 +5,10 @@
 #include <limits>
 #include <set>
 
-#include "mock_cluster.h"
 #include "support/http_probe.h"
 #include "support/kafka_reader.h"
 #include "support/relay_harness.h"
+#include "support/test_broker.h"
 #include "support/test_env.h"
 #include "support/wait.h"
 
@@ -55,7 +55,7 @@ bool LastErrorIs(TestDatabase& db, int64_t id, const std::string& like) {
 
 TEST_CASE("a topic column with an invalid name makes only that row DEAD while the others flow",
           "[rows]") {
-  MockCluster cluster(1);
+  TestBroker cluster(1);
   cluster.CreateTopic("outbox.event.Order", 2);
   cluster.CreateTopic("custom.topic", 1);
   TestDatabase db("rows_topic_column", kOptionalColumns);
@@ -88,7 +88,7 @@ TEST_CASE("a topic column with an invalid name makes only that row DEAD while th
 
 TEST_CASE("a headers column that is not a JSON object of strings makes only that row DEAD",
           "[rows]") {
-  MockCluster cluster(1);
+  TestBroker cluster(1);
   cluster.CreateTopic("outbox.event.Order", 2);
   TestDatabase db("rows_headers_column", kOptionalColumns);
   db.InsertEvents(5, 1);  // ids 1..5
@@ -131,7 +131,7 @@ TEST_CASE("a headers column that is not a JSON object of strings makes only that
 
 TEST_CASE("a template rendering an invalid topic makes the row DEAD and blocks only its aggregate",
           "[rows]") {
-  MockCluster cluster(1);
+  TestBroker cluster(1);
   for (Ordering ordering : kBothOrderings) {
     TestDatabase db(OrderingDbName("rows_template", ordering), kOptionalColumns);
     // Aggregate 1: an event_type with a space, then a good one.
@@ -168,7 +168,7 @@ TEST_CASE("a template rendering an invalid topic makes the row DEAD and blocks o
 
 TEST_CASE("rows with an unknown status are left alone and counted while the others flow",
           "[rows]") {
-  MockCluster cluster(1);
+  TestBroker cluster(1);
   cluster.CreateTopic("outbox.event.Order", 1);
   TestDatabase db("rows_unknown_status");
   db.InsertEvents(3, 2);  // ids 1..6, aggregates 1..3
@@ -194,7 +194,7 @@ TEST_CASE("rows with an unknown status are left alone and counted while the othe
 TEST_CASE(
     "aggregate ids 0 and negative and the bigint limits are decimal keys on the Java partition",
     "[rows]") {
-  MockCluster cluster(1);
+  TestBroker cluster(1);
   cluster.CreateTopic("outbox.event.Order", 7);
   TestDatabase db("rows_aggregate_ids");
   const std::vector<int64_t> aggregates = {
@@ -235,7 +235,7 @@ TEST_CASE(
 TEST_CASE(
     "a very long event_type travels as a header and makes the row DEAD only in a too long topic",
     "[rows]") {
-  MockCluster cluster(1);
+  TestBroker cluster(1);
   TestDatabase db("rows_long_event_type", kOptionalColumns);
   // The contract's columns are varchar(64)/varchar(32); a service may have widened them.
   db.Exec(
@@ -270,7 +270,7 @@ TEST_CASE(
 
 TEST_CASE("a row deleted or changed by someone else while claimed is fenced and counted stale",
           "[rows]") {
-  MockCluster cluster(1);
+  TestBroker cluster(1);
   cluster.CreateTopic("outbox.event.Order", 1);
   for (Ordering ordering : kBothOrderings) {
     TestDatabase db(OrderingDbName("rows_fenced", ordering), kOptionalColumns);
@@ -306,7 +306,7 @@ TEST_CASE("a row deleted or changed by someone else while claimed is fenced and 
 
 TEST_CASE("a DEAD reason longer than a short last_error column is cut at a character boundary",
           "[rows]") {
-  MockCluster cluster(1);
+  TestBroker cluster(1);
   cluster.CreateTopic("outbox.event.Order", 1);
   TestDatabase db("rows_short_last_error", ", last_error varchar(40), headers text");
   // "headers column of row 100: value of \"" is 37 characters: a cut at 40
@@ -323,7 +323,7 @@ TEST_CASE("a DEAD reason longer than a short last_error column is cut at a chara
 
 TEST_CASE("a retry_count at its column's limit makes the row DEAD without failing the batch",
           "[rows]") {
-  MockCluster cluster(1);
+  TestBroker cluster(1);
   cluster.CreateTopic("outbox.event.Order", 1);
   // INT (README "The outbox table") and a narrower SMALLINT UNSIGNED a schema might use: "+ 1"
   // at the limit used to fail the whole settle (error 1264) forever, leaving
@@ -350,7 +350,7 @@ TEST_CASE("a retry_count at its column's limit makes the row DEAD without failin
 }
 
 TEST_CASE("non-ASCII payloads and headers travel byte for byte", "[rows]") {
-  MockCluster cluster(1);
+  TestBroker cluster(1);
   cluster.CreateTopic("outbox.event.Order", 1);
   TestDatabase db("rows_utf8", kOptionalColumns);
   // Chinese, an emoji (4 bytes: not in utf8mb3) and a Latin-1 letter, written

@@ -15,11 +15,11 @@
 #include <set>
 #include <thread>
 
-#include "mock_cluster.h"
 #include "support/http_probe.h"
 #include "support/kafka_reader.h"
 #include "support/process.h"
 #include "support/relay_harness.h"
+#include "support/test_broker.h"
 #include "support/test_env.h"
 #include "support/wait.h"
 
@@ -341,7 +341,7 @@ TEST_CASE(
     "outbox_blocked_aggregates counts the aggregates whose later events wait behind a DEAD one "
     "and is 0 under dead_policy skip",
     "[ops][gauges]") {
-  MockCluster cluster(1);
+  TestBroker cluster(1);
   TestDatabase db("ops_blocked_gauge");
   // Order/3: DEAD, DEAD, then NEW            -> blocked (counted once)
   // Order/10: DEAD, nothing after it          -> not blocked
@@ -383,7 +383,7 @@ TEST_CASE(
     "rows driven DEAD by a real failure are listed and replayed with the binary while relays run "
     "and the held-back events follow in order",
     "[ops][dead][process]") {
-  MockCluster cluster(1);
+  TestBroker cluster(1);
   cluster.CreateTopic("outbox.event.Order", 3);
   TestDatabase db("ops_dead_tooling", ", last_error varchar(255)");
   // Orders 1..6, three events each: ids 1-6 OrderCreated, 7-12 OrderPaid,
@@ -437,7 +437,7 @@ TEST_CASE(
     "dead replay writes its audit lines even at log level error and names the user without "
     "$USER and the sudo user and counts a repeated id once",
     "[ops][dead][process]") {
-  MockCluster cluster(1);
+  TestBroker cluster(1);
   TestDatabase db("ops_dead_audit");
   db.InsertEvents(3, 1);
   db.Exec("UPDATE t_outbox SET status = 'DEAD', retry_count = 3");
@@ -483,7 +483,7 @@ TEST_CASE(
 }
 
 TEST_CASE("dead list without a last_error column prints - and null", "[ops][dead][process]") {
-  MockCluster cluster(1);
+  TestBroker cluster(1);
   cluster.CreateTopic("outbox.event.Order", 1);
   TestDatabase db("ops_dead_no_last_error");
   db.InsertEvents(2, 1);
@@ -570,7 +570,7 @@ TEST_CASE(
     "retention deletes old SENT rows only and keeps recent SENT and all NEW SENDING and DEAD rows "
     "while the relay keeps draining",
     "[ops][retention]") {
-  MockCluster cluster(1);
+  TestBroker cluster(1);
   cluster.CreateTopic("outbox.event.Order", 2);
   TestDatabase db("ops_retention_drain");
   db.GrantDelete();
@@ -627,7 +627,7 @@ TEST_CASE(
 TEST_CASE(
     "check --connect names the missing UPDATE or DELETE grant and passes with the minimal grants",
     "[ops][grants][process]") {
-  MockCluster cluster(1);
+  TestBroker cluster(1);
   TestDatabase db("ops_check_grants", ", last_error varchar(255)");
   const std::string pw = "grant-test-pw";
   const std::string table = "`ops_check_grants`.`t_outbox`";
@@ -662,7 +662,7 @@ TEST_CASE(
   // docs/CONFIG.md "Very large tables": the README table ("The outbox table") with created_at
   // added to its unique keys (MySQL and MariaDB require the partitioning
   // column in every unique key), partitioned by created_at.
-  MockCluster cluster(1);
+  TestBroker cluster(1);
   cluster.CreateTopic("outbox.event.Order", 2);
   TestDatabase db("ops_partitioned");
   const std::string today = db.QueryString("SELECT DATE_FORMAT(CURDATE(), '%Y-%m-%d')");

@@ -16,12 +16,12 @@
 #include <sstream>
 #include <thread>
 
-#include "mock_cluster.h"
 #include "support/http_probe.h"
 #include "support/kafka_reader.h"
 #include "support/metrics_text.h"
 #include "support/process.h"
 #include "support/relay_harness.h"
+#include "support/test_broker.h"
 #include "support/test_env.h"
 #include "support/wait.h"
 
@@ -138,7 +138,7 @@ struct RelayUser {
 
 TEST_CASE("KILL CONNECTION on the relay's sessions mid-drain loses nothing and is recovered",
           "[peers]") {
-  MockCluster cluster(1);
+  TestBroker cluster(1);
   cluster.CreateTopic("outbox.event.Order", 2);
   for (Ordering ordering : kBothOrderings) {
     TestDatabase db(OrderingDbName("peers_kill", ordering));
@@ -173,7 +173,7 @@ TEST_CASE("KILL CONNECTION on the relay's sessions mid-drain loses nothing and i
 
 TEST_CASE("rows locked by another session are skipped and flow once the lock is released",
           "[peers]") {
-  MockCluster cluster(1);
+  TestBroker cluster(1);
   cluster.CreateTopic("outbox.event.Order", 2);
   TestDatabase db("peers_locked_rows");
   db.InsertEvents(50, 2);                               // ids 1..50 first events, 51..100 second
@@ -198,7 +198,7 @@ TEST_CASE("rows locked by another session are skipped and flow once the lock is 
 
 TEST_CASE("a settle that waits on a lock past read_timeout is reported and then applied",
           "[peers]") {
-  MockCluster cluster(1);
+  TestBroker cluster(1);
   cluster.CreateTopic("outbox.event.Order", 1);
   TestDatabase db("peers_slow_settle");
   db.InsertEvents(3, 1);
@@ -275,8 +275,8 @@ TEST_CASE(
 
 TEST_CASE(
     "a broker that stops answering mid-drain delays rows but loses none and Stop does not hang",
-    "[peers]") {
-  MockCluster cluster(1);
+    "[peers][mock-faults]") {
+  TestBroker cluster(1);
   cluster.CreateTopic("outbox.event.Order", 2);
   TestDatabase db("peers_silent_broker");
   db.InsertEvents(20000, 1);
@@ -314,7 +314,7 @@ TEST_CASE(
 }
 
 TEST_CASE("a required column missing at startup is reported and picked up once added", "[peers]") {
-  MockCluster cluster(1);
+  TestBroker cluster(1);
   cluster.CreateTopic("outbox.event.Order", 1);
   TestDatabase db("peers_missing_column");
   db.Exec("ALTER TABLE t_outbox DROP COLUMN retry_count");
@@ -334,7 +334,7 @@ TEST_CASE("a required column missing at startup is reported and picked up once a
 }
 
 TEST_CASE("a table dropped while running is reported and picked up when it is back", "[peers]") {
-  MockCluster cluster(1);
+  TestBroker cluster(1);
   cluster.CreateTopic("outbox.event.Order", 1);
   TestDatabase db("peers_dropped_table", ", last_error varchar(255)");
   db.InsertEvents(10, 1);
@@ -359,7 +359,7 @@ TEST_CASE("a table dropped while running is reported and picked up when it is ba
 }
 
 TEST_CASE("an optional column dropped while running does not stall the relay", "[peers]") {
-  MockCluster cluster(1);
+  TestBroker cluster(1);
   cluster.CreateTopic("outbox.event.Order", 1);
   TestDatabase db("peers_dropped_column", ", last_error varchar(255), headers json");
   db.InsertEvents(10, 1);
@@ -375,7 +375,7 @@ TEST_CASE("an optional column dropped while running does not stall the relay", "
 
 TEST_CASE("a relay user without UPDATE is reported clearly and recovers after GRANT UPDATE",
           "[peers]") {
-  MockCluster cluster(1);
+  TestBroker cluster(1);
   cluster.CreateTopic("outbox.event.Order", 1);
   TestDatabase db("peers_grants");
   db.InsertEvents(20, 1);
@@ -399,8 +399,9 @@ TEST_CASE("a relay user without UPDATE is reported clearly and recovers after GR
   CHECK(db.CountByStatus()["SENT"] == 20);
 }
 
-TEST_CASE("the rows a relay holds never exceed batch_size times max_inflight_batches", "[peers]") {
-  MockCluster cluster(1);
+TEST_CASE("the rows a relay holds never exceed batch_size times max_inflight_batches",
+          "[peers][mock-faults]") {
+  TestBroker cluster(1);
   cluster.CreateTopic("outbox.event.Order", 4);
   for (Ordering ordering : kBothOrderings) {
     TestDatabase db(OrderingDbName("peers_window", ordering));

@@ -19,10 +19,10 @@
 #include "kafka/kafka_config.h"
 #include "kafka/kafka_publisher.h"
 #include "metrics/metrics.h"
-#include "mock_cluster.h"
 #include "outbox/mysql_store.h"
 #include "relay/relay.h"
 #include "support/http_probe.h"
+#include "support/test_broker.h"
 #include "support/test_env.h"
 #include "support/wait.h"
 
@@ -123,7 +123,7 @@ double Percentile(std::vector<double> v, double p) {
 }  // namespace
 
 TEST_CASE("measure idle statements per second with wakeup poll and binlog", "[.][binlog-measure]") {
-  MockCluster cluster(1);
+  TestBroker cluster(1);
   cluster.CreateTopic("outbox.event.Order", 4);
   for (bool binlog : {false, true}) {
     Run r;
@@ -144,7 +144,7 @@ TEST_CASE("measure insert to ack latency at 10 events per second with wakeup pol
   // OUTBOX_MEASURE_DEBUG=1: the relay's debug lines, e.g. insert wake-ups
   // that claimed nothing after the commit-race retry.
   if (std::getenv("OUTBOX_MEASURE_DEBUG")) spdlog::set_level(spdlog::level::debug);
-  MockCluster cluster(1);
+  TestBroker cluster(1);
   cluster.CreateTopic("outbox.event.Order", 4);
   for (bool binlog : {false, true}) {
     Run r;

@@ -10,12 +10,12 @@
 
 #include "binlog/wakeup.h"
 #include "binlog/wakeup_hub.h"
-#include "mock_cluster.h"
 #include "support/binlog_test_support.h"
 #include "support/http_probe.h"
 #include "support/kafka_reader.h"
 #include "support/relay_harness.h"
 #include "support/tcp_proxy.h"
+#include "support/test_broker.h"
 #include "support/test_env.h"
 #include "support/wait.h"
 
@@ -36,7 +36,7 @@ binlog::BinlogOptions StreamOptions(int port = 0) {
 
 // A service on `db` with `wakeup: binlog` and `poll_interval_ms`, its topic
 // created on `cluster`.
-ServiceConfig BinlogService(const TestDatabase& db, MockCluster& cluster, int poll_interval_ms) {
+ServiceConfig BinlogService(const TestDatabase& db, TestBroker& cluster, int poll_interval_ms) {
   cluster.CreateTopic("outbox.event.Order", 4);
   ServiceConfig s = TestService(db, cluster.bootstrap());
   s.poll_interval_ms = poll_interval_ms;
@@ -94,7 +94,7 @@ std::chrono::milliseconds TimeToSent(TestDatabase& db, int64_t id) {
 
 TEST_CASE("a relay with wakeup binlog publishes an inserted row long before its next poll",
           "[binlog-relay]") {
-  MockCluster cluster(1);
+  TestBroker cluster(1);
   TestDatabase db("binlog_relay_latency");
   // Nothing but the stream can find a row within 15 s: the poll and the
   // gauges run once a minute, the safety poll every 30 s. (Not a latency
@@ -118,7 +118,7 @@ TEST_CASE("a relay with wakeup binlog publishes an inserted row long before its 
 
 TEST_CASE("a relay whose binlog stream stalls reports binlog_up 0 and still delivers by polling",
           "[binlog-relay]") {
-  MockCluster cluster(1);
+  TestBroker cluster(1);
   TestDatabase db("binlog_relay_fallback");
   ServiceConfig s = BinlogService(db, cluster, 200);
   TcpProxy proxy(TestMysql("").port);  // only the stream goes through it
@@ -143,7 +143,7 @@ TEST_CASE("a relay whose binlog stream stalls reports binlog_up 0 and still deli
 
 TEST_CASE("per_aggregate order is unchanged with wakeup binlog while rows keep arriving",
           "[binlog-relay]") {
-  MockCluster cluster(1);
+  TestBroker cluster(1);
   TestDatabase db("binlog_relay_order");
   ServiceConfig s = BinlogService(db, cluster, 5000);
   s.batch_size = 50;

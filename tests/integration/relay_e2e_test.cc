@@ -11,7 +11,6 @@
 #include "kafka/kafka_config.h"
 #include "kafka/kafka_publisher.h"
 #include "metrics/metrics.h"
-#include "mock_cluster.h"
 #include "outbox/mysql_store.h"
 #include "outbox/outbox_admin.h"
 #include "outbox_check.h"
@@ -21,6 +20,7 @@
 #include "support/metrics_text.h"
 #include "support/process.h"
 #include "support/relay_harness.h"
+#include "support/test_broker.h"
 #include "support/test_env.h"
 #include "support/wait.h"
 
@@ -62,7 +62,7 @@ TEST_CASE(
     "partition",
     "[e2e]") {
   for (Ordering ordering : kBothOrderings) {
-    MockCluster cluster(1);
+    TestBroker cluster(1);
     cluster.CreateTopic("outbox.event.Order", 4);
     TestDatabase db(OrderingDbName("e2e_drain", ordering));
     db.InsertEvents(2500, 4);
@@ -105,8 +105,8 @@ TEST_CASE(
 }
 
 TEST_CASE("injected produce errors cause retries and then every event is delivered in order",
-          "[e2e]") {
-  MockCluster cluster(1);
+          "[e2e][mock-faults]") {
+  TestBroker cluster(1);
   cluster.CreateTopic("outbox.event.Order", 3);
   TestDatabase db("e2e_produce_errors");
   db.InsertEvents(200, 5);
@@ -128,8 +128,8 @@ TEST_CASE("injected produce errors cause retries and then every event is deliver
   CHECK(h.Metric("outbox_publish_failures_total", "reason=\"broker_error\"") > 0);
 }
 
-TEST_CASE("a broker that stays down drives rows to DEAD after max_attempts", "[e2e]") {
-  MockCluster cluster(1);
+TEST_CASE("a broker that stays down drives rows to DEAD after max_attempts", "[e2e][mock-faults]") {
+  TestBroker cluster(1);
   cluster.CreateTopic("outbox.event.Order", 1);
   TestDatabase db("e2e_broker_down", ", last_error varchar(255)");
   db.InsertEvents(3, 1);
@@ -156,7 +156,7 @@ TEST_CASE("a broker that stays down drives rows to DEAD after max_attempts", "[e
 }
 
 TEST_CASE("an oversized payload goes DEAD at once with last_error while the others flow", "[e2e]") {
-  MockCluster cluster(1);
+  TestBroker cluster(1);
   cluster.CreateTopic("outbox.event.Order", 2);
   TestDatabase db("e2e_oversized", ", last_error varchar(255)");
   db.InsertEvents(10, 1);
@@ -179,7 +179,7 @@ TEST_CASE("an oversized payload goes DEAD at once with last_error while the othe
 
 TEST_CASE("an expired SENDING row is reclaimed and delivered while a live lease is left alone",
           "[e2e]") {
-  MockCluster cluster(1);
+  TestBroker cluster(1);
   cluster.CreateTopic("outbox.event.Order", 1);
   for (Ordering ordering : kBothOrderings) {
     TestDatabase db(OrderingDbName("e2e_reclaim", ordering));
@@ -205,7 +205,7 @@ TEST_CASE("an expired SENDING row is reclaimed and delivered while a live lease 
 
 TEST_CASE("/metrics gauges report the backlog and oldest age and DEAD count of the table",
           "[e2e]") {
-  MockCluster cluster(1);
+  TestBroker cluster(1);
   TestDatabase db("e2e_gauges");
   db.Exec(
       "INSERT INTO t_outbox (id, aggregate_type, aggregate_id, event_type, event_key, payload, "
@@ -236,7 +236,7 @@ TEST_CASE("/metrics gauges report the backlog and oldest age and DEAD count of t
 
 TEST_CASE("a DEAD event blocks exactly its aggregate and releases it in order after replay",
           "[e2e]") {
-  MockCluster cluster(1);
+  TestBroker cluster(1);
   cluster.CreateTopic("outbox.event.Order", 2);
   TestDatabase db("e2e_dead_block");
   db.InsertEvents(5, 3);  // ids 1..5 first events, 6..10 second, 11..15 third
@@ -265,7 +265,7 @@ TEST_CASE("a DEAD event blocks exactly its aggregate and releases it in order af
 }
 
 TEST_CASE("a missing table is reported and picked up when it appears", "[e2e]") {
-  MockCluster cluster(1);
+  TestBroker cluster(1);
   TestDatabase db("e2e_late_table");
   db.Exec("RENAME TABLE t_outbox TO t_outbox_later");
   ServiceConfig s = TestService(db, cluster.bootstrap());
@@ -325,7 +325,7 @@ struct RelayRun {
 };
 
 TEST_CASE("SIGTERM mid-drain leaves no row in SENDING and exits 0", "[e2e][process]") {
-  MockCluster cluster(1);
+  TestBroker cluster(1);
   cluster.CreateTopic("outbox.event.Order", 2);
   TestDatabase db("e2e_sigterm");
   db.InsertEvents(20000, 1);
@@ -342,7 +342,7 @@ TEST_CASE("SIGTERM mid-drain leaves no row in SENDING and exits 0", "[e2e][proce
 
 TEST_CASE("SIGHUP is logged and ignored and the relay keeps draining until SIGTERM",
           "[e2e][process]") {
-  MockCluster cluster(1);
+  TestBroker cluster(1);
   cluster.CreateTopic("outbox.event.Order", 1);
   TestDatabase db("e2e_sighup");
   db.InsertEvents(10, 1);
@@ -361,8 +361,9 @@ TEST_CASE("SIGHUP is logged and ignored and the relay keeps draining until SIGTE
   CHECK(relay.Wait(60s) == 0);
 }
 
-TEST_CASE("a database that is down at startup is picked up when it comes back", "[e2e][process]") {
-  MockCluster cluster(1);
+TEST_CASE("a database that is down at startup is picked up when it comes back",
+          "[e2e][process][local-db]") {
+  TestBroker cluster(1);
   cluster.CreateTopic("outbox.event.Order", 2);
   TestDatabase db("e2e_db_late");
   db.InsertEvents(500, 2);
@@ -399,7 +400,7 @@ TEST_CASE("a database that is down at startup is picked up when it comes back", 
 }
 
 TEST_CASE("one service's broken database does not stop the others", "[e2e][process]") {
-  MockCluster cluster(1);
+  TestBroker cluster(1);
   cluster.CreateTopic("outbox.event.Order", 2);
   TestDatabase good("e2e_two_good");
   good.InsertEvents(300, 2);

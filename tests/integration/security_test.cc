@@ -8,11 +8,11 @@
 #include <sstream>
 #include <thread>
 
-#include "mock_cluster.h"
 #include "outbox/mysql_connection.h"
 #include "support/http_probe.h"
 #include "support/process.h"
 #include "support/relay_harness.h"
+#include "support/test_broker.h"
 #include "support/test_env.h"
 #include "support/wait.h"
 
@@ -80,7 +80,7 @@ std::string Yaml(const std::string& instance, int http, const std::string& boots
 }  // namespace
 
 TEST_CASE("MySQL sessions are encrypted with verify_ca and verify_identity against the test CA",
-          "[security][tls]") {
+          "[security][tls][local-db]") {
   const std::string tls = TlsDir();
   for (TlsMode mode : {TlsMode::kVerifyCa, TlsMode::kVerifyIdentity, TlsMode::kRequired}) {
     INFO(ToString(mode));
@@ -94,7 +94,8 @@ TEST_CASE("MySQL sessions are encrypted with verify_ca and verify_identity again
   CHECK(SessionCipher(conn).empty());
 }
 
-TEST_CASE("a CA that did not sign the server's certificate fails clearly", "[security][tls]") {
+TEST_CASE("a CA that did not sign the server's certificate fails clearly",
+          "[security][tls][local-db]") {
   const std::string tls = TlsDir();
   for (TlsMode mode : {TlsMode::kVerifyCa, TlsMode::kVerifyIdentity}) {
     INFO(ToString(mode));
@@ -111,9 +112,9 @@ TEST_CASE("a CA that did not sign the server's certificate fails clearly", "[sec
 }
 
 TEST_CASE("a relay with verify_identity drains as a user that the server lets in only over TLS",
-          "[security][tls]") {
+          "[security][tls][local-db]") {
   const std::string tls = TlsDir();
-  MockCluster cluster(1);
+  TestBroker cluster(1);
   cluster.CreateTopic("outbox.event.Order", 1);
   TestDatabase db("security_tls_relay");
   db.InsertEvents(50, 2);
@@ -138,7 +139,8 @@ TEST_CASE("a relay with verify_identity drains as a user that the server lets in
   CHECK(h.relay->DatabaseReady());
 }
 
-TEST_CASE("a client certificate is presented when the user requires X509", "[security][tls]") {
+TEST_CASE("a client certificate is presented when the user requires X509",
+          "[security][tls][local-db]") {
   const std::string tls = TlsDir();
   TestDatabase db("security_tls_x509");
   SecretUser user(db, "outbox_x509", "X509");
@@ -262,7 +264,7 @@ void RunWithWrongPassword(LeakScan& scan) {
 
 TEST_CASE("no password appears in any log line or error or metric of the relay and check",
           "[security][process]") {
-  MockCluster cluster(1);
+  TestBroker cluster(1);
   cluster.CreateTopic("outbox.event.Order", 1);
   TestDatabase db("security_no_leak");
   db.InsertEvents(100, 1);
