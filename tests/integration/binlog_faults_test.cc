@@ -221,7 +221,11 @@ TEST_CASE("binlog: log_bin off is reported by the stream and by the check", "[bi
   const size_t at = e.find("OUTBOX_TEST_MYSQL_PORT=");
   REQUIRE(at != std::string::npos);
   binlog::BinlogOptions o = TestBinlogOptions();
+  // mariadb_start's account, whatever server the other tests use.
+  o.mysql.host = "127.0.0.1";
   o.mysql.port = std::atoi(e.c_str() + at + 23);
+  o.mysql.user = "root";
+  o.mysql.password = "";
   Watched s(o);
   s.stream.Start();
   StreamState st = s.log.WaitFor(Problem(StreamProblem::kLogBinOff), 10s);

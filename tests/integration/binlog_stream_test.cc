@@ -89,6 +89,7 @@ TEST_CASE(
   TestDatabase other("binlog_mixed_other");
   db.Exec("CREATE TABLE t_other (id INT PRIMARY KEY)");
   GlobalFormat mixed("MIXED");
+  db.Exec("SET SESSION binlog_format = 'MIXED'");  // the session predates the global change
   binlog::WakeupHub hub;
   Waker w, w_other;
   auto sub = SubscribeUp(hub, TestBinlogOptions(), "binlog_mixed_wake", "t_outbox", w);

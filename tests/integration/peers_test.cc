@@ -85,7 +85,7 @@ class BlackHoleBroker {
 
 // The relay binary with a config written to a temp dir.
 struct RelayProcess {
-  RelayProcess(const std::string& yaml, const std::vector<std::string>& env = {})
+  RelayProcess(const std::string& yaml, const std::vector<std::string>& env = RelayChildEnv())
       : proc({OUTBOX_BINARY, "run", "--config", dir.Write("relay.yaml", yaml)}, ChildEnv(env)) {}
   TempDir dir;
   ChildProcess proc;
@@ -94,7 +94,7 @@ struct RelayProcess {
 std::string ServiceYaml(const std::string& name, const MysqlConfig& m, const std::string& extra) {
   std::ostringstream y;
   y << "  - name: " << name << "\n    mysql: {host: " << m.host << ", port: " << m.port
-    << ", user: " << m.user << ", database: " << m.database
+    << ", user: " << m.user << ", database: " << m.database << RelayPasswordYaml()
     << ", tls: {mode: disabled}, connect_timeout_ms: 1000}\n    poll_interval_ms: 50\n"
     << "    gauge_interval_ms: 200\n"
     << extra;
@@ -267,7 +267,7 @@ TEST_CASE(
   // check --connect gives up on it too, with exit 1 and a clear line.
   ProcessResult r = RunProcess(
       {OUTBOX_BINARY, "check", "--connect", "--config", relay.dir.Write("check.yaml", yaml)},
-      ChildEnv(), 60s);
+      ChildEnv(RelayChildEnv()), 60s);
   CHECK(r.exit_code == 1);
   CHECK(r.out.find("kafka " + broker.address() + ": no broker answered within 5 s") !=
         std::string::npos);

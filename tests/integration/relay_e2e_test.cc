@@ -296,7 +296,8 @@ std::string ServiceYaml(const std::string& service, const MysqlConfig& m,
                         const std::string& service_extra = "") {
   std::ostringstream yaml;
   yaml << "  - name: " << service << "\n    mysql: {host: " << m.host << ", port: " << m.port
-       << ", user: " << m.user << ", database: " << m.database << ", tls: {mode: disabled}"
+       << ", user: " << m.user << ", database: " << m.database << RelayPasswordYaml()
+       << ", tls: {mode: disabled}"
        << mysql_extra << "}\n"
        << service_extra;
   return yaml.str();
@@ -315,7 +316,8 @@ std::string OneServiceYaml(const std::string& instance, const std::string& boots
 // `outbox-relay run` on a config written to a private temp dir.
 struct RelayRun {
   explicit RelayRun(const std::string& yaml)
-      : proc({OUTBOX_BINARY, "run", "--config", dir.Write("relay.yaml", yaml)}, ChildEnv()) {}
+      : proc({OUTBOX_BINARY, "run", "--config", dir.Write("relay.yaml", yaml)},
+             ChildEnv(RelayChildEnv())) {}
   void Signal(int sig) { proc.Signal(sig); }
   int Wait(std::chrono::milliseconds d) { return proc.Wait(d); }
   std::string err() const { return proc.err(); }

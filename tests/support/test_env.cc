@@ -71,6 +71,11 @@ std::string RelayPasswordEnv() {
   return SeparateRelayUser() ? "OUTBOX_TEST_RELAY_PASSWORD" : "OUTBOX_TEST_MYSQL_PASSWORD";
 }
 
+std::string RelayPasswordYaml() {
+  const std::string name = RelayPasswordEnv();
+  return name.empty() ? "" : ", password_env: " + name;
+}
+
 std::vector<std::string> RelayChildEnv() {
   const std::string name = RelayPasswordEnv();
   if (name.empty()) return {};

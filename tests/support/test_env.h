@@ -27,6 +27,9 @@ MysqlConfig RelayMysql(const std::string& database);
 std::string RelayPasswordEnv();
 // "NAME=value" of that variable, for ChildEnv (empty when no password).
 std::vector<std::string> RelayChildEnv();
+// ", password_env: NAME" for a relay config's `mysql` flow mapping, or ""
+// when the password is empty (an external server's account has one).
+std::string RelayPasswordYaml();
 bool SeparateRelayUser();
 
 // A fresh database with t_outbox exactly as sql/t_outbox.sql (README "The outbox table") (plus
