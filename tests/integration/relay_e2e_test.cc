@@ -297,8 +297,7 @@ std::string ServiceYaml(const std::string& service, const MysqlConfig& m,
   std::ostringstream yaml;
   yaml << "  - name: " << service << "\n    mysql: {host: " << m.host << ", port: " << m.port
        << ", user: " << m.user << ", database: " << m.database << RelayPasswordYaml()
-       << ", tls: {mode: disabled}"
-       << mysql_extra << "}\n"
+       << ", tls: {mode: disabled}" << mysql_extra << "}\n"
        << service_extra;
   return yaml.str();
 }
