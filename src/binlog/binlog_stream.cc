@@ -279,9 +279,7 @@ bool BinlogStream::Session::Classify(SteadyClock::time_point last_packet, Stream
              (Contains(error, "find") || Contains(error, "purge") ||
               Contains(error, "> file size"))) {
     Fail(StreamProblem::kPurged,
-         "the stream's binary log position is gone (PURGE BINARY LOGS or RESET MASTER, in MySQL "
-         "8.4 RESET BINARY LOGS AND GTIDS): " +
-             error,
+         "the stream's binary log position is gone (PURGE BINARY LOGS or RESET MASTER): " + error,
          problem, reason);
   } else if (code == CR_SERVER_LOST &&
              SteadyClock::now() - last_packet >=
