@@ -17,27 +17,27 @@ class MockCluster {
   MockCluster& operator=(const MockCluster&) = delete;
 
   const std::string& bootstrap() const { return bootstrap_; }
-  rd_kafka_mock_cluster_t* raw() { return cluster_; }
-
-  bool CreateTopic(const std::string& topic, int partitions);
-  void SetAllBrokersDown(bool down);
-  void SetRtt(int rtt_ms);
-  // The next `count` Produce requests fail with `err`.
-  void PushProduceErrors(rd_kafka_resp_err_t err, int count);
-  void ClearProduceErrors();
-  // Makes broker `broker` (1-based) the leader of topic/partition, as a
-  // leader election would: requests to the old leader get
-  // NOT_LEADER_FOR_PARTITION until the client refreshes its metadata.
-  bool MoveLeader(const std::string& topic, int partition, int broker);
   int brokers() const { return brokers_; }
+  bool CreateTopic(const std::string& topic, int partitions);
 
-  // Executes one text command (the broker tool's stdin protocol):
+  // Executes one text command (the broker tool's stdin protocol, and the
+  // tests' faults through TestBroker, tests/support/test_broker.h):
   //   down | up | rtt MS | produce-errors COUNT [ERRNAME] | clear-errors |
   //   topic NAME PARTITIONS | leader TOPIC PARTITION BROKER
+  // `leader` makes BROKER (1-based) the leader of TOPIC/PARTITION, as a
+  // leader election would: requests to the old leader get
+  // NOT_LEADER_FOR_PARTITION until the client refreshes its metadata.
   // Returns "ok ..." or "error ...".
   std::string Command(const std::string& line);
 
  private:
+  // The commands' effects.
+  void SetAllBrokersDown(bool down);
+  void SetRtt(int rtt_ms);
+  void PushProduceErrors(rd_kafka_resp_err_t err, int count);
+  void ClearProduceErrors();
+  bool MoveLeader(const std::string& topic, int partition, int broker);
+
   rd_kafka_t* rk_ = nullptr;
   rd_kafka_mock_cluster_t* cluster_ = nullptr;
   std::string bootstrap_;

@@ -265,10 +265,4 @@ void TestBroker::PushProduceErrors(rd_kafka_resp_err_t err, int count) {
 
 void TestBroker::ClearProduceErrors() { RequireOk(Command("clear-errors")); }
 
-bool TestBroker::MoveLeader(const std::string& topic, int partition, int broker) {
-  return StartsWith(
-      Command("leader " + topic + " " + std::to_string(partition) + " " + std::to_string(broker)),
-      "ok");
-}
-
 }  // namespace outbox::testing

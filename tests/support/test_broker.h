@@ -41,8 +41,6 @@ class TestBroker {
   // The next `count` Produce requests fail with `err`.
   void PushProduceErrors(rd_kafka_resp_err_t err, int count);
   void ClearProduceErrors();
-  // Makes broker `broker` (1-based) the leader of topic/partition.
-  bool MoveLeader(const std::string& topic, int partition, int broker);
 
   // Where the tests' Kafka is, for a log line: "in-process mock cluster",
   // "outbox-mock-broker at HOST:PORT" or "Kafka at HOST:PORT".
