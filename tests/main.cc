@@ -46,7 +46,9 @@ int main(int argc, char** argv) {
   Catch::Session session;
   if (int rc = session.applyCommandLine(argc, argv); rc != 0) return rc;
   const Catch::Config& config = session.config();
-  if (config.listTests() || config.listTestNamesOnly() || config.listTags()) return session.run();
+  if (config.listTests() || config.listTestNamesOnly() || config.listTags() ||
+      config.listReporters())
+    return session.run();
   const auto selected =
       Catch::filterTests(Catch::getAllTestCasesSorted(config), config.testSpec(), config);
   size_t unmet = 0;
