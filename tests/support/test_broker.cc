@@ -6,21 +6,17 @@
 #include <unistd.h>
 
 #include <chrono>
-#include <cstdlib>
 #include <stdexcept>
+#include <string_view>
 #include <thread>
 #include <vector>
 
 #include "mock_cluster.h"
+#include "support/test_env.h"
 
 namespace outbox::testing {
 
 namespace {
-
-std::string Env(const char* name) {
-  const char* v = std::getenv(name);
-  return v ? v : "";
-}
 
 // "HOST:PORT" split; throws on anything else.
 std::pair<std::string, int> HostPort(const std::string& s, const char* var) {
@@ -29,8 +25,6 @@ std::pair<std::string, int> HostPort(const std::string& s, const char* var) {
     throw std::runtime_error(std::string(var) + " must be HOST:PORT, not '" + s + "'");
   return {s.substr(0, colon), std::stoi(s.substr(colon + 1))};
 }
-
-bool StartsWith(const std::string& s, const char* prefix) { return s.rfind(prefix, 0) == 0; }
 
 }  // namespace
 
@@ -147,7 +141,8 @@ class TestBroker::Admin {
     const rd_kafka_metadata_t* md = Metadata();
     std::vector<std::string> out;
     for (int i = 0; i < md->topic_cnt; ++i)
-      if (!StartsWith(md->topics[i].topic, "__")) out.emplace_back(md->topics[i].topic);
+      if (!std::string_view(md->topics[i].topic).starts_with("__"))
+        out.emplace_back(md->topics[i].topic);
     rd_kafka_metadata_destroy(md);
     return out;
   }
@@ -204,13 +199,13 @@ class TestBroker::Admin {
 };
 
 TestBroker::TestBroker(int brokers) : brokers_(brokers) {
-  const std::string control = Env("OUTBOX_TEST_KAFKA_CONTROL");
-  const std::string bootstrap = Env("OUTBOX_TEST_KAFKA_BOOTSTRAP");
+  const std::string control = Env("OUTBOX_TEST_KAFKA_CONTROL", "");
+  const std::string bootstrap = Env("OUTBOX_TEST_KAFKA_BOOTSTRAP", "");
   if (!control.empty()) {
     control_ = std::make_unique<Control>(control);
     // A cluster of this connection's own, destroyed when it closes.
     const std::string reply = control_->Send("cluster " + std::to_string(brokers));
-    if (!StartsWith(reply, "ok bootstrap "))
+    if (!reply.starts_with("ok bootstrap "))
       throw std::runtime_error("outbox-mock-broker: cluster: " + reply);
     bootstrap_ = reply.substr(13);
   } else if (!bootstrap.empty()) {
@@ -226,18 +221,6 @@ TestBroker::TestBroker(int brokers) : brokers_(brokers) {
 
 TestBroker::~TestBroker() = default;
 
-std::string TestBroker::Describe() {
-  if (!Env("OUTBOX_TEST_KAFKA_CONTROL").empty())
-    return "outbox-mock-broker at " + Env("OUTBOX_TEST_KAFKA_CONTROL");
-  if (!Env("OUTBOX_TEST_KAFKA_BOOTSTRAP").empty())
-    return "Kafka at " + Env("OUTBOX_TEST_KAFKA_BOOTSTRAP");
-  return "in-process mock cluster";
-}
-
-bool TestBroker::CanInjectFaults() {
-  return !Env("OUTBOX_TEST_KAFKA_CONTROL").empty() || Env("OUTBOX_TEST_KAFKA_BOOTSTRAP").empty();
-}
-
 std::string TestBroker::Command(const std::string& line) {
   if (mock_) return mock_->Command(line);
   if (control_) return control_->Send(line);
@@ -246,12 +229,12 @@ std::string TestBroker::Command(const std::string& line) {
 
 bool TestBroker::CreateTopic(const std::string& topic, int partitions) {
   if (admin_) return admin_->CreateTopic(topic, partitions);
-  return StartsWith(Command("topic " + topic + " " + std::to_string(partitions)), "ok");
+  return Command("topic " + topic + " " + std::to_string(partitions)).starts_with("ok");
 }
 
 namespace {
 void RequireOk(const std::string& reply) {
-  if (!StartsWith(reply, "ok")) throw std::runtime_error("mock broker: " + reply);
+  if (!reply.starts_with("ok")) throw std::runtime_error("mock broker: " + reply);
 }
 }  // namespace
 

@@ -42,13 +42,6 @@ class TestBroker {
   void PushProduceErrors(rd_kafka_resp_err_t err, int count);
   void ClearProduceErrors();
 
-  // Where the tests' Kafka is, for a log line: "in-process mock cluster",
-  // "outbox-mock-broker at HOST:PORT" or "Kafka at HOST:PORT".
-  static std::string Describe();
-  // False against a real Kafka (OUTBOX_TEST_KAFKA_BOOTSTRAP without
-  // OUTBOX_TEST_KAFKA_CONTROL).
-  static bool CanInjectFaults();
-
  private:
   class Control;
   class Admin;

@@ -12,12 +12,10 @@
 
 namespace outbox::testing {
 
-namespace {
 std::string Env(const char* name, const char* fallback) {
   const char* v = std::getenv(name);
   return v ? v : fallback;
 }
-}  // namespace
 
 // The minimal-grants tier of tests/CMakeLists.txt sets only
 // OUTBOX_TEST_RELAY_USER (a ctest property carries one variable); the

@@ -11,6 +11,9 @@
 
 namespace outbox::testing {
 
+// The environment variable `name`, or `fallback` when it is unset.
+std::string Env(const char* name, const char* fallback);
+
 // The MariaDB started by scripts/test (OUTBOX_TEST_MYSQL_* variables): the
 // administrator account that sets tables up.
 MysqlConfig TestMysql(const std::string& database);
