@@ -114,8 +114,9 @@ std::string Bench::ServiceYaml(const RelaySpec& spec, int i) const {
   y += "      port: " + std::to_string(o_.db.port) + "\n";
   y += "      user: " + o_.db.user + "\n";
   if (!o_.db.password.empty()) y += "      password_env: OUTBOX_BENCH_DB_PASSWORD\n";
-  y += "      database: " + (own_db ? spec.database_prefix + std::to_string(i) : o_.db.database) +
-       "\n";
+  std::string database = own_db ? spec.database_prefix + std::to_string(i) : o_.db.database;
+  if (one && !spec.database.empty()) database = spec.database;
+  y += "      database: " + database + "\n";
   y += "      table: " + (one || own_db ? spec.table : "idle_" + std::to_string(i)) + "\n";
   if (!spec.ordering.empty()) y += "    ordering: " + spec.ordering + "\n";
   if (spec.batch > 0) y += "    batch_size: " + std::to_string(spec.batch) + "\n";

@@ -45,7 +45,8 @@ struct RelaySpec {
   // on `table` in databases <database_prefix><i> when database_prefix is set.
   int services = 1;
   std::string database_prefix;
-  std::string wakeup;  // empty: the default (poll), key left out
+  std::string database;  // one service: its database; empty: the bench database
+  std::string wakeup;    // empty: the default (poll), key left out
 };
 
 struct Running {
@@ -62,6 +63,7 @@ struct LoadSpec {
   double rate = 0;     // events/s in total
   double seconds = 0;  // planned length (outbox-load's --duration caps it)
   int writers = 8;
+  std::string database;  // empty: the bench database
 };
 
 struct DrainSpec {
@@ -126,7 +128,11 @@ class Bench {
   // --- wakeup and services (stage_wakeup.cc, stage_services.cc)
   bool BinlogOn();
   void StageWakeup();
-  void WakeupSweep(const std::string& mode);
+  void WakeupSweep();
+  std::string WakeupDatabase(const std::string& mode) const;
+  Running StartWakeupRelay(const std::string& mode);
+  void WakeupIdle(const std::string& mode, Running* relay, double others_per_s);
+  void WakeupRate(size_t i, std::map<std::string, Running>& relays);
   void StageServices();
   ServicesRun MeasureServices(const std::string& mode, const std::vector<std::string>& dbs);
   LatencyRun ServicesLoad(const Running& relay, const std::vector<std::string>& dbs,

@@ -98,7 +98,8 @@ void AddOptions(CLI::App& app, Options& o, Defaults& d, Lists& l) {
       ->check(CLI::Range(1, 1000));
   app.add_option("--wakeup-rates", l.wakeup_rates,
                  "offered rates (events/s) of the wakeup stage, comma-separated (default "
-                 "1,10,100,1000,10000; 90 s of load at 1/s, 30 s at 10/s, 20 s above)");
+                 "1,10,100,1000,10000; 90 s of load at 1/s, 30 s up to 1,000/s, 15 s above, in 3 "
+                 "slices per mode)");
   app.add_option("--drains", l.drains,
                  "drain stage configurations MODE:RELAYS[:cost], comma-separated (default: all)");
 }
@@ -116,6 +117,7 @@ Sizes QuickSizes() {
                .sweep_batches = {100},
                .wakeup_rates = {10, 1000},
                .wakeup_seconds = {3, 3},
+               .wakeup_slices = 1,
                .wakeup_idle_seconds = 3,
                .settle_seconds = 2,
                .services = 10,
@@ -165,9 +167,9 @@ int main(int argc, char** argv) {
     s.wakeup_seconds.clear();
     for (const std::string& r : SplitList(l.wakeup_rates, ',')) {
       s.wakeup_rates.push_back(std::stod(r));
-      s.wakeup_seconds.push_back(s.wakeup_rates.back() <= 1    ? 90
-                                 : s.wakeup_rates.back() <= 10 ? 30
-                                                               : 20);
+      s.wakeup_seconds.push_back(s.wakeup_rates.back() <= 1      ? 90
+                                 : s.wakeup_rates.back() <= 1000 ? 30
+                                                                 : 15);
     }
   }
   if (o.relay_bin.empty() || o.broker_bin.empty()) {

@@ -55,6 +55,7 @@ class Report {
   const ServicesRun* FindServices(const std::string& mode) const;
   const Idle* FindWakeupIdle(const std::string& mode) const;
   std::string WakeupTable() const;
+  std::string WakeupSlices() const;
   std::string WakeupExtraTable() const;
   std::string ServicesTable() const;
   void WriteWakeupData() const;

@@ -16,10 +16,11 @@ std::vector<std::string> Bench::LoadArgv(const LoadSpec& spec, const std::string
       std::max<int64_t>(1, (planned + s_.events_per_aggregate - 1) / s_.events_per_aggregate);
   std::vector<std::string> argv = {
       o_.load_bin, "--host", o_.db.host, "--port", std::to_string(o_.db.port), "--user", o_.db.user,
-      "--database", o_.db.database, "--table", spec.table, "--aggregates",
-      std::to_string(aggregates), "--events", std::to_string(s_.events_per_aggregate),
-      "--first-aggregate-id", std::to_string(next_aggregate_), "--aggregate-types", "Lat",
-      "--writers", std::to_string(spec.writers), "--rate", Fmt("%.0f", spec.rate),
+      "--database", spec.database.empty() ? o_.db.database : spec.database, "--table", spec.table,
+      "--aggregates", std::to_string(aggregates), "--events",
+      std::to_string(s_.events_per_aggregate), "--first-aggregate-id",
+      std::to_string(next_aggregate_), "--aggregate-types", "Lat", "--writers",
+      std::to_string(spec.writers), "--rate", Fmt("%.0f", spec.rate),
       // Writers that cannot keep up stop on time
       // rather than stretch the run.
       "--duration", Fmt("%.0f", spec.seconds + 1), "--json", json, "--quiet"};
@@ -37,7 +38,7 @@ void Bench::CalibrateLoad(int writers) {
   // serves: the Questions it adds besides its INSERTs.
   const std::string table = "t_calibrate";
   db_->CreateOutbox(table);
-  LoadSpec spec{table, 200, 0.5, writers};
+  LoadSpec spec{table, 200, 0.5, writers, ""};
   std::string json = o_.out_dir + "/load-calibrate.json";
   std::remove(json.c_str());
   std::vector<std::string> argv = LoadArgv(spec, json);
@@ -134,7 +135,7 @@ void Bench::StageLatency() {
   Running relay = StartRelays(rs, 1, "latency");
   SleepSeconds(1);
   for (int rep = 1; rep <= s_.latency_runs; ++rep) {
-    LoadSpec spec{kLatencyTable, s_.latency_rate, s_.latency_seconds, 8};
+    LoadSpec spec{kLatencyTable, s_.latency_rate, s_.latency_seconds, 8, ""};
     LatencyRun run =
         MeasureLoad(spec, relay, rep, &r_.latency_samples_ms, &r_.latency_create_samples_ms);
     r_.latency.push_back(run);

@@ -64,7 +64,10 @@ struct Sizes {
   // wakeup stage: offered rates (events/s) and the seconds of load at each
   // (longer at low rates, for samples: 1 event/s for 90 s gives 90).
   std::vector<double> wakeup_rates = {1, 10, 100, 1000, 10000};
-  std::vector<double> wakeup_seconds = {90, 30, 20, 20, 15};
+  std::vector<double> wakeup_seconds = {90, 30, 30, 30, 15};
+  // Each rate's load is split into this many slices per mode, the modes
+  // alternating (stage_wakeup.cc).
+  int wakeup_slices = 3;
   // Idle window of the wakeup and services stages: covers one safety poll
   // (every 30 s with wakeup: binlog).
   double wakeup_idle_seconds = 30;
@@ -130,10 +133,12 @@ struct Idle {
 
 // One point of the wakeup stage's rate sweep.
 struct WakeupRun {
-  std::string mode;        // poll | binlog
-  double target_rate = 0;  // events/s asked of the writers
-  LatencyRun run;          // run.offered_rate: the rate the writers achieved
-  bool binlog_up = false;  // binlog only: outbox_wakeup_binlog_up at the end of the run
+  std::string mode;                  // poll | binlog
+  double target_rate = 0;            // events/s asked of the writers
+  LatencyRun run;                    // run.offered_rate: the rate the writers achieved; quantiles
+                                     // over the slices' samples pooled
+  std::vector<double> slice_p50_ms;  // each slice's own p50
+  bool binlog_up = false;            // binlog only: outbox_wakeup_binlog_up at the end of the run
 };
 
 // One relay serving many services (one database each) in one wakeup mode.

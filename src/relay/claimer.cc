@@ -37,8 +37,9 @@ Status Claimer::Probe() {
 ClaimRound Claimer::ClaimUnordered(ClaimedBatch* batch) {
   auto now = clock_->Now();
   bool reclaim = now >= next_reclaim_;
-  if (!last_round_full_ && !reclaim) {
+  if ((!last_round_full_ || probe_first_) && !reclaim) {
     // The idle poll: one index probe, no transaction.
+    probe_first_ = false;
     bool due = false;
     Status s = claim_store_->HasDue(false, &due);
     health_->NoteAndBeat(s, "poll", beat_);
@@ -70,8 +71,9 @@ ClaimRound Claimer::StartPass() {
   // leased by a live relay starts no pass until it is due. After a pass that
   // claimed rows more are likely, and the probe would only walk the status
   // index entries those claims left behind for purge: start the next pass
-  // directly.
-  if (!last_pass_claimed_) {
+  // directly, unless ProbeFirst asked otherwise.
+  if (!last_pass_claimed_ || probe_first_) {
+    probe_first_ = false;
     bool due = false;
     Status s = claim_store_->HasDue(true, &due);
     health_->NoteAndBeat(s, "poll", beat_);

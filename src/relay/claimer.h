@@ -41,6 +41,11 @@ class Claimer {
   // The idle poll's statement alone: checks the database while claiming is
   // paused (broker down).
   Status Probe();
+  // The next round that starts a pass (or claims, ordering none) probes
+  // first even after a round that claimed: for a wake-up by a commit that
+  // inserted nothing, mostly the relay's own claim or settle, which seldom
+  // leaves a row to claim.
+  void ProbeFirst() { probe_first_ = true; }
 
   // Beaten after every statement (DbHealth::NoteAndBeat). Null: no heartbeat.
   void set_heartbeat(HeartbeatPtr beat) { beat_ = std::move(beat); }
@@ -66,6 +71,7 @@ class Claimer {
   Clock::TimePoint next_reclaim_{};
   bool last_round_full_ = true;
   bool last_pass_claimed_ = false;  // the current or last per_aggregate pass claimed rows
+  bool probe_first_ = false;        // ProbeFirst, until the next probe
   Clock::TimePoint pass_started_{};
   // What the current per_aggregate pass did (logged at debug when it ends).
   struct PassStats {

@@ -4,6 +4,7 @@
 #include <chrono>
 #include <deque>
 #include <memory>
+#include <optional>
 #include <random>
 #include <string>
 #include <thread>
@@ -127,7 +128,9 @@ class Relay {
   // How long after an insert wake-up that claimed nothing the loop keeps the
   // poll backoff with `wakeup: binlog`.
   Clock::Duration TimersWindow() const;
-  // The settle thread: a settle wrote a retry `backoff_ms` from now.
+  // The settle thread, after each settle: `retry_ms` when it wrote a retry
+  // that many milliseconds from now (NoteOwnRetry).
+  void NoteSettled(std::optional<int64_t> retry_ms);
   void NoteOwnRetry(int64_t backoff_ms);
   // `wait`, shortened to when the earliest retry this relay wrote comes due.
   // REQUIRES: the claim thread.
