@@ -124,11 +124,13 @@ std::string Bench::ServiceYaml(const RelaySpec& spec, int i) const {
   return y;
 }
 
-std::string Bench::WriteConfig(const RelaySpec& spec, int index, int http_port) {
+std::string Bench::WriteConfig(const RelaySpec& spec, int http_port) {
   std::string path = o_.out_dir + "/relay-" + std::to_string(++config_seq_) + ".yaml";
   std::string y;
   y += "# written by outbox-bench\n";
-  y += "instance_id: bench-" + std::to_string(index) + "\n";
+  // Unique per relay process: relays running side by side (the wakeup stage)
+  // must not derive one binlog server_id from one instance_id.
+  y += "instance_id: bench-" + std::to_string(config_seq_) + "\n";
   y += "http:\n  listen: 127.0.0.1:" + std::to_string(http_port) + "\n";
   y += "kafka:\n  bootstrap_servers: " + bootstrap_ + "\n";
   if (!o_.kafka_properties.empty()) y += "  properties:\n";
@@ -146,9 +148,10 @@ Running Bench::StartRelays(const RelaySpec& spec, int count, const std::string& 
   Running r;
   for (int i = 0; i < count; ++i) {
     int port = FreePort();
-    std::string cfg = WriteConfig(spec, i, port);
+    std::string cfg = WriteConfig(spec, port);
     std::string log = o_.out_dir + "/relay-" + tag + "-" + std::to_string(i) + ".log";
-    r.procs.emplace_back(std::vector<std::string>{o_.relay_bin, "run", "--config", cfg}, log);
+    const std::string& bin = spec.relay_bin.empty() ? o_.relay_bin : spec.relay_bin;
+    r.procs.emplace_back(std::vector<std::string>{bin, "run", "--config", cfg}, log);
     r.ports.push_back(port);
   }
   // Ready: every service's database answered and the broker is reachable.

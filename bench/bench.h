@@ -45,8 +45,9 @@ struct RelaySpec {
   // on `table` in databases <database_prefix><i> when database_prefix is set.
   int services = 1;
   std::string database_prefix;
-  std::string database;  // one service: its database; empty: the bench database
-  std::string wakeup;    // empty: the default (poll), key left out
+  std::string database;   // one service: its database; empty: the bench database
+  std::string wakeup;     // empty: the default (poll), key left out
+  std::string relay_bin;  // empty: Options::relay_bin
 };
 
 struct Running {
@@ -93,7 +94,7 @@ class Bench {
   bool Want(const std::string& stage) const;
   void PurgeBinlogs();
   // --- relays (bench.cc)
-  std::string WriteConfig(const RelaySpec& spec, int index, int http_port);
+  std::string WriteConfig(const RelaySpec& spec, int http_port);
   std::string ServiceYaml(const RelaySpec& spec, int i) const;
   Running StartRelays(const RelaySpec& spec, int count, const std::string& tag);
   void WaitReady(Running* r, const std::string& tag, double timeout_s);
@@ -129,6 +130,7 @@ class Bench {
   bool BinlogOn();
   void StageWakeup();
   void WakeupSweep();
+  std::vector<std::string> WakeupModes() const;
   std::string WakeupDatabase(const std::string& mode) const;
   Running StartWakeupRelay(const std::string& mode);
   void WakeupIdle(const std::string& mode, Running* relay, double others_per_s);

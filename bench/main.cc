@@ -73,6 +73,9 @@ void AddOptions(CLI::App& app, Options& o, Defaults& d, Lists& l) {
       ->capture_default_str();
   app.add_option("--mysqld-pid-file", d.mysqld_pid_file, "for the database's CPU time");
   app.add_option("--relay", o.relay_bin)->capture_default_str();
+  app.add_option("--compare-relay", o.compare_relay_bin,
+                 "wakeup stage: also run this outbox-relay build with wakeup: binlog, in the "
+                 "same alternating slices (mode binlog-compare; an A/B of two builds)");
   app.add_option("--broker", o.broker_bin)->capture_default_str();
   app.add_option("--load", o.load_bin)->capture_default_str();
   app.add_option("--out", o.out_dir, "results directory")->required();

@@ -107,6 +107,8 @@ LatencyRun Bench::MeasureLoad(const LoadSpec& spec, const Running& relay, int re
   run.written = j.value("events", int64_t{0});
   run.offered_rate = j.value("events_per_second", 0.0);
   run.writer_max_lag_ms = j.value("max_lag_ms", 0.0);
+  run.insert_p50_ms = j.value("insert_p50_ms", 0.0);
+  run.insert_p99_ms = j.value("insert_p99_ms", 0.0);
   run.relay_cpu_pct = 100.0 * (cpu1 - cpu0) / (w1 - w0);
   run.relay_statements_per_s = (st1["Questions"] - st0["Questions"] -
                                 static_cast<double>(run.written) - load_overhead_[spec.writers]) /

@@ -23,12 +23,20 @@ namespace {
 // events/s; more above, where each writer's commit wait limits it.
 int WritersFor(double rate) { return rate > 1000 ? 16 : 8; }
 
-constexpr const char* kModes[] = {"poll", "binlog"};
+constexpr const char* kCompare = "binlog-compare";
 
 }  // namespace
 
+std::vector<std::string> Bench::WakeupModes() const {
+  std::vector<std::string> modes = {"poll", "binlog"};
+  if (!o_.compare_relay_bin.empty()) modes.push_back(kCompare);
+  return modes;
+}
+
 std::string Bench::WakeupDatabase(const std::string& mode) const {
-  return o_.db.database + "_wk_" + mode;
+  std::string db = o_.db.database + "_wk_" + mode;
+  std::replace(db.begin(), db.end(), '-', '_');
+  return db;
 }
 
 Running Bench::StartWakeupRelay(const std::string& mode) {
@@ -38,7 +46,8 @@ Running Bench::StartWakeupRelay(const std::string& mode) {
   RelaySpec rs;
   rs.table = kWakeupTable;
   rs.database = WakeupDatabase(mode);
-  rs.wakeup = mode;
+  rs.wakeup = mode == kCompare ? "binlog" : mode;
+  if (mode == kCompare) rs.relay_bin = o_.compare_relay_bin;
   Running relay = StartRelays(rs, 1, "wakeup-" + mode);
   SleepSeconds(s_.settle_seconds);
   return relay;
@@ -62,21 +71,21 @@ void Bench::WakeupIdle(const std::string& mode, Running* relay, double others_pe
 void Bench::WakeupRate(size_t i, std::map<std::string, Running>& relays) {
   const double rate = s_.wakeup_rates[i];
   const int slices = std::max(1, s_.wakeup_slices);
+  const std::vector<std::string> modes = WakeupModes();
+  const size_t n = modes.size();
   std::map<std::string, WakeupRun> runs;
   std::map<std::string, std::vector<double>> samples;
   for (int k = 0; k < slices; ++k) {
-    for (int m = 0; m < 2; ++m) {
-      // poll, binlog; binlog, poll; ...: neither always goes first.
-      const std::string mode = kModes[(m + k) % 2];
+    for (size_t m = 0; m < n; ++m) {
+      // poll, binlog; binlog, poll; ...: no mode always goes first.
+      const std::string& mode = modes[(m + static_cast<size_t>(k)) % n];
       LoadSpec spec{kWakeupTable, rate, s_.wakeup_seconds.at(i) / slices, WritersFor(rate),
                     WakeupDatabase(mode)};
       LatencyRun run =
           MeasureLoad(spec, relays.at(mode), static_cast<int>(i) + 1, &samples[mode], nullptr);
-      // The other relay idles meanwhile: its idle statements are not this one's.
-      const Idle* other = nullptr;
+      // The other relays idle meanwhile: their idle statements are not this one's.
       for (const Idle& idle : r_.wakeup_idle)
-        if (idle.mode != mode) other = &idle;
-      if (other) run.relay_statements_per_s -= other->statements_per_s;
+        if (idle.mode != mode) run.relay_statements_per_s -= idle.statements_per_s;
       Say(Fmt("wakeup: %-6s %6.0f events/s, slice %d/%d: p50 %.1f p99 %.1f ms (%lld measured)",
               mode.c_str(), rate, k + 1, slices, run.p50_ms, run.p99_ms,
               static_cast<long long>(run.measured)));
@@ -86,11 +95,13 @@ void Bench::WakeupRate(size_t i, std::map<std::string, Running>& relays) {
       w.run.offered_rate += run.offered_rate / slices;
       w.run.relay_cpu_pct += run.relay_cpu_pct / slices;
       w.run.relay_statements_per_s += run.relay_statements_per_s / slices;
+      w.run.insert_p50_ms += run.insert_p50_ms / slices;  // means of the slices' quantiles
+      w.run.insert_p99_ms += run.insert_p99_ms / slices;
       w.run.writer_max_lag_ms = std::max(w.run.writer_max_lag_ms, run.writer_max_lag_ms);
       SleepSeconds(1);  // the last events' settles, before the next slice's probes
     }
   }
-  for (const char* mode : kModes) {
+  for (const std::string& mode : modes) {
     WakeupRun w = runs[mode];
     w.mode = mode;
     w.target_rate = rate;
@@ -103,28 +114,34 @@ void Bench::WakeupRate(size_t i, std::map<std::string, Running>& relays) {
         w.mode == "binlog" && SumOverRelays(relays.at(mode), "outbox_wakeup_binlog_up") >= 1;
     if (w.mode == "binlog" && !w.binlog_up)
       r_.notes.push_back(
-          Fmt("wakeup binlog at %.0f events/s: the stream was down at the end of "
+          Fmt("wakeup %s at %.0f events/s: the stream was down at the end of "
               "the run (the relay polled meanwhile)",
-              rate));
+              w.mode.c_str(), rate));
     Say(
         Fmt("wakeup: %-6s %6.0f events/s offered, %7.1f achieved (%lld measured): p50 %.1f p99 "
-            "%.1f max %.1f ms; relay %.1f statements/s, CPU %.1f%%",
-            mode, rate, w.run.offered_rate, static_cast<long long>(w.run.measured), w.run.p50_ms,
-            w.run.p99_ms, w.run.max_ms, w.run.relay_statements_per_s, w.run.relay_cpu_pct));
+            "%.1f max %.1f ms (writers' INSERT p50 %.1f p99 %.1f ms); relay %.1f statements/s, "
+            "CPU %.1f%%",
+            mode.c_str(), rate, w.run.offered_rate, static_cast<long long>(w.run.measured),
+            w.run.p50_ms, w.run.p99_ms, w.run.max_ms, w.run.insert_p50_ms, w.run.insert_p99_ms,
+            w.run.relay_statements_per_s, w.run.relay_cpu_pct));
     r_.wakeup.push_back(std::move(w));
   }
 }
 
 void Bench::WakeupSweep() {
-  // binlog first, alone, for its idle figure; poll's idle window then has
-  // binlog's (measured) idle statements to subtract.
+  // binlog first, alone, for its idle figure; each later relay's idle window
+  // has the (measured) idle statements of those already running subtracted.
+  std::vector<std::string> order = WakeupModes();
+  std::rotate(order.begin(), order.begin() + 1, order.end());  // poll last
   std::map<std::string, Running> relays;
-  relays.emplace("binlog", StartWakeupRelay("binlog"));
-  WakeupIdle("binlog", &relays.at("binlog"), 0);
-  relays.emplace("poll", StartWakeupRelay("poll"));
-  WakeupIdle("poll", &relays.at("poll"), r_.wakeup_idle.back().statements_per_s);
+  double running_per_s = 0;
+  for (const std::string& mode : order) {
+    relays.emplace(mode, StartWakeupRelay(mode));
+    WakeupIdle(mode, &relays.at(mode), running_per_s);
+    running_per_s += r_.wakeup_idle.back().statements_per_s;
+  }
   for (size_t i = 0; i < s_.wakeup_rates.size(); ++i) WakeupRate(i, relays);
-  for (const char* mode : kModes) {
+  for (const std::string& mode : order) {
     StopAll(&relays.at(mode), "the wakeup stage");
     db_->Exec("DROP DATABASE `" + WakeupDatabase(mode) + "`");
   }
@@ -146,7 +163,7 @@ void Bench::StageWakeup() {
   // Drain rate with each wakeup mode, default ordering, alternating the modes.
   const int64_t main_n = s_.main_aggregates * s_.events_per_aggregate;
   for (int rep = 1; rep <= o_.runs; ++rep) {
-    for (const char* mode : kModes) {
+    for (const char* mode : {"poll", "binlog"}) {
       DrainSpec d = MakeDrain("wakeup", mode, main_n, s_.default_batch, rep);
       d.ordering.clear();
       d.wakeup = mode;

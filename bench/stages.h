@@ -21,6 +21,9 @@ struct Options {
   DbParams db;
   pid_t mysqld_pid = -1;  // for the database's CPU time; -1: not measured
   std::string relay_bin;
+  // wakeup stage: a second outbox-relay build run with wakeup: binlog beside
+  // the others, as mode "binlog-compare" (an A/B of two builds).
+  std::string compare_relay_bin;
   std::string broker_bin;
   std::string load_bin;
   std::string out_dir;
@@ -114,6 +117,9 @@ struct LatencyRun {
   double writer_max_lag_ms = 0;
   double p50_ms = 0, p99_ms = 0, max_ms = 0;                       // insert -> consumed
   double create_p50_ms = 0, create_p99_ms = 0, create_max_ms = 0;  // insert -> CreateTime
+  // The writers' own INSERT, its commit included (outbox-load): the floor
+  // under insert -> consumed, the database's share alone.
+  double insert_p50_ms = 0, insert_p99_ms = 0;
   double relay_cpu_pct = 0;
   double relay_statements_per_s = 0;  // Questions/s minus the writers' one INSERT per event
 };

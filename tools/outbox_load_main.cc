@@ -14,6 +14,7 @@
 #include <mysql_driver.h>
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <atomic>
 #include <cctype>
 #include <chrono>
@@ -24,6 +25,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <thread>
+#include <vector>
 
 #include "outbox_ddl.h"
 #include "outbox_load.h"
@@ -89,7 +91,18 @@ struct Shared {
   std::atomic<bool> failed{false};
   std::mutex mu;
   std::string error;
+  // Steady mode: how long each INSERT took, its commit included (us);
+  // guarded by mu, appended by each writer when it ends.
+  std::vector<int64_t> insert_us;
 };
+
+// The q-quantile of `v` in ms (nearest rank); 0 for none. Sorts v.
+double QuantileMs(std::vector<int64_t>& v, double q) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  const size_t i = std::min(v.size() - 1, static_cast<size_t>(q * static_cast<double>(v.size())));
+  return static_cast<double>(v[i]) / 1000.0;
+}
 
 // Steady mode: event g of the plan is due g/rate seconds after the start.
 // Sleeps until `due`, or records how late it is in max_lag_us.
@@ -118,6 +131,7 @@ void Writer(const Args& a, const outbox::load::Plan& plan, int w, Clock::time_po
                                        "(?, ?, ?, ?, ?, ?, 'NEW', 0, NOW(), NOW(), NOW())"));
     std::string values;
     int pending = 0;
+    std::vector<int64_t> insert_us;
     std::unique_ptr<sql::Statement> st(conn->createStatement());
     auto flush = [&] {
       if (pending == 0) return;
@@ -137,7 +151,8 @@ void Writer(const Args& a, const outbox::load::Plan& plan, int w, Clock::time_po
       }
       std::string type = outbox::load::EventType(agg.type, e.seq);
       std::string key = outbox::load::EventKey(type, agg.id, e.seq);
-      std::string payload = Payload(WallMicros(), e.seq, agg.id, a.payload_bytes);
+      const int64_t t0 = WallMicros();
+      std::string payload = Payload(t0, e.seq, agg.id, a.payload_bytes);
       if (a.bulk) {
         if (pending) values += ",";
         values += "(" + std::to_string(e.id) + ",'" + agg.type + "'," + std::to_string(agg.id) +
@@ -151,10 +166,13 @@ void Writer(const Args& a, const outbox::load::Plan& plan, int w, Clock::time_po
         one->setString(5, key);
         one->setString(6, payload);
         one->executeUpdate();
+        insert_us.push_back(WallMicros() - t0);
         ++shared->written;
       }
     }
     flush();
+    std::lock_guard<std::mutex> lock(shared->mu);
+    shared->insert_us.insert(shared->insert_us.end(), insert_us.begin(), insert_us.end());
   } catch (const sql::SQLException& e) {
     std::lock_guard<std::mutex> lock(shared->mu);
     if (!shared->failed.exchange(true))
@@ -293,7 +311,7 @@ void AwaitWriters(const Args& a, int64_t planned, Clock::time_point start, Share
 }
 
 // The summary line on stdout and, with --json, the file.
-void Report(const Args& a, int64_t planned, double secs, const Shared& shared) {
+void Report(const Args& a, int64_t planned, double secs, Shared& shared) {
   int64_t written = shared.written.load();
   if (shared.failed) {
     std::cerr << "outbox-load: " << shared.error << " (" << written << " events written)\n";
@@ -313,6 +331,13 @@ void Report(const Args& a, int64_t planned, double secs, const Shared& shared) {
                       {"writers", a.writers},
                       {"seed", a.seed},
                       {"complete", written == planned}};
+  if (!shared.insert_us.empty()) {
+    // The writers' own INSERT, commit included: the floor under any insert ->
+    // broker latency measured from the payload's ts_us.
+    j["insert_p50_ms"] = QuantileMs(shared.insert_us, 0.5);
+    j["insert_p99_ms"] = QuantileMs(shared.insert_us, 0.99);
+    j["insert_max_ms"] = QuantileMs(shared.insert_us, 1);
+  }
   std::cout << "outbox-load: wrote " << written << " of " << planned << " events (" << a.aggregates
             << " aggregates, ids " << a.first_id << ".." << a.first_id + planned - 1
             << ", aggregate ids " << a.first_aggregate_id << ".."
