@@ -117,7 +117,8 @@ class Bench {
   void CalibrateLoad(int writers);
   LatencyRun MeasureLoad(const LoadSpec& spec, const Running& relay, int rep,
                          std::vector<double>* lat, std::vector<double>* create);
-  std::vector<std::string> LoadArgv(const LoadSpec& spec, const std::string& json);
+  std::vector<std::string> LoadArgv(const LoadSpec& spec, const std::string& json,
+                                    const std::string& aggregate_type);
   void CollectLatency(TimingConsumer& consumer, int64_t start_us, LatencyRun* run,
                       std::vector<double>* lat, std::vector<double>* create);
   void StageLatency();
@@ -148,6 +149,7 @@ class Bench {
   Child broker_;
   std::string bootstrap_;
   int config_seq_ = 0;
+  int topic_seq_ = 0;  // MeasureLoad's topics
   std::string main_tpl_, cost_tpl_;
   int64_t big_next_id_ = 0;     // the next big-table run's ids start above this
   int64_t next_aggregate_ = 1;  // outbox-load's next first aggregate id

@@ -46,6 +46,21 @@ rd_kafka_conf_t* NewConf(const std::string& bootstrap,
 }
 }  // namespace
 
+void CreateTopic(const std::string& bootstrap, const std::string& topic) {
+  // One message creates it (the broker's auto-creation, as for the relay's
+  // first message; the mock's default is 4 partitions, kPartitions). The
+  // consumers start at the end, after it; it has no ts_us either.
+  char err[512];
+  rd_kafka_t* rk = rd_kafka_new(RD_KAFKA_PRODUCER, NewConf(bootstrap, {}), err, sizeof(err));
+  if (!rk) throw std::runtime_error(std::string("kafka producer: ") + err);
+  rd_kafka_resp_err_t e = rd_kafka_producev(rk, RD_KAFKA_V_TOPIC(topic.c_str()),
+                                            RD_KAFKA_V_VALUE(nullptr, 0), RD_KAFKA_V_END);
+  if (e == RD_KAFKA_RESP_ERR_NO_ERROR) e = rd_kafka_flush(rk, 10000);
+  rd_kafka_destroy(rk);
+  if (e != RD_KAFKA_RESP_ERR_NO_ERROR)
+    throw std::runtime_error("kafka: creating " + topic + ": " + rd_kafka_err2str(e));
+}
+
 TimingConsumer::TimingConsumer(const std::string& bootstrap, const std::string& topic,
                                int partitions) {
   // The mock broker answers a fetch that finds no data only after the whole

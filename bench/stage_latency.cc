@@ -10,7 +10,8 @@
 namespace outbox {
 namespace bench {
 
-std::vector<std::string> Bench::LoadArgv(const LoadSpec& spec, const std::string& json) {
+std::vector<std::string> Bench::LoadArgv(const LoadSpec& spec, const std::string& json,
+                                         const std::string& aggregate_type) {
   const int64_t planned = static_cast<int64_t>(spec.rate * spec.seconds);
   const int64_t aggregates =
       std::max<int64_t>(1, (planned + s_.events_per_aggregate - 1) / s_.events_per_aggregate);
@@ -19,7 +20,7 @@ std::vector<std::string> Bench::LoadArgv(const LoadSpec& spec, const std::string
       "--database", spec.database.empty() ? o_.db.database : spec.database, "--table", spec.table,
       "--aggregates", std::to_string(aggregates), "--events",
       std::to_string(s_.events_per_aggregate), "--first-aggregate-id",
-      std::to_string(next_aggregate_), "--aggregate-types", "Lat", "--writers",
+      std::to_string(next_aggregate_), "--aggregate-types", aggregate_type, "--writers",
       std::to_string(spec.writers), "--rate", Fmt("%.0f", spec.rate),
       // Writers that cannot keep up stop on time
       // rather than stretch the run.
@@ -41,7 +42,7 @@ void Bench::CalibrateLoad(int writers) {
   LoadSpec spec{table, 200, 0.5, writers, ""};
   std::string json = o_.out_dir + "/load-calibrate.json";
   std::remove(json.c_str());
-  std::vector<std::string> argv = LoadArgv(spec, json);
+  std::vector<std::string> argv = LoadArgv(spec, json, "Lat");
   auto st0 = db_->GlobalStatus();
   Child load(argv, o_.out_dir + "/load.log");
   int rc = load.Wait(60);
@@ -85,11 +86,15 @@ LatencyRun Bench::MeasureLoad(const LoadSpec& spec, const Running& relay, int re
                               std::vector<double>* lat, std::vector<double>* create) {
   if (!load_overhead_.count(spec.writers))  // with a relay running it would count the relay's
     throw std::logic_error("MeasureLoad: CalibrateLoad first, before the relay starts");
-  TimingConsumer consumer(bootstrap_, kLatencyTopic, kPartitions);
+  // A topic of its own (CreateTopic): the relay publishes to
+  // outbox.event.<aggregate type>.
+  const std::string type = "Lat" + std::to_string(++topic_seq_);
+  CreateTopic(bootstrap_, "outbox.event." + type);
+  TimingConsumer consumer(bootstrap_, "outbox.event." + type, kPartitions);
   SleepSeconds(0.5);
   std::string json = o_.out_dir + "/load-" + std::to_string(rep) + ".json";
   std::remove(json.c_str());
-  std::vector<std::string> argv = LoadArgv(spec, json);
+  std::vector<std::string> argv = LoadArgv(spec, json, type);
   const pid_t pid = relay.procs.at(0).pid();
   double cpu0 = ProcessCpuSeconds(pid).value_or(0);
   auto st0 = db_->GlobalStatus();
