@@ -85,6 +85,19 @@ struct WakeRig {
   std::unique_ptr<Relay> relay;
 };
 
+// A relay on `stores` (a fault or counting fake) with the stream up.
+std::unique_ptr<Relay> RelayOn(const ServiceConfig& c, std::shared_ptr<FakeClock> clock,
+                               StoreFactory stores, Metrics* metrics) {
+  RelayOptions o;
+  o.config = c;
+  o.store_factory = std::move(stores);
+  o.publisher = std::make_shared<FakePublisher>();
+  o.metrics = &metrics->ForService(c.name);
+  o.clock = clock;
+  o.wakeup = std::make_unique<ScriptedWakeup>(clock, 100ms, 30s);  // the stream is up
+  return std::make_unique<Relay>(std::move(o));
+}
+
 TEST_CASE("with wakeup poll the idle wait is the poll backoff as before", "[relay][wakeup]") {
   ServiceConfig c = BinlogConfig();
   c.wakeup = Wakeup::kPoll;
@@ -280,14 +293,10 @@ TEST_CASE("a claim after an insert wake-up retries until the row is visible", "[
   auto table = std::make_shared<FakeTable>(clock);
   auto probes = std::make_shared<int>(0);
   Metrics metrics;
-  RelayOptions o;
-  o.config = c;
-  o.store_factory = [table, probes] { return std::make_unique<LateRowStore>(table, probes); };
-  o.publisher = std::make_shared<FakePublisher>();
-  o.metrics = &metrics.ForService(c.name);
-  o.clock = clock;
-  o.wakeup = std::make_unique<ScriptedWakeup>(clock, 100ms, 30s);  // the stream is up
-  Relay relay(std::move(o));
+  auto owned = RelayOn(
+      c, clock, [table, probes] { return std::make_unique<LateRowStore>(table, probes); },
+      &metrics);
+  Relay& relay = *owned;
   CHECK(relay.ClaimOnce() == Relay::Round::kIdle);  // the first claim reclaims: no probe
   *probes = 0;
   SECTION("an insert gets the retry") {
@@ -334,14 +343,10 @@ TEST_CASE("with per_aggregate the commit-race retry claims the row of a pass tha
   auto table = std::make_shared<FakeTable>(clock);
   auto passes = std::make_shared<int>(0);
   Metrics metrics;
-  RelayOptions o;
-  o.config = c;
-  o.store_factory = [table, passes] { return std::make_unique<LatePassStore>(table, passes); };
-  o.publisher = std::make_shared<FakePublisher>();
-  o.metrics = &metrics.ForService(c.name);
-  o.clock = clock;
-  o.wakeup = std::make_unique<ScriptedWakeup>(clock, 100ms, 30s);
-  Relay relay(std::move(o));
+  auto owned = RelayOn(
+      c, clock, [table, passes] { return std::make_unique<LatePassStore>(table, passes); },
+      &metrics);
+  Relay& relay = *owned;
   // The first pass finds nothing; the retry's pass starts with the row (a
   // round that only starts a pass claims nothing) and must go on to claim it.
   relay.ClaimAfter(WakeCause::kInsert);
@@ -378,16 +383,13 @@ TEST_CASE("with per_aggregate a wake-up by a commit that inserted nothing probes
   auto table = std::make_shared<FakeTable>(clock);
   auto counts = std::make_shared<CountingStore::Counts>();
   Metrics metrics;
-  RelayOptions o;
-  o.config = c;
-  o.store_factory = [table, counts] {
-    return std::make_unique<CountingStore>(testing::FakeStoreFactory(table)(), counts);
-  };
-  o.publisher = std::make_shared<FakePublisher>();
-  o.metrics = &metrics.ForService(c.name);
-  o.clock = clock;
-  o.wakeup = std::make_unique<ScriptedWakeup>(clock, 100ms, 30s);
-  Relay relay(std::move(o));
+  auto owned = RelayOn(
+      c, clock,
+      [table, counts] {
+        return std::make_unique<CountingStore>(testing::FakeStoreFactory(table)(), counts);
+      },
+      &metrics);
+  Relay& relay = *owned;
   table->Insert("order", 1, "OrderCreated");
   relay.ClaimAfter(WakeCause::kInsert);
   while (relay.ClaimOnce() == Relay::Round::kMore) {
