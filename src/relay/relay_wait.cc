@@ -24,8 +24,8 @@ void Relay::NoteSettled(std::optional<int64_t> retry_ms) {
   if (retry_ms) return NoteOwnRetry(*retry_ms);
   // `wakeup: binlog`, per_aggregate: rows deferred behind this relay's own
   // deliveries wait for exactly such a settle. The stream announces its
-  // commit too, but only after a trip through the server's binary log, and
-  // a busy loop would rather claim them in this round than the next.
+  // commit too, but later (a trip through the server's binary log), and the
+  // loop would leave those rows waiting that long.
   if (options_.config.wakeup == Wakeup::kBinlog && planner_.deferred_count() > 0)
     wakeup_->Interrupt();
 }
