@@ -32,14 +32,14 @@ struct Received {
   int64_t recv_us = 0;    // wall clock when this consumer got it
 };
 
-// Consumes `topic` (partitions 0..partitions-1) from its current end, in a
-// thread, recording every message's timing. Thread-safe.
 // Creates `topic` on the broker with its default partition count. The mock
 // broker finds a fetch offset by walking the partition's log from its start,
 // so a topic that grows through the whole benchmark makes every later fetch
 // (and the broker's one thread) slower: each measured run gets its own.
 void CreateTopic(const std::string& bootstrap, const std::string& topic);
 
+// Consumes `topic` (partitions 0..partitions-1) from its current end, in a
+// thread, recording every message's timing. Thread-safe.
 class TimingConsumer {
  public:
   // Throws std::runtime_error if the consumer cannot start.

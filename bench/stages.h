@@ -139,7 +139,7 @@ struct Idle {
 
 // One point of the wakeup stage's rate sweep.
 struct WakeupRun {
-  std::string mode;                  // poll | binlog
+  std::string mode;                  // poll | binlog | binlog-compare (--compare-relay)
   double target_rate = 0;            // events/s asked of the writers
   LatencyRun run;                    // run.offered_rate: the rate the writers achieved; quantiles
                                      // over the slices' samples pooled

@@ -96,12 +96,11 @@ struct Shared {
   std::vector<int64_t> insert_us;
 };
 
-// The q-quantile of `v` in ms (nearest rank); 0 for none. Sorts v.
-double QuantileMs(std::vector<int64_t>& v, double q) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  const size_t i = std::min(v.size() - 1, static_cast<size_t>(q * static_cast<double>(v.size())));
-  return static_cast<double>(v[i]) / 1000.0;
+// The q-quantile of `sorted` (ascending, not empty) in ms, nearest rank.
+double QuantileMs(const std::vector<int64_t>& sorted, double q) {
+  const size_t i =
+      std::min(sorted.size() - 1, static_cast<size_t>(q * static_cast<double>(sorted.size())));
+  return static_cast<double>(sorted[i]) / 1000.0;
 }
 
 // Steady mode: event g of the plan is due g/rate seconds after the start.
@@ -334,6 +333,7 @@ void Report(const Args& a, int64_t planned, double secs, Shared& shared) {
   if (!shared.insert_us.empty()) {
     // The writers' own INSERT, commit included: the floor under any insert ->
     // broker latency measured from the payload's ts_us.
+    std::sort(shared.insert_us.begin(), shared.insert_us.end());
     j["insert_p50_ms"] = QuantileMs(shared.insert_us, 0.5);
     j["insert_p99_ms"] = QuantileMs(shared.insert_us, 0.99);
     j["insert_max_ms"] = QuantileMs(shared.insert_us, 1);
