@@ -26,6 +26,15 @@ const ServiceConfig& FirstOnServer(const Config& config, const MysqlConfig& mysq
   return config.services.front();  // unreachable: the service itself is one
 }
 
+// The options of the stream a service with wakeup: binlog shares.
+binlog::BinlogOptions StreamOptions(const Config& config, const ServiceConfig& s) {
+  binlog::BinlogOptions b;
+  b.mysql = FirstOnServer(config, s.mysql).mysql;
+  b.instance_id = config.instance_id;
+  b.server_id = s.mysql.binlog_server_id.value_or(0);
+  return b;
+}
+
 }  // namespace
 
 Wakeups::Wakeups() = default;
@@ -35,10 +44,7 @@ void Wakeups::Wire(const Config& config, RelayOptions* options) {
   const ServiceConfig& s = options->config;
   if (s.wakeup != Wakeup::kBinlog) return;
   if (!hub_) hub_ = std::make_unique<binlog::WakeupHub>();
-  binlog::BinlogOptions b;
-  b.mysql = FirstOnServer(config, s.mysql).mysql;
-  b.instance_id = config.instance_id;
-  b.server_id = s.mysql.binlog_server_id.value_or(0);
+  binlog::BinlogOptions b = StreamOptions(config, s);
   WatchStream(options->liveness, &b);
   options->wakeup = std::make_unique<binlog::BinlogWakeup>(
       options->clock, *hub_, b, s.mysql.database, s.mysql.table,
@@ -75,9 +81,10 @@ int CheckBinlogWakeups(const Config& config) {
     }
     const std::string where = "binlog " + s.mysql.host + ":" + std::to_string(s.mysql.port) + ": ";
     binlog::BinlogCheck check;
-    Status st = binlog::CheckBinlog(FirstOnServer(config, s.mysql).mysql, databases, &check);
+    Status st = binlog::CheckBinlog(StreamOptions(config, s), databases, &check);
     if (!st.ok()) check.problems.push_back(st.message());
     for (const auto& p : check.problems) std::cout << where << p << "\n";
+    for (const auto& n : check.notes) std::cout << where << "note: " << n << "\n";
     if (check.problems.empty()) std::cout << check.summary << "\n";
     problems += static_cast<int>(check.problems.size());
   }

@@ -73,6 +73,43 @@ bool ListContains(const std::string& csv, const std::string& name) {
   return false;
 }
 
+// Whether another replica already follows the server as `server_id`: SHOW
+// REPLICA HOSTS lists the replicas that registered, every relay stream among
+// them (as ReportHost). Listing needs REPLICATION MASTER ADMIN on MariaDB
+// 10.5.2+ (REPLICATION SLAVE on MySQL), which the stream itself does not.
+void CheckServerIdInUse(MariadbSession& session, const BinlogServerInfo& info,
+                        const BinlogOptions& options, const std::string& where, BinlogCheck* out) {
+  const std::string id = std::to_string(EffectiveServerId(options));
+  std::vector<MariadbSession::Row> rows;
+  Status s = session.Query("SHOW SLAVE HOSTS", &rows);
+  // MySQL 8.4 removed the old name; 8.0.22+ has SHOW REPLICAS.
+  if (!s.ok() && session.last_errno() == 1064) s = session.Query("SHOW REPLICAS", &rows);
+  if (!s.ok()) {
+    const std::string privilege =
+        info.is_mariadb ? "REPLICATION MASTER ADMIN" : "REPLICATION SLAVE";
+    out->notes.push_back(
+        "cannot tell whether another replica uses server_id " + id + " on " + where +
+        (session.last_errno() == 1227
+             ? ": listing replicas needs " + privilege + ", which the stream itself does not need"
+             : ": " + s.message()));
+    return;
+  }
+  for (const auto& row : rows) {
+    if (Value(row, 0) != id) continue;
+    const std::string host = Value(row, 1);
+    if (host == ReportHost(options.instance_id)) {
+      out->notes.push_back("server_id " + id + " is registered on " + where + " by '" + host +
+                           "': this relay's stream if it runs; a second relay with instance_id " +
+                           options.instance_id + " would push it off the server");
+    } else {
+      out->problems.push_back("server_id " + id + " is in use on " + where + " by the replica '" +
+                              host +
+                              "': the two would push each other off the server; give "
+                              "this relay its own mysql.binlog_server_id (or instance_id)");
+    }
+  }
+}
+
 }  // namespace
 
 std::string BinlogServerInfo::Granularity() const {
@@ -130,9 +167,10 @@ void CheckDatabaseFilters(const BinlogServerInfo& info, const std::vector<std::s
   }
 }
 
-Status CheckBinlog(const MysqlConfig& mysql, const std::vector<std::string>& databases,
+Status CheckBinlog(const BinlogOptions& options, const std::vector<std::string>& databases,
                    BinlogCheck* out) {
   *out = BinlogCheck{};
+  const MysqlConfig& mysql = options.mysql;
   MariadbSession session;
   const int read_timeout_s = std::max(1, mysql.read_timeout_ms / 1000);
   Status s = session.Connect(mysql, read_timeout_s);
@@ -142,7 +180,10 @@ Status CheckBinlog(const MysqlConfig& mysql, const std::vector<std::string>& dat
   if (!s.ok())
     return Status::Error("cannot check the binary log on " + Endpoint(mysql) + ": " + s.message());
   const std::string where = mysql.host + ":" + std::to_string(mysql.port);
-  if (info.log_bin) CheckDatabaseFilters(info, databases, where, &out->problems);
+  if (info.log_bin) {
+    CheckDatabaseFilters(info, databases, where, &out->problems);
+    CheckServerIdInUse(session, info, options, where, out);
+  }
   if (info.log_bin && info.checksum != "CRC32" && info.checksum != "NONE")
     out->problems.push_back("binlog_checksum=" + info.checksum + " on " + where +
                             " is not one the relay reads (CRC32 or NONE)");

@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "binlog/binlog_options.h"
 #include "binlog/mariadb_session.h"
 #include "common/status.h"
 #include "config/config.h"
@@ -45,15 +46,18 @@ void CheckDatabaseFilters(const BinlogServerInfo& info, const std::vector<std::s
 
 struct BinlogCheck {
   std::vector<std::string> problems;  // each with its fix; empty: all is well
+  std::vector<std::string> notes;     // worth knowing, not a problem
   std::string summary;                // e.g. "binlog on 127.0.0.1:3306: wake-ups per table ..."
 };
 
 // For `outbox-relay check --connect` with `wakeup: binlog`: connects as
-// `mysql`'s user (its database and table are not used), reads the settings
-// and the privileges a stream needs (REPLICATION SLAVE, and BINLOG MONITOR on
-// MariaDB / REPLICATION CLIENT on MySQL) and whether `databases` are logged.
-// Starts no stream. Returns an error only when it cannot connect.
-Status CheckBinlog(const MysqlConfig& mysql, const std::vector<std::string>& databases,
+// `options.mysql`'s user (its database and table are not used), reads the
+// settings and the privileges a stream needs (REPLICATION SLAVE, and BINLOG
+// MONITOR on MariaDB / REPLICATION CLIENT on MySQL), whether `databases` are
+// logged, and whether another replica already uses the stream's server_id
+// (SHOW REPLICA HOSTS). Starts no stream. Returns an error only when it
+// cannot connect.
+Status CheckBinlog(const BinlogOptions& options, const std::vector<std::string>& databases,
                    BinlogCheck* out);
 
 }  // namespace binlog

@@ -23,6 +23,10 @@ uint32_t EffectiveServerId(const BinlogOptions& options) {
              : DeriveServerId(options.instance_id, options.mysql.host, options.mysql.port);
 }
 
+std::string ReportHost(const std::string& instance_id) {
+  return ("outbox-relay " + instance_id).substr(0, 60);
+}
+
 std::chrono::milliseconds StreamStallLimit(const BinlogOptions& options) {
   // Open: connect, the server inspection (up to 5 statements), the SET and
   // the dump request; Follow: one read timeout before a stall is declared.

@@ -53,6 +53,11 @@ uint32_t DeriveServerId(const std::string& instance_id, const std::string& host,
 // The id a stream with `options` uses: options.server_id or the derived one.
 uint32_t EffectiveServerId(const BinlogOptions& options);
 
+// The host name a stream registers with (COM_REGISTER_SLAVE), which SHOW
+// REPLICA HOSTS shows beside its server_id: "outbox-relay <instance_id>",
+// cut to the 60 bytes the server keeps.
+std::string ReportHost(const std::string& instance_id);
+
 // The longest the stream's thread can legitimately go without calling
 // on_progress: a connect (mysql.connect_timeout_ms), the setup statements
 // before the dump starts, each bounded by the read timeout (stall_timeout_ms

@@ -150,7 +150,7 @@ bool BinlogStream::Session::Open(StreamProblem* problem, std::string* reason) {
   mariadb_rpl_optionsv(rpl_, MARIADB_RPL_UNCOMPRESS, 1);
   // COM_REGISTER_SLAVE: SHOW REPLICA HOSTS then names this relay beside its
   // server_id, which is where an operator looks for a duplicate id.
-  const std::string report_host = ("outbox-relay " + o.instance_id).substr(0, 60);
+  const std::string report_host = ReportHost(o.instance_id);
   mariadb_rpl_optionsv(rpl_, MARIADB_RPL_HOST, report_host.c_str());
   mariadb_rpl_optionsv(rpl_, MARIADB_RPL_PORT, 0u);
   s_->SetFile(info_.file);

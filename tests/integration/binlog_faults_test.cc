@@ -133,7 +133,7 @@ void ExpectMissingGrant(const std::string& name, const std::string& granted,
   CHECK(Has(st.reason, fix));
   if (stays_down) CHECK_FALSE(s.stream.up());
   binlog::BinlogCheck check;
-  REQUIRE(binlog::CheckBinlog(user.Options().mysql, tables, &check).ok());
+  REQUIRE(binlog::CheckBinlog(user.Options(), tables, &check).ok());
   REQUIRE(check.problems.size() == 1);
   CHECK(Has(check.problems[0], fix));
 }
@@ -155,9 +155,12 @@ TEST_CASE("binlog: the documented grants are enough and check --connect says the
   RequireLogBin();
   TestUser user("binlog_ok", "REPLICATION SLAVE, BINLOG MONITOR");
   binlog::BinlogCheck check;
-  REQUIRE(binlog::CheckBinlog(user.Options().mysql, {"binlog_x"}, &check).ok());
+  REQUIRE(binlog::CheckBinlog(user.Options(), {"binlog_x"}, &check).ok());
   CHECK(check.problems.empty());
   CHECK(Has(check.summary, "wake-ups per"));
+  // Listing replicas is beyond those grants on MariaDB: said, not a problem.
+  REQUIRE(check.notes.size() == 1);
+  CHECK(Has(check.notes[0], "REPLICATION MASTER ADMIN"));
   Watched s(user.Options());
   s.stream.Start();
   CHECK(WaitFor([&] { return s.stream.up(); }, 10s, 10ms));
@@ -198,6 +201,32 @@ TEST_CASE("binlog: another replica with the same server_id is detected and repor
   CHECK(Has(st.reason, "mysql.binlog_server_id"));
 }
 
+TEST_CASE("binlog: check --connect reports a server_id another replica already uses", "[binlog]") {
+  RequireLogBin();
+  binlog::BinlogOptions other = TestBinlogOptions();
+  other.server_id = 3999000002u;
+  other.instance_id = "other-relay";
+  binlog::BinlogOptions mine = other;
+  mine.instance_id = "this-relay";
+  binlog::BinlogCheck check;
+  REQUIRE(binlog::CheckBinlog(mine, {"binlog_x"}, &check).ok());
+  CHECK(check.problems.empty());  // nobody follows the server as 3999000002 yet
+  Watched running(other);
+  running.stream.Start();
+  REQUIRE(WaitFor([&] { return running.stream.up(); }, 10s, 10ms));
+  REQUIRE(binlog::CheckBinlog(mine, {"binlog_x"}, &check).ok());
+  REQUIRE(check.problems.size() == 1);
+  CHECK(Has(check.problems[0], "server_id 3999000002"));
+  CHECK(Has(check.problems[0], "'outbox-relay other-relay'"));
+  CHECK(Has(check.problems[0], "mysql.binlog_server_id"));
+  // The same instance_id registered: most likely this relay's own daemon.
+  REQUIRE(binlog::CheckBinlog(other, {"binlog_x"}, &check).ok());
+  CHECK(check.problems.empty());
+  REQUIRE(check.notes.size() == 1);
+  CHECK(Has(check.notes[0], "this relay's stream if it runs"));
+  CHECK(running.stream.up());  // checking did not disturb the stream
+}
+
 TEST_CASE("binlog: log_bin off is reported by the stream and by the check", "[binlog]") {
   // A server of its own: log_bin cannot be switched off at run time.
   const std::string dir = "/tmp/outbox-binlog-off-" + std::to_string(::getpid());
@@ -231,7 +260,7 @@ TEST_CASE("binlog: log_bin off is reported by the stream and by the check", "[bi
   StreamState st = s.log.WaitFor(Problem(StreamProblem::kLogBinOff), 10s);
   CHECK(Has(st.reason, "--log-bin"));
   binlog::BinlogCheck check;
-  REQUIRE(binlog::CheckBinlog(o.mysql, {"x"}, &check).ok());
+  REQUIRE(binlog::CheckBinlog(o, {"x"}, &check).ok());
   REQUIRE(check.problems.size() == 1);
   CHECK(Has(check.problems[0], "log_bin is OFF"));
 }
