@@ -50,8 +50,8 @@ void ClaimPlanner::BeginRound(int want) {
         ++it;  // its older event is still being delivered
         continue;
       }
-      // Everything older of this aggregate is SENT by this relay: the
-      // deferred rows are its next events, in id order.
+      // Everything older of this aggregate is SENT or delivered by this
+      // relay: the deferred rows are its next events, in id order.
       take = std::min(rows.size(), static_cast<size_t>(want) - candidates_.size());
       for (size_t i = 0; i < take; ++i) AddCandidate(it->first, rows[i]);
     } else {
@@ -146,11 +146,27 @@ void ClaimPlanner::OnClaimed(const std::vector<OutboxRow>& rows) {
   }
 }
 
+void ClaimPlanner::Uncount(const AggregateKey& key) {
+  auto it = inflight_.find(key);
+  if (it != inflight_.end() && --it->second <= 0) inflight_.erase(it);
+}
+
+bool ClaimPlanner::OnDelivered(const std::vector<SettledRow>& rows) {
+  MutexLock lock(&mu_);
+  bool ready = false;
+  for (const auto& r : rows) {
+    if (!inflight_ids_.count(r.id) || !delivered_ids_.insert(r.id).second) continue;
+    Uncount(r.aggregate);
+    ready = ready || (!inflight_.count(r.aggregate) && deferred_.count(r.aggregate) &&
+                      !blocked_.count(r.aggregate));
+  }
+  return ready;
+}
+
 void ClaimPlanner::OnSettled(const std::vector<SettledRow>& rows) {
   MutexLock lock(&mu_);
   for (const auto& r : rows) {
-    auto it = inflight_.find(r.aggregate);
-    if (it != inflight_.end() && --it->second <= 0) inflight_.erase(it);
+    if (!delivered_ids_.erase(r.id)) Uncount(r.aggregate);
     inflight_ids_.erase(r.id);
     if (!r.done) blocked_.insert(r.aggregate);
   }

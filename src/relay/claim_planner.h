@@ -33,13 +33,14 @@ struct SettledRow {
 // relay, behind a DEAD row, or failed in this relay) is "blocked" for the
 // rest of the pass, so a later event never overtakes it. A row whose older
 // event this relay itself is still delivering is "deferred": kept in memory
-// and claimed once that event is settled SENT, without waiting for the next
-// pass. This needs no index on aggregate_id, and it is safe across replicas:
-// a row that another relay holds is SENDING (blocking), and ClaimIds
-// re-checks each row under lock.
+// and claimed once the broker acknowledged that event (its first copy is in
+// Kafka: order holds even if its settle then fails and a duplicate follows),
+// without waiting for the next pass. This needs no index on aggregate_id, and
+// it is safe across replicas: a row that another relay holds is SENDING
+// (blocking), and ClaimIds re-checks each row under lock.
 //
-// Thread-safety: OnSettled may be called from any thread; everything else
-// from the claiming thread only.
+// Thread-safety: OnDelivered, OnSettled and the counts may be called from any
+// thread; everything else from the claiming thread only.
 class ClaimPlanner {
  public:
   // `max_deferred`: rows kept waiting behind this relay's own deliveries;
@@ -59,7 +60,8 @@ class ClaimPlanner {
   void EndPass();
 
   // Starts a claim round: forgets the previous round's candidates and makes
-  // deferred rows whose older events are now SENT candidates (up to `want`).
+  // deferred rows whose older events are now delivered candidates (up to
+  // `want`).
   void BeginRound(int want);
   // Consumes rows of the last page left over when the round filled up, then
   // one scanned page (id order, ids >= cursor), adding claimable rows to the
@@ -80,6 +82,12 @@ class ClaimPlanner {
 
   // The claimed rows are in flight until OnSettled.
   void OnClaimed(const std::vector<OutboxRow>& rows);
+  // Rows the broker acknowledged, before their settle commits: the first copy
+  // of each is in Kafka, so their aggregates' deferred rows may be claimed at
+  // once rather than after the settle's commit (docs/ORDERING.md). They stay
+  // this relay's own rows in flight (no blocker to a pass) until OnSettled.
+  // True if a deferred row became claimable: the claim loop should look.
+  bool OnDelivered(const std::vector<SettledRow>& rows);
   void OnSettled(const std::vector<SettledRow>& rows);
 
   size_t blocked_count() const;
@@ -87,6 +95,7 @@ class ClaimPlanner {
  private:
   void Block(const AggregateKey& key) REQUIRES(mu_);
   void Take(const WindowRow& w) REQUIRES(mu_);
+  void Uncount(const AggregateKey& key) REQUIRES(mu_);
   void AddCandidate(const AggregateKey& key, int64_t id);
 
   const DeadPolicy dead_policy_;
@@ -109,6 +118,8 @@ class ClaimPlanner {
   std::unordered_set<AggregateKey, AggregateKeyHash> blocked_ GUARDED_BY(mu_);
   std::unordered_map<AggregateKey, int, AggregateKeyHash> inflight_ GUARDED_BY(mu_);
   std::unordered_set<int64_t> inflight_ids_ GUARDED_BY(mu_);
+  // In inflight_ids_ but no longer counted in inflight_ (OnDelivered).
+  std::unordered_set<int64_t> delivered_ids_ GUARDED_BY(mu_);
   std::unordered_map<AggregateKey, std::vector<int64_t>, AggregateKeyHash> deferred_
       GUARDED_BY(mu_);
   size_t deferred_rows_ GUARDED_BY(mu_) = 0;

@@ -113,6 +113,7 @@ void Relay::Publish(ClaimedBatch batch, Clock::TimePoint claimed_at) {
 }
 
 void Relay::OnPublished(PublishedBatch done) {
+  if (options_.config.ordering == Ordering::kPerAggregate) NoteDelivered(done);
   MutexLock lock(&mu_);
   completed_.push_back(std::move(done));
   cv_.SignalAll();

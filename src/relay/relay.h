@@ -131,6 +131,10 @@ class Relay {
   // The settle thread, after each settle: `retry_ms` when it wrote a retry
   // that many milliseconds from now (NoteOwnRetry).
   void NoteSettled(std::optional<int64_t> retry_ms);
+  // The delivery thread, when a batch's outcomes are in (per_aggregate):
+  // tells the planner which rows the broker acknowledged and wakes the claim
+  // loop if rows deferred behind them are now claimable.
+  void NoteDelivered(const PublishedBatch& done);
   void NoteOwnRetry(int64_t backoff_ms);
   // `wait`, shortened to when the earliest retry this relay wrote comes due.
   // REQUIRES: the claim thread.

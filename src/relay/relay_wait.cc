@@ -21,13 +21,20 @@ void Relay::NoteOwnRetry(int64_t backoff_ms) {
 }
 
 void Relay::NoteSettled(std::optional<int64_t> retry_ms) {
-  if (retry_ms) return NoteOwnRetry(*retry_ms);
-  // `wakeup: binlog`, per_aggregate: rows deferred behind this relay's own
-  // deliveries wait for exactly such a settle. The stream announces its
-  // commit too, but later (a trip through the server's binary log), and the
-  // loop would leave those rows waiting that long.
-  if (options_.config.wakeup == Wakeup::kBinlog && planner_.deferred_count() > 0)
-    wakeup_->Interrupt();
+  if (retry_ms) NoteOwnRetry(*retry_ms);
+}
+
+void Relay::NoteDelivered(const PublishedBatch& done) {
+  std::vector<SettledRow> acked;
+  acked.reserve(done.outcomes.size());
+  for (size_t i = 0; i < done.outcomes.size(); ++i) {
+    const OutboxRow& r = done.batch.rows[i];
+    if (done.outcomes[i].result == PublishResult::kAcked) acked.push_back({r.id, r.aggregate});
+  }
+  // per_aggregate: rows deferred behind these are claimable now. Neither a
+  // poll nor the stream would say so soon: the poll comes poll_interval_ms
+  // later, and the stream reports the settle's commit only after it.
+  if (planner_.OnDelivered(acked)) wakeup_->Interrupt();
 }
 
 Clock::Duration Relay::OwnRetryWait(Clock::Duration wait, Clock::TimePoint now) {
@@ -62,8 +69,9 @@ Clock::Duration Relay::IdleWait(std::chrono::milliseconds idle_wait) {
   // so look again as polling does rather than wait for the stream to say so;
   // a busy relay must not slow down because of the stream. At low rates this
   // costs one empty round per claim. Not while rows wait behind this relay's
-  // own deliveries: what frees them is its settle, a commit the stream
-  // announces, and a look before it would end the pass and start a new one.
+  // own deliveries: what frees them is an acknowledgement (NoteDelivered
+  // wakes the loop), and a look before it would end the pass and start a
+  // new one.
   if (last_claimed_ > 0 && planner_.deferred_count() == 0) return poll;
   return OwnRetryWait(UnsentWait(poll, max_wait, now), now);
 }

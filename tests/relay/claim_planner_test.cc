@@ -213,3 +213,73 @@ TEST_CASE("a DEAD row of the pass's snapshot blocks its aggregate for the whole 
   p.Consume({W(3, 1), W(12, 1)}, 100, 10);
   CHECK(p.candidates() == std::vector<int64_t>{3, 12});
 }
+
+TEST_CASE("a deferred row is claimable once its older event is acknowledged, before the settle",
+          "[ordering]") {
+  ClaimPlanner p(DeadPolicy::kBlock);
+  const std::map<int64_t, int64_t> agg{{1, 1}, {2, 1}, {3, 1}, {4, 2}};
+  p.StartPass(1);
+  p.BeginRound(1);
+  p.Consume({W(1, 1), W(2, 1), W(3, 1), W(4, 2)}, 100, 1);
+  CHECK(ClaimAll(p, agg) == std::vector<int64_t>{1});
+  p.BeginRound(10);
+  p.ConsumeBuffered(10);
+  CHECK(p.deferred_count() == 2);  // 2 and 3 wait for 1
+  CHECK(ClaimAll(p, agg) == std::vector<int64_t>{4});
+  // 4's acknowledgement frees nothing; 1's frees 2 and 3 (its first copy is
+  // in Kafka), while 1 is still SENDING in the table.
+  CHECK_FALSE(p.OnDelivered({Sent(4, 2)}));
+  CHECK(p.OnDelivered({Sent(1, 1)}));
+  p.BeginRound(1);
+  CHECK(p.candidates() == std::vector<int64_t>{2});
+  CHECK(ClaimAll(p, agg) == std::vector<int64_t>{2});
+  // 1's settle commits later: it must not count 2 out of flight, so 3 still
+  // waits for 2.
+  p.OnSettled({Sent(1, 1), Sent(4, 2)});
+  p.BeginRound(10);
+  CHECK(p.candidates().empty());
+  CHECK(p.deferred_count() == 1);
+  CHECK(p.OnDelivered({Sent(2, 1)}));
+  p.BeginRound(10);
+  CHECK(p.candidates() == std::vector<int64_t>{3});
+}
+
+TEST_CASE("an acknowledged row whose settle fails still blocks its aggregate", "[ordering]") {
+  ClaimPlanner p(DeadPolicy::kBlock);
+  const std::map<int64_t, int64_t> agg{{1, 1}, {2, 1}, {3, 1}};
+  p.StartPass(1);
+  p.BeginRound(1);
+  p.Consume({W(1, 1), W(2, 1), W(3, 1)}, 100, 1);
+  ClaimAll(p, agg);
+  p.BeginRound(1);
+  p.ConsumeBuffered(1);  // 2 and 3 deferred
+  REQUIRE(p.OnDelivered({Sent(1, 1)}));
+  p.BeginRound(1);
+  CHECK(ClaimAll(p, agg) == std::vector<int64_t>{2});
+  // The settle found the row no longer ours (a peer took it over after the
+  // lease): the pass stops claiming the aggregate; 2, already out, follows 1.
+  p.OnSettled({Failed(1, 1)});
+  CHECK(p.blocked_count() == 1);
+  CHECK_FALSE(p.OnDelivered({Sent(2, 1)}));
+  p.BeginRound(10);
+  CHECK(p.candidates().empty());
+  CHECK(p.deferred_count() == 0);
+}
+
+TEST_CASE("an acknowledged row not yet settled does not block a new pass", "[ordering]") {
+  ClaimPlanner p(DeadPolicy::kBlock);
+  const std::map<int64_t, int64_t> agg{{1, 1}, {2, 1}};
+  p.StartPass(1);
+  p.BeginRound(1);
+  p.Consume({W(1, 1)}, 100, 1);
+  ClaimAll(p, agg);
+  CHECK_FALSE(p.OnDelivered({Sent(1, 1)}));  // nothing waits behind it
+  CHECK_FALSE(p.OnDelivered({Sent(1, 1)}));  // told twice: counted once
+  p.EndPass();
+  // The next pass's snapshot shows row 1 SENDING under this relay's lease.
+  p.StartPass(1);
+  p.BeginRound(10);
+  p.Consume({W(1, 1, false, true), W(2, 1)}, 100, 10);
+  CHECK(p.candidates() == std::vector<int64_t>{2});
+  CHECK(p.deferred_count() == 0);
+}

@@ -257,30 +257,39 @@ class LateRowStore : public testing::OutboxStoreWrapper {
   std::shared_ptr<int> probes_;
 };
 
-TEST_CASE("with wakeup binlog a settle wakes the loop when rows wait behind it",
-          "[relay][wakeup]") {
+TEST_CASE("an acknowledgement wakes the loop when rows wait behind it", "[relay][wakeup]") {
   ServiceConfig c = BinlogConfig();
+  c.wakeup = GENERATE(Wakeup::kBinlog, Wakeup::kPoll);
   c.ordering = Ordering::kPerAggregate;
-  c.batch_size = 1;  // the aggregate's second event waits for the first's settle
+  c.batch_size = 1;  // the aggregate's second event waits for the first
   WakeRig rig(c);
+  rig.broker->hold(true);
   rig.table->Insert("order", 1, "OrderCreated");
-  SECTION("rows deferred behind the settled batch: woken at once, not by the stream") {
+  SECTION("rows deferred behind the acknowledged one: woken at once, claimed before the settle") {
     rig.table->Insert("order", 1, "OrderPaid");
     rig.table->Insert("order", 2, "OrderCreated");
     rig.relay->ClaimOnce();  // order 1's first event
     rig.relay->ClaimOnce();  // order 2's; order 1's second waits behind its first
     REQUIRE(rig.relay->inflight() == 2);
     CHECK(rig.wakeup->WaitUntil(rig.clock->Now()) == WakeCause::kDeadline);
-    REQUIRE(rig.relay->SettleReady(true, 1s) == 2);
+    REQUIRE(rig.broker->CompleteAll() == 2);
     CHECK(rig.wakeup->WaitUntil(rig.clock->Now()) == WakeCause::kChange);
     rig.relay->ClaimOnce();
-    CHECK(rig.relay->inflight() == 1);  // order 1's second event
+    CHECK(rig.relay->inflight() == 3);             // nothing settled yet
+    CHECK(rig.table->Get(1).status == "SENDING");  // its settle has not run
+    CHECK(rig.table->Get(2).status == "SENDING");  // order 1's second event
+    REQUIRE(rig.broker->CompleteAll() == 1);
+    CHECK(rig.relay->SettleReady(true, 1s) == 3);
     CHECK(rig.table->Get(1).status == "SENT");
-    CHECK(rig.table->Get(2).status == "SENDING");
+    CHECK(rig.table->Get(2).status == "SENT");
+    REQUIRE(rig.broker->acked().size() == 3);
+    CHECK(rig.broker->acked()[0].key == rig.broker->acked()[2].key);  // order 1, in order
   }
-  SECTION("nothing waits behind it: the settle leaves the loop asleep") {
+  SECTION("nothing waits behind it: the acknowledgement leaves the loop asleep") {
     rig.relay->ClaimOnce();
     REQUIRE(rig.relay->inflight() == 1);
+    REQUIRE(rig.broker->CompleteAll() == 1);
+    CHECK(rig.wakeup->WaitUntil(rig.clock->Now()) == WakeCause::kDeadline);
     REQUIRE(rig.relay->SettleReady(true, 1s) == 1);
     CHECK(rig.wakeup->WaitUntil(rig.clock->Now()) == WakeCause::kDeadline);
   }
