@@ -149,7 +149,7 @@ ProbeResult ProbeConsumerDelay(const std::string& bootstrap, const std::string& 
   std::vector<int64_t> create_us(static_cast<size_t>(n), 0);
   TimingConsumer consumer(bootstrap, topic, partitions);
   rd_kafka_conf_t* conf =
-      NewConf(bootstrap, {{"enable.idempotence", "true"}, {"acks", "all"}, {"linger.ms", "5"}});
+      NewConf(bootstrap, {{"enable.idempotence", "true"}, {"acks", "all"}, {"linger.ms", "1"}});
   rd_kafka_conf_set_dr_msg_cb(conf, &OnProbeDelivered);
   rd_kafka_conf_set_opaque(conf, &st);
   char err[512];
