@@ -67,6 +67,7 @@ void Claimer::EndPass() {
 }
 
 ClaimRound Claimer::StartPass() {
+  insert_after_snapshot_ = false;  // this pass's snapshot comes after it
   // The idle poll: one index probe outside any snapshot. A row backing off or
   // leased by a live relay starts no pass until it is due. After a pass that
   // claimed rows more are likely, and the probe would only walk the status
@@ -159,7 +160,9 @@ ClaimRound Claimer::ClaimOrdered(ClaimedBatch* batch) {
   // claims nothing.
   if (exhausted && batch->rows.empty()) {
     EndPass();
-    return ClaimRound::kIdle;
+    if (!insert_after_snapshot_) return ClaimRound::kIdle;
+    insert_after_snapshot_ = false;
+    return ClaimRound::kMore;  // the next round starts a pass that sees the insert
   }
   return ClaimRound::kMore;
 }

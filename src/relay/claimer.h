@@ -46,6 +46,11 @@ class Claimer {
   // inserted nothing, mostly the relay's own claim or settle, which seldom
   // leaves a row to claim.
   void ProbeFirst() { probe_first_ = true; }
+  // A wake-up announced a commit that may have inserted rows (per_aggregate).
+  // An open pass reads from a snapshot older than that commit and cannot see
+  // them: when it ends, the next pass starts at once instead of at the next
+  // wake-up (which, on a quiet table, may be the 30 s safety poll).
+  void NoteInsertCommit() { insert_after_snapshot_ = planner_->in_pass(); }
 
   // Beaten after every statement (DbHealth::NoteAndBeat). Null: no heartbeat.
   void set_heartbeat(HeartbeatPtr beat) { beat_ = std::move(beat); }
@@ -70,8 +75,9 @@ class Claimer {
 
   Clock::TimePoint next_reclaim_{};
   bool last_round_full_ = true;
-  bool last_pass_claimed_ = false;  // the current or last per_aggregate pass claimed rows
-  bool probe_first_ = false;        // ProbeFirst, until the next probe
+  bool last_pass_claimed_ = false;      // the current or last per_aggregate pass claimed rows
+  bool probe_first_ = false;            // ProbeFirst, until the next probe
+  bool insert_after_snapshot_ = false;  // NoteInsertCommit during the current pass
   Clock::TimePoint pass_started_{};
   // What the current per_aggregate pass did (logged at debug when it ends).
   struct PassStats {

@@ -191,6 +191,7 @@ void Relay::WaitForRoom() {
 Relay::Round Relay::ClaimAfter(WakeCause cause) {
   if (cause == WakeCause::kChange) claimer_.ProbeFirst();
   if (cause != WakeCause::kInsert) return ClaimOnce();
+  claimer_.NoteInsertCommit();
   // The commit race (src/common/wakeup.h): the binlog event can come before
   // the row is visible to the claim. Retry briefly while a round claims
   // nothing; only inserts get this, the relays' own settles do not.

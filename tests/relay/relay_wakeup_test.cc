@@ -363,6 +363,34 @@ TEST_CASE("with per_aggregate the commit-race retry claims the row of a pass tha
   CHECK(relay.inflight() == 1);
 }
 
+TEST_CASE("with per_aggregate an insert during an open pass is claimed when that pass ends",
+          "[relay][wakeup]") {
+  ServiceConfig c = BinlogConfig();
+  c.ordering = Ordering::kPerAggregate;
+  c.batch_size = 1;
+  auto clock = std::make_shared<FakeClock>();
+  auto table = std::make_shared<FakeTable>(clock);
+  Metrics metrics;
+  auto owned = RelayOn(c, clock, testing::FakeStoreFactory(table), &metrics);
+  Relay& relay = *owned;
+  table->Insert("order", 1, "OrderCreated");
+  table->Insert("order", 2, "OrderCreated");
+  while (relay.inflight() == 0 && relay.ClaimOnce() == Relay::Round::kMore) {
+  }
+  REQUIRE(relay.inflight() == 1);  // order 1; the pass holds order 2 for its next round
+  // Commits after the pass's snapshot: the insert's wake-up claims order 2,
+  // which the open pass still had, and that counts as the wake-up's claim.
+  table->Insert("order", 3, "OrderCreated");
+  relay.ClaimAfter(WakeCause::kInsert);
+  REQUIRE(relay.inflight() == 2);
+  // The pass then ends; the next one, not the next wake-up (on a quiet table
+  // the 30 s safety poll), must find order 3.
+  while (relay.ClaimOnce() == Relay::Round::kMore) {
+  }
+  CHECK(relay.inflight() == 3);
+  CHECK(table->Get(3).status == "SENDING");
+}
+
 // Counts the probes and the pass snapshots of every store it makes.
 class CountingStore : public testing::OutboxStoreWrapper {
  public:
