@@ -214,7 +214,7 @@ TEST_CASE("a DEAD row of the pass's snapshot blocks its aggregate for the whole 
   CHECK(p.candidates() == std::vector<int64_t>{3, 12});
 }
 
-TEST_CASE("a deferred row is claimable once its older event is acknowledged, before the settle",
+TEST_CASE("a deferred row is claimable once its older event is acknowledged before its settle",
           "[ordering]") {
   ClaimPlanner p(DeadPolicy::kBlock);
   const std::map<int64_t, int64_t> agg{{1, 1}, {2, 1}, {3, 1}, {4, 2}};
