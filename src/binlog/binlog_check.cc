@@ -24,13 +24,22 @@ const char* MonitorPrivilege(const BinlogServerInfo& info) {
   return info.is_mariadb ? "BINLOG MONITOR" : "REPLICATION CLIENT";
 }
 
-// SHOW MASTER STATUS, or SHOW BINARY LOG STATUS where the old name is gone
-// (MySQL 8.4 removed it; MySQL 8.2+ and MariaDB 10.5.2+ know the new one).
+// `old_name`, or `new_name` where the server no longer knows the old one
+// (a syntax error, 1064: MySQL 8.4 removed SHOW MASTER STATUS and SHOW SLAVE
+// HOSTS).
+Status QueryRenamed(MariadbSession& session, const char* old_name, const char* new_name,
+                    std::vector<MariadbSession::Row>* rows) {
+  Status s = session.Query(old_name, rows);
+  if (!s.ok() && session.last_errno() == 1064) s = session.Query(new_name, rows);
+  return s;
+}
+
+// SHOW MASTER STATUS, or SHOW BINARY LOG STATUS (MySQL 8.2+ and MariaDB
+// 10.5.2+ know the new name).
 Status ReadPosition(MariadbSession& session, BinlogServerInfo* info,
                     std::vector<std::string>* problems) {
   std::vector<MariadbSession::Row> rows;
-  Status s = session.Query("SHOW MASTER STATUS", &rows);
-  if (!s.ok() && session.last_errno() == 1064) s = session.Query("SHOW BINARY LOG STATUS", &rows);
+  Status s = QueryRenamed(session, "SHOW MASTER STATUS", "SHOW BINARY LOG STATUS", &rows);
   if (!s.ok()) {
     if (session.last_errno() == 1227) {
       const std::string account = session.Account();
@@ -81,9 +90,8 @@ void CheckServerIdInUse(MariadbSession& session, const BinlogServerInfo& info,
                         const BinlogOptions& options, const std::string& where, BinlogCheck* out) {
   const std::string id = std::to_string(EffectiveServerId(options));
   std::vector<MariadbSession::Row> rows;
-  Status s = session.Query("SHOW SLAVE HOSTS", &rows);
-  // MySQL 8.4 removed the old name; 8.0.22+ has SHOW REPLICAS.
-  if (!s.ok() && session.last_errno() == 1064) s = session.Query("SHOW REPLICAS", &rows);
+  // SHOW REPLICAS: MySQL 8.0.22+.
+  Status s = QueryRenamed(session, "SHOW SLAVE HOSTS", "SHOW REPLICAS", &rows);
   if (!s.ok()) {
     const std::string privilege =
         info.is_mariadb ? "REPLICATION MASTER ADMIN" : "REPLICATION SLAVE";

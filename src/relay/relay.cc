@@ -3,6 +3,7 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <optional>
 
 #include "common/log.h"
 
@@ -140,7 +141,7 @@ int Relay::SettleReady(bool wait, std::chrono::milliseconds timeout) {
     }
     std::optional<int64_t> retry_ms;
     if (!settler_.Settle(*front, &retry_ms).ok()) return settled;
-    NoteSettled(retry_ms);
+    if (retry_ms) NoteOwnRetry(*retry_ms);
     {
       MutexLock lock(&mu_);
       completed_.pop_front();

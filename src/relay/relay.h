@@ -4,7 +4,6 @@
 #include <chrono>
 #include <deque>
 #include <memory>
-#include <optional>
 #include <random>
 #include <string>
 #include <thread>
@@ -128,13 +127,12 @@ class Relay {
   // How long after an insert wake-up that claimed nothing the loop keeps the
   // poll backoff with `wakeup: binlog`.
   Clock::Duration TimersWindow() const;
-  // The settle thread, after each settle: `retry_ms` when it wrote a retry
-  // that many milliseconds from now (NoteOwnRetry).
-  void NoteSettled(std::optional<int64_t> retry_ms);
   // The delivery thread, when a batch's outcomes are in (per_aggregate):
   // tells the planner which rows the broker acknowledged and wakes the claim
   // loop if rows deferred behind them are now claimable.
   void NoteDelivered(const PublishedBatch& done);
+  // The settle thread, after a settle that wrote a retry `backoff_ms` from
+  // now: the loop's wait ends by the time it comes due.
   void NoteOwnRetry(int64_t backoff_ms);
   // `wait`, shortened to when the earliest retry this relay wrote comes due.
   // REQUIRES: the claim thread.

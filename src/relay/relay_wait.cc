@@ -20,10 +20,6 @@ void Relay::NoteOwnRetry(int64_t backoff_ms) {
   wakeup_->Interrupt();
 }
 
-void Relay::NoteSettled(std::optional<int64_t> retry_ms) {
-  if (retry_ms) NoteOwnRetry(*retry_ms);
-}
-
 void Relay::NoteDelivered(const PublishedBatch& done) {
   std::vector<SettledRow> acked;
   acked.reserve(done.outcomes.size());
