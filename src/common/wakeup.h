@@ -116,6 +116,14 @@ inline constexpr std::array<std::chrono::microseconds, 7> kCommitRaceRetry = {
     std::chrono::milliseconds(2),   std::chrono::milliseconds(4),   std::chrono::milliseconds(8),
     std::chrono::milliseconds(16)};
 
+// The whole commit-race retry: how long after an insert's wake-up its row
+// may still be invisible to a claim that the retry would wait for.
+inline constexpr std::chrono::microseconds CommitRaceWindow() {
+  std::chrono::microseconds sum{0};
+  for (auto pause : kCommitRaceRetry) sum += pause;
+  return sum;
+}
+
 // Runs `claim` (returns how many rows it claimed; < 0 for an error, which
 // ends the retries) once, then again after each kCommitRaceRetry pause while
 // it claims nothing. Returns the last claim's result; *attempts (optional)

@@ -31,14 +31,15 @@ class MysqlStore : public OutboxStore {
   Status Connect() override;
   void Disconnect() override;
   Status HasDue(bool include_expired, bool* due) override;
-  Status ClaimDue(int limit, int64_t lease_ms, bool include_expired, ClaimedBatch* out) override;
+  Status ClaimDue(int limit, int64_t lease_ms, bool include_expired, ClaimedBatch* out,
+                  const ClaimedFn& before_commit) override;
   Status BeginSnapshot() override;
   void EndSnapshot() override;
   Status MinPendingId(std::optional<int64_t>* id) override;
   Status DeadHeads(std::vector<DeadHead>* out) override;
   Status ScanWindow(int64_t from_id, int limit, std::vector<WindowRow>* out) override;
   Status ClaimIds(const std::vector<int64_t>& ids, int64_t lease_ms, const ChooseFn& choose,
-                  ClaimedBatch* out) override;
+                  ClaimedBatch* out, const ClaimedFn& before_commit) override;
   Status Settle(const std::string& lease_token, const std::vector<SettleOp>& ops,
                 SettleResult* result) override;
   Status ReadStats(TableStats* out) override;
@@ -72,9 +73,9 @@ class MysqlStore : public OutboxStore {
   void ClaimExpired(int limit, int64_t lease_ms, ClaimedBatch* out);
   ResumePoint ClaimNew(int limit, int64_t lease_ms, bool include_expired, ClaimedBatch* out);
   sql::PreparedStatement* PrepareClaimNew(bool resume, int limit, int64_t lease_ms);
-  // Inside an open claim transaction: marks `ids` SENDING under the lease
-  // token and commits.
-  void MarkSendingAndCommit(const std::string& lease_token, const std::vector<int64_t>& ids);
+  // Inside an open claim transaction: marks the batch's rows SENDING under
+  // its lease token, hands it to `before_commit` (if any) and commits.
+  void MarkSendingAndCommit(const ClaimedBatch& batch, const ClaimedFn& before_commit);
   // Settle parts: a fenced UPDATE of many rows to one state, and of one row
   // with its own backoff and error.
   void SettleGroup(const std::string& lease_token, const std::vector<int64_t>& ids,

@@ -15,7 +15,8 @@ using mysql_sql::Bucket;
 using mysql_sql::CeilMicros;
 using mysql_sql::Placeholders;
 
-Status MysqlStore::ClaimDue(int limit, int64_t lease_ms, bool include_expired, ClaimedBatch* out) {
+Status MysqlStore::ClaimDue(int limit, int64_t lease_ms, bool include_expired, ClaimedBatch* out,
+                            const ClaimedFn& before_commit) {
   *out = ClaimedBatch{};
   return Run("claim", [&] {
     Begin();
@@ -29,10 +30,7 @@ Status MysqlStore::ClaimDue(int limit, int64_t lease_ms, bool include_expired, C
       Rollback();
       return;
     }
-    std::vector<int64_t> ids;
-    ids.reserve(out->rows.size());
-    for (const auto& r : out->rows) ids.push_back(r.id);
-    MarkSendingAndCommit(out->lease_token, ids);
+    MarkSendingAndCommit(*out, before_commit);
     resume_ = next;
   });
 }
@@ -101,21 +99,27 @@ MysqlStore::ResumePoint MysqlStore::ClaimNew(int limit, int64_t lease_ms, bool i
   return next;
 }
 
-void MysqlStore::MarkSendingAndCommit(const std::string& lease_token,
-                                      const std::vector<int64_t>& ids) {
+void MysqlStore::MarkSendingAndCommit(const ClaimedBatch& batch, const ClaimedFn& before_commit) {
+  std::vector<int64_t> ids;
+  ids.reserve(batch.rows.size());
+  for (const auto& r : batch.rows) ids.push_back(r.id);
   auto* up = conn_.Prepare("UPDATE " + table_ +
                            " SET status = 'SENDING', next_retry_at = ?, updated_at = NOW()"
                            " WHERE id IN (" +
                            Placeholders(Bucket(ids.size())) + ")");
-  up->setString(1, lease_token);
+  up->setString(1, batch.lease_token);
   BindIds(up, 2, ids);
   up->executeUpdate();
+  // The rows are locked and SENDING in this transaction: publishing may
+  // start while the COMMIT below waits for its flush (outbox_store.h).
+  if (before_commit) before_commit(batch);
   Exec("COMMIT");
   in_txn_ = false;
 }
 
 Status MysqlStore::ClaimIds(const std::vector<int64_t>& ids, int64_t lease_ms,
-                            const ChooseFn& choose, ClaimedBatch* out) {
+                            const ChooseFn& choose, ClaimedBatch* out,
+                            const ClaimedFn& before_commit) {
   *out = ClaimedBatch{};
   if (ids.empty()) return Status::Ok();
   return Run("claim", [&] {
@@ -130,10 +134,6 @@ Status MysqlStore::ClaimIds(const std::vector<int64_t>& ids, int64_t lease_ms,
     ClaimedBatch locked;
     ReadRows(rs.get(), &locked);
     std::vector<int64_t> chosen = choose(locked.rows);
-    if (chosen.empty()) {
-      Rollback();
-      return;
-    }
     std::sort(chosen.begin(), chosen.end());
     out->lease_token = locked.lease_token;
     for (auto& r : locked.rows) {
@@ -142,7 +142,12 @@ Status MysqlStore::ClaimIds(const std::vector<int64_t>& ids, int64_t lease_ms,
         out->rows.push_back(std::move(r));
       }
     }
-    MarkSendingAndCommit(out->lease_token, chosen);
+    if (out->rows.empty()) {
+      *out = ClaimedBatch{};
+      Rollback();
+      return;
+    }
+    MarkSendingAndCommit(*out, before_commit);
   });
 }
 

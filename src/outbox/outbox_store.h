@@ -29,13 +29,27 @@ class OutboxStore {
   // also SENDING with an expired lease (one cheap index probe; the idle poll).
   virtual Status HasDue(bool include_expired, bool* due) = 0;
 
+  // Both claims take `before_commit`: unless empty, it is called once with
+  // the batch (exactly what the call then returns in *out, if it succeeds)
+  // after its rows are locked and marked SENDING under the lease and before
+  // the transaction commits; not for an empty batch. The relay starts
+  // publishing there, so the commit's flush to disk is not on an event's path
+  // (docs/DESIGN.md, "Publishing before the claim commits"). The rows stay
+  // locked until the commit: no other relay can claim them, and a settle of
+  // theirs waits for it. If the commit then fails, the call fails, the claim
+  // is rolled back and a settle under the batch's lease token finds the rows
+  // not its own (SettleResult::stale), as it would after a takeover.
+  // `before_commit` must not use this store.
+  using ClaimedFn = std::function<void(const ClaimedBatch& claimed)>;
+
   // --- ordering: none -----------------------------------------------------
   // Claims up to `limit` due NEW rows (and, with include_expired, SENDING rows
   // whose lease expired) with SKIP LOCKED, in one short transaction. After a
   // full batch the next call may continue the scan where this one stopped; a
   // row committed behind that position is found by the next call with
   // include_expired or after a short batch (the relay makes one every second).
-  virtual Status ClaimDue(int limit, int64_t lease_ms, bool include_expired, ClaimedBatch* out) = 0;
+  virtual Status ClaimDue(int limit, int64_t lease_ms, bool include_expired, ClaimedBatch* out,
+                          const ClaimedFn& before_commit) = 0;
 
   // --- ordering: per_aggregate ---------------------------------------------
   // The reads of one pass (MinPendingId, DeadHeads, ScanWindow pages) go
@@ -60,7 +74,7 @@ class OutboxStore {
   // transaction.
   using ChooseFn = std::function<std::vector<int64_t>(const std::vector<OutboxRow>& locked)>;
   virtual Status ClaimIds(const std::vector<int64_t>& ids, int64_t lease_ms, const ChooseFn& choose,
-                          ClaimedBatch* out) = 0;
+                          ClaimedBatch* out, const ClaimedFn& before_commit) = 0;
 
   // --- both ------------------------------------------------------------------
   // Applies outcomes to rows claimed under `lease_token`, fenced.

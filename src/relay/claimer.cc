@@ -15,11 +15,12 @@ double Ms(Clock::Duration d) { return std::chrono::duration<double, std::milli>(
 }  // namespace
 
 Claimer::Claimer(const ServiceConfig& config, const StoreFactory& stores, ClaimPlanner* planner,
-                 DbHealth* health, ClockPtr clock)
+                 DbHealth* health, ClockPtr clock, OutboxStore::ClaimedFn publish)
     : config_(config),
       planner_(planner),
       health_(health),
       clock_(std::move(clock)),
+      publish_(std::move(publish)),
       claim_store_(stores()),
       scan_store_(stores()) {}
 
@@ -47,7 +48,7 @@ ClaimRound Claimer::ClaimUnordered(ClaimedBatch* batch) {
     if (!due) return ClaimRound::kIdle;
   }
   if (reclaim) next_reclaim_ = now + kReclaimEvery;
-  Status s = claim_store_->ClaimDue(config_.batch_size, config_.lease_ms, reclaim, batch);
+  Status s = claim_store_->ClaimDue(config_.batch_size, config_.lease_ms, reclaim, batch, publish_);
   health_->NoteAndBeat(s, "claim", beat_);
   if (!s.ok()) return ClaimRound::kFailed;
   last_round_full_ = static_cast<int>(batch->rows.size()) >= config_.batch_size;
@@ -67,7 +68,6 @@ void Claimer::EndPass() {
 }
 
 ClaimRound Claimer::StartPass() {
-  insert_after_snapshot_ = false;  // this pass's snapshot comes after it
   // The idle poll: one index probe outside any snapshot. A row backing off or
   // leased by a live relay starts no pass until it is due. After a pass that
   // claimed rows more are likely, and the probe would only walk the status
@@ -144,14 +144,19 @@ ClaimRound Claimer::ClaimOrdered(ClaimedBatch* batch) {
     auto t = clock_->Now();
     Status s = claim_store_->ClaimIds(
         planner_->candidates(), config_.lease_ms,
-        [this](const std::vector<OutboxRow>& locked) { return planner_->Choose(locked); }, batch);
+        [this](const std::vector<OutboxRow>& locked) { return planner_->Choose(locked); }, batch,
+        [this](const ClaimedBatch& claimed) {
+          // In flight before its acknowledgement can come (OnDelivered). If
+          // the commit fails, the stale settle takes the rows out again.
+          planner_->OnClaimed(claimed.rows);
+          publish_(claimed);
+        });
     pass_stats_.claim += clock_->Now() - t;
     health_->NoteAndBeat(s, "claim", beat_);
     if (!s.ok()) {
       EndPass();
       return ClaimRound::kFailed;
     }
-    planner_->OnClaimed(batch->rows);
     pass_stats_.claimed += static_cast<int64_t>(batch->rows.size());
     last_pass_claimed_ = last_pass_claimed_ || !batch->rows.empty();
   }
@@ -160,9 +165,7 @@ ClaimRound Claimer::ClaimOrdered(ClaimedBatch* batch) {
   // claims nothing.
   if (exhausted && batch->rows.empty()) {
     EndPass();
-    if (!insert_after_snapshot_) return ClaimRound::kIdle;
-    insert_after_snapshot_ = false;
-    return ClaimRound::kMore;  // the next round starts a pass that sees the insert
+    return ClaimRound::kIdle;
   }
   return ClaimRound::kMore;
 }

@@ -28,15 +28,20 @@ enum class ClaimRound {
 //  - ordering per_aggregate: passes over the unsent rows in id order from one
 //    snapshot, a ClaimPlanner choosing the rows whose older events are all
 //    SENT or claimed with them, ClaimIds locking and claiming them.
+// Every claimed batch goes to `publish` before its claim commits (see
+// OutboxStore::ClaimedFn), with ordering per_aggregate after the planner
+// counted its rows in flight.
 // Not thread-safe: one thread claims (the relay's claim loop). It owns two
 // store connections: one for claims, one for a pass's snapshot reads.
 class Claimer {
  public:
   // `*planner` and `*health` must outlive the Claimer.
   Claimer(const ServiceConfig& config, const StoreFactory& stores, ClaimPlanner* planner,
-          DbHealth* health, ClockPtr clock);
+          DbHealth* health, ClockPtr clock, OutboxStore::ClaimedFn publish);
 
-  // One claim round into *batch (rows in id order).
+  // One claim round into *batch (rows in id order), which has gone to
+  // `publish`. kFailed after `publish` when the claim's commit failed: the
+  // batch's settle then finds its rows not this relay's.
   ClaimRound Claim(ClaimedBatch* batch);
   // The idle poll's statement alone: checks the database while claiming is
   // paused (broker down).
@@ -46,11 +51,6 @@ class Claimer {
   // inserted nothing, mostly the relay's own claim or settle, which seldom
   // leaves a row to claim.
   void ProbeFirst() { probe_first_ = true; }
-  // A wake-up announced a commit that may have inserted rows (per_aggregate).
-  // An open pass reads from a snapshot older than that commit and cannot see
-  // them: when it ends, the next pass starts at once instead of at the next
-  // wake-up (which, on a quiet table, may be the 30 s safety poll).
-  void NoteInsertCommit() { insert_after_snapshot_ = planner_->in_pass(); }
 
   // Beaten after every statement (DbHealth::NoteAndBeat). Null: no heartbeat.
   void set_heartbeat(HeartbeatPtr beat) { beat_ = std::move(beat); }
@@ -69,15 +69,15 @@ class Claimer {
   ClaimPlanner* const planner_;
   DbHealth* const health_;
   const ClockPtr clock_;
+  const OutboxStore::ClaimedFn publish_;
   HeartbeatPtr beat_;
   OutboxStorePtr claim_store_;
   OutboxStorePtr scan_store_;  // per_aggregate passes: one snapshot per pass
 
   Clock::TimePoint next_reclaim_{};
   bool last_round_full_ = true;
-  bool last_pass_claimed_ = false;      // the current or last per_aggregate pass claimed rows
-  bool probe_first_ = false;            // ProbeFirst, until the next probe
-  bool insert_after_snapshot_ = false;  // NoteInsertCommit during the current pass
+  bool last_pass_claimed_ = false;  // the current or last per_aggregate pass claimed rows
+  bool probe_first_ = false;        // ProbeFirst, until the next probe
   Clock::TimePoint pass_started_{};
   // What the current per_aggregate pass did (logged at debug when it ends).
   struct PassStats {

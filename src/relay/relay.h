@@ -120,7 +120,9 @@ class Relay {
   Clock::Duration IdleWait(std::chrono::milliseconds idle_wait);
 
  private:
-  void Publish(ClaimedBatch batch, Clock::TimePoint claimed_at);
+  // Called by the Claimer with each batch it claims, before the claim's
+  // commit. REQUIRES: the claim thread.
+  void Publish(const ClaimedBatch& batch, Clock::TimePoint claimed_at);
   void OnPublished(PublishedBatch done) EXCLUDES(mu_);
   void ClaimLoop();
   void NoteWakeupState();  // outbox_wakeup_binlog_up, with `wakeup: binlog`
@@ -169,10 +171,12 @@ class Relay {
   // Claim thread only.
   size_t last_claimed_ = 0;              // rows the last round claimed
   Clock::TimePoint last_claim_start_{};  // when the last round began
+  Clock::TimePoint round_start_{};       // when the current round began
   Clock::TimePoint next_down_probe_{};   // broker down: the next database probe
   // `wakeup: binlog`: until then the loop keeps the poll backoff, because an
   // insert the stream announced was not found (the commit may be slower to
-  // show than the commit-race retry).
+  // show than the commit-race retry), or its wake-up claimed other rows
+  // (its own may show within the commit-race window).
   Clock::TimePoint timers_until_{};
 
   std::atomic<int> inflight_{0};  // batches claimed and not yet settled

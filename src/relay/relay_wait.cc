@@ -60,7 +60,7 @@ Clock::Duration Relay::IdleWait(std::chrono::milliseconds idle_wait) {
   // and a peer's, a replay, an insert, which the stream announces.
   const Clock::TimePoint now = options_.clock->Now();
   const Clock::Duration poll = std::min<Clock::Duration>(idle_wait, max_wait);
-  if (now < timers_until_) return poll;  // an insert wake-up that found nothing
+  if (now < timers_until_) return poll;  // an insert wake-up's row may not show yet
   // A round that claimed rows: more are likely there already (a busy table),
   // so look again as polling does rather than wait for the stream to say so;
   // a busy relay must not slow down because of the stream. At low rates this

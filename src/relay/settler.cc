@@ -146,8 +146,9 @@ void Settler::LogBatch(const PublishedBatch& done, const std::vector<SettleOp>& 
       ids += (i ? ", " : " (ids ") + std::to_string(result.stale_ids[i]);
     if (!ids.empty()) ids += result.stale_ids.size() > 10 ? ", ...)" : ")";
     LogWarn(fmt::format("{} row(s) of a batch were no longer ours when settled{}: the lease "
-                        "expired and another relay took them over, or someone changed or "
-                        "deleted them; left as they are",
+                        "expired and another relay took them over, the claim's commit failed "
+                        "after the batch was published, or someone changed or deleted them; "
+                        "left as they are",
                         result.stale, ids),
             {{"service", config_.name}, {"count", result.stale}});
   }

@@ -81,21 +81,38 @@ OutboxRow FakeTable::AsClaimed(const FakeRow& r) const {
   return out;
 }
 
-// REQUIRES: mu_ held. Marks `ids` SENDING under one lease; returns the token.
-std::string FakeTable::Claim(const std::vector<int64_t>& ids, int64_t lease_ms, ClaimedBatch* out) {
+// REQUIRES: mu_ held. Marks `ids` SENDING under one lease, calls
+// `before_commit` (under mu_, as the rows' locks are held), then "commits":
+// with an injected commit failure the rows go back as they were.
+Status FakeTable::Claim(const std::vector<int64_t>& ids, int64_t lease_ms, ClaimedBatch* out,
+                        const ClaimedFn& before_commit) {
   *out = ClaimedBatch{};
-  if (ids.empty()) return "";  // as MysqlStore: no rows, no token
+  if (ids.empty()) return Status::Ok();  // as MysqlStore: no rows, no token
   const int64_t token = clock_->UnixMs() + lease_ms;
   out->lease_token = std::to_string(token);
+  std::vector<FakeRow> before;
   for (int64_t id : ids) {
     FakeRow& r = rows_.at(id);
+    before.push_back(r);
     OutboxRow claimed = AsClaimed(r);
     out->reclaimed += claimed.reclaimed;
     r.status = "SENDING";
     r.next_retry_at_ms = token;
     out->rows.push_back(claimed);
   }
-  return out->lease_token;
+  if (before_commit) before_commit(*out);
+  if (claim_commit_failures_ > 0) {
+    --claim_commit_failures_;
+    for (size_t i = 0; i < ids.size(); ++i) rows_[ids[i]] = before[i];
+    *out = ClaimedBatch{};
+    return Status::Unavailable("injected: lost connection to server during COMMIT");
+  }
+  return Status::Ok();
+}
+
+void FakeTable::FailClaimCommits(int n) {
+  std::lock_guard<std::mutex> lock(mu_);
+  claim_commit_failures_ = n;
 }
 
 Status FakeTable::HasDue(bool include_expired, bool* due) {
@@ -108,7 +125,8 @@ Status FakeTable::HasDue(bool include_expired, bool* due) {
   return Status::Ok();
 }
 
-Status FakeTable::ClaimDue(int limit, int64_t lease_ms, bool include_expired, ClaimedBatch* out) {
+Status FakeTable::ClaimDue(int limit, int64_t lease_ms, bool include_expired, ClaimedBatch* out,
+                           const ClaimedFn& before_commit) {
   std::lock_guard<std::mutex> lock(mu_);
   if (down_) return kDown;
   const int64_t now = clock_->UnixMs();
@@ -124,8 +142,7 @@ Status FakeTable::ClaimDue(int limit, int64_t lease_ms, bool include_expired, Cl
     if (static_cast<int>(ids.size()) >= limit) break;
     ids.push_back(std::get<2>(d));
   }
-  Claim(ids, lease_ms, out);
-  return Status::Ok();
+  return Claim(ids, lease_ms, out, before_commit);
 }
 
 Status FakeTable::MinPendingId(std::optional<int64_t>* id) {
@@ -167,7 +184,8 @@ Status FakeTable::ScanWindow(int64_t from_id, int limit, std::vector<WindowRow>*
 }
 
 Status FakeTable::ClaimIds(const std::vector<int64_t>& ids, int64_t lease_ms,
-                           const OutboxStore::ChooseFn& choose, ClaimedBatch* out) {
+                           const OutboxStore::ChooseFn& choose, ClaimedBatch* out,
+                           const ClaimedFn& before_commit) {
   std::lock_guard<std::mutex> lock(mu_);
   if (down_) return kDown;
   const int64_t now = clock_->UnixMs();
@@ -183,8 +201,7 @@ Status FakeTable::ClaimIds(const std::vector<int64_t>& ids, int64_t lease_ms,
   std::vector<int64_t> claim;
   for (const auto& r : locked)
     if (std::binary_search(chosen.begin(), chosen.end(), r.id)) claim.push_back(r.id);
-  Claim(claim, lease_ms, out);
-  return Status::Ok();
+  return Claim(claim, lease_ms, out, before_commit);
 }
 
 Status FakeTable::Settle(const std::string& lease_token, const std::vector<SettleOp>& ops,

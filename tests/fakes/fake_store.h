@@ -43,6 +43,9 @@ class FakeTable : public OutboxStore {
   // would, and counts its calls.
   void set_blocked_count_cost(std::chrono::milliseconds cost);
   int blocked_counts() const;
+  // The next `n` claims fail at their commit, after before_commit ran: the
+  // rows go back as they were, as when the connection is lost during COMMIT.
+  void FailClaimCommits(int n);
   // A copy of the table as it is now: what a consistent-read snapshot sees.
   std::shared_ptr<FakeTable> Snapshot() const;
 
@@ -50,12 +53,13 @@ class FakeTable : public OutboxStore {
   Status Connect() override;
   void Disconnect() override {}
   Status HasDue(bool include_expired, bool* due) override;
-  Status ClaimDue(int limit, int64_t lease_ms, bool include_expired, ClaimedBatch* out) override;
+  Status ClaimDue(int limit, int64_t lease_ms, bool include_expired, ClaimedBatch* out,
+                  const ClaimedFn& before_commit) override;
   Status MinPendingId(std::optional<int64_t>* id) override;
   Status DeadHeads(std::vector<DeadHead>* out) override;
   Status ScanWindow(int64_t from_id, int limit, std::vector<WindowRow>* out) override;
   Status ClaimIds(const std::vector<int64_t>& ids, int64_t lease_ms, const ChooseFn& choose,
-                  ClaimedBatch* out) override;
+                  ClaimedBatch* out, const ClaimedFn& before_commit) override;
   Status Settle(const std::string& lease_token, const std::vector<SettleOp>& ops,
                 SettleResult* result) override;
   Status ReadStats(TableStats* out) override;
@@ -66,7 +70,8 @@ class FakeTable : public OutboxStore {
  private:
   bool Claimable(const FakeRow& r, int64_t now) const;
   OutboxRow AsClaimed(const FakeRow& r) const;
-  std::string Claim(const std::vector<int64_t>& ids, int64_t lease_ms, ClaimedBatch* out);
+  Status Claim(const std::vector<int64_t>& ids, int64_t lease_ms, ClaimedBatch* out,
+               const ClaimedFn& before_commit);
 
   std::shared_ptr<FakeClock> clock_;
   mutable std::mutex mu_;
@@ -75,6 +80,7 @@ class FakeTable : public OutboxStore {
   bool down_ = false;
   std::chrono::milliseconds blocked_count_cost_{0};
   int blocked_counts_ = 0;
+  int claim_commit_failures_ = 0;
 };
 
 // Forwards every call to another store; a fault fake overrides one call.
@@ -87,8 +93,9 @@ class OutboxStoreWrapper : public OutboxStore {
   Status HasDue(bool include_expired, bool* due) override {
     return target_->HasDue(include_expired, due);
   }
-  Status ClaimDue(int limit, int64_t lease_ms, bool include_expired, ClaimedBatch* out) override {
-    return target_->ClaimDue(limit, lease_ms, include_expired, out);
+  Status ClaimDue(int limit, int64_t lease_ms, bool include_expired, ClaimedBatch* out,
+                  const ClaimedFn& before_commit) override {
+    return target_->ClaimDue(limit, lease_ms, include_expired, out, before_commit);
   }
   Status MinPendingId(std::optional<int64_t>* id) override { return target_->MinPendingId(id); }
   Status DeadHeads(std::vector<DeadHead>* out) override { return target_->DeadHeads(out); }
@@ -96,8 +103,8 @@ class OutboxStoreWrapper : public OutboxStore {
     return target_->ScanWindow(from_id, limit, out);
   }
   Status ClaimIds(const std::vector<int64_t>& ids, int64_t lease_ms, const ChooseFn& choose,
-                  ClaimedBatch* out) override {
-    return target_->ClaimIds(ids, lease_ms, choose, out);
+                  ClaimedBatch* out, const ClaimedFn& before_commit) override {
+    return target_->ClaimIds(ids, lease_ms, choose, out, before_commit);
   }
   Status Settle(const std::string& lease_token, const std::vector<SettleOp>& ops,
                 SettleResult* result) override {

@@ -52,7 +52,7 @@ TEST_CASE("a JSON column is read through a cast that MariaDB returns byte for by
   // And the store's claim returns the same bytes.
   MysqlStore store(db.mysql());
   ClaimedBatch batch;
-  REQUIRE(store.ClaimDue(10, 30000, false, &batch).ok());
+  REQUIRE(store.ClaimDue(10, 30000, false, &batch, {}).ok());
   REQUIRE(batch.rows.size() == 1);
   CHECK(batch.rows[0].payload == payload);
   REQUIRE(batch.rows[0].headers);

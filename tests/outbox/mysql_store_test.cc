@@ -20,7 +20,7 @@ struct ClaimedRows {
   ClaimedRows(const std::string& name, int events, const std::string& extra_columns = "")
       : db(name, extra_columns), store(db.mysql()) {
     db.InsertEvents(events, 1);
-    REQUIRE(store.ClaimDue(10, 30000, false, &batch).ok());
+    REQUIRE(store.ClaimDue(10, 30000, false, &batch, {}).ok());
     REQUIRE(batch.rows.size() == static_cast<size_t>(events));
   }
   TestDatabase db;
@@ -53,14 +53,14 @@ TEST_CASE("a settle under a lease that was taken over is counted stale and not a
   db.InsertEvents(3, 1);
   MysqlStore a(db.mysql()), b(db.mysql());
   ClaimedBatch first;
-  REQUIRE(a.ClaimDue(10, 2000, false, &first).ok());
+  REQUIRE(a.ClaimDue(10, 2000, false, &first, {}).ok());
   REQUIRE(first.rows.size() == 3);
   CHECK(db.QueryInt("SELECT COUNT(*) FROM t_outbox WHERE status = 'SENDING'") == 3);
   // The lease (2 s on the database clock) expires; another relay reclaims
   // the rows under a new token.
   std::this_thread::sleep_for(std::chrono::milliseconds(3100));
   ClaimedBatch second;
-  REQUIRE(b.ClaimDue(10, 2000, true, &second).ok());
+  REQUIRE(b.ClaimDue(10, 2000, true, &second, {}).ok());
   REQUIRE(second.rows.size() == 3);
   CHECK(second.reclaimed == 3);
   CHECK(second.lease_token != first.lease_token);
@@ -109,12 +109,11 @@ TEST_CASE(
     std::string before = late_in_second();
     ClaimedBatch batch;
     REQUIRE(store
-                .ClaimIds(
-                    {id}, 2000,
-                    [](const std::vector<OutboxRow>& rows) {
-                      return std::vector<int64_t>{rows.at(0).id};
-                    },
-                    &batch)
+                .ClaimIds({id}, 2000,
+                          [](const std::vector<OutboxRow>& rows) {
+                            return std::vector<int64_t>{rows.at(0).id};
+                          },
+                          &batch, {})
                 .ok());
     REQUIRE(batch.rows.size() == 1);
     INFO("claimed at or after " << before << ", token " << batch.lease_token);
@@ -126,7 +125,7 @@ TEST_CASE(
   {  // the ordering: none path
     std::string before = late_in_second();
     ClaimedBatch batch;
-    REQUIRE(store.ClaimDue(10, 2000, true, &batch).ok());
+    REQUIRE(store.ClaimDue(10, 2000, true, &batch, {}).ok());
     REQUIRE(batch.rows.size() == 2);
     INFO("claimed at or after " << before << ", token " << batch.lease_token);
     for (const auto& row : batch.rows) CHECK(lease_us(before, row.id) >= 2000000);
@@ -280,17 +279,17 @@ TEST_CASE(
   InsertDue(db, 100, 109);
   MysqlStore s(db.mysql());
   ClaimedBatch b;
-  REQUIRE(s.ClaimDue(5, 30000, false, &b).ok());
+  REQUIRE(s.ClaimDue(5, 30000, false, &b, {}).ok());
   CHECK(Ids(b) == std::vector<int64_t>{100, 101, 102, 103, 104});
   // Committed after that claim, with the same next_retry_at and a smaller id:
   // behind the position the next claim resumes from.
   InsertDue(db, 50, 50);
-  REQUIRE(s.ClaimDue(5, 30000, false, &b).ok());
+  REQUIRE(s.ClaimDue(5, 30000, false, &b, {}).ok());
   CHECK(Ids(b) == std::vector<int64_t>{105, 106, 107, 108, 109});
   // The range ahead is empty: a short batch, so the next claim starts over.
-  REQUIRE(s.ClaimDue(5, 30000, false, &b).ok());
+  REQUIRE(s.ClaimDue(5, 30000, false, &b, {}).ok());
   CHECK(b.rows.empty());
-  REQUIRE(s.ClaimDue(5, 30000, false, &b).ok());
+  REQUIRE(s.ClaimDue(5, 30000, false, &b, {}).ok());
   CHECK(Ids(b) == std::vector<int64_t>{50});
   CHECK(db.QueryInt("SELECT COUNT(*) FROM t_outbox WHERE status = 'SENDING'") == 11);
 }
@@ -300,10 +299,10 @@ TEST_CASE("a claim with include_expired scans the due rows from the start", "[st
   InsertDue(db, 100, 109);
   MysqlStore s(db.mysql());
   ClaimedBatch b;
-  REQUIRE(s.ClaimDue(5, 30000, false, &b).ok());
+  REQUIRE(s.ClaimDue(5, 30000, false, &b, {}).ok());
   REQUIRE(b.rows.size() == 5);
   InsertDue(db, 50, 50);
-  REQUIRE(s.ClaimDue(5, 30000, true, &b).ok());
+  REQUIRE(s.ClaimDue(5, 30000, true, &b, {}).ok());
   REQUIRE(!b.rows.empty());
   CHECK(b.rows.front().id == 50);
 }
@@ -346,6 +345,92 @@ TEST_CASE("the DEAD heads follow every change of the DEAD rows while the groupin
   CHECK(heads() == expected());
   db.Exec("UPDATE t_outbox SET status = 'NEW' WHERE status = 'DEAD'");
   CHECK(heads().empty());
+}
+
+TEST_CASE("a claim hands its batch to before_commit while the rows are locked and uncommitted",
+          "[store]") {
+  TestDatabase db("store_before_commit");
+  db.InsertEvents(3, 1);
+  MysqlStore a(db.mysql()), b(db.mysql());
+  for (bool per_aggregate : {false, true}) {
+    INFO((per_aggregate ? "ClaimIds" : "ClaimDue"));
+    std::vector<int64_t> handed;
+    std::string status_seen;
+    size_t peer_claimed = 99;
+    auto before_commit = [&](const ClaimedBatch& claimed) {
+      handed = Ids(claimed);
+      // Not committed: others read the rows as they were, and a peer's
+      // claim skips them (locked).
+      status_seen = db.QueryString("SELECT GROUP_CONCAT(DISTINCT status) FROM t_outbox");
+      ClaimedBatch peer;
+      REQUIRE(b.ClaimDue(10, 30000, true, &peer, {}).ok());
+      peer_claimed = peer.rows.size();
+    };
+    ClaimedBatch batch;
+    if (per_aggregate) {
+      REQUIRE(a.ClaimIds(
+                   {1, 2, 3}, 30000,
+                   [](const auto&) {
+                     return std::vector<int64_t>{1, 2, 3};
+                   },
+                   &batch, before_commit)
+                  .ok());
+    } else {
+      REQUIRE(a.ClaimDue(10, 30000, false, &batch, before_commit).ok());
+    }
+    CHECK(handed == std::vector<int64_t>{1, 2, 3});
+    CHECK(Ids(batch) == handed);
+    CHECK(status_seen == "NEW");
+    CHECK(peer_claimed == 0);
+    CHECK(db.QueryInt("SELECT COUNT(*) FROM t_outbox WHERE status = 'SENDING'") == 3);
+    db.Exec("UPDATE t_outbox SET status = 'NEW', next_retry_at = NOW(6) - INTERVAL 1 SECOND");
+  }
+  // Nothing claimed: before_commit is not called.
+  db.Exec("UPDATE t_outbox SET status = 'SENT'");
+  bool called = false;
+  ClaimedBatch none;
+  REQUIRE(a.ClaimDue(10, 30000, false, &none, [&](const auto&) { called = true; }).ok());
+  REQUIRE(a.ClaimIds(
+               {1}, 30000, [](const auto&) { return std::vector<int64_t>{1}; }, &none,
+               [&](const auto&) { called = true; })
+              .ok());
+  CHECK_FALSE(called);
+}
+
+TEST_CASE("a claim whose commit fails after before_commit leaves the rows to the next claim",
+          "[store]") {
+  TestDatabase db("store_commit_lost");
+  db.InsertEvents(3, 1);
+  MysqlStore a(db.mysql()), b(db.mysql());
+  ClaimedBatch handed;
+  // The claim's session is lost while its batch is being published: the
+  // server rolls the claim back.
+  auto kill_claim = [&](const ClaimedBatch& claimed) {
+    handed = claimed;
+    const int64_t session = db.QueryInt(
+        "SELECT trx_mysql_thread_id FROM information_schema.INNODB_TRX WHERE trx_rows_modified > "
+        "0");
+    REQUIRE(session > 0);
+    db.Exec("KILL CONNECTION " + std::to_string(session));
+  };
+  ClaimedBatch batch;
+  const Status s = a.ClaimDue(10, 30000, false, &batch, kill_claim);
+  CHECK_FALSE(s.ok());
+  CHECK(s.code() == StatusCode::kUnavailable);
+  REQUIRE(handed.rows.size() == 3);
+  // The batch's settle (after its messages were acknowledged) finds the rows
+  // not its own: nothing is marked SENT that no claim of ours holds.
+  std::vector<SettleOp> ops;
+  for (const auto& row : handed.rows) ops.push_back({row.id, SettleKind::kSent, 0, ""});
+  SettleResult r;
+  REQUIRE(a.Settle(handed.lease_token, ops, &r).ok());
+  CHECK(r.applied == 0);
+  CHECK(r.stale == 3);
+  CHECK(db.QueryInt("SELECT COUNT(*) FROM t_outbox WHERE status = 'NEW'") == 3);
+  // And the next claim takes them again: a duplicate, never a loss.
+  ClaimedBatch again;
+  REQUIRE(b.ClaimDue(10, 30000, false, &again, {}).ok());
+  CHECK(Ids(again) == std::vector<int64_t>{1, 2, 3});
 }
 
 TEST_CASE(
@@ -395,7 +480,7 @@ TEST_CASE("a claimed row's age comes from the database clock whatever the relay 
   // age may come from it.
   MysqlStore store(db.mysql(), std::make_shared<FakeClock>(0.0));
   ClaimedBatch b;
-  REQUIRE(store.ClaimDue(10, 30000, false, &b).ok());
+  REQUIRE(store.ClaimDue(10, 30000, false, &b, {}).ok());
   REQUIRE(b.rows.size() == 3);
   std::map<int64_t, int64_t> age;
   for (const auto& r : b.rows) age[r.id] = r.age_at_claim_us;

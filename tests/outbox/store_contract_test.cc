@@ -39,14 +39,14 @@ STORE_CONTRACT("a claim takes the due NEW rows and leaves the rest") {
   REQUIRE(store->HasDue(false, &due).ok());
   CHECK(due);
   ClaimedBatch b;
-  REQUIRE(store->ClaimDue(10, 30000, false, &b).ok());
+  REQUIRE(store->ClaimDue(10, 30000, false, &b, {}).ok());
   CHECK(Ids(b.rows) == std::vector<int64_t>{1, 5});
   CHECK(b.reclaimed == 0);
   CHECK_FALSE(b.lease_token.empty());
   CHECK(env.Get(1).status == "SENDING");
   CHECK_FALSE(env.Get(1).due);
   CHECK(env.Get(2).status == "NEW");
-  REQUIRE(store->ClaimDue(10, 30000, true, &b).ok());
+  REQUIRE(store->ClaimDue(10, 30000, true, &b, {}).ok());
   CHECK(b.rows.empty());
   CHECK(b.lease_token.empty());
   REQUIRE(store->HasDue(true, &due).ok());
@@ -61,17 +61,17 @@ STORE_CONTRACT("an expired lease is reclaimed before new rows and counted as rec
   auto store = env.NewStore();
   bool due = false;
   ClaimedBatch b;
-  REQUIRE(store->ClaimDue(1, 30000, true, &b).ok());
+  REQUIRE(store->ClaimDue(1, 30000, true, &b, {}).ok());
   REQUIRE(Ids(b.rows) == std::vector<int64_t>{2});
   CHECK(b.reclaimed == 1);
   CHECK(b.rows[0].reclaimed);
-  REQUIRE(store->ClaimDue(10, 30000, false, &b).ok());
+  REQUIRE(store->ClaimDue(10, 30000, false, &b, {}).ok());
   CHECK(Ids(b.rows) == std::vector<int64_t>{1});
   CHECK(b.reclaimed == 0);
   // Row 3's lease is live: nobody may take it.
   REQUIRE(store->HasDue(true, &due).ok());
   CHECK_FALSE(due);
-  REQUIRE(store->ClaimDue(10, 30000, true, &b).ok());
+  REQUIRE(store->ClaimDue(10, 30000, true, &b, {}).ok());
   CHECK(b.rows.empty());
 }
 
@@ -82,11 +82,11 @@ STORE_CONTRACT("a settle under a lease that was taken over is stale and names it
   auto a = env.NewStore();
   auto b = env.NewStore();
   ClaimedBatch first, second;
-  REQUIRE(a->ClaimDue(10, 30000, false, &first).ok());
+  REQUIRE(a->ClaimDue(10, 30000, false, &first, {}).ok());
   REQUIRE(first.rows.size() == 3);
   for (int64_t id : {1, 2, 3}) env.Set(id, "SENDING", -1);  // the lease ran out
   // A longer lease than the first: a token that cannot equal it.
-  REQUIRE(b->ClaimDue(10, 60000, true, &second).ok());
+  REQUIRE(b->ClaimDue(10, 60000, true, &second, {}).ok());
   REQUIRE(second.rows.size() == 3);
   CHECK(second.reclaimed == 3);
   CHECK(second.lease_token != first.lease_token);
@@ -120,7 +120,7 @@ STORE_CONTRACT("each settle kind moves its row and a second settle of it is stal
             {.id = 4, .aggregate_id = 4, .retry_count = 2}});
   auto store = env.NewStore();
   ClaimedBatch b;
-  REQUIRE(store->ClaimDue(10, 30000, false, &b).ok());
+  REQUIRE(store->ClaimDue(10, 30000, false, &b, {}).ok());
   REQUIRE(b.rows.size() == 4);
   CHECK(b.rows[3].retry_count == 2);
   SettleResult r;
@@ -272,16 +272,15 @@ STORE_CONTRACT("a claim of chosen ids offers the claimable rows in id order and 
   std::vector<bool> reclaimed;
   ClaimedBatch b;
   REQUIRE(store
-              ->ClaimIds(
-                  {5, 4, 3, 2, 1}, 30000,
-                  [&](const std::vector<OutboxRow>& rows) {
-                    for (const auto& r : rows) {
-                      offered.push_back(r.id);
-                      reclaimed.push_back(r.reclaimed);
-                    }
-                    return std::vector<int64_t>{5, 1};
-                  },
-                  &b)
+              ->ClaimIds({5, 4, 3, 2, 1}, 30000,
+                         [&](const std::vector<OutboxRow>& rows) {
+                           for (const auto& r : rows) {
+                             offered.push_back(r.id);
+                             reclaimed.push_back(r.reclaimed);
+                           }
+                           return std::vector<int64_t>{5, 1};
+                         },
+                         &b, {})
               .ok());
   CHECK(offered == std::vector<int64_t>{1, 3, 5});
   CHECK(reclaimed == std::vector<bool>{false, true, false});
@@ -290,10 +289,8 @@ STORE_CONTRACT("a claim of chosen ids offers the claimable rows in id order and 
   CHECK(env.Get(1).status == "SENDING");
   CHECK(env.Get(3).due);  // offered, not chosen: untouched
   // Choosing nothing claims nothing.
-  REQUIRE(store
-              ->ClaimIds(
-                  {3}, 30000, [](const auto&) { return std::vector<int64_t>{}; }, &b)
-              .ok());
+  REQUIRE(
+      store->ClaimIds({3}, 30000, [](const auto&) { return std::vector<int64_t>{}; }, &b, {}).ok());
   CHECK(b.rows.empty());
   CHECK(b.lease_token.empty());
 }
@@ -352,7 +349,7 @@ STORE_CONTRACT("a claimed row carries its age at the claim on the database clock
             {.id = 2, .aggregate_id = 2, .created_ago_s = 3600}});
   auto store = env.NewStore();
   ClaimedBatch b;
-  REQUIRE(store->ClaimDue(10, 30000, false, &b).ok());
+  REQUIRE(store->ClaimDue(10, 30000, false, &b, {}).ok());
   REQUIRE(b.rows.size() == 2);
   // DATETIME has whole seconds: up to a second more, plus the test's own time.
   CHECK(b.rows[0].age_at_claim_us >= 5'000'000);
@@ -372,7 +369,7 @@ STORE_CONTRACT("every call of a store whose database is unreachable fails as una
   std::vector<WindowRow> w;
   std::vector<Status> got = {store->Connect(),
                              store->HasDue(true, &due),
-                             store->ClaimDue(10, 30000, true, &b),
+                             store->ClaimDue(10, 30000, true, &b, {}),
                              store->BeginSnapshot(),
                              store->MinPendingId(&min),
                              store->ScanWindow(1, 10, &w),

@@ -258,6 +258,43 @@ TEST_CASE("a stale settle is counted as neither published nor DEAD", "[relay]") 
   }
 }
 
+TEST_CASE("a batch whose claim fails to commit after it was published is claimed again",
+          "[relay][ordering]") {
+  for (Ordering ordering : {Ordering::kNone, Ordering::kPerAggregate}) {
+    INFO("ordering " << ToString(ordering));
+    Rig rig(TestConfig(ordering));
+    std::vector<int64_t> ids;
+    for (int i = 0; i < 3; ++i)
+      ids.push_back(rig.table->Insert("order", 1, "E", std::to_string(i)));
+    ids.push_back(rig.table->Insert("order", 2, "E", "b"));
+    rig.broker->hold(true);
+    // The claim's rows go to the broker before its commit, which is lost.
+    rig.table->FailClaimCommits(1);
+    CHECK(rig.relay->ClaimOnce() == Relay::Round::kFailed);
+    CHECK(rig.relay->inflight() == 1);
+    // Every row a chain of its own, or the two aggregates. first messages.
+    CHECK(rig.broker->sends() == (ordering == Ordering::kNone ? 4 : 2));
+    for (int64_t id : ids) CHECK(rig.table->Get(id).status == "NEW");
+    // Acknowledged, but the rows were never this relay's: nothing counted as
+    // published, nothing marked SENT.
+    rig.broker->CompleteAll();
+    rig.broker->hold(false);
+    CHECK(rig.relay->SettleReady(false, 0ms) == 1);
+    CHECK(rig.m().stale_transitions->Value() == 4);
+    CHECK(rig.m().Published("outbox.event.order").Value() == 0);
+    for (int64_t id : ids) CHECK(rig.table->Get(id).status == "NEW");
+    // The next rounds publish them again: duplicates, each after its first
+    // copy, and aggregate 1's first copies in id order.
+    for (int i = 0; i < 3; ++i) rig.Step();
+    for (int64_t id : ids) CHECK(rig.table->Get(id).status == "SENT");
+    CHECK(rig.m().Published("outbox.event.order").Value() == 4);
+    std::vector<std::string> order1;
+    for (const auto& m : rig.broker->acked())
+      if (m.key == "1") order1.push_back(m.value);
+    CHECK(order1 == std::vector<std::string>{"0", "1", "2", "0", "1", "2"});
+  }
+}
+
 // A Rig whose stores fail the next `*failures` settles.
 struct FailingSettleRig {
   FailingSettleRig()
