@@ -217,10 +217,10 @@ Relay::Round Relay::ClaimAfter(WakeCause cause) {
   } else if (claimed > 0) {
     // It claimed rows, but maybe not the inserted one: a round takes what it
     // sees, and the insert may still be invisible (the commit race), its
-    // wake-up spent. Keep the poll backoff through the retry's window, or the
+    // wake-up spent. One more look once the retry's window is over, or the
     // row waits for the next wake-up: after the last insert of a burst, the
     // 30 s safety poll (one event of 2,710 in a benchmark).
-    timers_until_ = std::max(timers_until_, options_.clock->Now() + CommitRaceWindow());
+    race_check_at_ = options_.clock->Now() + CommitRaceWindow();
   }
   return round;
 }

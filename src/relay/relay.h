@@ -139,6 +139,9 @@ class Relay {
   // `wait`, shortened to when the earliest retry this relay wrote comes due.
   // REQUIRES: the claim thread.
   Clock::Duration OwnRetryWait(Clock::Duration wait, Clock::TimePoint now);
+  // `wait`, shortened to race_check_at_ unless a round started since.
+  // REQUIRES: the claim thread.
+  Clock::Duration RaceCheckWait(Clock::Duration wait, Clock::TimePoint now) const;
   // IdleWait with `wakeup: binlog` while the table has unsent rows.
   Clock::Duration UnsentWait(Clock::Duration idle_wait, Clock::Duration max_wait,
                              Clock::TimePoint now) const;
@@ -175,9 +178,11 @@ class Relay {
   Clock::TimePoint next_down_probe_{};   // broker down: the next database probe
   // `wakeup: binlog`: until then the loop keeps the poll backoff, because an
   // insert the stream announced was not found (the commit may be slower to
-  // show than the commit-race retry), or its wake-up claimed other rows
-  // (its own may show within the commit-race window).
+  // show than the commit-race retry).
   Clock::TimePoint timers_until_{};
+  // `wakeup: binlog`: an insert wake-up claimed rows, perhaps not its own,
+  // which may show only later (the commit race): a round starts by then.
+  Clock::TimePoint race_check_at_{};
 
   std::atomic<int> inflight_{0};  // batches claimed and not yet settled
   // When the earliest retry a settle of this relay wrote comes due, in

@@ -60,7 +60,7 @@ Clock::Duration Relay::IdleWait(std::chrono::milliseconds idle_wait) {
   // and a peer's, a replay, an insert, which the stream announces.
   const Clock::TimePoint now = options_.clock->Now();
   const Clock::Duration poll = std::min<Clock::Duration>(idle_wait, max_wait);
-  if (now < timers_until_) return poll;  // an insert wake-up's row may not show yet
+  if (now < timers_until_) return poll;  // an insert wake-up that found nothing
   // A round that claimed rows: more are likely there already (a busy table),
   // so look again as polling does rather than wait for the stream to say so;
   // a busy relay must not slow down because of the stream. At low rates this
@@ -69,7 +69,12 @@ Clock::Duration Relay::IdleWait(std::chrono::milliseconds idle_wait) {
   // wakes the loop), and a look before it would end the pass and start a
   // new one.
   if (last_claimed_ > 0 && planner_.deferred_count() == 0) return poll;
-  return OwnRetryWait(UnsentWait(poll, max_wait, now), now);
+  return RaceCheckWait(OwnRetryWait(UnsentWait(poll, max_wait, now), now), now);
+}
+
+Clock::Duration Relay::RaceCheckWait(Clock::Duration wait, Clock::TimePoint now) const {
+  if (race_check_at_ <= last_claim_start_) return wait;  // looked since
+  return std::min(wait, std::max<Clock::Duration>(race_check_at_ - now, Clock::Duration::zero()));
 }
 
 Clock::Duration Relay::UnsentWait(Clock::Duration poll, Clock::Duration max_wait,

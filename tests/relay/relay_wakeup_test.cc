@@ -341,12 +341,15 @@ TEST_CASE("an insert wake-up that claimed other rows keeps looking through the c
   REQUIRE(rig.relay->inflight() == 1);
   while (rig.relay->ClaimOnce() == Relay::Round::kMore) {
   }
-  CHECK(rig.relay->IdleWait(2ms) == 2ms);
+  // One more round once the wake-up's row must show, not the stream's 30 s.
+  CHECK(rig.relay->IdleWait(2ms) == CommitRaceWindow());
   rig.clock->Advance(CommitRaceWindow() - 1ms);
-  CHECK(rig.relay->IdleWait(8ms) == 8ms);
-  // Past the window the wake-up's row would have shown: back to the stream.
-  rig.clock->Advance(2ms);
-  CHECK(rig.relay->IdleWait(8ms) == 30s);
+  CHECK(rig.relay->IdleWait(2ms) == 1ms);
+  rig.clock->Advance(1ms);
+  CHECK(rig.relay->IdleWait(2ms) == 0ms);
+  // That round looked: back to the stream.
+  CHECK(rig.relay->ClaimOnce() == Relay::Round::kIdle);
+  CHECK(rig.relay->IdleWait(2ms) == 30s);
 }
 
 // As LateRowStore for per_aggregate: the row shows at the second idle
