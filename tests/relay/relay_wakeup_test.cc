@@ -327,31 +327,6 @@ TEST_CASE("a claim after an insert wake-up retries until the row is visible", "[
   }
 }
 
-TEST_CASE("an insert wake-up that claimed other rows keeps looking through the commit race",
-          "[relay][wakeup]") {
-  ServiceConfig c = BinlogConfig();
-  SECTION("ordering none") {}
-  SECTION("ordering per_aggregate") { c.ordering = Ordering::kPerAggregate; }
-  WakeRig rig(c);
-  REQUIRE(rig.relay->RefreshGauges().ok());  // an empty table: the stream's wait is 30 s
-  rig.table->Insert("order", 1, "OrderCreated");
-  // The wake-up of a second insert claims the first; the second is not
-  // visible yet, so the rounds after it find nothing.
-  rig.relay->ClaimAfter(WakeCause::kInsert);
-  REQUIRE(rig.relay->inflight() == 1);
-  while (rig.relay->ClaimOnce() == Relay::Round::kMore) {
-  }
-  // One more round once the wake-up's row must show, not the stream's 30 s.
-  CHECK(rig.relay->IdleWait(2ms) == CommitRaceWindow());
-  rig.clock->Advance(CommitRaceWindow() - 1ms);
-  CHECK(rig.relay->IdleWait(2ms) == 1ms);
-  rig.clock->Advance(1ms);
-  CHECK(rig.relay->IdleWait(2ms) == 0ms);
-  // That round looked: back to the stream.
-  CHECK(rig.relay->ClaimOnce() == Relay::Round::kIdle);
-  CHECK(rig.relay->IdleWait(2ms) == 30s);
-}
-
 // As LateRowStore for per_aggregate: the row shows at the second idle
 // probe, which then starts a pass.
 class LatePassStore : public testing::OutboxStoreWrapper {
@@ -408,6 +383,44 @@ class CountingStore : public testing::OutboxStoreWrapper {
  private:
   std::shared_ptr<Counts> counts_;
 };
+
+TEST_CASE("an insert wake-up that claimed other rows looks once more after the commit race",
+          "[relay][wakeup]") {
+  ServiceConfig c = BinlogConfig();
+  SECTION("ordering none") {}
+  SECTION("ordering per_aggregate") { c.ordering = Ordering::kPerAggregate; }
+  auto clock = std::make_shared<FakeClock>();
+  auto table = std::make_shared<FakeTable>(clock);
+  auto counts = std::make_shared<CountingStore::Counts>();
+  Metrics metrics;
+  auto owned = RelayOn(
+      c, clock,
+      [table, counts] {
+        return std::make_unique<CountingStore>(testing::FakeStoreFactory(table)(), counts);
+      },
+      &metrics);
+  Relay& relay = *owned;
+  REQUIRE(relay.RefreshGauges().ok());  // an empty table: the stream's wait is 30 s
+  table->Insert("order", 1, "OrderCreated");
+  // The wake-up of a second insert claims the first; the second is not
+  // visible yet, so the rounds after it find nothing.
+  relay.ClaimAfter(WakeCause::kInsert);
+  REQUIRE(relay.inflight() == 1);
+  while (relay.ClaimOnce() == Relay::Round::kMore) {
+  }
+  // One more round once the wake-up's row must show, not the stream's 30 s.
+  CHECK(relay.IdleWait(2ms) == CommitRaceWindow());
+  clock->Advance(CommitRaceWindow() - 1ms);
+  CHECK(relay.IdleWait(2ms) == 1ms);
+  clock->Advance(1ms);
+  CHECK(relay.IdleWait(2ms) == 0ms);
+  // That round is one probe (no pass: nothing is due), then the stream.
+  const CountingStore::Counts before = *counts;
+  CHECK(relay.ClaimAfter(WakeCause::kDeadline) == Relay::Round::kIdle);
+  CHECK(counts->probes == before.probes + 1);
+  CHECK(counts->snapshots == before.snapshots);
+  CHECK(relay.IdleWait(2ms) == 30s);
+}
 
 TEST_CASE("with per_aggregate a wake-up by a commit that inserted nothing probes before a pass",
           "[relay][wakeup]") {
