@@ -35,10 +35,12 @@ class OutboxStore {
   // the transaction commits; not for an empty batch. The relay starts
   // publishing there, so the commit's flush to disk is not on an event's path
   // (docs/DESIGN.md, "Publishing before the claim commits"). The rows stay
-  // locked until the commit: no other relay can claim them, and a settle of
-  // theirs waits for it. If the commit then fails, the call fails, the claim
-  // is rolled back and a settle under the batch's lease token finds the rows
-  // not its own (SettleResult::stale), as it would after a takeover.
+  // locked until the commit: no other relay can claim them. A settle under
+  // the batch's token must wait until the call returned: under READ
+  // COMMITTED its UPDATE does not wait for the locked rows but reads their
+  // committed version and skips them (stale). If the commit fails, the call
+  // fails, the claim is rolled back and a later settle under the token finds
+  // the rows not its own (SettleResult::stale), as after a takeover.
   // `before_commit` must not use this store.
   using ClaimedFn = std::function<void(const ClaimedBatch& claimed)>;
 

@@ -75,8 +75,17 @@ Relay::Round Relay::ClaimOnce() {
   if (inflight_.load() >= options_.config.max_inflight_batches) return Round::kBusy;
   const Clock::TimePoint t0 = options_.clock->Now();
   round_start_ = t0;
+  ++claim_round_;
+  published_in_round_ = false;
   ClaimedBatch batch;
   Round r = claimer_.Claim(&batch);  // publishes what it claims, before the commit
+  if (published_in_round_) {
+    // The claim's transaction has ended (committed or rolled back): its
+    // batch may be settled now, and not before (SettleReady).
+    MutexLock lock(&mu_);
+    claims_ended_ = claim_round_;
+    cv_.SignalAll();
+  }
   if (r == Round::kFailed) return r;
   metrics_.poll_duration->Observe(
       std::chrono::duration<double>(options_.clock->Now() - t0).count());
@@ -95,21 +104,24 @@ Relay::Round Relay::ClaimOnce() {
 
 void Relay::Publish(const ClaimedBatch& batch, Clock::TimePoint claimed_at) {
   ++inflight_;
+  published_in_round_ = true;
+  const uint64_t round = claim_round_;
   // A chain message started by then is acknowledged or failed within
   // message.timeout.ms (lease/2, see src/kafka/kafka_config.cc), a second
   // before the lease ends: the batch settles while the claim is still ours.
   const auto start_by = claimed_at + std::chrono::milliseconds(options_.config.lease_ms / 2 - 1000);
   auto shared = std::make_shared<ClaimedBatch>(batch);
-  publisher_.Publish(shared->rows, start_by,
-                     [guard = guard_, shared, claimed_at](std::vector<PublishOutcome> outcomes) {
-                       // Not `this`: the Relay may be gone (ThreadSanitizer found a notify
-                       // running on a destroyed condition variable).
-                       MutexLock alive(&guard->mu);
-                       Relay* self = guard->relay;
-                       if (self == nullptr) return;  // stopped and destroyed: the lease expires
-                       self->OnPublished({std::move(*shared), std::move(outcomes), claimed_at,
-                                          self->options_.clock->Now()});
-                     });
+  publisher_.Publish(
+      shared->rows, start_by,
+      [guard = guard_, shared, claimed_at, round](std::vector<PublishOutcome> outcomes) {
+        // Not `this`: the Relay may be gone (ThreadSanitizer found a notify
+        // running on a destroyed condition variable).
+        MutexLock alive(&guard->mu);
+        Relay* self = guard->relay;
+        if (self == nullptr) return;  // stopped and destroyed: the lease expires
+        self->OnPublished({std::move(*shared), std::move(outcomes), claimed_at,
+                           self->options_.clock->Now(), round});
+      });
 }
 
 void Relay::OnPublished(PublishedBatch done) {
@@ -127,13 +139,13 @@ int Relay::SettleReady(bool wait, std::chrono::milliseconds timeout) {
     PublishedBatch* front = nullptr;
     {
       MutexLock lock(&mu_);
-      if (completed_.empty() && wait && settled == 0) {
+      if (!FrontSettleable() && wait && settled == 0) {
         options_.clock->WaitUntil(&mu_, &cv_, options_.clock->Now() + timeout, [this] {
           mu_.AssertHeld();
-          return !completed_.empty() || halt_.load();
+          return FrontSettleable() || halt_.load();
         });
       }
-      if (completed_.empty()) return settled;
+      if (!FrontSettleable()) return settled;
       // Only this thread pops, and a deque's push_back keeps references to
       // its other elements valid: the front stays put while it settles.
       front = &completed_.front();
@@ -295,6 +307,15 @@ void Relay::ClaimLoop() {
   }
 }
 
+bool Relay::FrontSettleable() const {
+  // Under READ COMMITTED a settle's UPDATE does not wait for a row the claim
+  // still locks: it reads the row's last committed version (NEW, no lease),
+  // finds it not matching and skips it (a semi-consistent read), and the
+  // settle would be stale. So a batch published before its claim committed
+  // waits for the claim round to end.
+  return !completed_.empty() && completed_.front().claim_round <= claims_ended_;
+}
+
 // True once nothing can be left to settle: the claim thread is gone (so no
 // new batch appears), nothing is in flight and the queue is empty.
 bool Relay::SettleDrained() {
@@ -308,7 +329,7 @@ void Relay::SettleLoop() {
     Beat(settle_beat_);
     SettleReady(true, std::chrono::milliseconds(200));
     MutexLock lock(&mu_);
-    if (completed_.empty()) {
+    if (!FrontSettleable()) {  // nothing, or its claim still committing
       backoff = std::chrono::milliseconds(100);
       continue;
     }

@@ -148,6 +148,8 @@ class Relay {
   void WaitForRoom() EXCLUDES(mu_);
   void SettleLoop();
   bool SettleDrained() EXCLUDES(mu_);
+  // completed_'s front may be settled: its claim's transaction has ended.
+  bool FrontSettleable() const REQUIRES(mu_);
   void HousekeepingLoop();
   bool SleepFor(std::chrono::milliseconds d) EXCLUDES(mu_);  // false if stopping
 
@@ -175,6 +177,8 @@ class Relay {
   size_t last_claimed_ = 0;              // rows the last round claimed
   Clock::TimePoint last_claim_start_{};  // when the last round began
   Clock::TimePoint round_start_{};       // when the current round began
+  uint64_t claim_round_ = 0;             // claim rounds begun
+  bool published_in_round_ = false;      // the current round published a batch
   Clock::TimePoint next_down_probe_{};   // broker down: the next database probe
   // `wakeup: binlog`: until then the loop keeps the poll backoff, because an
   // insert the stream announced was not found (the commit may be slower to
@@ -194,8 +198,9 @@ class Relay {
   std::atomic<bool> halt_{false};
 
   mutable Mutex mu_;
-  CondVar cv_{&mu_};  // signalled on a published batch, a settle, and stopping
+  CondVar cv_{&mu_};  // signalled on a published batch, a claim's end, a settle, and stopping
   std::deque<PublishedBatch> completed_ GUARDED_BY(mu_);
+  uint64_t claims_ended_ GUARDED_BY(mu_) = 0;  // the last claim round whose transaction ended
 
   std::thread claim_thread_;
   std::thread settle_thread_;

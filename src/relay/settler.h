@@ -22,6 +22,9 @@ struct PublishedBatch {
   std::vector<PublishOutcome> outcomes;
   Clock::TimePoint claimed_at{};   // when the claim round started (relay clock)
   Clock::TimePoint finished_at{};  // when the last outcome arrived (relay clock)
+  // The claim round that published it (Relay): its settle waits until that
+  // claim's transaction ended.
+  uint64_t claim_round = 0;
 };
 
 // What to write for each row of a published batch (docs/DESIGN.md, "Settling"):

@@ -357,6 +357,7 @@ TEST_CASE("a claim hands its batch to before_commit while the rows are locked an
     std::vector<int64_t> handed;
     std::string status_seen;
     size_t peer_claimed = 99;
+    int early_stale = -1;
     auto before_commit = [&](const ClaimedBatch& claimed) {
       handed = Ids(claimed);
       // Not committed: others read the rows as they were, and a peer's
@@ -365,6 +366,15 @@ TEST_CASE("a claim hands its batch to before_commit while the rows are locked an
       ClaimedBatch peer;
       REQUIRE(b.ClaimDue(10, 30000, true, &peer, {}).ok());
       peer_claimed = peer.rows.size();
+      // A settle now does not wait for the claim: under READ COMMITTED its
+      // UPDATE reads the rows' committed version (NEW), skips them and is
+      // stale. That is why the relay settles a batch only after its claim
+      // ended (Relay::FrontSettleable).
+      std::vector<SettleOp> ops;
+      for (const auto& row : claimed.rows) ops.push_back({row.id, SettleKind::kSent, 0, ""});
+      SettleResult early;
+      REQUIRE(b.Settle(claimed.lease_token, ops, &early).ok());
+      early_stale = early.stale;
     };
     ClaimedBatch batch;
     if (per_aggregate) {
@@ -382,6 +392,7 @@ TEST_CASE("a claim hands its batch to before_commit while the rows are locked an
     CHECK(Ids(batch) == handed);
     CHECK(status_seen == "NEW");
     CHECK(peer_claimed == 0);
+    CHECK(early_stale == 3);
     CHECK(db.QueryInt("SELECT COUNT(*) FROM t_outbox WHERE status = 'SENDING'") == 3);
     db.Exec("UPDATE t_outbox SET status = 'NEW', next_retry_at = NOW(6) - INTERVAL 1 SECOND");
   }

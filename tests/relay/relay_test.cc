@@ -295,6 +295,72 @@ TEST_CASE("a batch whose claim fails to commit after it was published is claimed
   }
 }
 
+// Runs `during_claim` inside every claim's transaction, after the relay's
+// before_commit (the batch is published); a settle in that moment is
+// recorded and refused instead of waiting on the table (which the claim
+// holds).
+struct InClaim {
+  std::function<void()> during_claim;
+  bool in_claim = false;
+  int settles_in_claim = 0;
+};
+class InClaimStore : public testing::OutboxStoreWrapper {
+ public:
+  InClaimStore(std::shared_ptr<OutboxStore> target, std::shared_ptr<InClaim> state)
+      : OutboxStoreWrapper(std::move(target)), state_(std::move(state)) {}
+  Status ClaimDue(int limit, int64_t lease_ms, bool include_expired, ClaimedBatch* out,
+                  const ClaimedFn& before_commit) override {
+    return OutboxStoreWrapper::ClaimDue(limit, lease_ms, include_expired, out, Wrap(before_commit));
+  }
+  Status ClaimIds(const std::vector<int64_t>& ids, int64_t lease_ms, const ChooseFn& choose,
+                  ClaimedBatch* out, const ClaimedFn& before_commit) override {
+    return OutboxStoreWrapper::ClaimIds(ids, lease_ms, choose, out, Wrap(before_commit));
+  }
+  Status Settle(const std::string& lease_token, const std::vector<SettleOp>& ops,
+                SettleResult* result) override {
+    if (state_->in_claim) {
+      ++state_->settles_in_claim;
+      return Status::Unavailable("settled while the claim was open");
+    }
+    return OutboxStoreWrapper::Settle(lease_token, ops, result);
+  }
+
+ private:
+  ClaimedFn Wrap(const ClaimedFn& before_commit) {
+    return [this, before_commit](const ClaimedBatch& claimed) {
+      before_commit(claimed);
+      state_->in_claim = true;
+      if (state_->during_claim) state_->during_claim();
+      state_->in_claim = false;
+    };
+  }
+  std::shared_ptr<InClaim> state_;
+};
+
+TEST_CASE("a batch published before its claim committed is settled only after the claim ended",
+          "[relay]") {
+  for (Ordering ordering : {Ordering::kNone, Ordering::kPerAggregate}) {
+    INFO("ordering " << ToString(ordering));
+    auto clock = std::make_shared<FakeClock>();
+    auto table = std::make_shared<FakeTable>(clock);
+    auto state = std::make_shared<InClaim>();
+    Rig rig(TestConfig(ordering), table, clock, [table, state] {
+      return std::make_unique<InClaimStore>(std::make_unique<testing::FakeStore>(table), state);
+    });
+    int settled_in_claim = -1;
+    // The broker acknowledges at once: the batch is complete before the
+    // claim's commit, and the settle thread would find it.
+    state->during_claim = [&] { settled_in_claim = rig.relay->SettleReady(false, 0ms); };
+    int64_t id = table->Insert("order", 1, "OrderCreated");
+    rig.relay->ClaimOnce();
+    CHECK(settled_in_claim == 0);
+    CHECK(state->settles_in_claim == 0);
+    CHECK(rig.relay->SettleReady(false, 0ms) == 1);
+    CHECK(table->Get(id).status == "SENT");
+    CHECK(rig.m().stale_transitions->Value() == 0);
+  }
+}
+
 // A Rig whose stores fail the next `*failures` settles.
 struct FailingSettleRig {
   FailingSettleRig()
