@@ -384,6 +384,19 @@ class CountingStore : public testing::OutboxStoreWrapper {
   std::shared_ptr<Counts> counts_;
 };
 
+// A relay whose stores count into `counts` (RelayOn over CountingStores).
+std::unique_ptr<Relay> CountedRelayOn(const ServiceConfig& c, std::shared_ptr<FakeClock> clock,
+                                      std::shared_ptr<FakeTable> table,
+                                      std::shared_ptr<CountingStore::Counts> counts,
+                                      Metrics* metrics) {
+  return RelayOn(
+      c, std::move(clock),
+      [table, counts] {
+        return std::make_unique<CountingStore>(testing::FakeStoreFactory(table)(), counts);
+      },
+      metrics);
+}
+
 TEST_CASE("an insert wake-up that claimed other rows looks once more after the commit race",
           "[relay][wakeup]") {
   ServiceConfig c = BinlogConfig();
@@ -393,12 +406,7 @@ TEST_CASE("an insert wake-up that claimed other rows looks once more after the c
   auto table = std::make_shared<FakeTable>(clock);
   auto counts = std::make_shared<CountingStore::Counts>();
   Metrics metrics;
-  auto owned = RelayOn(
-      c, clock,
-      [table, counts] {
-        return std::make_unique<CountingStore>(testing::FakeStoreFactory(table)(), counts);
-      },
-      &metrics);
+  auto owned = CountedRelayOn(c, clock, table, counts, &metrics);
   Relay& relay = *owned;
   REQUIRE(relay.RefreshGauges().ok());  // an empty table: the stream's wait is 30 s
   table->Insert("order", 1, "OrderCreated");
@@ -430,12 +438,7 @@ TEST_CASE("with per_aggregate a wake-up by a commit that inserted nothing probes
   auto table = std::make_shared<FakeTable>(clock);
   auto counts = std::make_shared<CountingStore::Counts>();
   Metrics metrics;
-  auto owned = RelayOn(
-      c, clock,
-      [table, counts] {
-        return std::make_unique<CountingStore>(testing::FakeStoreFactory(table)(), counts);
-      },
-      &metrics);
+  auto owned = CountedRelayOn(c, clock, table, counts, &metrics);
   Relay& relay = *owned;
   table->Insert("order", 1, "OrderCreated");
   relay.ClaimAfter(WakeCause::kInsert);
