@@ -204,7 +204,7 @@ Relay::Round Relay::ClaimAfter(WakeCause cause) {
   // A commit that inserted nothing, or the look at the end of the commit-race
   // window: seldom a row to claim, so one probe rather than a pass.
   const Clock::TimePoint now = options_.clock->Now();
-  if (cause == WakeCause::kChange || (last_claim_start_ < race_check_at_ && race_check_at_ <= now))
+  if (cause == WakeCause::kChange || (RaceCheckPending() && race_check_at_ <= now))
     claimer_.ProbeFirst();
   if (cause != WakeCause::kInsert) return ClaimOnce();
   // The commit race (src/common/wakeup.h): the binlog event can come before

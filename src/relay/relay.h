@@ -139,7 +139,10 @@ class Relay {
   // `wait`, shortened to when the earliest retry this relay wrote comes due.
   // REQUIRES: the claim thread.
   Clock::Duration OwnRetryWait(Clock::Duration wait, Clock::TimePoint now);
-  // `wait`, shortened to race_check_at_ unless a round started since.
+  // No round has started since race_check_at_: the look it asks for is owed.
+  // REQUIRES: the claim thread.
+  bool RaceCheckPending() const { return last_claim_start_ < race_check_at_; }
+  // `wait`, shortened to race_check_at_ while that look is owed.
   // REQUIRES: the claim thread.
   Clock::Duration RaceCheckWait(Clock::Duration wait, Clock::TimePoint now) const;
   // IdleWait with `wakeup: binlog` while the table has unsent rows.

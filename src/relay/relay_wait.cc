@@ -73,7 +73,7 @@ Clock::Duration Relay::IdleWait(std::chrono::milliseconds idle_wait) {
 }
 
 Clock::Duration Relay::RaceCheckWait(Clock::Duration wait, Clock::TimePoint now) const {
-  if (race_check_at_ <= last_claim_start_) return wait;  // looked since
+  if (!RaceCheckPending()) return wait;
   return std::min(wait, std::max<Clock::Duration>(race_check_at_ - now, Clock::Duration::zero()));
 }
 

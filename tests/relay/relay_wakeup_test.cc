@@ -384,30 +384,33 @@ class CountingStore : public testing::OutboxStoreWrapper {
   std::shared_ptr<Counts> counts_;
 };
 
-// A relay whose stores count into `counts` (RelayOn over CountingStores).
-std::unique_ptr<Relay> CountedRelayOn(const ServiceConfig& c, std::shared_ptr<FakeClock> clock,
-                                      std::shared_ptr<FakeTable> table,
-                                      std::shared_ptr<CountingStore::Counts> counts,
-                                      Metrics* metrics) {
-  return RelayOn(
-      c, std::move(clock),
-      [table, counts] {
-        return std::make_unique<CountingStore>(testing::FakeStoreFactory(table)(), counts);
-      },
-      metrics);
-}
+// A relay over CountingStores on a fake table, with the stream up.
+struct CountedRig {
+  explicit CountedRig(const ServiceConfig& c)
+      : relay(RelayOn(
+            c, clock,
+            [t = table, n = counts] {
+              return std::make_unique<CountingStore>(testing::FakeStoreFactory(t)(), n);
+            },
+            &metrics)) {}
+
+  std::shared_ptr<FakeClock> clock = std::make_shared<FakeClock>();
+  std::shared_ptr<FakeTable> table = std::make_shared<FakeTable>(clock);
+  std::shared_ptr<CountingStore::Counts> counts = std::make_shared<CountingStore::Counts>();
+  Metrics metrics;
+  std::unique_ptr<Relay> relay;
+};
 
 TEST_CASE("an insert wake-up that claimed other rows looks once more after the commit race",
           "[relay][wakeup]") {
   ServiceConfig c = BinlogConfig();
   SECTION("ordering none") {}
   SECTION("ordering per_aggregate") { c.ordering = Ordering::kPerAggregate; }
-  auto clock = std::make_shared<FakeClock>();
-  auto table = std::make_shared<FakeTable>(clock);
-  auto counts = std::make_shared<CountingStore::Counts>();
-  Metrics metrics;
-  auto owned = CountedRelayOn(c, clock, table, counts, &metrics);
-  Relay& relay = *owned;
+  CountedRig rig(c);
+  Relay& relay = *rig.relay;
+  FakeClock* clock = rig.clock.get();
+  FakeTable* table = rig.table.get();
+  CountingStore::Counts* counts = rig.counts.get();
   REQUIRE(relay.RefreshGauges().ok());  // an empty table: the stream's wait is 30 s
   table->Insert("order", 1, "OrderCreated");
   // The wake-up of a second insert claims the first; the second is not
@@ -434,12 +437,10 @@ TEST_CASE("with per_aggregate a wake-up by a commit that inserted nothing probes
           "[relay][wakeup]") {
   ServiceConfig c = BinlogConfig();
   c.ordering = Ordering::kPerAggregate;
-  auto clock = std::make_shared<FakeClock>();
-  auto table = std::make_shared<FakeTable>(clock);
-  auto counts = std::make_shared<CountingStore::Counts>();
-  Metrics metrics;
-  auto owned = CountedRelayOn(c, clock, table, counts, &metrics);
-  Relay& relay = *owned;
+  CountedRig rig(c);
+  Relay& relay = *rig.relay;
+  FakeTable* table = rig.table.get();
+  CountingStore::Counts* counts = rig.counts.get();
   table->Insert("order", 1, "OrderCreated");
   relay.ClaimAfter(WakeCause::kInsert);
   while (relay.ClaimOnce() == Relay::Round::kMore) {
