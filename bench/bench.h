@@ -17,6 +17,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "db.h"
@@ -115,12 +116,16 @@ class Bench {
   void StageScale();
   // --- measured load runs (stage_latency.cc)
   void CalibrateLoad(int writers);
+  // `samples` (optional) gets the run's per-event latencies appended.
   LatencyRun MeasureLoad(const LoadSpec& spec, const Running& relay, int rep,
-                         std::vector<double>* lat, std::vector<double>* create);
+                         LatencySamples* samples);
   std::vector<std::string> LoadArgv(const LoadSpec& spec, const std::string& json,
                                     const std::string& aggregate_type);
-  void CollectLatency(TimingConsumer& consumer, int64_t start_us, LatencyRun* run,
-                      std::vector<double>* lat, std::vector<double>* create);
+  // `commits`: the payload's ts_us -> when that INSERT's commit returned
+  // (unix us), where known.
+  void CollectLatency(TimingConsumer& consumer, int64_t start_us,
+                      const std::unordered_map<int64_t, int64_t>& commits, LatencyRun* run,
+                      LatencySamples* samples);
   void StageLatency();
   // --- idle (stage_idle.cc)
   // Questions (and Com_*) over `seconds` with the given relays running;

@@ -297,15 +297,16 @@ void Report::WriteData() const {
 
   // Latency histograms, 1 ms bins: bin_start consumed_count created_count.
   std::map<int, std::pair<int, int>> hist;
-  for (double v : r_.latency_samples_ms) ++hist[static_cast<int>(std::floor(v))].first;
-  for (double v : r_.latency_create_samples_ms) ++hist[static_cast<int>(std::floor(v))].second;
+  const LatencySamples& l = r_.latency_samples;
+  for (double v : l.consumed) ++hist[static_cast<int>(std::floor(v))].first;
+  for (double v : l.created) ++hist[static_cast<int>(std::floor(v))].second;
   std::ostringstream lh;
   lh << "# ms consumed created (counts per 1 ms bin)\n";
   for (const auto& [ms, c] : hist) lh << ms << " " << c.first << " " << c.second << "\n";
   WriteFile(o_.out_dir + "/latency_hist.dat", lh.str());
   std::ostringstream lq;
-  lq << Fmt("p50=%.3f\np99=%.3f\nmax=%.3f\n", Quantile(r_.latency_samples_ms, 0.5),
-            Quantile(r_.latency_samples_ms, 0.99), Quantile(r_.latency_samples_ms, 1));
+  lq << Fmt("p50=%.3f\np99=%.3f\nmax=%.3f\n", Quantile(l.consumed, 0.5), Quantile(l.consumed, 0.99),
+            Quantile(l.consumed, 1));
   WriteFile(o_.out_dir + "/latency_quantiles.txt", lq.str());
 
   std::ostringstream rs;

@@ -12,8 +12,8 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(Drain, stage, workload, mode, table_state, re
                                    relay_peak_rss_mib, fsyncs, questions, purge_wait_s)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(LatencyRun, rep, written, measured, offered_rate,
                                    writer_max_lag_ms, p50_ms, p99_ms, max_ms, create_p50_ms,
-                                   create_p99_ms, create_max_ms, relay_cpu_pct,
-                                   relay_statements_per_s)
+                                   create_p99_ms, create_max_ms, commit_create_p50_ms,
+                                   commit_create_p99_ms, relay_cpu_pct, relay_statements_per_s)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(Idle, label, services, mode, seconds, statements_per_s,
                                    per_service, com_per_s, cpu_ms_per_s, rss_mib, hwm_mib)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(WakeupRun, mode, target_rate, run, binlog_up)

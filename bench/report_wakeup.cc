@@ -123,8 +123,9 @@ std::string Report::WakeupTable() const {
   std::ostringstream s;
   s << "| offered events/s | achieved, poll / binlog | samples | p50 ms, poll / binlog | p99 ms, "
        "poll / binlog | max ms, poll / binlog | writers' INSERT ms: p50, poll / binlog; p99 | "
+       "commit -> relay's produce ms: p50, poll / binlog; p99 | "
        "relay statements/s, poll / binlog | relay CPU %, poll / binlog |\n"
-       "|---|---|---|---|---|---|---|---|---|\n";
+       "|---|---|---|---|---|---|---|---|---|---|\n";
   for (double rate : rates) {
     const WakeupRun* p = FindWakeup("poll", rate);
     const WakeupRun* b = FindWakeup("binlog", rate);
@@ -139,6 +140,8 @@ std::string Report::WakeupTable() const {
       << pair("%.1f", &LatencyRun::p50_ms) << " | " << pair("%.1f", &LatencyRun::p99_ms) << " | "
       << pair("%.1f", &LatencyRun::max_ms) << " | " << pair("%.1f", &LatencyRun::insert_p50_ms)
       << "; " << pair("%.1f", &LatencyRun::insert_p99_ms) << " | "
+      << pair("%.1f", &LatencyRun::commit_create_p50_ms) << "; "
+      << pair("%.1f", &LatencyRun::commit_create_p99_ms) << " | "
       << pair("%.1f", &LatencyRun::relay_statements_per_s) << " | "
       << pair("%.1f", &LatencyRun::relay_cpu_pct) << " |\n";
   }

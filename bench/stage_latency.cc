@@ -24,7 +24,7 @@ std::vector<std::string> Bench::LoadArgv(const LoadSpec& spec, const std::string
       std::to_string(spec.writers), "--rate", Fmt("%.0f", spec.rate),
       // Writers that cannot keep up stop on time
       // rather than stretch the run.
-      "--duration", Fmt("%.0f", spec.seconds + 1), "--json", json, "--quiet"};
+      "--duration", Fmt("%.0f", spec.seconds + 1), "--json", json, "--commit-times", "--quiet"};
   if (!o_.db.password.empty()) {
     argv.push_back("--password");
     argv.push_back(o_.db.password);
@@ -55,8 +55,9 @@ void Bench::CalibrateLoad(int writers) {
           load_overhead_[writers]));
 }
 
-void Bench::CollectLatency(TimingConsumer& consumer, int64_t start_us, LatencyRun* run,
-                           std::vector<double>* lat_out, std::vector<double>* create_out) {
+void Bench::CollectLatency(TimingConsumer& consumer, int64_t start_us,
+                           const std::unordered_map<int64_t, int64_t>& commits, LatencyRun* run,
+                           LatencySamples* samples) {
   double deadline = MonoSeconds() + 60;
   while (consumer.count() < static_cast<size_t>(run->written) && MonoSeconds() < deadline)
     SleepSeconds(0.05);
@@ -65,25 +66,35 @@ void Bench::CollectLatency(TimingConsumer& consumer, int64_t start_us, LatencyRu
     r_.notes.push_back(Fmt("load run %d: consumed %zu of %lld events", run->rep, got.size(),
                            static_cast<long long>(run->written)));
   // The first second is warm-up (the relay wakes from idle polling).
-  std::vector<double> lat, create;
+  LatencySamples s;
   for (const Received& m : got) {
     if (m.ts_us <= 0 || m.ts_us < start_us + 1000000) continue;
-    lat.push_back(static_cast<double>(m.recv_us - m.ts_us) / 1000.0);
-    create.push_back(static_cast<double>(m.create_ms * 1000 - m.ts_us) / 1000.0);
+    s.consumed.push_back(static_cast<double>(m.recv_us - m.ts_us) / 1000.0);
+    s.created.push_back(static_cast<double>(m.create_ms * 1000 - m.ts_us) / 1000.0);
+    auto c = commits.find(m.ts_us);
+    if (c != commits.end() && c->second > 0)
+      s.commit_created.push_back(static_cast<double>(m.create_ms * 1000 - c->second) / 1000.0);
   }
-  run->measured = static_cast<int64_t>(lat.size());
-  run->p50_ms = Quantile(lat, 0.5);
-  run->p99_ms = Quantile(lat, 0.99);
-  run->max_ms = Quantile(lat, 1);
-  run->create_p50_ms = Quantile(create, 0.5);
-  run->create_p99_ms = Quantile(create, 0.99);
-  run->create_max_ms = Quantile(create, 1);
-  if (lat_out) lat_out->insert(lat_out->end(), lat.begin(), lat.end());
-  if (create_out) create_out->insert(create_out->end(), create.begin(), create.end());
+  run->measured = static_cast<int64_t>(s.consumed.size());
+  run->p50_ms = Quantile(s.consumed, 0.5);
+  run->p99_ms = Quantile(s.consumed, 0.99);
+  run->max_ms = Quantile(s.consumed, 1);
+  run->create_p50_ms = Quantile(s.created, 0.5);
+  run->create_p99_ms = Quantile(s.created, 0.99);
+  run->create_max_ms = Quantile(s.created, 1);
+  run->commit_create_p50_ms = Quantile(s.commit_created, 0.5);
+  run->commit_create_p99_ms = Quantile(s.commit_created, 0.99);
+  if (!samples) return;
+  auto append = [](std::vector<double>* to, const std::vector<double>& from) {
+    to->insert(to->end(), from.begin(), from.end());
+  };
+  append(&samples->consumed, s.consumed);
+  append(&samples->created, s.created);
+  append(&samples->commit_created, s.commit_created);
 }
 
 LatencyRun Bench::MeasureLoad(const LoadSpec& spec, const Running& relay, int rep,
-                              std::vector<double>* lat, std::vector<double>* create) {
+                              LatencySamples* samples) {
   if (!load_overhead_.count(spec.writers))  // with a relay running it would count the relay's
     throw std::logic_error("MeasureLoad: CalibrateLoad first, before the relay starts");
   // A topic of its own (CreateTopic): the relay publishes to
@@ -118,7 +129,12 @@ LatencyRun Bench::MeasureLoad(const LoadSpec& spec, const Running& relay, int re
   run.relay_statements_per_s = (st1["Questions"] - st0["Questions"] -
                                 static_cast<double>(run.written) - load_overhead_[spec.writers]) /
                                (w1 - w0);
-  CollectLatency(consumer, start_us, &run, lat, create);
+  std::unordered_map<int64_t, int64_t> commits;  // ts_us -> commit returned
+  for (const auto& c : j.value("commit_times", nlohmann::json::array()))
+    // Two writers may start in the same microsecond: such events are not split.
+    if (!commits.emplace(c.at(0).get<int64_t>(), c.at(1).get<int64_t>()).second)
+      commits[c.at(0).get<int64_t>()] = 0;
+  CollectLatency(consumer, start_us, commits, &run, samples);
   return run;
 }
 
@@ -143,8 +159,7 @@ void Bench::StageLatency() {
   SleepSeconds(1);
   for (int rep = 1; rep <= s_.latency_runs; ++rep) {
     LoadSpec spec{kLatencyTable, s_.latency_rate, s_.latency_seconds, 8, ""};
-    LatencyRun run =
-        MeasureLoad(spec, relay, rep, &r_.latency_samples_ms, &r_.latency_create_samples_ms);
+    LatencyRun run = MeasureLoad(spec, relay, rep, &r_.latency_samples);
     r_.latency.push_back(run);
     Say(
         Fmt("latency run %d: %lld events at %.0f/s (writer max lag %.1f ms): insert->consumed "

@@ -46,7 +46,7 @@ LatencyRun Bench::ServicesLoad(const Running& relay, const std::vector<std::stri
   run.relay_statements_per_s = (st1["Questions"] - st0["Questions"] -
                                 static_cast<double>(res.written) - r_.idle_baseline_questions) /
                                (w1 - w0);
-  CollectLatency(consumer, start_us, &run, nullptr, nullptr);
+  CollectLatency(consumer, start_us, {}, &run, nullptr);
   return run;
 }
 

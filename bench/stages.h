@@ -109,6 +109,13 @@ struct RssPoint {
   double rss_mib = 0;
 };
 
+// A load run's latencies, one per event after the warm-up, ms.
+struct LatencySamples {
+  std::vector<double> consumed;        // insert -> consumed
+  std::vector<double> created;         // insert -> CreateTime
+  std::vector<double> commit_created;  // the writer's commit returned -> CreateTime (when known)
+};
+
 struct LatencyRun {
   int rep = 0;
   int64_t written = 0;
@@ -117,6 +124,11 @@ struct LatencyRun {
   double writer_max_lag_ms = 0;
   double p50_ms = 0, p99_ms = 0, max_ms = 0;                       // insert -> consumed
   double create_p50_ms = 0, create_p99_ms = 0, create_max_ms = 0;  // insert -> CreateTime
+  // The writer's commit returned -> CreateTime (outbox-load --commit-times):
+  // the relay's own share, once the event exists. CreateTime has ms
+  // resolution and the row is visible just before the writer hears of its
+  // commit, so a value can be below 0 by up to a millisecond.
+  double commit_create_p50_ms = 0, commit_create_p99_ms = 0;
   // The writers' own INSERT, its commit included (outbox-load): the floor
   // under insert -> consumed, the database's share alone.
   double insert_p50_ms = 0, insert_p99_ms = 0;
@@ -163,8 +175,7 @@ struct ServicesRun {
 struct Results {
   std::vector<Drain> drains;
   std::vector<LatencyRun> latency;
-  std::vector<double> latency_samples_ms;         // pooled insert -> consumed
-  std::vector<double> latency_create_samples_ms;  // pooled insert -> CreateTime
+  LatencySamples latency_samples;  // pooled over the latency stage's runs
   std::vector<double> probe_ack_ms, probe_late_ms;
   std::vector<Idle> idle;
   double idle_baseline_questions = 0;  // our own probes over one window

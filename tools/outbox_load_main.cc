@@ -25,6 +25,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "outbox_ddl.h"
@@ -54,6 +55,7 @@ struct Args {
   int payload_bytes = 0;
   double duration_s = 0;  // stop after this long (0: write the whole plan)
   std::string json_path;
+  bool commit_times = false;
   bool quiet = false;
 };
 
@@ -94,6 +96,9 @@ struct Shared {
   // Steady mode: how long each INSERT took, its commit included (us);
   // guarded by mu, appended by each writer when it ends.
   std::vector<int64_t> insert_us;
+  // With --commit-times: each INSERT's start (the payload's ts_us) and the
+  // end of its commit, unix us; guarded by mu like insert_us.
+  std::vector<std::pair<int64_t, int64_t>> commits;
 };
 
 // The q-quantile of `sorted` (ascending, not empty) in ms, nearest rank.
@@ -131,6 +136,7 @@ void Writer(const Args& a, const outbox::load::Plan& plan, int w, Clock::time_po
     std::string values;
     int pending = 0;
     std::vector<int64_t> insert_us;
+    std::vector<std::pair<int64_t, int64_t>> commits;
     std::unique_ptr<sql::Statement> st(conn->createStatement());
     auto flush = [&] {
       if (pending == 0) return;
@@ -165,13 +171,16 @@ void Writer(const Args& a, const outbox::load::Plan& plan, int w, Clock::time_po
         one->setString(5, key);
         one->setString(6, payload);
         one->executeUpdate();
-        insert_us.push_back(WallMicros() - t0);
+        const int64_t t1 = WallMicros();
+        insert_us.push_back(t1 - t0);
+        if (a.commit_times) commits.emplace_back(t0, t1);
         ++shared->written;
       }
     }
     flush();
     std::lock_guard<std::mutex> lock(shared->mu);
     shared->insert_us.insert(shared->insert_us.end(), insert_us.begin(), insert_us.end());
+    shared->commits.insert(shared->commits.end(), commits.begin(), commits.end());
   } catch (const sql::SQLException& e) {
     std::lock_guard<std::mutex> lock(shared->mu);
     if (!shared->failed.exchange(true))
@@ -212,6 +221,10 @@ void AddOptions(CLI::App* app, Args* a) {
                   "stop after this many seconds even if the plan is not finished (0: no limit)")
       ->capture_default_str();
   app->add_option("--json", a->json_path, "write the summary as JSON to this file");
+  app->add_flag(
+      "--commit-times", a->commit_times,
+      "steady mode: add each INSERT's start and commit end (unix us, [[start, end], ...]) "
+      "to the --json file, to split a latency at the commit");
   app->add_flag("--quiet", a->quiet, "no progress on stderr");
 }
 
@@ -338,6 +351,7 @@ void Report(const Args& a, int64_t planned, double secs, Shared& shared) {
     j["insert_p99_ms"] = QuantileMs(shared.insert_us, 0.99);
     j["insert_max_ms"] = QuantileMs(shared.insert_us, 1);
   }
+  if (a.commit_times) j["commit_times"] = shared.commits;
   std::cout << "outbox-load: wrote " << written << " of " << planned << " events (" << a.aggregates
             << " aggregates, ids " << a.first_id << ".." << a.first_id + planned - 1
             << ", aggregate ids " << a.first_aggregate_id << ".."

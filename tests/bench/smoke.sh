@@ -30,6 +30,10 @@ if [[ -x "$build/outbox-load" ]]; then
     grep -q "$what" "$out/table.md" || { echo "missing from the table: $what"; fail=1; }
   done
   [[ -s "$out/wakeup.dat" ]] || { echo "missing wakeup.dat"; fail=1; }
+  # The latency split at the writer's commit (outbox-load --commit-times)
+  # found its events: some run has a p99 that is not 0.
+  grep -Eq '"commit_create_p99_ms": -?(0\.[0-9]*[1-9]|[1-9])' "$out/results.json" ||
+    { echo "no commit -> CreateTime split in results.json"; fail=1; }
 fi
 for f in results.json throughput.dat headline.dat rss.dat BENCHMARKS.md; do
   [[ -s "$out/$f" ]] || { echo "missing $f"; fail=1; }
