@@ -213,7 +213,8 @@ Relay::Round Relay::ClaimAfter(WakeCause cause) {
   // One attempt is a whole per_aggregate pass: a round that only started a
   // pass or read pages (kMore, nothing claimed) is not yet an answer.
   Round round = Round::kIdle;
-  const int claimed = ClaimAfterWakeup(*options_.clock, [&] {
+  auto claim = [&] {
+    if (stopping_) return -1;
     size_t got = 0;
     do {
       round = ClaimOnce();
@@ -221,6 +222,9 @@ Relay::Round Relay::ClaimAfter(WakeCause cause) {
     } while (round == Round::kMore && got == 0 && !stopping_);
     if (round == Round::kFailed || round == Round::kBusy) return -1;
     return got == 0 ? 0 : 1;
+  };
+  const int claimed = ClaimAfterWakeupPausing(claim, [this](std::chrono::microseconds d) {
+    return PauseForRace(options_.clock->Now() + d);
   });
   if (claimed == 0) {
     spdlog::debug("service {}: an insert wake-up claimed nothing after the commit-race retry",
@@ -239,6 +243,18 @@ Relay::Round Relay::ClaimAfter(WakeCause cause) {
     race_check_at_ = options_.clock->Now() + CommitRaceWindow();
   }
   return round;
+}
+
+bool Relay::PauseForRace(Clock::TimePoint until) {
+  // Another insert cuts the pause short: its row may be visible already. A
+  // commit that inserted nothing (mostly this relay's own settle) does not:
+  // the claim after the pause serves it as well.
+  while (!stopping_) {
+    const WakeCause cause = wakeup_->WaitUntil(until);
+    if (cause == WakeCause::kInsert) return true;
+    if (cause == WakeCause::kDeadline || options_.clock->Now() >= until) return false;
+  }
+  return false;
 }
 
 std::string Relay::WakeupStatus() const {

@@ -106,8 +106,9 @@ class Relay {
   Status ProbeDatabase() { return claimer_.Probe(); }
   int inflight() const { return inflight_.load(); }
   // One claim round after a wake-up of `cause`: kInsert gets the commit-race
-  // retry (ClaimAfterWakeup; if it still claims nothing, the loop keeps the
-  // poll backoff for a while, see IdleWait), anything else one ClaimOnce.
+  // retry (ClaimAfterWakeupPausing, whose pauses another insert cuts short; if it
+  // still claims nothing, the loop keeps the poll backoff for a while, see
+  // IdleWait), anything else one ClaimOnce.
   // REQUIRES: the claim thread (or a test's only thread).
   Round ClaimAfter(WakeCause cause);
   // How long an idle claim loop may wait for a wake-up: `idle_wait` (the poll
@@ -126,6 +127,11 @@ class Relay {
   void OnPublished(PublishedBatch done) EXCLUDES(mu_);
   void ClaimLoop();
   void NoteWakeupState();  // outbox_wakeup_binlog_up, with `wakeup: binlog`
+  // A pause of the commit-race retry, until `until`: true when another
+  // insert's wake-up ended it early (claim at once), false at `until` or on
+  // stop. A wake-up of another cause is consumed: the retry's next claim
+  // serves it. REQUIRES: the claim thread.
+  bool PauseForRace(Clock::TimePoint until);
   // How long after an insert wake-up that claimed nothing the loop keeps the
   // poll backoff with `wakeup: binlog`.
   Clock::Duration TimersWindow() const;

@@ -1,5 +1,6 @@
 #include <catch2/catch.hpp>
 #include <thread>
+#include <vector>
 
 #include "binlog/wakeup.h"
 #include "fakes/fake_clock.h"
@@ -58,6 +59,33 @@ TEST_CASE("binlog: a woken claim that finds nothing retries at most seven times"
   CHECK(calls == 8);
   CHECK(clock.Now() - start ==
         std::chrono::microseconds(250 + 500 + 1000 + 2000 + 4000 + 8000 + 16000));  // the bound
+}
+
+TEST_CASE("binlog: an insert that cuts a commit-race pause short starts the pauses again",
+          "[binlog-unit]") {
+  std::vector<std::chrono::microseconds> pauses;
+  int claims = 0;
+  // The third pause is cut short by another insert; the sixth claim finds rows.
+  auto pause = [&](std::chrono::microseconds d) {
+    pauses.push_back(d);
+    return pauses.size() == 3;
+  };
+  int attempts = 0;
+  CHECK(outbox::ClaimAfterWakeupPausing([&] { return ++claims == 6 ? 1 : 0; }, pause, &attempts) ==
+        1);
+  CHECK(attempts == 6);
+  using us = std::chrono::microseconds;
+  CHECK(pauses == std::vector<us>{us(250), us(500), us(1000), us(250), us(500)});
+}
+
+TEST_CASE("binlog: inserts that keep cutting the pauses short end the retry at its bound",
+          "[binlog-unit]") {
+  int claims = 0, attempts = 0;
+  CHECK(outbox::ClaimAfterWakeupPausing([&] { return ++claims, 0; },
+                                        [](std::chrono::microseconds) { return true; },
+                                        &attempts) == 0);
+  CHECK(attempts == outbox::kMaxCommitRaceClaims);
+  CHECK(claims == outbox::kMaxCommitRaceClaims);
 }
 
 TEST_CASE("binlog: the commit-race retry stops at the first claim that finds rows",

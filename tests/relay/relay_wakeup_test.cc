@@ -4,6 +4,7 @@
 // wait. A scripted WakeupSource stands in for the binlog stream; the same
 // loop against MariaDB's binary log is tests/integration/relay_binlog_test.cc.
 #include <catch2/catch.hpp>
+#include <functional>
 #include <thread>
 
 #include "common/wakeup.h"
@@ -27,6 +28,12 @@ class ScriptedWakeup : public WakeupSource {
       : poll_(std::move(clock), poll_interval), poll_interval_(poll_interval), safety_(safety) {}
   WakeCause WaitUntil(Clock::TimePoint deadline) override {
     waits_.fetch_add(1);
+    if (commit_during_wait) {  // the test's thread: no other caller
+      auto commit = std::move(commit_during_wait);
+      commit_during_wait = nullptr;
+      commit();
+      return WakeCause::kInsert;
+    }
     return poll_.WaitUntil(deadline);
   }
   Clock::Duration MaxWait() const override { return up_.load() ? safety_ : poll_interval_; }
@@ -36,6 +43,9 @@ class ScriptedWakeup : public WakeupSource {
 
   std::atomic<bool> up_{true};
   std::atomic<int> waits_{0};
+  // Runs at the next WaitUntil, which then returns kInsert at once: an insert
+  // committed while the loop waited.
+  std::function<void()> commit_during_wait;
 
  private:
   PollWakeup poll_;
@@ -325,6 +335,23 @@ TEST_CASE("a claim after an insert wake-up retries until the row is visible", "[
     CHECK(*probes == 1);
     CHECK(relay.inflight() == 0);
   }
+}
+
+TEST_CASE("an insert committed during a commit-race pause is claimed without waiting it out",
+          "[relay][wakeup]") {
+  ServiceConfig c = BinlogConfig();
+  SECTION("ordering none") {}
+  SECTION("ordering per_aggregate") { c.ordering = Ordering::kPerAggregate; }
+  WakeRig rig(c);
+  rig.clock->set_auto_advance(true);  // a pause waited out moves the clock
+  CHECK(rig.relay->ClaimOnce() == Relay::Round::kIdle);
+  // The wake-up's own row is not visible yet; another insert commits during
+  // the first pause.
+  rig.wakeup->commit_during_wait = [&] { rig.table->Insert("order", 1, "OrderCreated"); };
+  const auto start = rig.clock->Now();
+  rig.relay->ClaimAfter(WakeCause::kInsert);
+  CHECK(rig.relay->inflight() == 1);
+  CHECK(rig.clock->Now() == start);
 }
 
 // As LateRowStore for per_aggregate: the row shows at the second idle
