@@ -18,6 +18,7 @@ void ClaimPlanner::StartPass(int64_t min_id, const std::vector<DeadHead>& dead_h
   blocked_.clear();
   deferred_.clear();
   deferred_rows_ = 0;
+  last_pass_deferred_.clear();  // this pass reads them again
 }
 
 void ClaimPlanner::EndPass() {
@@ -26,6 +27,7 @@ void ClaimPlanner::EndPass() {
   buffered_.clear();
   buffered_pos_ = 0;
   MutexLock lock(&mu_);
+  for (const auto& d : deferred_) last_pass_deferred_.insert(d.first);
   deferred_.clear();
   deferred_rows_ = 0;
 }
@@ -157,8 +159,8 @@ bool ClaimPlanner::OnDelivered(const std::vector<SettledRow>& rows) {
   for (const auto& r : rows) {
     if (!inflight_ids_.count(r.id) || !delivered_ids_.insert(r.id).second) continue;
     Uncount(r.aggregate);
-    ready = ready || (!inflight_.count(r.aggregate) && deferred_.count(r.aggregate) &&
-                      !blocked_.count(r.aggregate));
+    const bool waits = deferred_.count(r.aggregate) || last_pass_deferred_.count(r.aggregate);
+    ready = ready || (!inflight_.count(r.aggregate) && waits && !blocked_.count(r.aggregate));
   }
   return ready;
 }

@@ -86,7 +86,9 @@ class ClaimPlanner {
   // of each is in Kafka, so their aggregates' deferred rows may be claimed at
   // once rather than after the settle's commit (docs/ORDERING.md). They stay
   // this relay's own rows in flight (no blocker to a pass) until OnSettled.
-  // True if a deferred row became claimable: the claim loop should look.
+  // True if a deferred row became claimable: the claim loop should look. That
+  // includes a row deferred by a pass that has ended since (a round that
+  // claims nothing ends its pass): the next pass claims it.
   bool OnDelivered(const std::vector<SettledRow>& rows);
   void OnSettled(const std::vector<SettledRow>& rows);
 
@@ -123,6 +125,9 @@ class ClaimPlanner {
   std::unordered_map<AggregateKey, std::vector<int64_t>, AggregateKeyHash> deferred_
       GUARDED_BY(mu_);
   size_t deferred_rows_ GUARDED_BY(mu_) = 0;
+  // The aggregates deferred_ held when the last pass ended, until the next
+  // starts (OnDelivered).
+  std::unordered_set<AggregateKey, AggregateKeyHash> last_pass_deferred_ GUARDED_BY(mu_);
 };
 
 }  // namespace outbox

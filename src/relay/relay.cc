@@ -75,6 +75,7 @@ Relay::Round Relay::ClaimOnce() {
   if (inflight_.load() >= options_.config.max_inflight_batches) return Round::kBusy;
   const Clock::TimePoint t0 = options_.clock->Now();
   round_start_ = t0;
+  freed_by_ack_ = false;  // this round claims what they freed
   ++claim_round_;
   published_in_round_ = false;
   ClaimedBatch batch;
@@ -246,12 +247,13 @@ Relay::Round Relay::ClaimAfter(WakeCause cause) {
 }
 
 bool Relay::PauseForRace(Clock::TimePoint until) {
-  // Another insert cuts the pause short: its row may be visible already. A
-  // commit that inserted nothing (mostly this relay's own settle) does not:
-  // the claim after the pause serves it as well.
+  // Another insert cuts the pause short: its row may be visible already. So
+  // does an acknowledgement that freed rows deferred behind it (committed
+  // rows: no race). A commit that inserted nothing (mostly this relay's own
+  // settle) does not: the claim after the pause serves it as well.
   while (!stopping_) {
     const WakeCause cause = wakeup_->WaitUntil(until);
-    if (cause == WakeCause::kInsert) return true;
+    if (cause == WakeCause::kInsert || freed_by_ack_.load()) return true;
     if (cause == WakeCause::kDeadline || options_.clock->Now() >= until) return false;
   }
   return false;

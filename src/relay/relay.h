@@ -128,9 +128,10 @@ class Relay {
   void ClaimLoop();
   void NoteWakeupState();  // outbox_wakeup_binlog_up, with `wakeup: binlog`
   // A pause of the commit-race retry, until `until`: true when another
-  // insert's wake-up ended it early (claim at once), false at `until` or on
-  // stop. A wake-up of another cause is consumed: the retry's next claim
-  // serves it. REQUIRES: the claim thread.
+  // insert's wake-up or an acknowledgement that freed deferred rows ended it
+  // early (claim at once), false at `until` or on stop. A wake-up of another
+  // cause is consumed: the retry's next claim serves it. REQUIRES: the claim
+  // thread.
   bool PauseForRace(Clock::TimePoint until);
   // How long after an insert wake-up that claimed nothing the loop keeps the
   // poll backoff with `wakeup: binlog`.
@@ -203,6 +204,9 @@ class Relay {
   // claim thread once a claim ran after it.
   std::atomic<Clock::Duration::rep> own_retry_due_{0};
   std::atomic<bool> stopping_{false};
+  // NoteDelivered freed rows deferred behind this relay's deliveries since
+  // the last claim round started: a commit-race pause ends (PauseForRace).
+  std::atomic<bool> freed_by_ack_{false};
   std::atomic<bool> claim_done_{false};  // the claim thread has exited
   std::atomic<bool> halt_{false};
 

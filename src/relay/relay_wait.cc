@@ -30,7 +30,10 @@ void Relay::NoteDelivered(const PublishedBatch& done) {
   // per_aggregate: rows deferred behind these are claimable now. Neither a
   // poll nor the stream would say so soon: the poll comes poll_interval_ms
   // later, and the stream reports the settle's commit only after it.
-  if (planner_.OnDelivered(acked)) wakeup_->Interrupt();
+  if (planner_.OnDelivered(acked)) {
+    freed_by_ack_ = true;
+    wakeup_->Interrupt();
+  }
 }
 
 Clock::Duration Relay::OwnRetryWait(Clock::Duration wait, Clock::TimePoint now) {

@@ -28,11 +28,10 @@ class ScriptedWakeup : public WakeupSource {
       : poll_(std::move(clock), poll_interval), poll_interval_(poll_interval), safety_(safety) {}
   WakeCause WaitUntil(Clock::TimePoint deadline) override {
     waits_.fetch_add(1);
-    if (commit_during_wait) {  // the test's thread: no other caller
-      auto commit = std::move(commit_during_wait);
-      commit_during_wait = nullptr;
-      commit();
-      return WakeCause::kInsert;
+    if (during_wait) {  // the test's thread: no other caller
+      auto event = std::move(during_wait);
+      during_wait = nullptr;
+      return event();
     }
     return poll_.WaitUntil(deadline);
   }
@@ -43,9 +42,9 @@ class ScriptedWakeup : public WakeupSource {
 
   std::atomic<bool> up_{true};
   std::atomic<int> waits_{0};
-  // Runs at the next WaitUntil, which then returns kInsert at once: an insert
-  // committed while the loop waited.
-  std::function<void()> commit_during_wait;
+  // Runs at the next WaitUntil, which then returns what it returns at once:
+  // something that happened while the loop waited.
+  std::function<WakeCause()> during_wait;
 
  private:
   PollWakeup poll_;
@@ -347,11 +346,40 @@ TEST_CASE("an insert committed during a commit-race pause is claimed without wai
   CHECK(rig.relay->ClaimOnce() == Relay::Round::kIdle);
   // The wake-up's own row is not visible yet; another insert commits during
   // the first pause.
-  rig.wakeup->commit_during_wait = [&] { rig.table->Insert("order", 1, "OrderCreated"); };
+  rig.wakeup->during_wait = [&] {
+    rig.table->Insert("order", 1, "OrderCreated");
+    return WakeCause::kInsert;
+  };
   const auto start = rig.clock->Now();
   rig.relay->ClaimAfter(WakeCause::kInsert);
   CHECK(rig.relay->inflight() == 1);
   CHECK(rig.clock->Now() == start);
+}
+
+TEST_CASE("an acknowledgement that frees a deferred row ends a commit-race pause",
+          "[relay][wakeup]") {
+  ServiceConfig c = BinlogConfig();
+  c.ordering = Ordering::kPerAggregate;
+  WakeRig rig(c);
+  rig.clock->set_auto_advance(true);  // a pause waited out moves the clock
+  rig.broker->hold(true);
+  rig.table->Insert("order", 1, "OrderCreated");
+  rig.relay->ClaimAfter(WakeCause::kInsert);
+  while (rig.relay->ClaimOnce() == Relay::Round::kMore) {
+  }
+  REQUIRE(rig.relay->inflight() == 1);
+  // The next event of the aggregate: its wake-up's pass defers it behind the
+  // first, in flight, claims nothing and ends.
+  rig.table->Insert("order", 1, "OrderPaid");
+  rig.wakeup->during_wait = [&] {
+    rig.broker->CompleteAll();  // the first is acknowledged: the second is free
+    return WakeCause::kChange;
+  };
+  const auto start = rig.clock->Now();
+  rig.relay->ClaimAfter(WakeCause::kInsert);
+  CHECK(rig.relay->inflight() == 2);
+  CHECK(rig.wakeup->during_wait == nullptr);  // it paused
+  CHECK(rig.clock->Now() == start);           // and did not wait the pause out
 }
 
 // As LateRowStore for per_aggregate: the row shows at the second idle
