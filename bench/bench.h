@@ -38,6 +38,10 @@ inline constexpr const char* kProbeTopic = "outbox.bench.probe";
 // Progress on stderr.
 void Say(const std::string& s);
 
+// `run`'s sample count and quantiles (consumed, CreateTime, commit ->
+// CreateTime) from `s`: one run's samples or several pooled.
+void SetQuantiles(const LatencySamples& s, LatencyRun* run);
+
 struct RelaySpec {
   std::string table = kMainTable;
   std::string ordering;  // empty: the default (per_aggregate), key left out

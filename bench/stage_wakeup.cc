@@ -107,20 +107,7 @@ void Bench::WakeupRate(size_t i, std::map<std::string, Running>& relays) {
     WakeupRun w = runs[mode];
     w.mode = mode;
     w.target_rate = rate;
-    const LatencySamples& all = samples[mode];
-    const std::vector<double>& lat = all.consumed;
-    w.run.measured = static_cast<int64_t>(lat.size());
-    w.run.p50_ms = Quantile(lat, 0.5);
-    w.run.p99_ms = Quantile(lat, 0.99);
-    w.run.max_ms = Quantile(lat, 1);
-    // When the relay handed each message to librdkafka (ms resolution): what
-    // of the latency is the relay's and what the broker's and consumer's.
-    w.run.create_p50_ms = Quantile(all.created, 0.5);
-    w.run.create_p99_ms = Quantile(all.created, 0.99);
-    w.run.create_max_ms = Quantile(all.created, 1);
-    // From the writer's commit: the relay's part without the disk's.
-    w.run.commit_create_p50_ms = Quantile(all.commit_created, 0.5);
-    w.run.commit_create_p99_ms = Quantile(all.commit_created, 0.99);
+    SetQuantiles(samples[mode], &w.run);
     const bool binlog = w.mode != "poll";  // binlog, and binlog-compare's build
     w.binlog_up = binlog && SumOverRelays(relays.at(mode), "outbox_wakeup_binlog_up") >= 1;
     if (binlog && !w.binlog_up)

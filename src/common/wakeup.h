@@ -133,12 +133,13 @@ inline constexpr int kMaxCommitRaceClaims = 2 * (static_cast<int>(kCommitRaceRet
 
 // Runs `claim` (returns how many rows it claimed; < 0 for an error, which
 // ends the retries) once, then again after each kCommitRaceRetry pause while
-// it claims nothing. `pause(d)` waits `d` and returns true when another
-// insert's wake-up ended it early: the next claim comes at once and the
-// pauses start again from the first, for that insert's own commit race
-// (a row committed during a 16 ms pause would otherwise wait out the
-// pause). Returns the last claim's result; *attempts (optional) gets the
-// number of claims made. For a claim made because WaitUntil returned
+// it claims nothing. `pause(d)` waits `d` and returns true when something
+// that may have made a row claimable ended it early (another insert's
+// wake-up; the relay also counts an acknowledgement that freed deferred
+// rows): the next claim comes at once and the pauses start again from the
+// first, for another insert's own commit race (a row committed during a
+// 16 ms pause would otherwise wait out the pause). Returns the last claim's result; *attempts
+// (optional) gets the number of claims made. For a claim made because WaitUntil returned
 // WakeCause::kInsert.
 template <typename ClaimFn, typename PauseFn>
 int ClaimAfterWakeupPausing(ClaimFn&& claim, PauseFn&& pause, int* attempts = nullptr) {

@@ -106,9 +106,9 @@ class Relay {
   Status ProbeDatabase() { return claimer_.Probe(); }
   int inflight() const { return inflight_.load(); }
   // One claim round after a wake-up of `cause`: kInsert gets the commit-race
-  // retry (ClaimAfterWakeupPausing, whose pauses another insert cuts short; if it
-  // still claims nothing, the loop keeps the poll backoff for a while, see
-  // IdleWait), anything else one ClaimOnce.
+  // retry (ClaimAfterWakeupPausing; PauseForRace says what cuts its pauses
+  // short; if it still claims nothing, the loop keeps the poll backoff for a
+  // while, see IdleWait), anything else one ClaimOnce.
   // REQUIRES: the claim thread (or a test's only thread).
   Round ClaimAfter(WakeCause cause);
   // How long an idle claim loop may wait for a wake-up: `idle_wait` (the poll
