@@ -151,7 +151,9 @@ void Writer(const Args& a, const outbox::load::Plan& plan, int w, Clock::time_po
       if (plan.WriterOf(e, a.writers) != w) continue;
       const outbox::load::Aggregate& agg = plan.aggregates[static_cast<size_t>(e.aggregate)];
       if (a.rate > 0) {
-        AwaitDue(start + std::chrono::microseconds(static_cast<int64_t>(g * 1e6 / a.rate)), shared);
+        AwaitDue(start + std::chrono::microseconds(
+                             static_cast<int64_t>(static_cast<double>(g) * 1e6 / a.rate)),
+                 shared);
         if (shared->stop) break;
       }
       std::string type = outbox::load::EventType(agg.type, e.seq);
@@ -336,9 +338,9 @@ void Report(const Args& a, int64_t planned, double secs, Shared& shared) {
                       {"first_aggregate_id", a.first_aggregate_id},
                       {"last_aggregate_id", a.first_aggregate_id + a.aggregates - 1},
                       {"seconds", secs},
-                      {"events_per_second", secs > 0 ? written / secs : 0.0},
+                      {"events_per_second", secs > 0 ? static_cast<double>(written) / secs : 0.0},
                       {"target_rate", a.rate},
-                      {"max_lag_ms", shared.max_lag_us.load() / 1000.0},
+                      {"max_lag_ms", static_cast<double>(shared.max_lag_us.load()) / 1000.0},
                       {"mode", a.bulk ? "bulk" : "steady"},
                       {"writers", a.writers},
                       {"seed", a.seed},
@@ -356,10 +358,10 @@ void Report(const Args& a, int64_t planned, double secs, Shared& shared) {
             << " aggregates, ids " << a.first_id << ".." << a.first_id + planned - 1
             << ", aggregate ids " << a.first_aggregate_id << ".."
             << a.first_aggregate_id + a.aggregates - 1 << ") in " << secs
-            << " s = " << (secs > 0 ? written / secs : 0) << " events/s";
+            << " s = " << (secs > 0 ? static_cast<double>(written) / secs : 0) << " events/s";
   if (!a.bulk && a.rate > 0)
-    std::cout << " (target " << a.rate << ", max lag " << shared.max_lag_us.load() / 1000.0
-              << " ms)";
+    std::cout << " (target " << a.rate << ", max lag "
+              << static_cast<double>(shared.max_lag_us.load()) / 1000.0 << " ms)";
   std::cout << std::endl;
   if (!a.json_path.empty()) std::ofstream(a.json_path) << j.dump(2) << "\n";
 }
@@ -378,6 +380,7 @@ int Run(const Args& a, const outbox::load::Plan& plan) {
   Shared shared;
   auto start = Clock::now();
   std::vector<std::thread> threads;
+  threads.reserve(static_cast<size_t>(a.writers));
   for (int w = 0; w < a.writers; ++w)
     threads.emplace_back([&, w] { Writer(a, plan, w, start, &shared); });
   AwaitWriters(a, planned, start, &shared);

@@ -23,7 +23,8 @@ OUTBOX_DEPS=(
     catch2 mariadb-server mariadb-client kcat prometheus curl python3 procps
     openssl
     # src/binlog/ links libmariadb directly for its replication API
-    # (mariadb_rpl.h, pkg-config libmariadb); the runtime needs libmariadb3
+    # (mariadb_rpl.h, pkg-config libmariadb; tests/ops/check_image.sh links a
+    # probe against its mysql.h); the runtime needs libmariadb3
     libmariadb-dev
     # sd_notify for Type=notify and the systemd watchdog (src/app/systemd_notify.cc)
     libsystemd-dev
@@ -32,8 +33,6 @@ OUTBOX_DEPS=(
     # tests/ops: PyYAML for the deploy-file checks, systemd-analyze for the
     # unit check (the package installs the tools; nothing is started).
     python3-yaml systemd
-    # tests/ops/check_image.sh links a probe against libmariadb (mysql.h)
-    libmariadb-dev
     # scripts/lint: formatting, bug-finding checks, function size/complexity
     clang-format clang-tidy pmccabe
 )
