@@ -8,6 +8,7 @@ namespace outbox {
 void ClaimPlanner::StartPass(int64_t min_id, const std::vector<DeadHead>& dead_heads) {
   in_pass_ = true;
   page_short_ = false;
+  held_by_peer_ = false;
   cursor_ = min_id;
   buffered_.clear();
   buffered_pos_ = 0;
@@ -93,6 +94,7 @@ void ClaimPlanner::Take(const WindowRow& w) {
   if (!w.due) {
     // Backing off, or leased by a live relay: it and everything after it
     // in its aggregate wait. Earlier rows of the round's chain stay valid.
+    held_by_peer_ = held_by_peer_ || w.sending;
     Block(key);
     return;
   }
@@ -131,6 +133,7 @@ std::vector<int64_t> ClaimPlanner::Choose(const std::vector<OutboxRow>& locked) 
     for (int64_t id : chain) {
       if (!got.count(id)) {
         Block(key);  // someone else holds (or settled) an older event
+        held_by_peer_ = true;
         break;
       }
       chosen.push_back(id);

@@ -93,6 +93,12 @@ class ClaimPlanner {
   void OnSettled(const std::vector<SettledRow>& rows);
 
   size_t blocked_count() const;
+  // The current pass, or the last one until the next starts, blocked an
+  // aggregate behind a row another relay holds: SENDING under a live lease,
+  // or locked by its claim (Choose). That relay's settle frees it, and the
+  // wake-up by that commit may come before the settle shows (the commit
+  // race), so the claim loop looks once more (Relay::ClaimAfter).
+  bool held_by_peer() const { return held_by_peer_; }
 
  private:
   void Block(const AggregateKey& key) REQUIRES(mu_);
@@ -114,6 +120,7 @@ class ClaimPlanner {
   std::unordered_map<AggregateKey, size_t, AggregateKeyHash> chain_of_;
   std::vector<std::pair<AggregateKey, std::vector<int64_t>>> round_chains_;
   std::vector<int64_t> candidates_;
+  bool held_by_peer_ = false;
 
   // Guarded by mu_ (settled from another thread).
   mutable Mutex mu_;

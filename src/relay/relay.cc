@@ -207,23 +207,23 @@ Relay::Round Relay::ClaimAfter(WakeCause cause) {
   const Clock::TimePoint now = options_.clock->Now();
   if (cause == WakeCause::kChange || (RaceCheckPending() && race_check_at_ <= now))
     claimer_.ProbeFirst();
+  Round round = Round::kIdle;
+  if (cause == WakeCause::kChange) {
+    // A commit that updated rows: maybe another relay's settle, which frees
+    // the next events of the aggregates it held. Like an insert it may not
+    // show yet; unlike an insert (most such wake-ups are the relays' own
+    // claims and settles) it gets no retry, but one more look once the race
+    // is over while rows wait behind another relay (per_aggregate), or they
+    // would wait for the next gauges' read.
+    if (ClaimPass(&round) == 0 && planner_.held_by_peer())
+      race_check_at_ = options_.clock->Now() + CommitRaceWindow();
+    return round;
+  }
   if (cause != WakeCause::kInsert) return ClaimOnce();
   // The commit race (src/common/wakeup.h): the binlog event can come before
   // the row is visible to the claim. Retry briefly while a round claims
   // nothing; only inserts get this, the relays' own settles do not.
-  // One attempt is a whole per_aggregate pass: a round that only started a
-  // pass or read pages (kMore, nothing claimed) is not yet an answer.
-  Round round = Round::kIdle;
-  auto claim = [&] {
-    if (stopping_) return -1;
-    size_t got = 0;
-    do {
-      round = ClaimOnce();
-      got += last_claimed_;
-    } while (round == Round::kMore && got == 0 && !stopping_);
-    if (round == Round::kFailed || round == Round::kBusy) return -1;
-    return got == 0 ? 0 : 1;
-  };
+  auto claim = [&] { return ClaimPass(&round); };
   const int claimed = ClaimAfterWakeupPausing(claim, [this](std::chrono::microseconds d) {
     return PauseForRace(options_.clock->Now() + d);
   });
@@ -244,6 +244,19 @@ Relay::Round Relay::ClaimAfter(WakeCause cause) {
     race_check_at_ = options_.clock->Now() + CommitRaceWindow();
   }
   return round;
+}
+
+int Relay::ClaimPass(Round* round) {
+  // One attempt is a whole per_aggregate pass: a round that only started a
+  // pass or read pages (kMore, nothing claimed) is not yet an answer.
+  if (stopping_) return -1;
+  size_t got = 0;
+  do {
+    *round = ClaimOnce();
+    got += last_claimed_;
+  } while (*round == Round::kMore && got == 0 && !stopping_);
+  if (*round == Round::kFailed || *round == Round::kBusy) return -1;
+  return got == 0 ? 0 : 1;
 }
 
 bool Relay::PauseForRace(Clock::TimePoint until) {

@@ -108,7 +108,9 @@ class Relay {
   // One claim round after a wake-up of `cause`: kInsert gets the commit-race
   // retry (ClaimAfterWakeupPausing; PauseForRace says what cuts its pauses
   // short; if it still claims nothing, the loop keeps the poll backoff for a
-  // while, see IdleWait), anything else one ClaimOnce.
+  // while, see IdleWait); kChange a whole per_aggregate pass, and one more
+  // look after the commit race if it claimed nothing while rows wait behind
+  // another relay (ClaimPlanner::held_by_peer); kDeadline one ClaimOnce.
   // REQUIRES: the claim thread (or a test's only thread).
   Round ClaimAfter(WakeCause cause);
   // How long an idle claim loop may wait for a wake-up: `idle_wait` (the poll
@@ -133,6 +135,10 @@ class Relay {
   // cause is consumed: the retry's next claim serves it. REQUIRES: the claim
   // thread.
   bool PauseForRace(Clock::TimePoint until);
+  // Claim rounds until one claims rows or the pass ends, the last in *round:
+  // 1 if rows were claimed, 0 if none, -1 if a round failed or found
+  // max_inflight_batches in flight, or on stop. REQUIRES: the claim thread.
+  int ClaimPass(Round* round);
   // How long after an insert wake-up that claimed nothing the loop keeps the
   // poll backoff with `wakeup: binlog`.
   Clock::Duration TimersWindow() const;

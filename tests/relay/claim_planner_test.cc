@@ -71,6 +71,34 @@ TEST_CASE("a chain is cut at the first row another relay holds", "[ordering]") {
   CHECK(p.candidates() == std::vector<int64_t>{7});
 }
 
+TEST_CASE("a pass says when another relay holds what blocks an aggregate until the next starts",
+          "[ordering]") {
+  ClaimPlanner p(DeadPolicy::kBlock);
+  // Backing off (NEW, not due) and behind a DEAD row: no other relay.
+  p.StartPass(1, {{{"Order", 3}, 5}});
+  p.BeginRound(10);
+  p.Consume({W(1, 1, false), W(2, 2), W(6, 3)}, 100, 10);
+  CHECK(p.Choose(Locked({2})) == std::vector<int64_t>{2});
+  CHECK_FALSE(p.held_by_peer());
+  SECTION("SENDING under a live lease") {
+    p.StartPass(10);
+    p.BeginRound(10);
+    p.Consume({W(10, 1, false, true), W(11, 1)}, 100, 10);
+    CHECK(p.held_by_peer());
+    p.EndPass();
+    CHECK(p.held_by_peer());  // what the claim loop asks after an empty pass
+    p.StartPass(12);
+    CHECK_FALSE(p.held_by_peer());
+  }
+  SECTION("locked by its claim") {
+    p.StartPass(10);
+    p.BeginRound(10);
+    p.Consume({W(10, 1), W(11, 1)}, 100, 10);
+    CHECK(p.Choose(Locked({})).empty());
+    CHECK(p.held_by_peer());
+  }
+}
+
 TEST_CASE("the rest of a page is consumed by the next round without reading it again",
           "[ordering]") {
   ClaimPlanner p(DeadPolicy::kBlock);

@@ -517,6 +517,59 @@ TEST_CASE("with per_aggregate a wake-up by a commit that inserted nothing probes
   }
 }
 
+TEST_CASE("a wake-up by another relay's settle that does not show yet is looked at again",
+          "[relay][wakeup]") {
+  ServiceConfig c = BinlogConfig();
+  c.ordering = Ordering::kPerAggregate;
+  WakeRig rig(c);
+  Relay& relay = *rig.relay;
+  FakeTable* table = rig.table.get();
+  const int64_t first = table->Insert("order", 1, "OrderCreated");
+  const int64_t second = table->Insert("order", 1, "OrderPaid");
+  // Another relay holds the first event: SENDING under its live lease.
+  FakeRow held = table->Get(first);
+  held.status = "SENDING";
+  held.next_retry_at_ms = rig.clock->UnixMs() + 30000;
+  table->Put(first, held);
+  REQUIRE(relay.RefreshGauges().ok());
+  rig.clock->Advance(1ms);
+  // The wake-up by a commit that updated rows, and the first event still
+  // held: either the other relay's claim, or its settle not showing yet.
+  CHECK(relay.ClaimAfter(WakeCause::kChange) == Relay::Round::kIdle);
+  CHECK(relay.inflight() == 0);
+  // One more look once the settle must show, not at the next gauges' read.
+  CHECK(relay.IdleWait(2ms) == CommitRaceWindow());
+  SECTION("the settle showed: the look claims the next event") {
+    held.status = "SENT";
+    table->Put(first, held);
+    rig.clock->Advance(CommitRaceWindow());
+    CHECK(relay.IdleWait(2ms) == 0ms);
+    relay.ClaimAfter(WakeCause::kDeadline);
+    while (relay.ClaimOnce() == Relay::Round::kMore) {
+    }
+    CHECK(relay.inflight() == 1);
+    CHECK(table->Get(second).status == "SENDING");
+  }
+  SECTION("the other relay still holds it: no further look until the next commit") {
+    rig.clock->Advance(CommitRaceWindow());
+    while (relay.ClaimAfter(WakeCause::kDeadline) == Relay::Round::kMore) {
+    }
+    CHECK(relay.inflight() == 0);
+    CHECK(relay.IdleWait(2ms) == 5000ms);  // gauge_interval_ms
+  }
+  SECTION("rows held behind a DEAD event get no such look") {
+    held.status = "DEAD";
+    table->Put(first, held);
+    rig.clock->Advance(CommitRaceWindow());
+    while (relay.ClaimAfter(WakeCause::kDeadline) == Relay::Round::kMore) {
+    }
+    REQUIRE(relay.RefreshGauges().ok());
+    rig.clock->Advance(1ms);
+    CHECK(relay.ClaimAfter(WakeCause::kChange) == Relay::Round::kIdle);
+    CHECK(relay.IdleWait(2ms) != CommitRaceWindow());
+  }
+}
+
 TEST_CASE("a wake-up ends the idle wait and Stop interrupts it", "[relay][wakeup]") {
   // Real time: the loop runs on its thread; the safety poll is an hour away.
   ServiceConfig c = BinlogConfig();
