@@ -93,12 +93,14 @@ class ClaimPlanner {
   void OnSettled(const std::vector<SettledRow>& rows);
 
   size_t blocked_count() const;
-  // The current pass, or the last one until the next starts, blocked an
-  // aggregate behind a row another relay holds: SENDING under a live lease,
-  // or locked by its claim (Choose). That relay's settle frees it, and the
-  // wake-up by that commit may come before the settle shows (the commit
-  // race), so the claim loop looks once more (Relay::ClaimAfter).
+  // The current pass, or the last one until the next starts or NothingDue,
+  // blocked an aggregate behind a row another relay holds: SENDING under a
+  // live lease, or locked by its claim (Choose). That relay's settle frees
+  // it, and the wake-up by that commit may come before the settle shows (the
+  // commit race), so the claim loop looks once more (Relay::ClaimAfter).
   bool held_by_peer() const { return held_by_peer_; }
+  // A probe found no due row, so none waits behind another relay.
+  void NothingDue() { held_by_peer_ = false; }
 
  private:
   void Block(const AggregateKey& key) REQUIRES(mu_);

@@ -79,7 +79,10 @@ ClaimRound Claimer::StartPass() {
     Status s = claim_store_->HasDue(true, &due);
     health_->NoteAndBeat(s, "poll", beat_);
     if (!s.ok()) return ClaimRound::kFailed;
-    if (!due) return ClaimRound::kIdle;
+    if (!due) {
+      planner_->NothingDue();
+      return ClaimRound::kIdle;
+    }
   }
   // The pass reads everything from one snapshot (see OutboxStore::
   // BeginSnapshot), including its starting id and the DEAD rows: a row below

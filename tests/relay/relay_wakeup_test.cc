@@ -557,6 +557,18 @@ TEST_CASE("a wake-up by another relay's settle that does not show yet is looked 
     CHECK(relay.inflight() == 0);
     CHECK(relay.IdleWait(2ms) == 5000ms);  // gauge_interval_ms
   }
+  SECTION("once nothing is due a later wake-up gets no such look") {
+    held.status = "SENT";
+    table->Put(first, held);
+    FakeRow next = table->Get(second);
+    next.status = "SENT";  // the other relay took and sent it meanwhile
+    table->Put(second, next);
+    rig.clock->Advance(CommitRaceWindow());
+    CHECK(relay.ClaimAfter(WakeCause::kDeadline) == Relay::Round::kIdle);  // the probe
+    rig.clock->Advance(1ms);
+    CHECK(relay.ClaimAfter(WakeCause::kChange) == Relay::Round::kIdle);
+    CHECK(relay.IdleWait(2ms) != CommitRaceWindow());
+  }
   SECTION("rows held behind a DEAD event get no such look") {
     held.status = "DEAD";
     table->Put(first, held);
