@@ -41,7 +41,7 @@ const Idle* Report::FindWakeupIdle(const std::string& mode) const {
 void Report::WakeupTargets(std::vector<Target>* t) const {
   if (r_.wakeup.empty()) return;
   double p50 = 0, p99 = 0;
-  std::string p50s, p99s, rates;
+  std::string p50s, p99s, own_p99s, rates;
   bool low = false;
   for (const WakeupRun& w : r_.wakeup) {
     if (w.mode != "binlog" || w.target_rate > 100) continue;
@@ -51,14 +51,18 @@ void Report::WakeupTargets(std::vector<Target>* t) const {
     const char* sep = rates.empty() ? "" : " / ";
     p50s += sep + Fmt("%.1f", w.run.p50_ms);
     p99s += sep + Fmt("%.1f", w.run.p99_ms);
+    own_p99s += sep + Fmt("%.1f", w.run.commit_create_p99_ms);
     rates += sep + Thousands(w.target_rate);
   }
   const std::string at = " ms at " + rates + " events/s";
   t->push_back({"wakeup binlog: p50 insert -> broker, 1-100 events/s", low ? p50s + at : "-",
                 "<= 10 ms at each rate", PassMiss(low, p50 <= 10),
                 "upper bound (insert -> consumer), one service, slices pooled"});
-  t->push_back({"wakeup binlog: p99 insert -> broker, 1-100 events/s", low ? p99s + at : "-",
-                "<= 25 ms at each rate", PassMiss(low, p99 <= 25), ""});
+  // The relay's own share beside it: a miss may be the writer's commit.
+  t->push_back(
+      {"wakeup binlog: p99 insert -> broker, 1-100 events/s",
+       low ? p99s + at + " (the relay's share, commit -> CreateTime: " + own_p99s + ")" : "-",
+       "<= 25 ms at each rate", PassMiss(low, p99 <= 25), ""});
   const WakeupRun* bp = FindWakeup("binlog", 1000);
   const WakeupRun* pp = FindWakeup("poll", 1000);
   const bool both = bp && pp;
