@@ -330,6 +330,8 @@ void Report(const Args& a, int64_t planned, double secs, Shared& shared) {
   if (shared.failed) {
     std::cerr << "outbox-load: " << shared.error << " (" << written << " events written)\n";
   }
+  const double per_second = secs > 0 ? static_cast<double>(written) / secs : 0.0;
+  const double max_lag_ms = static_cast<double>(shared.max_lag_us.load()) / 1000.0;
   nlohmann::json j = {{"events", written},
                       {"planned_events", planned},
                       {"aggregates", a.aggregates},
@@ -338,9 +340,9 @@ void Report(const Args& a, int64_t planned, double secs, Shared& shared) {
                       {"first_aggregate_id", a.first_aggregate_id},
                       {"last_aggregate_id", a.first_aggregate_id + a.aggregates - 1},
                       {"seconds", secs},
-                      {"events_per_second", secs > 0 ? static_cast<double>(written) / secs : 0.0},
+                      {"events_per_second", per_second},
                       {"target_rate", a.rate},
-                      {"max_lag_ms", static_cast<double>(shared.max_lag_us.load()) / 1000.0},
+                      {"max_lag_ms", max_lag_ms},
                       {"mode", a.bulk ? "bulk" : "steady"},
                       {"writers", a.writers},
                       {"seed", a.seed},
@@ -357,11 +359,10 @@ void Report(const Args& a, int64_t planned, double secs, Shared& shared) {
   std::cout << "outbox-load: wrote " << written << " of " << planned << " events (" << a.aggregates
             << " aggregates, ids " << a.first_id << ".." << a.first_id + planned - 1
             << ", aggregate ids " << a.first_aggregate_id << ".."
-            << a.first_aggregate_id + a.aggregates - 1 << ") in " << secs
-            << " s = " << (secs > 0 ? static_cast<double>(written) / secs : 0) << " events/s";
+            << a.first_aggregate_id + a.aggregates - 1 << ") in " << secs << " s = " << per_second
+            << " events/s";
   if (!a.bulk && a.rate > 0)
-    std::cout << " (target " << a.rate << ", max lag "
-              << static_cast<double>(shared.max_lag_us.load()) / 1000.0 << " ms)";
+    std::cout << " (target " << a.rate << ", max lag " << max_lag_ms << " ms)";
   std::cout << std::endl;
   if (!a.json_path.empty()) std::ofstream(a.json_path) << j.dump(2) << "\n";
 }
