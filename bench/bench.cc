@@ -77,15 +77,20 @@ void Bench::Machine() {
   for (const std::string& kv : o_.kafka_properties)
     props += (props.empty() ? "`" : ", `") + kv + "`";
   if (!props.empty()) m["kafka_properties"] = props;
+  m["relay"] = RelayVersion(o_.relay_bin);
+  if (Comparing()) m["compare_relay"] = RelayVersion(o_.compare_relay_bin);
+  m["commit"] = o_.commit;
+  m["command"] = o_.command;
+}
+
+std::string Bench::RelayVersion(const std::string& bin) {
   std::string vlog = o_.out_dir + "/version.txt";
   std::remove(vlog.c_str());
-  Child v({o_.relay_bin, "version"}, vlog);
+  Child v({bin, "version"}, vlog);
   v.Wait(10);
   std::string version = Trim(ReadFile(vlog));
   std::replace(version.begin(), version.end(), '\n', ';');
-  m["relay"] = version;
-  m["commit"] = o_.commit;
-  m["command"] = o_.command;
+  return version;
 }
 
 bool Bench::BinlogOn() { return db_->QueryInt("SELECT @@log_bin") == 1; }
@@ -257,6 +262,7 @@ int Bench::Run() {
   r_.load_after = Trim(ReadFile("/proc/loadavg"));
   Report report(o_, s_, r_);
   std::cout << report.Table();
+  if (Comparing()) std::cout << "\n" << report.CompareTable();
   report.WriteFiles();
   return 0;
 }

@@ -84,6 +84,7 @@ struct DrainSpec {
   bool big = false;  // on t_big, above its SENT rows
   bool sample_rss = false;
   int rep = 0;
+  std::string relay_bin;  // empty: Options::relay_bin
 };
 
 class Bench {
@@ -96,8 +97,11 @@ class Bench {
   // --- setup (bench.cc)
   void StartBroker();
   void Machine();
+  // `bin version`'s output on one line.
+  std::string RelayVersion(const std::string& bin);
   bool Want(const std::string& stage) const;
   void PurgeBinlogs();
+  bool Comparing() const { return !o_.compare_relay_bin.empty(); }
   // --- relays (bench.cc)
   std::string WriteConfig(const RelaySpec& spec, int http_port);
   std::string ServiceYaml(const RelaySpec& spec, int i) const;
@@ -115,6 +119,9 @@ class Bench {
   double WaitPublished(const DrainSpec& spec, Running& relays, double t0);
   void FinishDrain(const DrainSpec& spec, const std::string& table, int64_t offset, Running& relays,
                    Drain* d);
+  // `spec`, and with --compare-relay the other build's twin, in an order
+  // that alternates with spec.rep (no build always goes first).
+  void RunDrainCompared(const DrainSpec& spec);
   void StageDrain();
   void StageSweep();
   void StageScale();
@@ -141,6 +148,11 @@ class Bench {
   void StageWakeup();
   void WakeupSweep();
   std::vector<std::string> WakeupModes() const;
+  // The modes in the order of the k-th slice (and drain repetition k + 1).
+  std::vector<std::string> SliceOrder(int k) const;
+  // Slices of each rate per mode: with --compare-relay each is one of the
+  // --runs runs the builds are compared over.
+  int WakeupSliceCount() const;
   std::string WakeupDatabase(const std::string& mode) const;
   Running StartWakeupRelay(const std::string& mode);
   void WakeupIdle(const std::string& mode, Running* relay, double others_per_s);

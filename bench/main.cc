@@ -74,8 +74,11 @@ void AddOptions(CLI::App& app, Options& o, Defaults& d, Lists& l) {
   app.add_option("--mysqld-pid-file", d.mysqld_pid_file, "for the database's CPU time");
   app.add_option("--relay", o.relay_bin)->capture_default_str();
   app.add_option("--compare-relay", o.compare_relay_bin,
-                 "wakeup stage: also run this outbox-relay build with wakeup: binlog, in the "
-                 "same alternating slices (mode binlog-compare; an A/B of two builds)");
+                 "compare with this other outbox-relay build: the wakeup stage runs its poll and "
+                 "binlog relays beside this build's in --runs alternating slices, each drain of "
+                 "the drain and wakeup stages runs with both builds in turn; prints a verdict per "
+                 "rate, mode and drain, and --doc gets only its comparison part")
+      ->check(CLI::ExistingFile);
   app.add_option("--broker", o.broker_bin)->capture_default_str();
   app.add_option("--load", o.load_bin)->capture_default_str();
   app.add_option("--out", o.out_dir, "results directory")->required();
@@ -91,7 +94,11 @@ void AddOptions(CLI::App& app, Options& o, Defaults& d, Lists& l) {
       ->check([](const std::string& kv) {
         return kv.find('=') == std::string::npos ? std::string("expected KEY=VALUE") : "";
       });
-  app.add_option("--runs", o.runs, "repetitions of the headline drains")->capture_default_str();
+  app.add_option("--runs", o.runs,
+                 "repetitions of the headline drains (and, with --compare-relay, of each wakeup "
+                 "rate's slices)")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 100));
   app.add_option("--sweep-runs", o.sweep_runs)->capture_default_str();
   app.add_option("--stages", l.stages,
                  "comma-separated subset of drain,sweep,latency,idle,scale,wakeup,services");

@@ -54,6 +54,13 @@ double Report::MedianRate(const std::string& stage, const std::string& workload,
   return Median(v);
 }
 
+std::string Report::RunDate() const {
+  std::time_t when = static_cast<std::time_t>(r_.started_unix);
+  char date[64];
+  std::strftime(date, sizeof(date), "%Y-%m-%d %H:%M UTC", std::gmtime(&when));
+  return date;
+}
+
 std::string Report::Machine() const {
   const auto& m = r_.machine;
   auto get = [&](const char* k) {
@@ -61,11 +68,8 @@ std::string Report::Machine() const {
     return it == m.end() ? std::string("?") : it->second;
   };
   std::ostringstream s;
-  std::time_t when = static_cast<std::time_t>(r_.started_unix);
-  char date[64];
-  std::strftime(date, sizeof(date), "%Y-%m-%d %H:%M UTC", std::gmtime(&when));
   s << "| | |\n|---|---|\n";
-  s << "| date | " << date << " |\n";
+  s << "| date | " << RunDate() << " |\n";
   s << "| machine | " << get("nproc") << " CPUs (`nproc`), " << get("cpu") << ", " << get("ram")
     << " RAM, " << get("kernel") << " |\n";
   s << "| database | MariaDB " << get("mariadb") << ", buffer pool " << get("buffer_pool")
@@ -74,6 +78,7 @@ std::string Report::Machine() const {
   s << "| broker | outbox-mock-broker (librdkafka " << get("librdkafka")
     << " mock cluster), 1 broker, 4 partitions, its own process |\n";
   s << "| relay | " << get("relay") << ", commit " << get("commit");
+  if (m.count("compare_relay")) s << "; compared with " << get("compare_relay");
   if (m.count("kafka_properties")) s << ", kafka.properties " << get("kafka_properties");
   s << " |\n";
   s << "| command | `" << get("command") << "` |\n";
@@ -324,7 +329,8 @@ void Report::WriteFiles() const {
   if (tpl.empty())
     tpl =
         "# Benchmarks\n\n{{MACHINE}}\n\n{{TARGETS}}\n\n{{DRAINS}}\n\n{{SWEEP}}\n\n{{LATENCY}}"
-        "\n\n{{IDLE}}\n\n{{SCALE}}\n\n{{WAKEUP}}\n\n{{SERVICES}}\n\n{{RUNS}}\n\n{{NOTES}}\n";
+        "\n\n{{IDLE}}\n\n{{SCALE}}\n\n{{WAKEUP}}\n\n{{SERVICES}}\n\n{{COMPARE}}\n\n{{RUNS}}\n\n{{"
+        "NOTES}}\n";
   std::string notes;
   for (const auto& n : r_.notes) notes += "- " + n + "\n";
   if (notes.empty()) notes = "None.\n";
@@ -338,12 +344,19 @@ void Report::WriteFiles() const {
   doc = Replace(doc, "{{SCALE}}", ScaleTable());
   doc = Replace(doc, "{{WAKEUP}}", WakeupTable());
   doc = Replace(doc, "{{SERVICES}}", ServicesTable());
+  doc = Replace(doc, "{{COMPARE}}", CompareTable());
   doc = Replace(doc, "{{RUNS}}", RunsTable());
   doc = Replace(doc, "{{NOTES}}", notes);
   doc = Replace(doc, "{{FIGURES}}", o_.figures_rel.empty() ? "." : o_.figures_rel);
   doc = Replace(doc, "{{RUNS_N}}", std::to_string(o_.runs));
   WriteFile(o_.out_dir + "/BENCHMARKS.md", doc);
-  if (!o_.doc_path.empty()) WriteFile(o_.doc_path, doc);
+  if (o_.doc_path.empty()) return;
+  // A comparison of two builds is its own part of the doc: the full run's
+  // figures stay (the whole report of this run is in out_dir).
+  if (o_.compare_relay_bin.empty())
+    WriteFile(o_.doc_path, doc);
+  else
+    (void)WriteComparePart(doc);
 }
 
 }  // namespace bench

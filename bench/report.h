@@ -37,6 +37,19 @@ class Report {
   };
   std::vector<Target> Targets() const;
 
+  // --compare-relay: this build against the other, one row per rate and
+  // wake-up mode and per drain configuration (bench/report_compare.cc).
+  struct CompareRow {
+    std::string what;
+    std::string now;      // this build: medians of the runs
+    std::string before;   // the other build: ranges of the runs (and its median drain)
+    std::string verdict;  // PASS | MISS | n/a
+  };
+  std::vector<CompareRow> CompareRows() const;
+  // The rows as a Markdown table under a header naming both builds, and a
+  // summary line (also printed). Empty when no other build was run.
+  std::string CompareTable() const;
+
  private:
   // Median rate of the drains matching these fields (relays -1: any); 0 if none.
   double MedianRate(const std::string& stage, const std::string& workload, const std::string& mode,
@@ -60,6 +73,12 @@ class Report {
   std::string ServicesTable() const;
   void WriteWakeupData() const;
   std::string Machine() const;
+  std::string RunDate() const;  // "2026-01-31 12:00 UTC"
+  void AddLatencyComparisons(std::vector<CompareRow>* rows) const;
+  void AddDrainComparisons(std::vector<CompareRow>* rows) const;
+  // docs/BENCHMARKS.md with only its comparison part replaced (a comparison
+  // run leaves the full run's figures alone); false if it has no such part.
+  bool WriteComparePart(const std::string& rendered) const;
   std::string DrainTable() const;
   std::string SweepTable() const;
   std::string LatencyTable() const;

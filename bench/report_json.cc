@@ -16,7 +16,8 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(LatencyRun, rep, written, measured, offered_r
                                    commit_create_p99_ms, relay_cpu_pct, relay_statements_per_s)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(Idle, label, services, mode, seconds, statements_per_s,
                                    per_service, com_per_s, cpu_ms_per_s, rss_mib, hwm_mib)
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(WakeupRun, mode, target_rate, run, binlog_up)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(WakeupRun, mode, target_rate, run, slice_p50_ms, slice_p99_ms,
+                                   binlog_up)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(ServicesRun, mode, services, binlog_up, startup_s, threads_idle,
                                    threads_load, connections_idle, connections_load,
                                    replication_connections, idle, load)
@@ -38,6 +39,11 @@ std::string Report::Json() const {
   for (const Target& t : Targets())
     j["targets"].push_back(
         {{"what", t.what}, {"value", t.value}, {"target", t.target}, {"result", t.result}});
+  for (const CompareRow& c : CompareRows())
+    j["compare"].push_back({{"what", c.what},
+                            {"this_build", c.now},
+                            {"other_build", c.before},
+                            {"result", c.verdict}});
   j["notes"] = r_.notes;
   return j.dump(2) + "\n";
 }

@@ -90,6 +90,7 @@ Drain Bench::RunDrain(const DrainSpec& spec) {
     rs.ordering = spec.ordering;
     rs.batch = spec.batch;
     rs.wakeup = spec.wakeup;
+    rs.relay_bin = spec.relay_bin;
     relays = StartRelays(rs, spec.relays, spec.stage + "-" + spec.mode);
     SleepSeconds(0.3);
   }
@@ -145,6 +146,21 @@ void Bench::FinishDrain(const DrainSpec& spec, const std::string& table, int64_t
   r_.drains.push_back(*d);
 }
 
+void Bench::RunDrainCompared(const DrainSpec& spec) {
+  if (!Comparing() || spec.mode == "db") {
+    RunDrain(spec);
+    return;
+  }
+  DrainSpec old = spec;
+  old.stage += kOldSuffix;
+  old.relay_bin = o_.compare_relay_bin;
+  // Odd repetitions this build first, even ones the other: the disk's drift
+  // weighs on both alike.
+  const bool new_first = spec.rep % 2 == 1;
+  RunDrain(new_first ? spec : old);
+  RunDrain(new_first ? old : spec);
+}
+
 void Bench::StageDrain() {
   const int64_t main_n = s_.main_aggregates * s_.events_per_aggregate;
   const int64_t cost_n = s_.cost_aggregates * s_.events_per_aggregate;
@@ -159,7 +175,7 @@ void Bench::StageDrain() {
       DrainSpec d = MakeDrain("drain", f[0], cost ? cost_n : main_n, s_.default_batch, rep);
       d.relays = std::stoi(f[1]);
       if (cost) d.tpl = cost_tpl_;
-      RunDrain(d);
+      RunDrainCompared(d);
     }
   }
 }

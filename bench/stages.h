@@ -17,12 +17,18 @@
 
 namespace outbox::bench {
 
+// --compare-relay: the other build's drains are stage "<stage>-old", its
+// wakeup relays mode "<mode>-old".
+inline constexpr const char* kOldSuffix = "-old";
+
 struct Options {
   DbParams db;
   pid_t mysqld_pid = -1;  // for the database's CPU time; -1: not measured
   std::string relay_bin;
-  // wakeup stage: a second outbox-relay build run with wakeup: binlog beside
-  // the others, as mode "binlog-compare" (an A/B of two builds).
+  // --compare-relay: another outbox-relay build (usually the previous one),
+  // run beside this one in the same alternating runs: the wakeup stage's
+  // modes "poll-old" and "binlog-old", the drain stages' "drain-old" and
+  // "wakeup-old" (bench/report_compare.cc judges new against old).
   std::string compare_relay_bin;
   std::string broker_bin;
   std::string load_bin;
@@ -84,7 +90,9 @@ struct Sizes {
 };
 
 struct Drain {
-  std::string stage;                  // drain | sweep | scale
+  // drain | sweep | scale | backlog | wakeup; with --compare-relay the other
+  // build's runs are "drain-old" and "wakeup-old"
+  std::string stage;
   std::string workload;               // e.g. "50000x4"
   std::string mode;                   // db | none | per_aggregate
   std::string table_state = "empty";  // empty | "2000000 SENT"
@@ -151,12 +159,14 @@ struct Idle {
 
 // One point of the wakeup stage's rate sweep.
 struct WakeupRun {
-  std::string mode;                  // poll | binlog | binlog-compare (--compare-relay)
-  double target_rate = 0;            // events/s asked of the writers
-  LatencyRun run;                    // run.offered_rate: the rate the writers achieved; quantiles
-                                     // over the slices' samples pooled
-  std::vector<double> slice_p50_ms;  // each slice's own p50
-  bool binlog_up = false;            // binlog only: outbox_wakeup_binlog_up at the end of the run
+  std::string mode;        // poll | binlog; with --compare-relay also poll-old | binlog-old
+  double target_rate = 0;  // events/s asked of the writers
+  LatencyRun run;          // run.offered_rate: the rate the writers achieved; quantiles
+                           // over the slices' samples pooled
+  // Each slice's own p50 and p99 (a slice is one run of the comparison).
+  std::vector<double> slice_p50_ms;
+  std::vector<double> slice_p99_ms;
+  bool binlog_up = false;  // binlog only: outbox_wakeup_binlog_up at the end of the run
 };
 
 // One relay serving many services (one database each) in one wakeup mode.
