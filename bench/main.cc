@@ -88,7 +88,8 @@ void AddOptions(CLI::App& app, Options& o, Defaults& d, Lists& l) {
       ->capture_default_str();
   app.add_option("--command", o.command, "the command line to print in the report");
   app.add_option("--commit", o.commit, "git commit measured");
-  app.add_flag("--quick", o.quick, "tiny sizes, one run: proves the benchmark works");
+  app.add_flag("--quick", o.quick,
+               "tiny sizes, one run (unless --runs): proves the benchmark works");
   app.add_option("--kafka-property", o.kafka_properties,
                  "KEY=VALUE producer property for every relay (kafka.properties), repeatable")
       ->check([](const std::string& kv) {
@@ -168,7 +169,7 @@ int main(int argc, char** argv) {
   if (!l.drains.empty()) o.drain_set = SplitList(l.drains, ',');
   if (o.quick) {
     s = QuickSizes();
-    o.runs = 1;
+    if (app.count("--runs") == 0) o.runs = 1;  // a quick comparison may ask for more
     o.sweep_runs = 1;
   }
   if (l.services > 0) s.services = l.services;

@@ -38,6 +38,18 @@ std::string Range(const std::vector<double>& v, Format format) {
 
 std::string Ms(double v) { return Fmt("%.1f", v); }
 
+// "/proc/loadavg"'s first three fields.
+std::string LoadAverages(const std::string& loadavg) {
+  std::string out;
+  size_t p = 0;
+  for (int i = 0; i < 3 && p < loadavg.size(); ++i) {
+    const size_t e = std::min(loadavg.find(' ', p), loadavg.size());
+    out += (i ? " " : "") + loadavg.substr(p, e - p);
+    p = e + 1;
+  }
+  return out;
+}
+
 // [begin, end) of the comparison part in `doc`, markers included; npos if absent.
 std::pair<size_t, size_t> Part(const std::string& doc) {
   const size_t b = doc.find(kBegin);
@@ -119,9 +131,9 @@ std::string Report::CompareTable() const {
   const std::string command = get("command");
   s << "Run of " << RunDate() << (command.empty() ? std::string() : ": `" + command + "`") << ", "
     << o_.runs << (o_.runs == 1 ? " run" : " runs")
-    << " per build, load average (1/5/15 min) before, after: " << r_.load_before << "; "
-    << r_.load_after << ". This build: " << get("relay") << "; the other: " << get("compare_relay")
-    << ".\n\n";
+    << " per build, load average (1/5/15 min) before, after: " << LoadAverages(r_.load_before)
+    << "; " << LoadAverages(r_.load_after) << ". This build: " << get("relay")
+    << "; the other: " << get("compare_relay") << ".\n\n";
   s << "| what | this build: median of the runs | the other build: range of the runs | "
        "verdict |\n|---|---|---|---|\n";
   const std::vector<CompareRow> rows = CompareRows();
