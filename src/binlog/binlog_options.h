@@ -12,7 +12,7 @@ namespace binlog {
 
 // How one replication stream (one database server, host:port) connects and
 // how quickly it notices trouble. Plain values with their reasons; the relay
-// fills them from a service's config (docs/BINLOG.md "How the relay plugs in").
+// fills them from a service's config (src/app/wakeups.cc; docs/BINLOG.md).
 struct BinlogOptions {
   // host, port, user, password, tls and connect_timeout_ms are used; database
   // and table are not (a stream serves every database of the server).

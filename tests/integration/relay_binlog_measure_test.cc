@@ -1,5 +1,6 @@
-// Figures for docs/BINLOG.md "Relay with wakeup: binlog", not tests: hidden
-// ([.]), they print and assert nothing about speed. The idle statements per
+// Measurements of a relay with `wakeup: binlog` (docs/BINLOG.md "Tests and
+// measurements"), not tests: hidden ([.]), they print and assert nothing
+// about speed. The idle statements per
 // second a relay costs its server (SHOW GLOBAL STATUS Questions over 30 s)
 // and insert-commit -> broker-ack latency at 10 events/s, for `wakeup: poll`
 // and `wakeup: binlog`. Run: build/tests/integration_tests '[binlog-measure]'
