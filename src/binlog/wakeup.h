@@ -1,8 +1,7 @@
 #pragma once
 
-// BinlogWakeup: the `wakeup: binlog` implementation of the claim loop's
-// Wakeup seam (src/common/wakeup.h), woken by a WakeupHub subscription.
-// Header-only.
+// BinlogWakeup: the `wakeup: binlog` WakeupSource (src/common/wakeup.h),
+// woken by a WakeupHub subscription. Header-only.
 
 #include <algorithm>
 #include <chrono>
@@ -16,21 +15,11 @@
 namespace outbox {
 namespace binlog {
 
-// The seam moved to src/common/wakeup.h (the relay may not include binlog/);
-// these names keep the component's code and tests unchanged.
-using outbox::ClaimAfterWakeup;
-using outbox::kCommitRaceRetry;
-using outbox::PollWakeup;
-using outbox::WakeCause;
-using Wakeup = outbox::WakeupSource;  // outbox::Wakeup is the config enum
-using WakeupPtr = outbox::WakeupSourcePtr;
-using outbox::WakeSignal;
-
 // `wakeup: binlog`: woken by commits to its table (or database) and by every
 // up/down change of its server's stream; polls every poll_interval while the
 // stream is down and at least every safety_interval while it is up.
 // REQUIRES: `hub` outlives this object.
-class BinlogWakeup : public Wakeup {
+class BinlogWakeup : public WakeupSource {
  public:
   // The longest wait while the stream is up: it keeps
   // outbox_last_poll_timestamp_seconds (and the stalled-polling alert) true.

@@ -15,16 +15,18 @@ double Ms(Clock::Duration d) { return std::chrono::duration<double, std::milli>(
 }  // namespace
 
 Claimer::Claimer(const ServiceConfig& config, const StoreFactory& stores, ClaimPlanner* planner,
-                 DbHealth* health, ClockPtr clock, OutboxStore::ClaimedFn publish)
+                 DbHealth* health, ClockPtr clock, PublishFn publish)
     : config_(config),
       planner_(planner),
       health_(health),
       clock_(std::move(clock)),
       publish_(std::move(publish)),
+      publish_round_([this](const ClaimedBatch& b) { publish_(b, round_started_); }),
       claim_store_(stores()),
       scan_store_(stores()) {}
 
 ClaimRound Claimer::Claim(ClaimedBatch* batch) {
+  round_started_ = clock_->Now();
   return config_.ordering == Ordering::kPerAggregate ? ClaimOrdered(batch) : ClaimUnordered(batch);
 }
 
@@ -48,11 +50,19 @@ ClaimRound Claimer::ClaimUnordered(ClaimedBatch* batch) {
     if (!due) return ClaimRound::kIdle;
   }
   if (reclaim) next_reclaim_ = now + kReclaimEvery;
-  Status s = claim_store_->ClaimDue(config_.batch_size, config_.lease_ms, reclaim, batch, publish_);
+  Status s =
+      claim_store_->ClaimDue(config_.batch_size, config_.lease_ms, reclaim, batch, publish_round_);
   health_->NoteAndBeat(s, "claim", beat_);
   if (!s.ok()) return ClaimRound::kFailed;
   last_round_full_ = static_cast<int>(batch->rows.size()) >= config_.batch_size;
   return last_round_full_ ? ClaimRound::kMore : ClaimRound::kIdle;
+}
+
+void Claimer::StartOver() {
+  if (planner_->in_pass()) EndPass();
+  last_round_full_ = true;
+  last_pass_claimed_ = true;
+  probe_first_ = false;
 }
 
 void Claimer::EndPass() {
@@ -152,7 +162,7 @@ ClaimRound Claimer::ClaimOrdered(ClaimedBatch* batch) {
           // In flight before its acknowledgement can come (OnDelivered). If
           // the commit fails, the stale settle takes the rows out again.
           planner_->OnClaimed(claimed.rows);
-          publish_(claimed);
+          publish_round_(claimed);
         });
     pass_stats_.claim += clock_->Now() - t;
     health_->NoteAndBeat(s, "claim", beat_);
