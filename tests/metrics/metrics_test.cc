@@ -65,7 +65,8 @@ TEST_CASE("a removed service leaves no series behind and the others keep theirs"
   const std::string text = metrics.Serialize();
   CHECK(text.find("service=\"orders\"") == std::string::npos);
   CHECK(text.find("outbox_backlog_events{service=\"billing\"} 3") != std::string::npos);
-  CHECK(text.find("outbox_events_published_total{service=\"billing\",topic=\"outbox.event.Order\"} 1") !=
+  CHECK(text.find(
+            "outbox_events_published_total{service=\"billing\",topic=\"outbox.event.Order\"} 1") !=
         std::string::npos);
   // Added again (a reload that brings it back): counters start at 0.
   metrics.ForService("orders");

@@ -97,7 +97,7 @@ struct WakeRig {
 
 // A relay on `stores` (a fault or counting fake) with the stream up.
 std::unique_ptr<RelayUnits> RelayOn(const ServiceConfig& c, std::shared_ptr<FakeClock> clock,
-                               StoreFactory stores, testing::FakeStats* metrics) {
+                                    StoreFactory stores, testing::FakeStats* metrics) {
   RelayOptions o;
   o.config = c;
   o.store_factory = std::move(stores);
@@ -250,7 +250,7 @@ TEST_CASE("with wakeup binlog a retry its own settle wrote wakes the loop when i
   rig.broker->set_decide(nullptr);
   rig.clock->Advance(std::chrono::duration_cast<std::chrono::microseconds>(wait));
   CHECK(rig.relay->claim.ClaimOnce() == ClaimRound::kIdle);
-  CHECK(rig.relay->queue->inflight() == 1);       // claimed again when due
+  CHECK(rig.relay->queue->inflight() == 1);   // claimed again when due
   CHECK(rig.relay->claim.IdleWait() == 1ms);  // claimed: looks again at once
   rig.clock->Advance(1ms);
   CHECK(rig.relay->claim.ClaimOnce() == ClaimRound::kIdle);
@@ -293,7 +293,7 @@ TEST_CASE("an acknowledgement wakes the loop when rows wait behind it", "[relay]
     REQUIRE(rig.broker->CompleteAll() == 2);
     CHECK(rig.wakeup->WaitUntil(rig.clock->Now()) == WakeCause::kChange);
     rig.relay->claim.ClaimOnce();
-    CHECK(rig.relay->queue->inflight() == 3);             // nothing settled yet
+    CHECK(rig.relay->queue->inflight() == 3);      // nothing settled yet
     CHECK(rig.table->Get(1).status == "SENDING");  // its settle has not run
     CHECK(rig.table->Get(2).status == "SENDING");  // order 1's second event
     REQUIRE(rig.broker->CompleteAll() == 1);
