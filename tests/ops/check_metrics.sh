@@ -14,6 +14,8 @@
 #     METRICS.md's reason table, from the start;
 #   - outbox_database_up, outbox_kafka_up and outbox_wakeup_binlog_up (the
 #     service has `wakeup: binlog`) are 0 (what the alerts watch);
+#   - the gauges read from the database (backlog, oldest age, DEAD, blocked,
+#     unknown status, last poll) have no sample: the database was never read;
 #   - `promtool check metrics` finds no problem in the exposition (if installed).
 # The relay is stopped with SIGTERM and must exit 0 within 45 s (README "Guarantees").
 #
@@ -155,6 +157,13 @@ if set(reasons) != documented_reasons:
                   f"METRICS.md lists {sorted(documented_reasons)}")
 for name in sorted(set(documented) - set(types) - LAZY):
     errors.append(f"{name} is in METRICS.md but not exposed")
+# A gauge read from the database has no sample before its first successful
+# read: a 0 would read as an empty table (METRICS.md).
+for name in ("outbox_backlog_events", "outbox_oldest_unsent_age_seconds", "outbox_dead_events",
+             "outbox_blocked_aggregates", "outbox_unknown_status_rows",
+             "outbox_last_poll_timestamp_seconds"):
+    if samples.get(name):
+        errors.append(f"{name} has a sample {samples[name]} although the database was never read")
 for name in ("outbox_database_up", "outbox_kafka_up", "outbox_wakeup_binlog_up"):
     if samples.get(name) and any(v != 0 for v in samples[name]):
         errors.append(f"{name} is {samples[name]} 10 s after start with nothing reachable, want 0")
