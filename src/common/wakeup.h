@@ -40,13 +40,10 @@ class WakeupSource {
   // loop is claiming is kept for the next call (never lost); several are
   // merged (kInsert wins).
   virtual WakeCause WaitUntil(Clock::TimePoint deadline) = 0;
-  // The longest the loop may wait without a claim: poll_interval_ms for
-  // `wakeup: poll` and while the binlog stream is down; the safety poll
-  // interval (30 s) while it is up.
-  virtual Clock::Duration MaxWait() const = 0;
   // Wakes the loop (shutdown, or a test). Sticky like a wake-up.
   virtual void Interrupt() = 0;
-  // outbox_wakeup_binlog_up (only exported with `wakeup: binlog`), and why not.
+  // The binlog stream wakes the loop (outbox_wakeup_binlog_up, only exported
+  // with `wakeup: binlog`), and why not. While it does not, the loop polls.
   virtual bool binlog_up() const = 0;
   virtual std::string reason() const = 0;
 };
@@ -89,17 +86,14 @@ class WakeSignal {
 // `wakeup: poll`: only timers and Interrupt wake the loop.
 class PollWakeup : public WakeupSource {
  public:
-  PollWakeup(ClockPtr clock, Clock::Duration poll_interval)
-      : signal_(std::move(clock)), poll_interval_(poll_interval) {}
+  explicit PollWakeup(ClockPtr clock) : signal_(std::move(clock)) {}
   WakeCause WaitUntil(Clock::TimePoint deadline) override { return signal_.WaitUntil(deadline); }
-  Clock::Duration MaxWait() const override { return poll_interval_; }
   void Interrupt() override { signal_.Notify(); }
   bool binlog_up() const override { return false; }
   std::string reason() const override { return "wakeup: poll"; }
 
  private:
   WakeSignal signal_;
-  const Clock::Duration poll_interval_;
 };
 
 }  // namespace outbox

@@ -126,7 +126,7 @@ WakeCause ClaimLoop::WaitBetween() {
 
 ClaimScheduler::View ClaimLoop::View() const {
   ClaimScheduler::View v;
-  v.max_wait = parts_.wakeup->MaxWait();
+  v.stream_up = parts_.wakeup->binlog_up();
   v.broker_up = publisher_.Healthy();
   v.deferred = parts_.planner->deferred_count();
   if (config_.wakeup == Wakeup::kBinlog) v.unsent = parts_.housekeeper->Unsent();

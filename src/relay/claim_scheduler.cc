@@ -198,8 +198,14 @@ Clock::Duration ClaimScheduler::TimersWindow() const {
   return std::min(options_.poll_interval, milliseconds(1000)) + milliseconds(1000);
 }
 
+Clock::Duration ClaimScheduler::MaxWait(const View& v) const {
+  if (options_.wakeup == Wakeup::kBinlog && v.stream_up)
+    return std::max<Clock::Duration>(options_.poll_interval, kSafetyPoll);
+  return options_.poll_interval;
+}
+
 Clock::Duration ClaimScheduler::IdleWait(const View& v, Clock::TimePoint now) {
-  const Clock::Duration poll = std::min<Clock::Duration>(idle_wait_, v.max_wait);
+  const Clock::Duration poll = std::min<Clock::Duration>(idle_wait_, MaxWait(v));
   if (options_.wakeup == Wakeup::kPoll) return poll;
   // `wakeup: binlog`: a retry backoff or a lease coming due makes rows
   // claimable without a commit. This relay's own settles say when the
@@ -219,7 +225,7 @@ Clock::Duration ClaimScheduler::UnsentWait(Clock::Duration poll, const View& v,
                                            Clock::TimePoint now) const {
   const UnsentSnapshot& u = v.unsent;
   if (!u.read) return poll;
-  if (u.backlog == 0) return v.max_wait;
+  if (u.backlog == 0) return MaxWait(v);
   // Unsent rows that were due at the read and still there at a later claim
   // that found nothing wait for a commit (a peer's settle, a DEAD row
   // replayed), which the stream announces. The others come due by time, the
@@ -227,7 +233,7 @@ Clock::Duration ClaimScheduler::UnsentWait(Clock::Duration poll, const View& v,
   if (u.read_at >= last_claim_start_) return poll;
   // Re-read at least every gauge interval: a peer's failed publish may have
   // left a retry due sooner than the read saw.
-  const Clock::Duration cap = std::min<Clock::Duration>(v.max_wait, options_.gauge_interval);
+  const Clock::Duration cap = std::min<Clock::Duration>(MaxWait(v), options_.gauge_interval);
   if (!u.next_due) return cap;
   // Came due by the last claim and not claimed: the next is unknown until the
   // gauges are read again.

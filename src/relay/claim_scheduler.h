@@ -41,6 +41,11 @@ inline constexpr std::chrono::microseconds CommitRaceWindow() {
   return sum;
 }
 
+// The longest an idle loop waits while its binlog stream is up: the safety
+// poll, which keeps outbox_last_poll_timestamp_seconds (and the
+// stalled-polling alert) true and finds what no commit announced.
+inline constexpr std::chrono::seconds kSafetyPoll{30};
+
 // At most this many claims per insert wake-up, however many other inserts cut
 // its pauses short: with binlog_format MIXED every insert into the database
 // wakes the loop, and a busy table of the service's that is not the outbox
@@ -88,10 +93,10 @@ class ClaimScheduler {
   };
   // What the loop sees when it asks for the next step.
   struct View {
-    Clock::Duration max_wait{};  // WakeupSource::MaxWait
-    bool broker_up = true;       // the publisher is healthy
-    size_t deferred = 0;         // ClaimPlanner::deferred_count
-    UnsentSnapshot unsent;       // Housekeeper::Unsent (read with `wakeup: binlog`)
+    bool stream_up = false;  // WakeupSource::binlog_up (`wakeup: binlog`)
+    bool broker_up = true;   // the publisher is healthy
+    size_t deferred = 0;     // ClaimPlanner::deferred_count
+    UnsentSnapshot unsent;   // Housekeeper::Unsent (read with `wakeup: binlog`)
   };
   // One round's result. `claimed` and `held_by_peer` only for kIdle/kMore.
   struct RoundResult {
@@ -140,6 +145,9 @@ class ClaimScheduler {
   Clock::Duration RaceCheckWait(Clock::Duration wait, Clock::TimePoint now) const;
   bool RaceCheckPending() const { return last_claim_start_ < race_check_at_; }
   Clock::Duration TimersWindow() const;
+  // The longest idle wait: the safety poll while the stream is up, else the
+  // poll interval.
+  Clock::Duration MaxWait(const View& view) const;
 
   const Options options_;
   const ClockPtr clock_;

@@ -5,8 +5,7 @@ namespace outbox {
 namespace {
 WakeupSourcePtr TakeWakeup(RelayOptions& options) {
   if (options.wakeup) return std::move(options.wakeup);
-  return std::make_unique<PollWakeup>(options.clock,
-                                      std::chrono::milliseconds(options.config.poll_interval_ms));
+  return std::make_unique<PollWakeup>(options.clock);
 }
 
 ClaimLoopParts PartsOf(RelayUnits& u) {

@@ -25,8 +25,7 @@ using namespace testing;  // the fakes and WaitFor
 // test sets.
 class ScriptedWakeup : public WakeupSource {
  public:
-  ScriptedWakeup(ClockPtr clock, Clock::Duration poll_interval, Clock::Duration safety)
-      : poll_(std::move(clock), poll_interval), poll_interval_(poll_interval), safety_(safety) {}
+  explicit ScriptedWakeup(ClockPtr clock) : poll_(std::move(clock)) {}
   WakeCause WaitUntil(Clock::TimePoint deadline) override {
     waits_.fetch_add(1);
     if (during_wait) {  // the test's thread: no other caller
@@ -36,7 +35,6 @@ class ScriptedWakeup : public WakeupSource {
     }
     return poll_.WaitUntil(deadline);
   }
-  Clock::Duration MaxWait() const override { return up_.load() ? safety_ : poll_interval_; }
   void Interrupt() override { poll_.Interrupt(); }
   bool binlog_up() const override { return up_.load(); }
   std::string reason() const override { return up_.load() ? "up" : "down"; }
@@ -49,7 +47,6 @@ class ScriptedWakeup : public WakeupSource {
 
  private:
   PollWakeup poll_;
-  const Clock::Duration poll_interval_, safety_;
 };
 
 ServiceConfig BinlogConfig() {
@@ -71,8 +68,7 @@ struct WakeRig {
         table(std::make_shared<FakeTable>(clock)),
         broker(std::make_shared<FakePublisher>()) {
     ClockPtr used = relay_clock ? relay_clock : ClockPtr(clock);
-    auto w = std::make_unique<ScriptedWakeup>(
-        used, std::chrono::milliseconds(config.poll_interval_ms), 30s);
+    auto w = std::make_unique<ScriptedWakeup>(used);
     wakeup = w.get();
     RelayOptions o;
     o.config = config;
@@ -104,7 +100,7 @@ std::unique_ptr<RelayUnits> RelayOn(const ServiceConfig& c, std::shared_ptr<Fake
   o.publisher = std::make_shared<FakePublisher>();
   o.metrics = metrics;
   o.clock = clock;
-  o.wakeup = std::make_unique<ScriptedWakeup>(clock, 100ms, 30s);  // the stream is up
+  o.wakeup = std::make_unique<ScriptedWakeup>(clock);  // the stream is up
   return std::make_unique<RelayUnits>(std::move(o));
 }
 
@@ -112,7 +108,7 @@ TEST_CASE("with wakeup poll the idle wait is the poll backoff as before", "[rela
   ServiceConfig c = BinlogConfig();
   c.wakeup = Wakeup::kPoll;
   WakeRig rig(c);
-  rig.wakeup->up_ = false;  // a PollWakeup's MaxWait is the poll interval
+  rig.wakeup->up_ = false;  // as a PollWakeup
   rig.table->Insert("order", 1, "OrderCreated");
   CHECK(rig.relay->claim.ClaimOnce() == ClaimRound::kIdle);  // claimed: look again soon
   CHECK(rig.relay->claim.IdleWait() == 1ms);

@@ -18,7 +18,7 @@ using Action = ClaimScheduler::Action;
 using Step = ClaimScheduler::Step;
 using testing::FakeClock;
 
-constexpr auto kSafety = 30s;  // the stream's MaxWait while up
+constexpr auto kSafety = kSafetyPoll;  // the longest idle wait while the stream is up
 
 struct Rig {
   explicit Rig(Wakeup mode) : clock(std::make_shared<FakeClock>()) {
@@ -27,7 +27,7 @@ struct Rig {
     o.poll_interval = 100ms;
     o.gauge_interval = 5000ms;
     scheduler = std::make_unique<ClaimScheduler>(o, clock);
-    view.max_wait = mode == Wakeup::kBinlog ? Clock::Duration(kSafety) : Clock::Duration(100ms);
+    view.stream_up = mode == Wakeup::kBinlog;
   }
   Step Next() { return scheduler->Next(view); }
   // A claim step, then a round of `kind` that claimed `claimed` rows.
@@ -293,7 +293,7 @@ TEST_CASE("the scheduler's table: the idle wait with wakeup binlog", "[relay][sc
   SECTION("an empty table: the stream, up to the safety poll") {
     r.view.unsent = {true, before_claim, 0, std::nullopt};
     CHECK(r.Wait() == kSafety);
-    r.view.max_wait = 100ms;  // the stream is down
+    r.view.stream_up = false;  // the stream is down: poll
     CHECK(r.Wait() == 100ms);
   }
   SECTION("gauges newer than the last claim: claim first") {
