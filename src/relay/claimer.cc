@@ -153,25 +153,9 @@ ClaimRound Claimer::ClaimOrdered(ClaimedBatch* batch) {
     return ClaimRound::kFailed;
   }
   const bool exhausted = planner_->pass_exhausted();
-  if (!planner_->candidates().empty()) {
-    auto t = clock_->Now();
-    Status s = claim_store_->ClaimIds(
-        planner_->candidates(), config_.lease_ms,
-        [this](const std::vector<OutboxRow>& locked) { return planner_->Choose(locked); }, batch,
-        [this](const ClaimedBatch& claimed) {
-          // In flight before its acknowledgement can come (OnDelivered). If
-          // the commit fails, the stale settle takes the rows out again.
-          planner_->OnClaimed(claimed.rows);
-          publish_round_(claimed);
-        });
-    pass_stats_.claim += clock_->Now() - t;
-    health_->NoteAndBeat(s, "claim", beat_);
-    if (!s.ok()) {
-      EndPass();
-      return ClaimRound::kFailed;
-    }
-    pass_stats_.claimed += static_cast<int64_t>(batch->rows.size());
-    last_pass_claimed_ = last_pass_claimed_ || !batch->rows.empty();
+  if (!planner_->candidates().empty() && !ClaimCandidates(batch)) {
+    EndPass();
+    return ClaimRound::kFailed;
   }
   // A pass read to its end stays open while it still claims (deferred rows
   // whose older events were delivered meanwhile); the next one starts when it
@@ -181,6 +165,25 @@ ClaimRound Claimer::ClaimOrdered(ClaimedBatch* batch) {
     return ClaimRound::kIdle;
   }
   return ClaimRound::kMore;
+}
+
+bool Claimer::ClaimCandidates(ClaimedBatch* batch) {
+  auto t = clock_->Now();
+  Status s = claim_store_->ClaimIds(
+      planner_->candidates(), config_.lease_ms,
+      [this](const std::vector<OutboxRow>& locked) { return planner_->Choose(locked); }, batch,
+      [this](const ClaimedBatch& claimed) {
+        // In flight before its acknowledgement can come (OnDelivered). If
+        // the commit fails, the stale settle takes the rows out again.
+        planner_->OnClaimed(claimed.rows);
+        publish_round_(claimed);
+      });
+  pass_stats_.claim += clock_->Now() - t;
+  health_->NoteAndBeat(s, "claim", beat_);
+  if (!s.ok()) return false;
+  pass_stats_.claimed += static_cast<int64_t>(batch->rows.size());
+  last_pass_claimed_ = last_pass_claimed_ || !batch->rows.empty();
+  return true;
 }
 
 }  // namespace outbox

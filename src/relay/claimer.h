@@ -70,6 +70,9 @@ class Claimer {
   // candidates or the pass is read to its end. False if a read failed.
   bool ScanPages();
   void EndPass();  // ends the planner's pass and its snapshot
+  // Locks and claims the planner's candidates into *batch. False if the
+  // claim failed.
+  bool ClaimCandidates(ClaimedBatch* batch);
 
   const ServiceConfig& config_;
   ClaimPlanner* const planner_;

@@ -118,24 +118,29 @@ void Settler::Account(const PublishedBatch& done, const std::vector<SettleOp>& o
     }
     if (kind != SettleKind::kSent) metrics_->AddPublishFailure(Reason(o));
     if (stale.count(row.id)) continue;
-    if (kind == SettleKind::kSent) {
-      metrics_->AddPublished(router_->TopicFor(row));
-      metrics_->Observe(ServiceStats::Histogram::kPublishLatency,
-                        PublishLatencySeconds(row, done.claimed_at, done.finished_at));
-    } else if (kind == SettleKind::kDead) {
-      metrics_->Add(ServiceStats::Counter::kEventsDead);
-      LogError("row is DEAD", {{"service", config_.name},
-                               {"outbox_id", row.id},
-                               {"event_type", row.event_type},
-                               {"event_key", row.event_key},
-                               {"aggregate_type", row.aggregate.type},
-                               {"aggregate_id", row.aggregate.id},
-                               {"reason", Reason(o)},
-                               {"error", ops[i].error}});
-    }
+    AccountRow(done, i, ops[i]);
   }
   if (result.stale > 0) metrics_->Add(ServiceStats::Counter::kStaleTransitions, result.stale);
   if (planner_ != nullptr) planner_->OnSettled(settled);
+}
+
+void Settler::AccountRow(const PublishedBatch& done, size_t i, const SettleOp& op) {
+  const OutboxRow& row = done.batch.rows[i];
+  if (op.kind == SettleKind::kSent) {
+    metrics_->AddPublished(router_->TopicFor(row));
+    metrics_->Observe(ServiceStats::Histogram::kPublishLatency,
+                      PublishLatencySeconds(row, done.claimed_at, done.finished_at));
+  } else if (op.kind == SettleKind::kDead) {
+    metrics_->Add(ServiceStats::Counter::kEventsDead);
+    LogError("row is DEAD", {{"service", config_.name},
+                             {"outbox_id", row.id},
+                             {"event_type", row.event_type},
+                             {"event_key", row.event_key},
+                             {"aggregate_type", row.aggregate.type},
+                             {"aggregate_id", row.aggregate.id},
+                             {"reason", Reason(done.outcomes[i])},
+                             {"error", op.error}});
+  }
 }
 
 void Settler::LogBatch(const PublishedBatch& done, const std::vector<SettleOp>& ops,

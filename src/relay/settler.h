@@ -64,6 +64,8 @@ class Settler {
  private:
   void Account(const PublishedBatch& done, const std::vector<SettleOp>& ops,
                const SettleResult& result);
+  // The metrics and the DEAD log line of row `i`, a transition that was ours.
+  void AccountRow(const PublishedBatch& done, size_t i, const SettleOp& op);
   void LogBatch(const PublishedBatch& done, const std::vector<SettleOp>& ops,
                 const SettleResult& result);
 
