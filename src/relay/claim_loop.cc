@@ -21,7 +21,9 @@ ClaimLoop::ClaimLoop(ClaimLoopParts parts)
                }),
       publisher_(parts_.publisher, parts_.router, config_.ordering, parts_.clock),
       scheduler_(ClaimScheduler::OptionsFor(config_), parts_.clock),
-      stop_(parts_.clock) {}
+      stop_(parts_.clock) {
+  parts_.stats->Set(ServiceStats::Gauge::kPaused, 0);
+}
 
 void ClaimLoop::Run() {
   WakeCause cause = WakeCause::kDeadline;
