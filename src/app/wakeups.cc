@@ -46,9 +46,8 @@ void Wakeups::Wire(const Config& config, RelayOptions* options) {
   if (!hub_) hub_ = std::make_unique<binlog::WakeupHub>();
   binlog::BinlogOptions b = StreamOptions(config, s);
   WatchStream(options->liveness, &b);
-  options->wakeup = std::make_unique<binlog::BinlogWakeup>(
-      options->clock, *hub_, b, s.mysql.database, s.mysql.table,
-      std::chrono::milliseconds(s.poll_interval_ms));
+  options->wakeup = std::make_unique<binlog::BinlogWakeup>(options->clock, *hub_, b,
+                                                           s.mysql.database, s.mysql.table);
 }
 
 // The hub opens a server's stream with the options of its first subscriber,

@@ -1,8 +1,7 @@
 #pragma once
 
-// BinlogWakeup: the `wakeup: binlog` implementation of the claim loop's
-// Wakeup seam (src/common/wakeup.h), woken by a WakeupHub subscription.
-// Header-only.
+// BinlogWakeup: the `wakeup: binlog` WakeupSource (src/common/wakeup.h),
+// woken by a WakeupHub subscription. Header-only.
 
 #include <algorithm>
 #include <chrono>
@@ -16,32 +15,15 @@
 namespace outbox {
 namespace binlog {
 
-// The seam moved to src/common/wakeup.h (the relay may not include binlog/);
-// these names keep the component's code and tests unchanged.
-using outbox::ClaimAfterWakeup;
-using outbox::kCommitRaceRetry;
-using outbox::PollWakeup;
-using outbox::WakeCause;
-using Wakeup = outbox::WakeupSource;  // outbox::Wakeup is the config enum
-using WakeupPtr = outbox::WakeupSourcePtr;
-using outbox::WakeSignal;
-
 // `wakeup: binlog`: woken by commits to its table (or database) and by every
-// up/down change of its server's stream; polls every poll_interval while the
-// stream is down and at least every safety_interval while it is up.
+// up/down change of its server's stream. How long the loop may wait while the
+// stream is up or down is the ClaimScheduler's (src/relay/claim_scheduler.h).
 // REQUIRES: `hub` outlives this object.
-class BinlogWakeup : public Wakeup {
+class BinlogWakeup : public WakeupSource {
  public:
-  // The longest wait while the stream is up: it keeps
-  // outbox_last_poll_timestamp_seconds (and the stalled-polling alert) true.
-  static constexpr Clock::Duration kSafetyInterval = std::chrono::seconds(30);
-
   BinlogWakeup(ClockPtr clock, WakeupHub& hub, const BinlogOptions& options,
-               const std::string& database, const std::string& table, Clock::Duration poll_interval,
-               Clock::Duration safety_interval = kSafetyInterval)
-      : signal_(std::make_shared<WakeSignal>(std::move(clock))),
-        poll_interval_(poll_interval),
-        safety_interval_(std::max(poll_interval, safety_interval)) {
+               const std::string& database, const std::string& table)
+      : signal_(std::make_shared<WakeSignal>(std::move(clock))) {
     // The hub calls this on the stream's thread; the shared_ptr keeps the
     // signal valid however the destructors interleave.
     std::shared_ptr<WakeSignal> signal = signal_;
@@ -49,9 +31,6 @@ class BinlogWakeup : public Wakeup {
         hub.Subscribe(options, database, table, [signal](bool insert) { signal->Notify(insert); });
   }
   WakeCause WaitUntil(Clock::TimePoint deadline) override { return signal_->WaitUntil(deadline); }
-  Clock::Duration MaxWait() const override {
-    return subscription_->up() ? safety_interval_ : poll_interval_;
-  }
   void Interrupt() override { signal_->Notify(); }
   bool binlog_up() const override { return subscription_->up(); }
   std::string reason() const override { return subscription_->reason(); }
@@ -59,8 +38,6 @@ class BinlogWakeup : public Wakeup {
 
  private:
   std::shared_ptr<WakeSignal> signal_;
-  const Clock::Duration poll_interval_;
-  const Clock::Duration safety_interval_;
   SubscriptionPtr subscription_;  // last: unsubscribes before the rest goes
 };
 

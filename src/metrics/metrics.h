@@ -6,47 +6,44 @@
 #include <prometheus/histogram.h>
 #include <prometheus/registry.h>
 
+#include <array>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <string>
 
 #include "common/failure_reason.h"
+#include "common/service_stats.h"
 
 namespace outbox {
 
-// One service's metrics (the `service` label). Thread-safe.
-class ServiceMetrics {
- public:
-  prometheus::Counter& Published(const std::string& topic);
-  prometheus::Counter& PublishFailures(const std::string& reason);
-  // outbox_wakeup_binlog_up{service}: exported only for services with
-  // `wakeup: binlog`, so the series appears on the first call.
-  prometheus::Gauge& WakeupBinlogUp();
+class Metrics;
 
-  prometheus::Gauge* backlog;
-  prometheus::Gauge* oldest_unsent_age;
-  prometheus::Gauge* dead;
-  prometheus::Gauge* blocked_aggregates;
-  prometheus::Gauge* database_up;
-  prometheus::Gauge* last_poll;
-  prometheus::Gauge* unknown_status;
-  prometheus::Counter* events_dead;
-  prometheus::Counter* leases_reclaimed;
-  prometheus::Counter* stale_transitions;
-  prometheus::Counter* retention_deleted;
-  prometheus::Counter* retention_failures;
-  prometheus::Histogram* publish_latency;
-  prometheus::Histogram* poll_duration;
+// One service's metrics (the `service` label), on the families of a Metrics.
+// Counters and histograms exist from the service's start at 0 (a counter
+// series first seen at 6 has no earlier sample, so rate() would miss those
+// first 6); gauges appear at their first Set. Thread-safe.
+class ServiceMetrics final : public ServiceStats {
+ public:
+  static constexpr size_t kCounters = 6, kGauges = 9, kHistograms = 2;
+
+  ServiceMetrics(Metrics& families, std::string service);
+  ~ServiceMetrics() override;  // removes every series of the service
+
+  void Add(Counter counter, double n = 1) override;
+  void AddPublished(const std::string& topic, double n = 1) override;
+  void AddPublishFailure(const std::string& reason, double n = 1) override;
+  void Set(Gauge gauge, double value) override;
+  void Clear(Gauge gauge) override;
+  void Observe(Histogram histogram, double value) override;
 
  private:
-  friend class Metrics;
-  std::string service_;
-  prometheus::Family<prometheus::Counter>* published_family_;
-  prometheus::Family<prometheus::Counter>* failures_family_;
-  prometheus::Family<prometheus::Gauge>* binlog_up_family_;
-  prometheus::Gauge* binlog_up_ = nullptr;
-  std::mutex mu_;
+  Metrics& families_;
+  const std::string service_;
+  std::mutex mu_;  // guards the lazily created series below
+  std::array<prometheus::Counter*, kCounters> counters_{};
+  std::array<prometheus::Gauge*, kGauges> gauges_{};
+  std::array<prometheus::Histogram*, kHistograms> histograms_{};
   std::map<std::string, prometheus::Counter*> published_;
   std::map<std::string, prometheus::Counter*> failures_;
 };
@@ -55,38 +52,40 @@ class ServiceMetrics {
 class Metrics {
  public:
   Metrics();
+  // The service's metrics, created at the first call. Valid until
+  // RemoveService(service) or the Metrics' end.
   ServiceMetrics& ForService(const std::string& service);
+  // Removes every series of the service (a service removed by a reload).
+  void RemoveService(const std::string& service);
   // Exports outbox_relay_build_info{version, revision, instance_id} 1. Call once.
   void SetInstance(const std::string& instance_id);
   prometheus::Gauge& kafka_up() { return *kafka_up_; }
   // Loops past their stall limit (src/common/liveness.h); 0 while /healthz is 200.
   prometheus::Gauge& stalled_loops() { return *stalled_loops_; }
+  // outbox_config_reloads_total{result} and
+  // outbox_config_last_reload_success_timestamp_seconds.
+  prometheus::Counter& config_reloads(bool success) {
+    return success ? *reloads_success_ : *reloads_failure_;
+  }
+  prometheus::Gauge& last_reload_success() { return *last_reload_success_; }
   // The Prometheus text exposition format (version 0.0.4).
   std::string Serialize() const;
   std::shared_ptr<prometheus::Registry> registry() const { return registry_; }
 
  private:
+  friend class ServiceMetrics;
   std::shared_ptr<prometheus::Registry> registry_;
-  prometheus::Family<prometheus::Gauge>* backlog_;
-  prometheus::Family<prometheus::Gauge>* oldest_;
-  prometheus::Family<prometheus::Gauge>* dead_;
-  prometheus::Family<prometheus::Gauge>* blocked_;
-  prometheus::Family<prometheus::Gauge>* database_up_;
-  prometheus::Family<prometheus::Gauge>* last_poll_;
-  prometheus::Family<prometheus::Gauge>* binlog_up_;
-  prometheus::Family<prometheus::Gauge>* unknown_status_;
+  std::array<prometheus::Family<prometheus::Counter>*, ServiceMetrics::kCounters> counters_{};
+  std::array<prometheus::Family<prometheus::Gauge>*, ServiceMetrics::kGauges> gauges_{};
+  std::array<prometheus::Family<prometheus::Histogram>*, ServiceMetrics::kHistograms> histograms_{};
   prometheus::Family<prometheus::Counter>* published_;
   prometheus::Family<prometheus::Counter>* failures_;
-  prometheus::Family<prometheus::Counter>* events_dead_;
-  prometheus::Family<prometheus::Counter>* reclaimed_;
-  prometheus::Family<prometheus::Counter>* stale_;
-  prometheus::Family<prometheus::Counter>* retention_deleted_;
-  prometheus::Family<prometheus::Counter>* retention_failures_;
   prometheus::Family<prometheus::Gauge>* build_info_;
-  prometheus::Family<prometheus::Histogram>* latency_;
-  prometheus::Family<prometheus::Histogram>* poll_duration_;
   prometheus::Gauge* kafka_up_;
   prometheus::Gauge* stalled_loops_;
+  prometheus::Counter* reloads_success_;
+  prometheus::Counter* reloads_failure_;
+  prometheus::Gauge* last_reload_success_;
   std::mutex mu_;
   std::map<std::string, std::unique_ptr<ServiceMetrics>> services_;
 };

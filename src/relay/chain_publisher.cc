@@ -50,6 +50,19 @@ void ChainPublisher::Publish(const std::vector<OutboxRow>& rows, Clock::TimePoin
   batch->outcomes.resize(rows.size());
   batch->chain_of.assign(rows.size(), 0);
   batch->done = std::move(done);
+  const size_t in_chains = FormChains(rows, batch.get());
+  batch->next_pos.assign(batch->chains.size(), 0);
+  batch->remaining = in_chains;
+  if (in_chains == 0) {
+    batch->done(std::move(batch->outcomes));
+    return;
+  }
+  // The batch cannot finish before every chain's first message is sent:
+  // `remaining` counts them all.
+  for (size_t c = 0; c < batch->chains.size(); ++c) SendNext(batch, c);
+}
+
+size_t ChainPublisher::FormChains(const std::vector<OutboxRow>& rows, Batch* batch) const {
   const bool ordered = ordering_ == Ordering::kPerAggregate;
   std::unordered_map<AggregateKey, size_t, AggregateKeyHash> chain_of_aggregate;
   // Aggregates one row of which could not be routed: their later rows wait.
@@ -80,15 +93,7 @@ void ChainPublisher::Publish(const std::vector<OutboxRow>& rows, Clock::TimePoin
     batch->chain_of[i] = chain;
     ++in_chains;
   }
-  batch->next_pos.assign(batch->chains.size(), 0);
-  batch->remaining = in_chains;
-  if (in_chains == 0) {
-    batch->done(std::move(batch->outcomes));
-    return;
-  }
-  // The batch cannot finish before every chain's first message is sent:
-  // `remaining` counts them all.
-  for (size_t c = 0; c < batch->chains.size(); ++c) SendNext(batch, c);
+  return in_chains;
 }
 
 void ChainPublisher::SendNext(const std::shared_ptr<Batch>& batch, size_t chain) {

@@ -50,6 +50,10 @@ class ChainPublisher {
 
  private:
   struct Batch;
+  // Routes every row and groups the routed ones into chains (one per
+  // aggregate with per_aggregate, one per row with none); returns how many
+  // rows are in chains. The rest already have their outcome.
+  size_t FormChains(const std::vector<OutboxRow>& rows, Batch* batch) const;
   static void SendNext(const std::shared_ptr<Batch>& batch, size_t chain);
   static void Finish(const std::shared_ptr<Batch>& batch, size_t row, PublishOutcome outcome);
   // Marks the rest of `chain` not attempted, for `why`; returns how many rows.

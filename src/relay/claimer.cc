@@ -15,16 +15,18 @@ double Ms(Clock::Duration d) { return std::chrono::duration<double, std::milli>(
 }  // namespace
 
 Claimer::Claimer(const ServiceConfig& config, const StoreFactory& stores, ClaimPlanner* planner,
-                 DbHealth* health, ClockPtr clock, OutboxStore::ClaimedFn publish)
+                 DbHealth* health, ClockPtr clock, PublishFn publish)
     : config_(config),
       planner_(planner),
       health_(health),
       clock_(std::move(clock)),
       publish_(std::move(publish)),
+      publish_round_([this](const ClaimedBatch& b) { publish_(b, round_started_); }),
       claim_store_(stores()),
       scan_store_(stores()) {}
 
 ClaimRound Claimer::Claim(ClaimedBatch* batch) {
+  round_started_ = clock_->Now();
   return config_.ordering == Ordering::kPerAggregate ? ClaimOrdered(batch) : ClaimUnordered(batch);
 }
 
@@ -48,11 +50,19 @@ ClaimRound Claimer::ClaimUnordered(ClaimedBatch* batch) {
     if (!due) return ClaimRound::kIdle;
   }
   if (reclaim) next_reclaim_ = now + kReclaimEvery;
-  Status s = claim_store_->ClaimDue(config_.batch_size, config_.lease_ms, reclaim, batch, publish_);
+  Status s =
+      claim_store_->ClaimDue(config_.batch_size, config_.lease_ms, reclaim, batch, publish_round_);
   health_->NoteAndBeat(s, "claim", beat_);
   if (!s.ok()) return ClaimRound::kFailed;
   last_round_full_ = static_cast<int>(batch->rows.size()) >= config_.batch_size;
   return last_round_full_ ? ClaimRound::kMore : ClaimRound::kIdle;
+}
+
+void Claimer::StartOver() {
+  if (planner_->in_pass()) EndPass();
+  last_round_full_ = true;
+  last_pass_claimed_ = true;
+  probe_first_ = false;
 }
 
 void Claimer::EndPass() {
@@ -143,25 +153,9 @@ ClaimRound Claimer::ClaimOrdered(ClaimedBatch* batch) {
     return ClaimRound::kFailed;
   }
   const bool exhausted = planner_->pass_exhausted();
-  if (!planner_->candidates().empty()) {
-    auto t = clock_->Now();
-    Status s = claim_store_->ClaimIds(
-        planner_->candidates(), config_.lease_ms,
-        [this](const std::vector<OutboxRow>& locked) { return planner_->Choose(locked); }, batch,
-        [this](const ClaimedBatch& claimed) {
-          // In flight before its acknowledgement can come (OnDelivered). If
-          // the commit fails, the stale settle takes the rows out again.
-          planner_->OnClaimed(claimed.rows);
-          publish_(claimed);
-        });
-    pass_stats_.claim += clock_->Now() - t;
-    health_->NoteAndBeat(s, "claim", beat_);
-    if (!s.ok()) {
-      EndPass();
-      return ClaimRound::kFailed;
-    }
-    pass_stats_.claimed += static_cast<int64_t>(batch->rows.size());
-    last_pass_claimed_ = last_pass_claimed_ || !batch->rows.empty();
+  if (!planner_->candidates().empty() && !ClaimCandidates(batch)) {
+    EndPass();
+    return ClaimRound::kFailed;
   }
   // A pass read to its end stays open while it still claims (deferred rows
   // whose older events were delivered meanwhile); the next one starts when it
@@ -171,6 +165,25 @@ ClaimRound Claimer::ClaimOrdered(ClaimedBatch* batch) {
     return ClaimRound::kIdle;
   }
   return ClaimRound::kMore;
+}
+
+bool Claimer::ClaimCandidates(ClaimedBatch* batch) {
+  auto t = clock_->Now();
+  Status s = claim_store_->ClaimIds(
+      planner_->candidates(), config_.lease_ms,
+      [this](const std::vector<OutboxRow>& locked) { return planner_->Choose(locked); }, batch,
+      [this](const ClaimedBatch& claimed) {
+        // In flight before its acknowledgement can come (OnDelivered). If
+        // the commit fails, the stale settle takes the rows out again.
+        planner_->OnClaimed(claimed.rows);
+        publish_round_(claimed);
+      });
+  pass_stats_.claim += clock_->Now() - t;
+  health_->NoteAndBeat(s, "claim", beat_);
+  if (!s.ok()) return false;
+  pass_stats_.claimed += static_cast<int64_t>(batch->rows.size());
+  last_pass_claimed_ = last_pass_claimed_ || !batch->rows.empty();
+  return true;
 }
 
 }  // namespace outbox

@@ -2,6 +2,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 
 #include "common/clock.h"
 #include "common/liveness.h"
@@ -29,15 +30,16 @@ enum class ClaimRound {
 //    snapshot, a ClaimPlanner choosing the rows whose older events are all
 //    SENT or claimed with them, ClaimIds locking and claiming them.
 // Every claimed batch goes to `publish` before its claim commits (see
-// OutboxStore::ClaimedFn), with ordering per_aggregate after the planner
-// counted its rows in flight.
+// OutboxStore::ClaimedFn), with the time its claim round began, with
+// ordering per_aggregate after the planner counted its rows in flight.
 // Not thread-safe: one thread claims (the relay's claim loop). It owns two
 // store connections: one for claims, one for a pass's snapshot reads.
 class Claimer {
  public:
   // `*planner` and `*health` must outlive the Claimer.
+  using PublishFn = std::function<void(const ClaimedBatch& batch, Clock::TimePoint claimed_at)>;
   Claimer(const ServiceConfig& config, const StoreFactory& stores, ClaimPlanner* planner,
-          DbHealth* health, ClockPtr clock, OutboxStore::ClaimedFn publish);
+          DbHealth* health, ClockPtr clock, PublishFn publish);
 
   // One claim round into *batch (rows in id order), which has gone to
   // `publish`. kFailed after `publish` when the claim's commit failed: the
@@ -51,6 +53,10 @@ class Claimer {
   // inserted nothing, mostly the relay's own claim or settle, which seldom
   // leaves a row to claim.
   void ProbeFirst() { probe_first_ = true; }
+  // The next round starts a new pass (or claims, ordering none) without the
+  // idle probe, ending the pass in progress: the session was opened again,
+  // maybe on another server (a failover), and the pass's snapshot is gone.
+  void StartOver();
 
   // Beaten after every statement (DbHealth::NoteAndBeat). Null: no heartbeat.
   void set_heartbeat(HeartbeatPtr beat) { beat_ = std::move(beat); }
@@ -64,12 +70,17 @@ class Claimer {
   // candidates or the pass is read to its end. False if a read failed.
   bool ScanPages();
   void EndPass();  // ends the planner's pass and its snapshot
+  // Locks and claims the planner's candidates into *batch. False if the
+  // claim failed.
+  bool ClaimCandidates(ClaimedBatch* batch);
 
   const ServiceConfig& config_;
   ClaimPlanner* const planner_;
   DbHealth* const health_;
   const ClockPtr clock_;
-  const OutboxStore::ClaimedFn publish_;
+  const PublishFn publish_;
+  OutboxStore::ClaimedFn publish_round_;  // publish_ with the current round's start
+  Clock::TimePoint round_started_{};
   HeartbeatPtr beat_;
   OutboxStorePtr claim_store_;
   OutboxStorePtr scan_store_;  // per_aggregate passes: one snapshot per pass

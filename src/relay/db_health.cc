@@ -6,9 +6,9 @@
 
 namespace outbox {
 
-DbHealth::DbHealth(std::string service, ServiceMetrics* metrics)
+DbHealth::DbHealth(std::string service, ServiceStats* metrics)
     : service_(std::move(service)), metrics_(metrics) {
-  metrics_->database_up->Set(0);
+  metrics_->Set(ServiceStats::Gauge::kDatabaseUp, 0);
 }
 
 void DbHealth::Note(const Status& s, std::string_view what, bool settle) {
@@ -21,12 +21,12 @@ void DbHealth::Note(const Status& s, std::string_view what, bool settle) {
       logged_down_ = false;
     }
     up_ = true;
-    metrics_->database_up->Set(1);
+    metrics_->Set(ServiceStats::Gauge::kDatabaseUp, 1);
     last_error_.clear();
     return;
   }
   up_ = false;
-  metrics_->database_up->Set(0);
+  metrics_->Set(ServiceStats::Gauge::kDatabaseUp, 0);
   if (!logged_down_ || last_error_ != s.message()) {
     LogWarn(fmt::format("{} failed", what), {{"service", service_}, {"error", s.message()}});
     logged_down_ = true;

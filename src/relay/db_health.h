@@ -6,8 +6,8 @@
 
 #include "common/liveness.h"
 #include "common/mutex.h"
+#include "common/service_stats.h"
 #include "common/status.h"
-#include "metrics/metrics.h"
 
 namespace outbox {
 
@@ -18,7 +18,7 @@ namespace outbox {
 class DbHealth {
  public:
   // `*metrics` must outlive the DbHealth.
-  DbHealth(std::string service, ServiceMetrics* metrics);
+  DbHealth(std::string service, ServiceStats* metrics);
 
   // Records a statement's outcome. `what` names it for the log ("poll",
   // "claim"). `settle`: the statement was the settle of a published batch,
@@ -39,7 +39,7 @@ class DbHealth {
 
  private:
   const std::string service_;
-  ServiceMetrics* const metrics_;
+  ServiceStats* const metrics_;
 
   std::atomic<bool> up_{false};  // written under mu_, read without it
   mutable Mutex mu_;

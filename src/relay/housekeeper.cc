@@ -1,14 +1,12 @@
 #include "relay/housekeeper.h"
 
-#include <spdlog/spdlog.h>
-
 #include <limits>
 
 #include "common/log.h"
 
 namespace outbox {
 
-Housekeeper::Housekeeper(const ServiceConfig& config, OutboxStorePtr store, ServiceMetrics* metrics,
+Housekeeper::Housekeeper(const ServiceConfig& config, OutboxStorePtr store, ServiceStats* metrics,
                          DbHealth* health, ClockPtr clock)
     : config_(config),
       store_(std::move(store)),
@@ -46,14 +44,15 @@ Status Housekeeper::RefreshGauges() {
   health_->NoteAndBeat(s, "read table gauges", beat_);
   if (!s.ok()) return s;
   NoteUnsent(st);
-  metrics_->backlog->Set(static_cast<double>(st.backlog));
-  metrics_->oldest_unsent_age->Set(st.oldest_unsent_age_s);
-  metrics_->dead->Set(static_cast<double>(st.dead));
-  metrics_->unknown_status->Set(static_cast<double>(st.unknown_status));
+  using G = ServiceStats::Gauge;
+  metrics_->Set(G::kBacklog, static_cast<double>(st.backlog));
+  metrics_->Set(G::kOldestUnsentAge, st.oldest_unsent_age_s);
+  metrics_->Set(G::kDead, static_cast<double>(st.dead));
+  metrics_->Set(G::kUnknownStatus, static_cast<double>(st.unknown_status));
   const bool blocking =
       config_.ordering == Ordering::kPerAggregate && config_.dead_policy == DeadPolicy::kBlock;
   if (!blocking || st.dead == 0) {
-    metrics_->blocked_aggregates->Set(0);
+    metrics_->Set(G::kBlockedAggregates, 0);
     return Status::Ok();
   }
   // Counting the blocked aggregates reads every DEAD row: 0.2-2 s of the
@@ -66,7 +65,7 @@ Status Housekeeper::RefreshGauges() {
   health_->NoteAndBeat(s, "count blocked aggregates", beat_);
   if (!s.ok()) return s;
   blocked_due_ = start + 10 * (clock_->Now() - start);
-  metrics_->blocked_aggregates->Set(static_cast<double>(blocked));
+  metrics_->Set(G::kBlockedAggregates, static_cast<double>(blocked));
   return Status::Ok();
 }
 
@@ -84,16 +83,16 @@ Status Housekeeper::RunRetention(const PauseFn& pause) {
       // DELETE grant, a lock wait). The next pass starts over.
       LogWarn("retention stopped",
               {{"service", config_.name}, {"count", total}, {"error", s.message()}});
-      metrics_->retention_failures->Increment();
+      metrics_->Add(ServiceStats::Counter::kRetentionFailures);
       return s;
     }
     total += deleted;
-    metrics_->retention_deleted->Increment(static_cast<double>(deleted));
+    metrics_->Add(ServiceStats::Counter::kRetentionDeleted, static_cast<double>(deleted));
     if (done || !pause(std::chrono::milliseconds(r.pause_ms))) break;
   }
   if (total > 0)
-    spdlog::info("service {}: retention deleted {} SENT row(s) older than {} day(s)", config_.name,
-                 total, *r.sent_days);
+    LogInfo("retention deleted SENT rows",
+            {{"service", config_.name}, {"count", total}, {"days", *r.sent_days}});
   return Status::Ok();
 }
 

@@ -7,22 +7,13 @@
 #include "common/clock.h"
 #include "common/liveness.h"
 #include "common/mutex.h"
+#include "common/service_stats.h"
 #include "config/config.h"
-#include "metrics/metrics.h"
 #include "outbox/outbox_store.h"
+#include "relay/claim_scheduler.h"
 #include "relay/db_health.h"
 
 namespace outbox {
-
-// What the last table gauges read said about unsent rows, for the claim
-// loop's wait (src/relay/relay.cc, IdleWait).
-struct UnsentSnapshot {
-  bool read = false;         // false until the first successful read
-  Clock::TimePoint read_at;  // when the read returned
-  int64_t backlog = 0;       // NEW + SENDING
-  // When the first unsent row that was not due at the read becomes due.
-  std::optional<Clock::TimePoint> next_due;
-};
 
 // The service's slow chores on their own connection: the table gauges
 // (backlog, oldest unsent age, DEAD, blocked aggregates) and retention of
@@ -31,12 +22,13 @@ struct UnsentSnapshot {
 class Housekeeper {
  public:
   // `*metrics` and `*health` must outlive the Housekeeper.
-  Housekeeper(const ServiceConfig& config, OutboxStorePtr store, ServiceMetrics* metrics,
+  Housekeeper(const ServiceConfig& config, OutboxStorePtr store, ServiceStats* metrics,
               DbHealth* health, ClockPtr clock);
 
   // Connects (cheap when connected); the loop's first statement each round.
   Status Connect();
   Status RefreshGauges();
+  // What the last read said about unsent rows (for the ClaimScheduler).
   UnsentSnapshot Unsent() const EXCLUDES(unsent_mu_);
   // Deletes SENT rows older than retention.sent_days in small batches, calling
   // `pause(retention.pause_ms)` between them; stops early when pause returns
@@ -51,7 +43,7 @@ class Housekeeper {
   void NoteUnsent(const TableStats& st) EXCLUDES(unsent_mu_);
   const ServiceConfig& config_;
   OutboxStorePtr store_;
-  ServiceMetrics* const metrics_;
+  ServiceStats* const metrics_;
   DbHealth* const health_;
   const ClockPtr clock_;
   HeartbeatPtr beat_;

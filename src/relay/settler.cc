@@ -69,7 +69,7 @@ double PublishLatencySeconds(const OutboxRow& row, Clock::TimePoint claimed_at,
 }
 
 Settler::Settler(const ServiceConfig& config, const Router* router, OutboxStorePtr store,
-                 ServiceMetrics* metrics, DbHealth* health, ClaimPlanner* planner, uint64_t seed)
+                 ServiceStats* metrics, DbHealth* health, ClaimPlanner* planner, uint64_t seed)
     : config_(config),
       router_(router),
       store_(std::move(store)),
@@ -113,29 +113,34 @@ void Settler::Account(const PublishedBatch& done, const std::vector<SettleOp>& o
     if (kind == SettleKind::kRelease) {
       // Not attempted: nothing to count, except a full producer queue, which
       // is a failure to publish (that costs no attempt).
-      if (o.reason != FailureReason::kNone) metrics_->PublishFailures(Reason(o)).Increment();
+      if (o.reason != FailureReason::kNone) metrics_->AddPublishFailure(Reason(o));
       continue;
     }
-    if (kind != SettleKind::kSent) metrics_->PublishFailures(Reason(o)).Increment();
+    if (kind != SettleKind::kSent) metrics_->AddPublishFailure(Reason(o));
     if (stale.count(row.id)) continue;
-    if (kind == SettleKind::kSent) {
-      metrics_->Published(router_->TopicFor(row)).Increment();
-      metrics_->publish_latency->Observe(
-          PublishLatencySeconds(row, done.claimed_at, done.finished_at));
-    } else if (kind == SettleKind::kDead) {
-      metrics_->events_dead->Increment();
-      LogError("row is DEAD", {{"service", config_.name},
-                               {"outbox_id", row.id},
-                               {"event_type", row.event_type},
-                               {"event_key", row.event_key},
-                               {"aggregate_type", row.aggregate.type},
-                               {"aggregate_id", row.aggregate.id},
-                               {"reason", Reason(o)},
-                               {"error", ops[i].error}});
-    }
+    AccountRow(done, i, ops[i]);
   }
-  if (result.stale > 0) metrics_->stale_transitions->Increment(result.stale);
+  if (result.stale > 0) metrics_->Add(ServiceStats::Counter::kStaleTransitions, result.stale);
   if (planner_ != nullptr) planner_->OnSettled(settled);
+}
+
+void Settler::AccountRow(const PublishedBatch& done, size_t i, const SettleOp& op) {
+  const OutboxRow& row = done.batch.rows[i];
+  if (op.kind == SettleKind::kSent) {
+    metrics_->AddPublished(router_->TopicFor(row));
+    metrics_->Observe(ServiceStats::Histogram::kPublishLatency,
+                      PublishLatencySeconds(row, done.claimed_at, done.finished_at));
+  } else if (op.kind == SettleKind::kDead) {
+    metrics_->Add(ServiceStats::Counter::kEventsDead);
+    LogError("row is DEAD", {{"service", config_.name},
+                             {"outbox_id", row.id},
+                             {"event_type", row.event_type},
+                             {"event_key", row.event_key},
+                             {"aggregate_type", row.aggregate.type},
+                             {"aggregate_id", row.aggregate.id},
+                             {"reason", Reason(done.outcomes[i])},
+                             {"error", op.error}});
+  }
 }
 
 void Settler::LogBatch(const PublishedBatch& done, const std::vector<SettleOp>& ops,

@@ -5,9 +5,9 @@
 
 #include "common/clock.h"
 #include "common/liveness.h"
+#include "common/service_stats.h"
 #include "config/config.h"
 #include "kafka/publisher.h"
-#include "metrics/metrics.h"
 #include "outbox/outbox_store.h"
 #include "relay/claim_planner.h"
 #include "relay/db_health.h"
@@ -22,8 +22,8 @@ struct PublishedBatch {
   std::vector<PublishOutcome> outcomes;
   Clock::TimePoint claimed_at{};   // when the claim round started (relay clock)
   Clock::TimePoint finished_at{};  // when the last outcome arrived (relay clock)
-  // The claim round that published it (Relay): its settle waits until that
-  // claim's transaction ended.
+  // The claim round that published it (SettleGate): its settle waits until
+  // that claim's transaction ended.
   uint64_t claim_round = 0;
 };
 
@@ -50,7 +50,7 @@ class Settler {
   // `*router`, `*metrics`, `*health` and `*planner` must outlive the Settler;
   // `planner` is null with ordering none.
   Settler(const ServiceConfig& config, const Router* router, OutboxStorePtr store,
-          ServiceMetrics* metrics, DbHealth* health, ClaimPlanner* planner, uint64_t seed);
+          ServiceStats* metrics, DbHealth* health, ClaimPlanner* planner, uint64_t seed);
 
   // Fails (and changes nothing) when the settle statement failed: the caller
   // retries the same batch until it applies. *first_retry_ms (optional) gets
@@ -64,13 +64,15 @@ class Settler {
  private:
   void Account(const PublishedBatch& done, const std::vector<SettleOp>& ops,
                const SettleResult& result);
+  // The metrics and the DEAD log line of row `i`, a transition that was ours.
+  void AccountRow(const PublishedBatch& done, size_t i, const SettleOp& op);
   void LogBatch(const PublishedBatch& done, const std::vector<SettleOp>& ops,
                 const SettleResult& result);
 
   const ServiceConfig& config_;
   const Router* const router_;
   OutboxStorePtr store_;
-  ServiceMetrics* const metrics_;
+  ServiceStats* const metrics_;
   DbHealth* const health_;
   ClaimPlanner* const planner_;
   RetryPolicy retry_;

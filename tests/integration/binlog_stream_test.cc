@@ -11,6 +11,7 @@
 #include "binlog/binlog_check.h"
 #include "binlog/wakeup.h"
 #include "binlog/wakeup_hub.h"
+#include "relay/claim_scheduler.h"
 #include "support/binlog_test_support.h"
 #include "support/tcp_proxy.h"
 #include "support/test_env.h"
@@ -141,16 +142,15 @@ TEST_CASE("binlog: one stream serves many subscribers on one server", "[binlog]"
     if (i != 5) CHECK(wakers[i]->count() == before[i]);
 }
 
-TEST_CASE("binlog: a BinlogWakeup ends its wait on a commit and waits the safety interval while up",
+TEST_CASE("binlog: a BinlogWakeup ends its wait on a commit and says while its stream is up",
           "[binlog]") {
   RequireLogBin();
   TestDatabase db("binlog_wakeup_seam");
   binlog::WakeupHub hub;
   binlog::BinlogWakeup wakeup(DefaultClock(), hub, TestBinlogOptions(), "binlog_wakeup_seam",
-                              "t_outbox", 100ms);
+                              "t_outbox");
   REQUIRE(WaitFor([&] { return wakeup.binlog_up(); }, 10s, 10ms));
-  CHECK(wakeup.MaxWait() == binlog::BinlogWakeup::kSafetyInterval);
-  while (wakeup.WaitUntil(DefaultClock()->Now() + 50ms) != binlog::WakeCause::kDeadline) {
+  while (wakeup.WaitUntil(DefaultClock()->Now() + 50ms) != WakeCause::kDeadline) {
   }  // the up transition's wake-up, consumed
   std::thread writer([&] {
     std::this_thread::sleep_for(50ms);
@@ -160,11 +160,11 @@ TEST_CASE("binlog: a BinlogWakeup ends its wait on a commit and waits the safety
             "payload, status, next_retry_at, created_at, updated_at) VALUES (1, 'A', 1, 'E', "
             "'k1', '{}', 'NEW', NOW(), NOW(), NOW())");
   });
-  CHECK(wakeup.WaitUntil(DefaultClock()->Now() + 10s) == binlog::WakeCause::kInsert);
+  CHECK(wakeup.WaitUntil(DefaultClock()->Now() + 10s) == WakeCause::kInsert);
   writer.join();
   // The row's claim, an UPDATE: a wake-up without the commit-race retry.
   SqlClient("binlog_wakeup_seam").Exec("UPDATE t_outbox SET status = 'SENDING' WHERE id = 1");
-  CHECK(wakeup.WaitUntil(DefaultClock()->Now() + 10s) == binlog::WakeCause::kChange);
+  CHECK(wakeup.WaitUntil(DefaultClock()->Now() + 10s) == WakeCause::kChange);
 }
 
 TEST_CASE("binlog: the stream follows FLUSH BINARY LOGS into the next file", "[binlog]") {
@@ -233,12 +233,15 @@ void MeasureLatency(const std::string& format) {
                                 " FOR UPDATE SKIP LOCKED";
       if (claimer.QueryInt(probe) == 0) {
         ++raced;
-        // The relay's bounded retry (src/binlog/wakeup.h), then wait it out.
-        int attempts = 0;
-        if (binlog::ClaimAfterWakeup(
-                *DefaultClock(), [&] { return static_cast<int>(claimer.QueryInt(probe)); },
-                &attempts) == 0)
-          ++missed_after_retry;
+        // The relay's bounded retry (kCommitRaceRetry in
+        // src/relay/claim_scheduler.h), then wait it out.
+        int attempts = 1;
+        int64_t got = claimer.QueryInt(probe);
+        for (size_t p = 0; got == 0 && p < kCommitRaceRetry.size(); ++p, ++attempts) {
+          std::this_thread::sleep_for(kCommitRaceRetry[p]);
+          got = claimer.QueryInt(probe);
+        }
+        if (got == 0) ++missed_after_retry;
         max_attempts = std::max(max_attempts, attempts);
         while (claimer.QueryInt(probe) == 0) std::this_thread::sleep_for(100us);
         race_ms.push_back(

@@ -100,16 +100,16 @@ TEST_CASE(
   };
   o.publisher = publisher;
   o.metrics = &metrics.ForService(s.name);
-  Relay relay(std::move(o));
+  RelayUnits relay(std::move(o));
 
-  relay.ClaimOnce();
+  relay.claim.ClaimOnce();
   // Claiming 3000 alone would publish the aggregate's second event first.
   CHECK_FALSE((StatusOf(db, 3000) == "SENDING" && StatusOf(db, 1001) != "SENDING"));
   // The next pass sees both and claims them together, in order.
-  for (int i = 0; i < 3 && StatusOf(db, 1001) != "SENDING"; ++i) relay.ClaimOnce();
+  for (int i = 0; i < 3 && StatusOf(db, 1001) != "SENDING"; ++i) relay.claim.ClaimOnce();
   CHECK(StatusOf(db, 1001) == "SENDING");
   CHECK(StatusOf(db, 3000) == "SENDING");
-  while (relay.inflight() > 0 && relay.SettleReady(true, 5000ms) > 0) {
+  while (relay.queue->inflight() > 0 && relay.settle.SettleReady(true, 5000ms) > 0) {
   }
   CHECK(db.QueryInt(
             "SELECT COUNT(*) FROM t_outbox WHERE aggregate_id = 5000 AND status = 'SENT'") == 2);

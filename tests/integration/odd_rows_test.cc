@@ -278,14 +278,15 @@ TEST_CASE("a row deleted or changed by someone else while claimed is fenced and 
     ServiceConfig s = TestService(db, cluster.bootstrap(), ordering);
     RelayHarness h(s);
     // Claim and publish on the test thread, then interfere before the settle.
-    REQUIRE(h.relay->ClaimOnce() != Relay::Round::kFailed);
+    REQUIRE(h.steps().claim.ClaimOnce() != ClaimRound::kFailed);
     REQUIRE(db.CountByStatus()["SENDING"] == 6);
     db.Exec("DELETE FROM t_outbox WHERE id = 2");
     db.Exec("UPDATE t_outbox SET status = 'NEW', next_retry_at = NOW() WHERE id = 3");
     db.Exec("UPDATE t_outbox SET next_retry_at = NOW() + INTERVAL 1 HOUR WHERE id = 4");
     db.Exec("UPDATE t_outbox SET status = 'DEAD', last_error = 'by hand' WHERE id = 5");
     int settled = 0;
-    for (int i = 0; i < 50 && settled == 0; ++i) settled = h.relay->SettleReady(true, 200ms);
+    for (int i = 0; i < 50 && settled == 0; ++i)
+      settled = h.steps().settle.SettleReady(true, 200ms);
     REQUIRE(settled == 1);
     CHECK(RowStatus(db, 1) == "SENT");
     CHECK(RowStatus(db, 2) == "(deleted)");

@@ -368,14 +368,14 @@ TEST_CASE(
     ServiceConfig s = TestService(db, cluster.bootstrap());
     s.dead_policy = policy;
     RelayHarness h(s);
-    REQUIRE(h.relay->RefreshGauges().ok());
+    REQUIRE(h.steps().housekeeping.RefreshGauges().ok());
     CHECK(h.Metric("outbox_dead_events") == 6);
     CHECK(h.Metric("outbox_blocked_aggregates") == (policy == DeadPolicy::kBlock ? 2 : 0));
   }
   // Replaying Order/14's DEAD row (as dead replay does) releases it: 1 left.
   db.Exec("UPDATE t_outbox SET status = 'NEW', retry_count = 0 WHERE id = 14");
   RelayHarness h(TestService(db, cluster.bootstrap()));
-  REQUIRE(h.relay->RefreshGauges().ok());
+  REQUIRE(h.steps().housekeeping.RefreshGauges().ok());
   CHECK(h.Metric("outbox_blocked_aggregates") == 1);
 }
 

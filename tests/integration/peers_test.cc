@@ -206,22 +206,23 @@ TEST_CASE("a settle that waits on a lock past read_timeout is reported and then 
   s.mysql.read_timeout_ms = 1000;
   s.lease_ms = 30000;
   RelayHarness h(s);
-  REQUIRE(h.relay->ClaimOnce() != Relay::Round::kFailed);
+  REQUIRE(h.steps().claim.ClaimOnce() != ClaimRound::kFailed);
   REQUIRE(db.CountByStatus()["SENDING"] == 3);
   TestDatabase other("peers_slow_settle_aux");
   other.Exec("START TRANSACTION");
   REQUIRE(other.QueryInt("SELECT id FROM peers_slow_settle.t_outbox WHERE id = 2 FOR UPDATE") == 2);
   // The settle's UPDATE waits for the lock; the client gives up after the
   // read timeout, reports the database as not ready, and keeps the batch.
-  CHECK(h.relay->SettleReady(true, 5s) == 0);
-  CHECK_FALSE(h.relay->DatabaseReady());
-  CHECK(h.relay->LastError().find("settle on peers_slow_settle.t_outbox: MySQL error 20") == 0);
+  CHECK(h.steps().settle.SettleReady(true, 5s) == 0);
+  CHECK_FALSE(h.steps().health.up());
+  CHECK(h.steps().health.LastError().find("settle on peers_slow_settle.t_outbox: MySQL error 20") ==
+        0);
   CHECK(h.Metric("outbox_database_up") == 0);
   other.Exec("ROLLBACK");
   int settled = 0;
-  for (int i = 0; i < 50 && settled == 0; ++i) settled = h.relay->SettleReady(true, 200ms);
+  for (int i = 0; i < 50 && settled == 0; ++i) settled = h.steps().settle.SettleReady(true, 200ms);
   CHECK(settled == 1);
-  CHECK(h.relay->DatabaseReady());
+  CHECK(h.steps().health.up());
   // The abandoned UPDATE may have run on the server once the lock was
   // released; either way every row is SENT exactly as acknowledged.
   CHECK(WaitFor([&] { return db.CountByStatus()["SENT"] == 3; }, 10s));
@@ -422,7 +423,7 @@ TEST_CASE("the rows a relay holds never exceed batch_size times max_inflight_bat
     INFO("max SENDING " << max_sending);
     CHECK(max_sending > 0);
     CHECK(max_sending <= 40 * 3);
-    CHECK(h.relay->inflight() <= 3);
+    CHECK(h.steps().queue->inflight() <= 3);
     cluster.SetRtt(0);
     REQUIRE(WaitFor([&] { return Unsent(db) == 0; }, 120s));
   }

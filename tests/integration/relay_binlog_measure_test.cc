@@ -104,7 +104,7 @@ void StartRelay(Run& r, const std::string& name, const std::string& bootstrap, b
     b.mysql = TestMysql("");
     b.instance_id = "measure";
     o.wakeup = std::make_unique<binlog::BinlogWakeup>(DefaultClock(), *r.hub, b, s.mysql.database,
-                                                      s.mysql.table, 100ms);
+                                                      s.mysql.table);
   }
   r.relay = std::make_unique<Relay>(std::move(o));
   r.relay->Start();

@@ -47,8 +47,7 @@ ServiceConfig BinlogService(const TestDatabase& db, TestBroker& cluster, int pol
 WakeupSourcePtr BinlogWakeupFor(binlog::WakeupHub& hub, const binlog::BinlogOptions& options,
                                 const ServiceConfig& s) {
   return std::make_unique<binlog::BinlogWakeup>(DefaultClock(), hub, options, s.mysql.database,
-                                                s.mysql.table,
-                                                std::chrono::milliseconds(s.poll_interval_ms));
+                                                s.mysql.table);
 }
 
 void InsertOne(TestDatabase& db, int64_t id) {

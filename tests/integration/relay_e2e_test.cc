@@ -142,12 +142,12 @@ TEST_CASE("a broker that stays down drives rows to DEAD after max_attempts", "[e
   cluster.SetAllBrokersDown(true);
   // The relay does not claim while it sees the broker down; make it believe
   // the broker is up so the rows are attempted and time out.
-  h.relay->ClaimOnce();
+  h.steps().claim.ClaimOnce();
   int rounds = 0;
   while (db.CountByStatus()["DEAD"] < 3 && rounds++ < 60) {
-    h.relay->SettleReady(true, 3000ms);
+    h.steps().settle.SettleReady(true, 3000ms);
     std::this_thread::sleep_for(100ms);
-    h.relay->ClaimOnce();
+    h.steps().claim.ClaimOnce();
   }
   CHECK(db.CountByStatus()["DEAD"] == 3);
   CHECK(db.QueryInt("SELECT MIN(retry_count) FROM t_outbox") == 2);
@@ -221,7 +221,7 @@ TEST_CASE("/metrics gauges report the backlog and oldest age and DEAD count of t
       " (6,'Order',6,'A','k6','{}','WEIRD',NOW(), NOW() - INTERVAL 900 SECOND, NOW())");
   ServiceConfig s = TestService(db, cluster.bootstrap());
   RelayHarness h(s);
-  REQUIRE(h.relay->RefreshGauges().ok());
+  REQUIRE(h.steps().housekeeping.RefreshGauges().ok());
   CHECK(h.Metric("outbox_backlog_events") == 2);
   CHECK(h.Metric("outbox_dead_events") == 2);
   // Order/3's DEAD rows hold nothing back: no later unsent event (the

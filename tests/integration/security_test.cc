@@ -220,7 +220,9 @@ void RunRelayWithPassword(LeakScan& scan, TestDatabase& db, const std::string& f
   CHECK(relay.Wait(60s) == 0);
   scan.outputs.push_back(relay.out());
   scan.outputs.push_back(relay.err());
-  CHECK(relay.err().find("password from " + source) != std::string::npos);
+  // The start line names where the password came from, never the password.
+  CHECK((relay.err().find("password_from=" + source) != std::string::npos ||
+         relay.err().find("\"password_from\":\"" + source) != std::string::npos));
 }
 
 // A wrong password: the relay keeps retrying and says why; check --connect

@@ -33,9 +33,44 @@ TEST_CASE(
     CHECK(text.find("outbox_publish_failures_total{reason=\"" + reason +
                     "\",service=\"orders\"} 0") != std::string::npos);
   }
-  m.PublishFailures("timeout").Increment();
+  m.AddPublishFailure("timeout");
   CHECK(metrics.Serialize().find(
             "outbox_publish_failures_total{reason=\"timeout\",service=\"orders\"} 1") !=
+        std::string::npos);
+}
+
+TEST_CASE("a gauge read from the database has no sample until its first successful read",
+          "[metrics]") {
+  Metrics metrics;
+  ServiceMetrics& m = metrics.ForService("orders");
+  CHECK(metrics.Serialize().find("outbox_backlog_events{") == std::string::npos);
+  CHECK(metrics.Serialize().find("outbox_last_poll_timestamp_seconds{") == std::string::npos);
+  m.Set(ServiceStats::Gauge::kBacklog, 0);
+  CHECK(metrics.Serialize().find("outbox_backlog_events{service=\"orders\"} 0") !=
+        std::string::npos);
+  m.Clear(ServiceStats::Gauge::kBacklog);
+  CHECK(metrics.Serialize().find("outbox_backlog_events{") == std::string::npos);
+}
+
+TEST_CASE("a removed service leaves no series behind and the others keep theirs", "[metrics]") {
+  Metrics metrics;
+  for (const char* name : {"orders", "billing"}) {
+    ServiceMetrics& m = metrics.ForService(name);
+    m.Set(ServiceStats::Gauge::kBacklog, 3);
+    m.Add(ServiceStats::Counter::kEventsDead);
+    m.AddPublished("outbox.event.Order");
+    m.Observe(ServiceStats::Histogram::kPublishLatency, 0.01);
+  }
+  metrics.RemoveService("orders");
+  const std::string text = metrics.Serialize();
+  CHECK(text.find("service=\"orders\"") == std::string::npos);
+  CHECK(text.find("outbox_backlog_events{service=\"billing\"} 3") != std::string::npos);
+  CHECK(text.find(
+            "outbox_events_published_total{service=\"billing\",topic=\"outbox.event.Order\"} 1") !=
+        std::string::npos);
+  // Added again (a reload that brings it back): counters start at 0.
+  metrics.ForService("orders");
+  CHECK(metrics.Serialize().find("outbox_events_dead_total{service=\"orders\"} 0") !=
         std::string::npos);
 }
 

@@ -7,6 +7,7 @@
 
 #include "fakes/fake_clock.h"
 #include "fakes/fake_publisher.h"
+#include "fakes/fake_stats.h"
 #include "fakes/fake_store.h"
 #include "http/healthz.h"
 #include "relay/relay.h"
@@ -46,7 +47,7 @@ struct LiveRig {
     o.config = config;
     o.store_factory = wrap ? wrap(table) : testing::FakeStoreFactory(table);
     o.publisher = std::make_shared<FakePublisher>();
-    o.metrics = &metrics.ForService(config.name);
+    o.metrics = &metrics;
     o.clock = clock;
     o.liveness = &liveness;
     relay = std::make_unique<Relay>(std::move(o));
@@ -75,7 +76,7 @@ struct LiveRig {
   std::shared_ptr<FakeClock> clock;
   std::shared_ptr<FakeTable> table;
   LivenessRegistry liveness;
-  Metrics metrics;
+  testing::FakeStats metrics;
   std::unique_ptr<Relay> relay;
 };
 

@@ -8,6 +8,7 @@
 
 #include "fakes/fake_clock.h"
 #include "fakes/fake_publisher.h"
+#include "fakes/fake_stats.h"
 #include "fakes/fake_store.h"
 
 namespace outbox {
@@ -52,13 +53,13 @@ struct Rig {
     o.config = config;
     o.store_factory = factory ? factory : testing::FakeStoreFactory(table);
     o.publisher = faults;
-    o.metrics = &metrics.ForService(config.name);
+    o.metrics = &metrics;
     o.clock = clock;
     o.seed = 42;
-    relay = std::make_unique<Relay>(std::move(o));
+    relay = std::make_unique<RelayUnits>(std::move(o));
   }
 
-  ServiceMetrics& m() { return metrics.ForService(config.name); }
+  testing::FakeStats& m() { return metrics; }
 
   // One `event_type` event each for aggregates order/0 to order/n-1.
   void InsertOrders(int n, const std::string& event_type) {
@@ -66,9 +67,9 @@ struct Rig {
   }
 
   // One claim round and the settle of whatever the broker finished.
-  Relay::Round Step() {
-    Relay::Round r = relay->ClaimOnce();
-    relay->SettleReady(false, 0ms);
+  ClaimRound Step() {
+    ClaimRound r = relay->claim.ClaimOnce();
+    relay->settle.SettleReady(false, 0ms);
     return r;
   }
 
@@ -77,8 +78,8 @@ struct Rig {
   std::shared_ptr<FakeTable> table;
   std::shared_ptr<FakePublisher> broker;
   std::shared_ptr<FailingPublisher> faults;
-  Metrics metrics;
-  std::unique_ptr<Relay> relay;
+  testing::FakeStats metrics;
+  std::unique_ptr<RelayUnits> relay;
 };
 
 TEST_CASE("a row is marked SENT only after the broker acknowledged it", "[relay]") {
@@ -86,14 +87,14 @@ TEST_CASE("a row is marked SENT only after the broker acknowledged it", "[relay]
   int64_t id = rig.table->Insert("order", 42, "OrderPaid", R"({"total":10})");
   rig.broker->hold(true);
 
-  REQUIRE(rig.relay->ClaimOnce() == Relay::Round::kIdle);
+  REQUIRE(rig.relay->claim.ClaimOnce() == ClaimRound::kIdle);
   CHECK(rig.table->Get(id).status == "SENDING");
-  CHECK(rig.relay->SettleReady(false, 0ms) == 0);
+  CHECK(rig.relay->settle.SettleReady(false, 0ms) == 0);
   CHECK(rig.table->Get(id).status == "SENDING");
 
   rig.clock->Advance(250ms);
   REQUIRE(rig.broker->CompleteAll() == 1);
-  CHECK(rig.relay->SettleReady(false, 0ms) == 1);
+  CHECK(rig.relay->settle.SettleReady(false, 0ms) == 1);
   CHECK(rig.table->Get(id).status == "SENT");
 
   auto acked = rig.broker->acked();
@@ -103,8 +104,8 @@ TEST_CASE("a row is marked SENT only after the broker acknowledged it", "[relay]
   CHECK(acked[0].value == R"({"total":10})");
   CHECK(Header(acked[0], "outbox_id") == std::to_string(id));
   CHECK(Header(acked[0], "event_type") == "OrderPaid");
-  CHECK(rig.m().Published("outbox.event.order").Value() == 1);
-  CHECK(rig.relay->inflight() == 0);
+  CHECK(rig.m().Published("outbox.event.order") == 1);
+  CHECK(rig.relay->queue->inflight() == 0);
 }
 
 TEST_CASE("a retryable failure returns the row to NEW with a jittered exponential backoff",
@@ -122,10 +123,10 @@ TEST_CASE("a retryable failure returns the row to NEW with a jittered exponentia
   // Equal jitter around the first step (1000 ms): somewhere in [500, 1000].
   CHECK(row.next_retry_at_ms >= t0 + 500);
   CHECK(row.next_retry_at_ms <= t0 + 1000);
-  CHECK(rig.m().PublishFailures("timeout").Value() == 1);
+  CHECK(rig.m().Failures("timeout") == 1);
 
   // Not due yet: the idle poll finds nothing to claim.
-  CHECK(rig.Step() == Relay::Round::kIdle);
+  CHECK(rig.Step() == ClaimRound::kIdle);
   CHECK(rig.broker->acked().empty());
 
   rig.clock->Advance(1000ms);
@@ -167,12 +168,12 @@ TEST_CASE("a row whose attempts run out becomes DEAD with the last error", "[rel
   CHECK(row.status == "DEAD");
   CHECK(row.row.retry_count == 3);
   CHECK(row.last_error == "attempts exhausted (3): injected failure: broker_down");
-  CHECK(rig.m().events_dead->Value() == 1);
-  CHECK(rig.m().PublishFailures("broker_down").Value() == 3);
+  CHECK(rig.m().Value(ServiceStats::Counter::kEventsDead) == 1);
+  CHECK(rig.m().Failures("broker_down") == 3);
 
   // DEAD is final: nothing claims it again.
   rig.clock->Advance(60s);
-  CHECK(rig.Step() == Relay::Round::kIdle);
+  CHECK(rig.Step() == ClaimRound::kIdle);
   CHECK(rig.table->Get(id).status == "DEAD");
 }
 
@@ -187,8 +188,8 @@ TEST_CASE("a permanent failure makes the row DEAD at once and the rest of the ba
   CHECK(rig.table->Get(bad).row.retry_count == 1);
   CHECK(rig.table->Get(bad).last_error == "injected failure: message_too_large");
   CHECK(rig.table->Get(good).status == "SENT");
-  CHECK(rig.m().events_dead->Value() == 1);
-  CHECK(rig.m().PublishFailures("message_too_large").Value() == 1);
+  CHECK(rig.m().Value(ServiceStats::Counter::kEventsDead) == 1);
+  CHECK(rig.m().Failures("message_too_large") == 1);
 }
 
 TEST_CASE("a row whose topic cannot be routed goes DEAD without reaching the broker", "[relay]") {
@@ -212,13 +213,13 @@ TEST_CASE("a settle whose lease was taken over is counted as stale and not appli
   int64_t id = a.table->Insert("order", 5, "OrderShipped");
 
   a.broker->hold(true);  // relay A stalls between publishing and settling
-  a.relay->ClaimOnce();
+  a.relay->claim.ClaimOnce();
   REQUIRE(a.table->Get(id).status == "SENDING");
 
   a.clock->Advance(31s);  // A's lease expires; B reclaims and delivers
   b.Step();
   REQUIRE(a.table->Get(id).status == "SENT");
-  CHECK(b.m().leases_reclaimed->Value() == 1);
+  CHECK(b.m().Value(ServiceStats::Counter::kLeasesReclaimed) == 1);
 
   // A comes back and settles its (now stale) claim as a retry: not applied.
   a.faults->FailNext(0);
@@ -226,10 +227,10 @@ TEST_CASE("a settle whose lease was taken over is counted as stale and not appli
     return PublishOutcome{PublishResult::kRetryable, FailureReason::kTimeout, "late failure"};
   });
   a.broker->CompleteAll();
-  CHECK(a.relay->SettleReady(false, 0ms) == 1);
+  CHECK(a.relay->settle.SettleReady(false, 0ms) == 1);
   CHECK(a.table->Get(id).status == "SENT");
   CHECK(a.table->Get(id).row.retry_count == 0);
-  CHECK(a.m().stale_transitions->Value() == 1);
+  CHECK(a.m().Value(ServiceStats::Counter::kStaleTransitions) == 1);
 }
 
 TEST_CASE("a stale settle is counted as neither published nor DEAD", "[relay]") {
@@ -238,7 +239,7 @@ TEST_CASE("a stale settle is counted as neither published nor DEAD", "[relay]") 
     Rig b(TestConfig(), a.table, a.clock);
     int64_t id = a.table->Insert("order", 5, "OrderShipped");
     a.broker->hold(true);
-    a.relay->ClaimOnce();
+    a.relay->claim.ClaimOnce();
     a.clock->Advance(31s);  // A's lease expires; B reclaims and delivers
     b.Step();
     REQUIRE(a.table->Get(id).status == "SENT");
@@ -249,12 +250,12 @@ TEST_CASE("a stale settle is counted as neither published nor DEAD", "[relay]") 
           late == PublishResult::kAcked ? "" : "too large"};
     });
     a.broker->CompleteAll();
-    CHECK(a.relay->SettleReady(false, 0ms) == 1);
+    CHECK(a.relay->settle.SettleReady(false, 0ms) == 1);
     CHECK(a.table->Get(id).status == "SENT");
-    CHECK(a.m().stale_transitions->Value() == 1);
-    CHECK(a.m().events_dead->Value() == 0);
-    CHECK(a.m().Published("outbox.event.order").Value() == 0);
-    CHECK(b.m().Published("outbox.event.order").Value() == 1);
+    CHECK(a.m().Value(ServiceStats::Counter::kStaleTransitions) == 1);
+    CHECK(a.m().Value(ServiceStats::Counter::kEventsDead) == 0);
+    CHECK(a.m().Published("outbox.event.order") == 0);
+    CHECK(b.m().Published("outbox.event.order") == 1);
   }
 }
 
@@ -270,8 +271,8 @@ TEST_CASE("a batch whose claim fails to commit after it was published is claimed
     rig.broker->hold(true);
     // The claim's rows go to the broker before its commit, which is lost.
     rig.table->FailClaimCommits(1);
-    CHECK(rig.relay->ClaimOnce() == Relay::Round::kFailed);
-    CHECK(rig.relay->inflight() == 1);
+    CHECK(rig.relay->claim.ClaimOnce() == ClaimRound::kFailed);
+    CHECK(rig.relay->queue->inflight() == 1);
     // Every row a chain of its own, or the two aggregates. first messages.
     CHECK(rig.broker->sends() == (ordering == Ordering::kNone ? 4 : 2));
     for (int64_t id : ids) CHECK(rig.table->Get(id).status == "NEW");
@@ -279,15 +280,15 @@ TEST_CASE("a batch whose claim fails to commit after it was published is claimed
     // published, nothing marked SENT.
     rig.broker->CompleteAll();
     rig.broker->hold(false);
-    CHECK(rig.relay->SettleReady(false, 0ms) == 1);
-    CHECK(rig.m().stale_transitions->Value() == 4);
-    CHECK(rig.m().Published("outbox.event.order").Value() == 0);
+    CHECK(rig.relay->settle.SettleReady(false, 0ms) == 1);
+    CHECK(rig.m().Value(ServiceStats::Counter::kStaleTransitions) == 4);
+    CHECK(rig.m().Published("outbox.event.order") == 0);
     for (int64_t id : ids) CHECK(rig.table->Get(id).status == "NEW");
     // The next rounds publish them again: duplicates, each after its first
     // copy, and aggregate 1's first copies in id order.
     for (int i = 0; i < 3; ++i) rig.Step();
     for (int64_t id : ids) CHECK(rig.table->Get(id).status == "SENT");
-    CHECK(rig.m().Published("outbox.event.order").Value() == 4);
+    CHECK(rig.m().Published("outbox.event.order") == 4);
     std::vector<std::string> order1;
     for (const auto& m : rig.broker->acked())
       if (m.key == "1") order1.push_back(m.value);
@@ -350,14 +351,14 @@ TEST_CASE("a batch published before its claim committed is settled only after th
     int settled_in_claim = -1;
     // The broker acknowledges at once: the batch is complete before the
     // claim's commit, and the settle thread would find it.
-    state->during_claim = [&] { settled_in_claim = rig.relay->SettleReady(false, 0ms); };
+    state->during_claim = [&] { settled_in_claim = rig.relay->settle.SettleReady(false, 0ms); };
     int64_t id = table->Insert("order", 1, "OrderCreated");
-    rig.relay->ClaimOnce();
+    rig.relay->claim.ClaimOnce();
     CHECK(settled_in_claim == 0);
     CHECK(state->settles_in_claim == 0);
-    CHECK(rig.relay->SettleReady(false, 0ms) == 1);
+    CHECK(rig.relay->settle.SettleReady(false, 0ms) == 1);
     CHECK(table->Get(id).status == "SENT");
-    CHECK(rig.m().stale_transitions->Value() == 0);
+    CHECK(rig.m().Value(ServiceStats::Counter::kStaleTransitions) == 0);
   }
 }
 
@@ -386,19 +387,19 @@ TEST_CASE("a settle that fails on the database keeps the batch and applies it la
   int64_t id = table->Insert("order", 3, "OrderPaid");
 
   *failures = 2;
-  rig.relay->ClaimOnce();
-  CHECK(rig.relay->SettleReady(false, 0ms) == 0);
-  CHECK(rig.m().database_up->Value() == 0);
-  CHECK_FALSE(rig.relay->DatabaseReady());
-  CHECK(rig.relay->LastError() == "injected: lost connection to server");
-  CHECK(rig.relay->SettleReady(false, 0ms) == 0);
+  rig.relay->claim.ClaimOnce();
+  CHECK(rig.relay->settle.SettleReady(false, 0ms) == 0);
+  CHECK(rig.m().Value(ServiceStats::Gauge::kDatabaseUp) == 0);
+  CHECK_FALSE(rig.relay->health.up());
+  CHECK(rig.relay->health.LastError() == "injected: lost connection to server");
+  CHECK(rig.relay->settle.SettleReady(false, 0ms) == 0);
   CHECK(table->Get(id).status == "SENDING");
-  CHECK(rig.relay->inflight() == 1);
+  CHECK(rig.relay->queue->inflight() == 1);
 
-  CHECK(rig.relay->SettleReady(false, 0ms) == 1);
+  CHECK(rig.relay->settle.SettleReady(false, 0ms) == 1);
   CHECK(table->Get(id).status == "SENT");
-  CHECK(rig.m().database_up->Value() == 1);
-  CHECK(rig.relay->inflight() == 0);
+  CHECK(rig.m().Value(ServiceStats::Gauge::kDatabaseUp) == 1);
+  CHECK(rig.relay->queue->inflight() == 0);
 }
 
 TEST_CASE("a settle that keeps failing keeps the service not ready while other statements succeed",
@@ -408,41 +409,41 @@ TEST_CASE("a settle that keeps failing keeps the service not ready while other s
   auto& table = f.table;
   f.failures->store(1000);
   int64_t id = table->Insert("order", 3, "OrderPaid");
-  rig.relay->ClaimOnce();
-  CHECK(rig.relay->SettleReady(false, 0ms) == 0);
+  rig.relay->claim.ClaimOnce();
+  CHECK(rig.relay->settle.SettleReady(false, 0ms) == 0);
   // Polls and gauge reads work, the settle still fails: not ready, and the
   // reason stays the settle's.
   for (int i = 0; i < 3; ++i) {
-    CHECK(rig.relay->SettleReady(false, 0ms) == 0);
-    rig.relay->ClaimOnce();
-    REQUIRE(rig.relay->RefreshGauges().ok());
-    CHECK_FALSE(rig.relay->DatabaseReady());
-    CHECK(rig.m().database_up->Value() == 0);
-    CHECK(rig.relay->LastError() == "injected: lost connection to server");
+    CHECK(rig.relay->settle.SettleReady(false, 0ms) == 0);
+    rig.relay->claim.ClaimOnce();
+    REQUIRE(rig.relay->housekeeping.RefreshGauges().ok());
+    CHECK_FALSE(rig.relay->health.up());
+    CHECK(rig.m().Value(ServiceStats::Gauge::kDatabaseUp) == 0);
+    CHECK(rig.relay->health.LastError() == "injected: lost connection to server");
   }
   CHECK(table->Get(id).status == "SENDING");
 
   f.failures->store(0);
-  CHECK(rig.relay->SettleReady(false, 0ms) == 1);
+  CHECK(rig.relay->settle.SettleReady(false, 0ms) == 1);
   CHECK(table->Get(id).status == "SENT");
-  CHECK(rig.relay->DatabaseReady());
-  CHECK(rig.m().database_up->Value() == 1);
-  CHECK(rig.relay->LastError().empty());
+  CHECK(rig.relay->health.up());
+  CHECK(rig.m().Value(ServiceStats::Gauge::kDatabaseUp) == 1);
+  CHECK(rig.relay->health.LastError().empty());
 }
 
 TEST_CASE("a database that is down fails the round and is reported and then recovers", "[relay]") {
   Rig rig;
   int64_t id = rig.table->Insert("order", 3, "OrderPaid");
   rig.table->set_down(true);
-  CHECK(rig.relay->ClaimOnce() == Relay::Round::kFailed);
-  CHECK_FALSE(rig.relay->RefreshGauges().ok());
-  CHECK(rig.m().database_up->Value() == 0);
+  CHECK(rig.relay->claim.ClaimOnce() == ClaimRound::kFailed);
+  CHECK_FALSE(rig.relay->housekeeping.RefreshGauges().ok());
+  CHECK(rig.m().Value(ServiceStats::Gauge::kDatabaseUp) == 0);
   CHECK(rig.table->Get(id).status == "NEW");
 
   rig.table->set_down(false);
   rig.Step();
   CHECK(rig.table->Get(id).status == "SENT");
-  CHECK(rig.m().database_up->Value() == 1);
+  CHECK(rig.m().Value(ServiceStats::Gauge::kDatabaseUp) == 1);
 }
 
 TEST_CASE("a full batch asks for another round at once", "[relay]") {
@@ -450,9 +451,9 @@ TEST_CASE("a full batch asks for another round at once", "[relay]") {
   c.batch_size = 2;
   Rig rig(c);
   rig.InsertOrders(5, "OrderCreated");
-  CHECK(rig.Step() == Relay::Round::kMore);
-  CHECK(rig.Step() == Relay::Round::kMore);
-  CHECK(rig.Step() == Relay::Round::kIdle);
+  CHECK(rig.Step() == ClaimRound::kMore);
+  CHECK(rig.Step() == ClaimRound::kMore);
+  CHECK(rig.Step() == ClaimRound::kIdle);
   CHECK(rig.table->CountStatus("SENT") == 5);
 }
 
@@ -481,13 +482,13 @@ TEST_CASE("no more than max_inflight_batches batches are held unsettled", "[rela
   Rig rig(c);
   rig.InsertOrders(5, "OrderCreated");
   rig.broker->hold(true);
-  CHECK(rig.relay->ClaimOnce() == Relay::Round::kMore);
-  CHECK(rig.relay->ClaimOnce() == Relay::Round::kMore);
-  CHECK(rig.relay->ClaimOnce() == Relay::Round::kBusy);
+  CHECK(rig.relay->claim.ClaimOnce() == ClaimRound::kMore);
+  CHECK(rig.relay->claim.ClaimOnce() == ClaimRound::kMore);
+  CHECK(rig.relay->claim.ClaimOnce() == ClaimRound::kBusy);
   CHECK(rig.table->CountStatus("SENDING") == 2);
   rig.broker->CompleteAll();
-  CHECK(rig.relay->SettleReady(false, 0ms) == 2);
-  CHECK(rig.relay->ClaimOnce() == Relay::Round::kMore);
+  CHECK(rig.relay->settle.SettleReady(false, 0ms) == 2);
+  CHECK(rig.relay->claim.ClaimOnce() == ClaimRound::kMore);
 }
 
 TEST_CASE("per_aggregate: a failed event holds back only its own aggregate", "[relay][ordering]") {
@@ -532,15 +533,15 @@ TEST_CASE("per_aggregate: a DEAD event blocks its aggregate under block but not 
     int64_t later = rig.table->Insert("order", 1, "E");
     int64_t other = rig.table->Insert("order", 2, "E");
     for (int i = 0; i < 3; ++i) rig.Step();
-    REQUIRE(rig.relay->RefreshGauges().ok());
+    REQUIRE(rig.relay->housekeeping.RefreshGauges().ok());
     CHECK(rig.table->Get(other).status == "SENT");
-    CHECK(rig.m().dead->Value() == 1);
+    CHECK(rig.m().Value(ServiceStats::Gauge::kDead) == 1);
     if (policy == DeadPolicy::kBlock) {
       CHECK(rig.table->Get(later).status == "NEW");
-      CHECK(rig.m().blocked_aggregates->Value() == 1);
+      CHECK(rig.m().Value(ServiceStats::Gauge::kBlockedAggregates) == 1);
     } else {
       CHECK(rig.table->Get(later).status == "SENT");
-      CHECK(rig.m().blocked_aggregates->Value() == 0);
+      CHECK(rig.m().Value(ServiceStats::Gauge::kBlockedAggregates) == 0);
     }
   }
 }
@@ -579,9 +580,9 @@ TEST_CASE(
   int64_t later = rig.table->Insert("order", 1, "E");
   rig.table->set_blocked_count_cost(1s);  // as with a hundred thousand DEAD rows
 
-  REQUIRE(rig.relay->RefreshGauges().ok());
+  REQUIRE(rig.relay->housekeeping.RefreshGauges().ok());
   CHECK(rig.table->blocked_counts() == 1);
-  CHECK(rig.m().blocked_aggregates->Value() == 1);
+  CHECK(rig.m().Value(ServiceStats::Gauge::kBlockedAggregates) == 1);
 
   // The held-back event is gone: the next count, 10 s after the first
   // started, sees it; the refreshes before then do not query.
@@ -591,20 +592,20 @@ TEST_CASE(
     return sent;
   }());
   rig.clock->Advance(5s);
-  REQUIRE(rig.relay->RefreshGauges().ok());
+  REQUIRE(rig.relay->housekeeping.RefreshGauges().ok());
   CHECK(rig.table->blocked_counts() == 1);
-  CHECK(rig.m().blocked_aggregates->Value() == 1);
+  CHECK(rig.m().Value(ServiceStats::Gauge::kBlockedAggregates) == 1);
   rig.clock->Advance(4s);
-  REQUIRE(rig.relay->RefreshGauges().ok());
+  REQUIRE(rig.relay->housekeeping.RefreshGauges().ok());
   CHECK(rig.table->blocked_counts() == 2);
-  CHECK(rig.m().blocked_aggregates->Value() == 0);
+  CHECK(rig.m().Value(ServiceStats::Gauge::kBlockedAggregates) == 0);
 
   // Without DEAD rows nothing can be blocked: 0 at once, no count.
   r.status = "SENT";
   rig.table->Put(dead, r);
-  REQUIRE(rig.relay->RefreshGauges().ok());
+  REQUIRE(rig.relay->housekeeping.RefreshGauges().ok());
   CHECK(rig.table->blocked_counts() == 2);
-  CHECK(rig.m().blocked_aggregates->Value() == 0);
+  CHECK(rig.m().Value(ServiceStats::Gauge::kBlockedAggregates) == 0);
 }
 
 TEST_CASE("the table gauges report backlog and oldest age and DEAD rows", "[relay]") {
@@ -616,10 +617,10 @@ TEST_CASE("the table gauges report backlog and oldest age and DEAD rows", "[rela
   FakeRow r = rig.table->Get(dead);
   r.status = "DEAD";
   rig.table->Put(dead, r);
-  REQUIRE(rig.relay->RefreshGauges().ok());
-  CHECK(rig.m().backlog->Value() == 2);
-  CHECK(rig.m().oldest_unsent_age->Value() == Approx(90).margin(1));
-  CHECK(rig.m().dead->Value() == 1);
+  REQUIRE(rig.relay->housekeeping.RefreshGauges().ok());
+  CHECK(rig.m().Value(ServiceStats::Gauge::kBacklog) == 2);
+  CHECK(rig.m().Value(ServiceStats::Gauge::kOldestUnsentAge) == Approx(90).margin(1));
+  CHECK(rig.m().Value(ServiceStats::Gauge::kDead) == 1);
 }
 
 TEST_CASE("Stop settles the batches still in flight before it returns", "[relay]") {
@@ -633,8 +634,8 @@ TEST_CASE("Stop settles the batches still in flight before it returns", "[relay]
   o.config = c;
   o.store_factory = testing::FakeStoreFactory(rig.table);
   o.publisher = rig.broker;
-  Metrics metrics;
-  o.metrics = &metrics.ForService(c.name);
+  testing::FakeStats metrics;
+  o.metrics = &metrics;
   Relay relay(std::move(o));  // SystemClock
 
   rig.broker->hold(true);
@@ -652,7 +653,6 @@ TEST_CASE("Stop settles the batches still in flight before it returns", "[relay]
   relay.Stop(5s);
   broker.join();
   CHECK(rig.table->CountStatus("SENDING") == 0);
-  CHECK(relay.inflight() == 0);
 }
 
 TEST_CASE("a failed retention pass is counted and does not make the service unready", "[relay]") {
@@ -671,11 +671,11 @@ TEST_CASE("a failed retention pass is counted and does not make the service unre
   });
   table->Insert("order", 1, "E");
   rig.Step();
-  REQUIRE(rig.relay->DatabaseReady());
-  CHECK_FALSE(rig.relay->RunRetention().ok());
-  CHECK(rig.relay->DatabaseReady());
-  CHECK(rig.m().database_up->Value() == 1);
-  CHECK(rig.m().retention_failures->Value() == 1);
+  REQUIRE(rig.relay->health.up());
+  CHECK_FALSE(rig.relay->housekeeping.RunRetention().ok());
+  CHECK(rig.relay->health.up());
+  CHECK(rig.m().Value(ServiceStats::Gauge::kDatabaseUp) == 1);
+  CHECK(rig.m().Value(ServiceStats::Counter::kRetentionFailures) == 1);
 }
 
 TEST_CASE("retention deletes old SENT rows and counts them", "[relay]") {
@@ -689,8 +689,8 @@ TEST_CASE("retention deletes old SENT rows and counts them", "[relay]") {
   rig.clock->Advance(std::chrono::hours(25));
   int64_t fresh = rig.table->Insert("order", 9, "E");
   rig.Step();
-  REQUIRE(rig.relay->RunRetention().ok());
-  CHECK(rig.m().retention_deleted->Value() == 5);
+  REQUIRE(rig.relay->housekeeping.RunRetention().ok());
+  CHECK(rig.m().Value(ServiceStats::Counter::kRetentionDeleted) == 5);
   CHECK(rig.table->CountStatus("SENT") == 1);
   CHECK(rig.table->Get(fresh).status == "SENT");
 }
@@ -698,12 +698,18 @@ TEST_CASE("retention deletes old SENT rows and counts them", "[relay]") {
 TEST_CASE("the database probe used while the broker is down reports the database", "[relay]") {
   for (Ordering ordering : {Ordering::kNone, Ordering::kPerAggregate}) {
     Rig rig(TestConfig(ordering));
-    CHECK(rig.relay->ProbeDatabase().ok());
-    CHECK(rig.m().database_up->Value() == 1);
+    rig.broker->set_healthy(false);
+    rig.InsertOrders(1, "E");
+    // The broker is down: the attempt is the probe alone, no claim.
+    rig.relay->claim.ClaimAfter(WakeCause::kDeadline);
+    CHECK(rig.m().Value(ServiceStats::Gauge::kDatabaseUp) == 1);
+    CHECK(rig.m().Has(ServiceStats::Gauge::kLastPoll));
+    CHECK(rig.table->CountStatus("NEW") == 1);
     rig.table->set_down(true);
-    CHECK_FALSE(rig.relay->ProbeDatabase().ok());
-    CHECK(rig.m().database_up->Value() == 0);
-    CHECK_FALSE(rig.relay->DatabaseReady());
+    rig.clock->Advance(1s);
+    rig.relay->claim.ClaimAfter(WakeCause::kDeadline);
+    CHECK(rig.m().Value(ServiceStats::Gauge::kDatabaseUp) == 0);
+    CHECK_FALSE(rig.relay->health.up());
   }
 }
 

@@ -16,14 +16,24 @@ RelayHarness::RelayHarness(ServiceConfig service, WakeupSourcePtr wakeup)
   std::string err;
   publisher = KafkaPublisher::Create(props, &err);
   REQUIRE(publisher);
+  RelayOptions o = Options();
+  o.wakeup = std::move(wakeup);
+  relay = std::make_unique<Relay>(std::move(o));
+}
+
+RelayOptions RelayHarness::Options() {
   RelayOptions o;
   o.config = config;
   MysqlConfig mysql = config.mysql;
   o.store_factory = [mysql] { return std::make_unique<MysqlStore>(mysql); };
   o.publisher = publisher;
   o.metrics = &metrics.ForService(config.name);
-  o.wakeup = std::move(wakeup);
-  relay = std::make_unique<Relay>(std::move(o));
+  return o;
+}
+
+RelayUnits& RelayHarness::steps() {
+  if (!units) units = std::make_unique<RelayUnits>(Options());
+  return *units;
 }
 
 RelayHarness::~RelayHarness() { relay->Stop(std::chrono::seconds(10)); }

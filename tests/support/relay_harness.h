@@ -25,7 +25,7 @@ inline std::string OrderingDbName(const std::string& base, Ordering ordering) {
 }
 
 // A Relay with the real MysqlStore and KafkaPublisher. Not started: call
-// relay->Start(), or drive the step methods from the test thread (never
+// relay->Start(), or step the loops of steps() from the test thread (never
 // both at once). The destructor stops it.
 struct RelayHarness {
   // `wakeup`: what the claim loop waits on (null: a PollWakeup).
@@ -37,10 +37,17 @@ struct RelayHarness {
   // service, e.g. `reason="routing"` (alphabetical order as exposed).
   double Metric(const std::string& name, const std::string& labels = "") const;
 
+  // The same service's units without threads, made at the first call, for a
+  // test that steps the loops by hand (ClaimLoop::ClaimOnce, ...).
+  RelayUnits& steps();
+  // The options of this service's relay (no wake-up source: a PollWakeup).
+  RelayOptions Options();
+
   ServiceConfig config;
   Metrics metrics;
   std::shared_ptr<KafkaPublisher> publisher;
   std::unique_ptr<Relay> relay;
+  std::unique_ptr<RelayUnits> units;
 };
 
 // A row for InsertRow; unset optional columns are left out of the INSERT.

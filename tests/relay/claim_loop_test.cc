@@ -10,6 +10,7 @@
 #include "common/wakeup.h"
 #include "fakes/fake_clock.h"
 #include "fakes/fake_publisher.h"
+#include "fakes/fake_stats.h"
 #include "fakes/fake_store.h"
 #include "relay/relay.h"
 #include "support/wait.h"
@@ -24,8 +25,7 @@ using namespace testing;  // the fakes and WaitFor
 // test sets.
 class ScriptedWakeup : public WakeupSource {
  public:
-  ScriptedWakeup(ClockPtr clock, Clock::Duration poll_interval, Clock::Duration safety)
-      : poll_(std::move(clock), poll_interval), poll_interval_(poll_interval), safety_(safety) {}
+  explicit ScriptedWakeup(ClockPtr clock) : poll_(std::move(clock)) {}
   WakeCause WaitUntil(Clock::TimePoint deadline) override {
     waits_.fetch_add(1);
     if (during_wait) {  // the test's thread: no other caller
@@ -35,7 +35,6 @@ class ScriptedWakeup : public WakeupSource {
     }
     return poll_.WaitUntil(deadline);
   }
-  Clock::Duration MaxWait() const override { return up_.load() ? safety_ : poll_interval_; }
   void Interrupt() override { poll_.Interrupt(); }
   bool binlog_up() const override { return up_.load(); }
   std::string reason() const override { return up_.load() ? "up" : "down"; }
@@ -48,7 +47,6 @@ class ScriptedWakeup : public WakeupSource {
 
  private:
   PollWakeup poll_;
-  const Clock::Duration poll_interval_, safety_;
 };
 
 ServiceConfig BinlogConfig() {
@@ -70,62 +68,69 @@ struct WakeRig {
         table(std::make_shared<FakeTable>(clock)),
         broker(std::make_shared<FakePublisher>()) {
     ClockPtr used = relay_clock ? relay_clock : ClockPtr(clock);
-    auto w = std::make_unique<ScriptedWakeup>(
-        used, std::chrono::milliseconds(config.poll_interval_ms), 30s);
+    auto w = std::make_unique<ScriptedWakeup>(used);
     wakeup = w.get();
     RelayOptions o;
     o.config = config;
     o.store_factory = testing::FakeStoreFactory(table);
     o.publisher = broker;
-    o.metrics = &metrics.ForService(config.name);
+    o.metrics = &metrics;
     o.clock = used;
     o.seed = 42;
     o.wakeup = std::move(w);
-    relay = std::make_unique<Relay>(std::move(o));
+    relay = std::make_unique<RelayUnits>(std::move(o));
   }
-  ServiceMetrics& m() { return metrics.ForService(config.name); }
+  testing::FakeStats& m() { return metrics; }
 
   ServiceConfig config;
   std::shared_ptr<FakeClock> clock;
   std::shared_ptr<FakeTable> table;
   std::shared_ptr<FakePublisher> broker;
-  Metrics metrics;
+  testing::FakeStats metrics;
   ScriptedWakeup* wakeup = nullptr;  // owned by the relay
-  std::unique_ptr<Relay> relay;
+  std::unique_ptr<RelayUnits> relay;
 };
 
 // A relay on `stores` (a fault or counting fake) with the stream up.
-std::unique_ptr<Relay> RelayOn(const ServiceConfig& c, std::shared_ptr<FakeClock> clock,
-                               StoreFactory stores, Metrics* metrics) {
+std::unique_ptr<RelayUnits> RelayOn(const ServiceConfig& c, std::shared_ptr<FakeClock> clock,
+                                    StoreFactory stores, testing::FakeStats* metrics) {
   RelayOptions o;
   o.config = c;
   o.store_factory = std::move(stores);
   o.publisher = std::make_shared<FakePublisher>();
-  o.metrics = &metrics->ForService(c.name);
+  o.metrics = metrics;
   o.clock = clock;
-  o.wakeup = std::make_unique<ScriptedWakeup>(clock, 100ms, 30s);  // the stream is up
-  return std::make_unique<Relay>(std::move(o));
+  o.wakeup = std::make_unique<ScriptedWakeup>(clock);  // the stream is up
+  return std::make_unique<RelayUnits>(std::move(o));
 }
 
 TEST_CASE("with wakeup poll the idle wait is the poll backoff as before", "[relay][wakeup]") {
   ServiceConfig c = BinlogConfig();
   c.wakeup = Wakeup::kPoll;
   WakeRig rig(c);
-  rig.wakeup->up_ = false;  // a PollWakeup's MaxWait is the poll interval
-  CHECK(rig.relay->ClaimOnce() == Relay::Round::kIdle);
-  CHECK(rig.relay->IdleWait(2ms) == 2ms);
-  CHECK(rig.relay->IdleWait(100ms) == 100ms);
+  rig.wakeup->up_ = false;  // as a PollWakeup
+  rig.table->Insert("order", 1, "OrderCreated");
+  CHECK(rig.relay->claim.ClaimOnce() == ClaimRound::kIdle);  // claimed: look again soon
+  CHECK(rig.relay->claim.IdleWait() == 1ms);
+  // Rounds that find nothing double the wait up to poll_interval_ms.
+  for (auto expected : {2ms, 4ms, 8ms, 16ms, 32ms, 64ms, 100ms, 100ms}) {
+    CHECK(rig.relay->claim.ClaimOnce() == ClaimRound::kIdle);
+    CHECK(rig.relay->claim.IdleWait() == expected);
+  }
+  // The gauges change nothing with `wakeup: poll`.
+  REQUIRE(rig.relay->housekeeping.RefreshGauges().ok());
+  CHECK(rig.relay->claim.IdleWait() == 100ms);
 }
 
 TEST_CASE("with wakeup binlog an idle empty table waits for the stream up to the safety poll",
           "[relay][wakeup]") {
   WakeRig rig(BinlogConfig());
-  CHECK(rig.relay->ClaimOnce() == Relay::Round::kIdle);
-  REQUIRE(rig.relay->RefreshGauges().ok());
-  CHECK(rig.relay->IdleWait(100ms) == 30s);
+  CHECK(rig.relay->claim.ClaimOnce() == ClaimRound::kIdle);
+  REQUIRE(rig.relay->housekeeping.RefreshGauges().ok());
+  CHECK(rig.relay->claim.IdleWait() == 30s);
   SECTION("and polls every poll_interval_ms while the stream is down") {
     rig.wakeup->up_ = false;
-    CHECK(rig.relay->IdleWait(100ms) == 100ms);
+    CHECK(rig.relay->claim.IdleWait() == 100ms);
   }
 }
 
@@ -138,32 +143,32 @@ TEST_CASE("with wakeup binlog a row backing off wakes the loop when it comes due
   const int64_t now_ms = static_cast<int64_t>(rig.clock->UnixNow() * 1000);
   row.next_retry_at_ms = now_ms + 3000;
   rig.table->Put(id, row);
-  REQUIRE(rig.relay->RefreshGauges().ok());
-  REQUIRE(rig.m().backlog->Value() == 1);
+  REQUIRE(rig.relay->housekeeping.RefreshGauges().ok());
+  REQUIRE(rig.m().Value(ServiceStats::Gauge::kBacklog) == 1);
   // Gauges newer than the last claim: claim first.
-  CHECK(rig.relay->IdleWait(100ms) == 100ms);
+  CHECK(rig.relay->claim.IdleWait() == 100ms);
   rig.clock->Advance(1ms);
-  CHECK(rig.relay->ClaimOnce() == Relay::Round::kIdle);
+  CHECK(rig.relay->claim.ClaimOnce() == ClaimRound::kIdle);
   // The claim after the read found nothing: sleep until the row is due.
-  CHECK(rig.relay->IdleWait(100ms) == 2999ms);
+  CHECK(rig.relay->claim.IdleWait() == 2999ms);
   SECTION("a row due later than a gauge interval: the loop looks again after one") {
     row.next_retry_at_ms = now_ms + 60000;
     rig.table->Put(id, row);
-    REQUIRE(rig.relay->RefreshGauges().ok());
+    REQUIRE(rig.relay->housekeeping.RefreshGauges().ok());
     rig.clock->Advance(1ms);
-    CHECK(rig.relay->ClaimOnce() == Relay::Round::kIdle);
-    CHECK(rig.relay->IdleWait(100ms) == 5000ms);  // gauge_interval_ms
+    CHECK(rig.relay->claim.ClaimOnce() == ClaimRound::kIdle);
+    CHECK(rig.relay->claim.IdleWait() == 5000ms);  // gauge_interval_ms
   }
   SECTION("once it came due the loop claims it") {
     rig.clock->Advance(2999ms);
-    CHECK(rig.relay->ClaimOnce() == Relay::Round::kIdle);  // a partial batch
-    CHECK(rig.relay->inflight() == 1);
+    CHECK(rig.relay->claim.ClaimOnce() == ClaimRound::kIdle);  // a partial batch
+    CHECK(rig.relay->queue->inflight() == 1);
   }
   SECTION("once it is gone (claimed elsewhere and sent) the loop waits for the stream") {
     row.status = "SENT";
     rig.table->Put(id, row);
-    REQUIRE(rig.relay->RefreshGauges().ok());
-    CHECK(rig.relay->IdleWait(100ms) == 30s);
+    REQUIRE(rig.relay->housekeeping.RefreshGauges().ok());
+    CHECK(rig.relay->claim.IdleWait() == 30s);
   }
 }
 
@@ -180,13 +185,13 @@ TEST_CASE(
   row.status = "DEAD";
   rig.table->Put(dead, row);
   rig.table->Insert("order", 1, "OrderPaid");  // due, but blocked
-  REQUIRE(rig.relay->RefreshGauges().ok());
+  REQUIRE(rig.relay->housekeeping.RefreshGauges().ok());
   rig.clock->Advance(1ms);
-  CHECK(rig.relay->ClaimOnce() == Relay::Round::kIdle);
-  CHECK(rig.relay->inflight() == 0);
+  CHECK(rig.relay->claim.ClaimOnce() == ClaimRound::kIdle);
+  CHECK(rig.relay->queue->inflight() == 0);
   // Only a commit (the DEAD row replayed) can free it, and the stream wakes
   // the loop for that: no polling meanwhile.
-  CHECK(rig.relay->IdleWait(100ms) == 5000ms);
+  CHECK(rig.relay->claim.IdleWait() == 5000ms);
 }
 
 TEST_CASE(
@@ -194,22 +199,22 @@ TEST_CASE(
     "for the stream",
     "[relay][wakeup]") {
   WakeRig rig(BinlogConfig());
-  REQUIRE(rig.relay->RefreshGauges().ok());  // as the housekeeping loop does at start
+  REQUIRE(rig.relay->housekeeping.RefreshGauges().ok());  // as the housekeeping loop does at start
   rig.clock->Advance(1ms);
   rig.table->Insert("order", 1, "OrderCreated");
-  CHECK(rig.relay->ClaimOnce() == Relay::Round::kIdle);  // a partial batch: claimed, idle
+  CHECK(rig.relay->claim.ClaimOnce() == ClaimRound::kIdle);  // a partial batch: claimed, idle
   // A busy table has more rows already: look again as polling does.
-  CHECK(rig.relay->IdleWait(1ms) == 1ms);
+  CHECK(rig.relay->claim.IdleWait() == 1ms);
   rig.clock->Advance(1ms);
-  CHECK(rig.relay->ClaimOnce() == Relay::Round::kIdle);
-  CHECK(rig.relay->inflight() == 1);
+  CHECK(rig.relay->claim.ClaimOnce() == ClaimRound::kIdle);
+  CHECK(rig.relay->queue->inflight() == 1);
   // Nothing more: its settle is a commit the stream announces, no polling
   // meanwhile.
-  CHECK(rig.relay->IdleWait(2ms) == 30s);
-  REQUIRE(rig.relay->SettleReady(true, 1s) == 1);
-  CHECK(rig.relay->ClaimOnce() == Relay::Round::kIdle);
-  REQUIRE(rig.relay->RefreshGauges().ok());
-  CHECK(rig.relay->IdleWait(100ms) == 30s);
+  CHECK(rig.relay->claim.IdleWait() == 30s);
+  REQUIRE(rig.relay->settle.SettleReady(true, 1s) == 1);
+  CHECK(rig.relay->claim.ClaimOnce() == ClaimRound::kIdle);
+  REQUIRE(rig.relay->housekeeping.RefreshGauges().ok());
+  CHECK(rig.relay->claim.IdleWait() == 30s);
 }
 
 TEST_CASE("with wakeup binlog a retry its own settle wrote wakes the loop when it comes due",
@@ -226,28 +231,28 @@ TEST_CASE("with wakeup binlog a retry its own settle wrote wakes the loop when i
     return o;
   });
   rig.table->Insert("order", 1, "OrderCreated");
-  CHECK(rig.relay->ClaimOnce() == Relay::Round::kIdle);
+  CHECK(rig.relay->claim.ClaimOnce() == ClaimRound::kIdle);
   // The gauges see the row SENDING under a 30 s lease: they alone would let
   // the loop sleep a gauge interval.
-  REQUIRE(rig.relay->RefreshGauges().ok());
+  REQUIRE(rig.relay->housekeeping.RefreshGauges().ok());
   rig.clock->Advance(1ms);
-  REQUIRE(rig.relay->SettleReady(true, 1s) == 1);  // NEW again, due in 1 to 2 s
+  REQUIRE(rig.relay->settle.SettleReady(true, 1s) == 1);  // NEW again, due in 1 to 2 s
   CHECK(rig.wakeup->WaitUntil(rig.clock->Now()) == WakeCause::kChange);  // Interrupt: look again
-  CHECK(rig.relay->ClaimOnce() == Relay::Round::kIdle);
-  const Clock::Duration wait = rig.relay->IdleWait(100ms);
+  CHECK(rig.relay->claim.ClaimOnce() == ClaimRound::kIdle);
+  const Clock::Duration wait = rig.relay->claim.IdleWait();
   // The backoff plus a second for DATETIME's whole seconds.
   CHECK(wait >= 2000ms);
   CHECK(wait <= 3000ms);
   rig.broker->set_decide(nullptr);
   rig.clock->Advance(std::chrono::duration_cast<std::chrono::microseconds>(wait));
-  CHECK(rig.relay->ClaimOnce() == Relay::Round::kIdle);
-  CHECK(rig.relay->inflight() == 1);       // claimed again when due
-  CHECK(rig.relay->IdleWait(1ms) == 1ms);  // claimed: looks again at once
+  CHECK(rig.relay->claim.ClaimOnce() == ClaimRound::kIdle);
+  CHECK(rig.relay->queue->inflight() == 1);   // claimed again when due
+  CHECK(rig.relay->claim.IdleWait() == 1ms);  // claimed: looks again at once
   rig.clock->Advance(1ms);
-  CHECK(rig.relay->ClaimOnce() == Relay::Round::kIdle);
+  CHECK(rig.relay->claim.ClaimOnce() == ClaimRound::kIdle);
   // Once a claim ran after it, the timer is spent: what is left is the
   // gauges' (they still see a row: a look after a gauge interval).
-  CHECK(rig.relay->IdleWait(100ms) == 5000ms);
+  CHECK(rig.relay->claim.IdleWait() == 5000ms);
 }
 
 // A store whose new row becomes visible only at its third claim, as a row
@@ -277,29 +282,29 @@ TEST_CASE("an acknowledgement wakes the loop when rows wait behind it", "[relay]
   SECTION("rows deferred behind the acknowledged one: woken at once, claimed before the settle") {
     rig.table->Insert("order", 1, "OrderPaid");
     rig.table->Insert("order", 2, "OrderCreated");
-    rig.relay->ClaimOnce();  // order 1's first event
-    rig.relay->ClaimOnce();  // order 2's; order 1's second waits behind its first
-    REQUIRE(rig.relay->inflight() == 2);
+    rig.relay->claim.ClaimOnce();  // order 1's first event
+    rig.relay->claim.ClaimOnce();  // order 2's; order 1's second waits behind its first
+    REQUIRE(rig.relay->queue->inflight() == 2);
     CHECK(rig.wakeup->WaitUntil(rig.clock->Now()) == WakeCause::kDeadline);
     REQUIRE(rig.broker->CompleteAll() == 2);
     CHECK(rig.wakeup->WaitUntil(rig.clock->Now()) == WakeCause::kChange);
-    rig.relay->ClaimOnce();
-    CHECK(rig.relay->inflight() == 3);             // nothing settled yet
+    rig.relay->claim.ClaimOnce();
+    CHECK(rig.relay->queue->inflight() == 3);      // nothing settled yet
     CHECK(rig.table->Get(1).status == "SENDING");  // its settle has not run
     CHECK(rig.table->Get(2).status == "SENDING");  // order 1's second event
     REQUIRE(rig.broker->CompleteAll() == 1);
-    CHECK(rig.relay->SettleReady(true, 1s) == 3);
+    CHECK(rig.relay->settle.SettleReady(true, 1s) == 3);
     CHECK(rig.table->Get(1).status == "SENT");
     CHECK(rig.table->Get(2).status == "SENT");
     REQUIRE(rig.broker->acked().size() == 3);
     CHECK(rig.broker->acked()[0].key == rig.broker->acked()[2].key);  // order 1, in order
   }
   SECTION("nothing waits behind it: the acknowledgement leaves the loop asleep") {
-    rig.relay->ClaimOnce();
-    REQUIRE(rig.relay->inflight() == 1);
+    rig.relay->claim.ClaimOnce();
+    REQUIRE(rig.relay->queue->inflight() == 1);
     REQUIRE(rig.broker->CompleteAll() == 1);
     CHECK(rig.wakeup->WaitUntil(rig.clock->Now()) == WakeCause::kDeadline);
-    REQUIRE(rig.relay->SettleReady(true, 1s) == 1);
+    REQUIRE(rig.relay->settle.SettleReady(true, 1s) == 1);
     CHECK(rig.wakeup->WaitUntil(rig.clock->Now()) == WakeCause::kDeadline);
   }
 }
@@ -310,29 +315,30 @@ TEST_CASE("a claim after an insert wake-up retries until the row is visible", "[
   clock->set_auto_advance(true);  // the retry pauses pass at once
   auto table = std::make_shared<FakeTable>(clock);
   auto probes = std::make_shared<int>(0);
-  Metrics metrics;
+  testing::FakeStats metrics;
   auto owned = RelayOn(
       c, clock, [table, probes] { return std::make_unique<LateRowStore>(table, probes); },
       &metrics);
-  Relay& relay = *owned;
-  CHECK(relay.ClaimOnce() == Relay::Round::kIdle);  // the first claim reclaims: no probe
+  RelayUnits& relay = *owned;
+  CHECK(relay.claim.ClaimOnce() == ClaimRound::kIdle);  // the first claim reclaims: no probe
   *probes = 0;
   SECTION("an insert gets the retry") {
-    relay.ClaimAfter(WakeCause::kInsert);
+    relay.claim.ClaimAfter(WakeCause::kInsert);
     CHECK(*probes == 3);
-    CHECK(relay.inflight() == 1);
+    CHECK(relay.queue->inflight() == 1);
   }
   SECTION("an insert whose row stays invisible keeps the poll backoff instead of the safety poll") {
     *probes = -100;  // the row shows after the retries
-    relay.ClaimAfter(WakeCause::kInsert);
+    relay.claim.ClaimAfter(WakeCause::kInsert);
     CHECK(*probes == -100 + 1 + static_cast<int>(kCommitRaceRetry.size()));  // first + retries
-    CHECK(relay.inflight() == 0);
-    CHECK(relay.IdleWait(100ms) == 100ms);
+    CHECK(relay.queue->inflight() == 0);
+    // The backoff starts again where the retry stopped (16 ms, doubled).
+    CHECK(relay.claim.IdleWait() == 32ms);
   }
   SECTION("an update-only commit gets one claim") {
-    relay.ClaimAfter(WakeCause::kChange);
+    relay.claim.ClaimAfter(WakeCause::kChange);
     CHECK(*probes == 1);
-    CHECK(relay.inflight() == 0);
+    CHECK(relay.queue->inflight() == 0);
   }
 }
 
@@ -343,7 +349,7 @@ TEST_CASE("an insert committed during a commit-race pause is claimed without wai
   SECTION("ordering per_aggregate") { c.ordering = Ordering::kPerAggregate; }
   WakeRig rig(c);
   rig.clock->set_auto_advance(true);  // a pause waited out moves the clock
-  CHECK(rig.relay->ClaimOnce() == Relay::Round::kIdle);
+  CHECK(rig.relay->claim.ClaimOnce() == ClaimRound::kIdle);
   // The wake-up's own row is not visible yet; another insert commits during
   // the first pause.
   rig.wakeup->during_wait = [&] {
@@ -351,8 +357,8 @@ TEST_CASE("an insert committed during a commit-race pause is claimed without wai
     return WakeCause::kInsert;
   };
   const auto start = rig.clock->Now();
-  rig.relay->ClaimAfter(WakeCause::kInsert);
-  CHECK(rig.relay->inflight() == 1);
+  rig.relay->claim.ClaimAfter(WakeCause::kInsert);
+  CHECK(rig.relay->queue->inflight() == 1);
   CHECK(rig.clock->Now() == start);
 }
 
@@ -364,10 +370,10 @@ TEST_CASE("an acknowledgement that frees a deferred row ends a commit-race pause
   rig.clock->set_auto_advance(true);  // a pause waited out moves the clock
   rig.broker->hold(true);
   rig.table->Insert("order", 1, "OrderCreated");
-  rig.relay->ClaimAfter(WakeCause::kInsert);
-  while (rig.relay->ClaimOnce() == Relay::Round::kMore) {
+  rig.relay->claim.ClaimAfter(WakeCause::kInsert);
+  while (rig.relay->claim.ClaimOnce() == ClaimRound::kMore) {
   }
-  REQUIRE(rig.relay->inflight() == 1);
+  REQUIRE(rig.relay->queue->inflight() == 1);
   // The next event of the aggregate: its wake-up's pass defers it behind the
   // first, in flight, claims nothing and ends.
   rig.table->Insert("order", 1, "OrderPaid");
@@ -376,8 +382,8 @@ TEST_CASE("an acknowledgement that frees a deferred row ends a commit-race pause
     return WakeCause::kChange;
   };
   const auto start = rig.clock->Now();
-  rig.relay->ClaimAfter(WakeCause::kInsert);
-  CHECK(rig.relay->inflight() == 2);
+  rig.relay->claim.ClaimAfter(WakeCause::kInsert);
+  CHECK(rig.relay->queue->inflight() == 2);
   CHECK(rig.wakeup->during_wait == nullptr);  // it paused
   CHECK(rig.clock->Now() == start);           // and did not wait the pause out
 }
@@ -406,16 +412,16 @@ TEST_CASE("with per_aggregate the commit-race retry claims the row of a pass tha
   clock->set_auto_advance(true);
   auto table = std::make_shared<FakeTable>(clock);
   auto passes = std::make_shared<int>(0);
-  Metrics metrics;
+  testing::FakeStats metrics;
   auto owned = RelayOn(
       c, clock, [table, passes] { return std::make_unique<LatePassStore>(table, passes); },
       &metrics);
-  Relay& relay = *owned;
+  RelayUnits& relay = *owned;
   // The first pass finds nothing; the retry's pass starts with the row (a
   // round that only starts a pass claims nothing) and must go on to claim it.
-  relay.ClaimAfter(WakeCause::kInsert);
+  relay.claim.ClaimAfter(WakeCause::kInsert);
   CHECK(*passes >= 2);
-  CHECK(relay.inflight() == 1);
+  CHECK(relay.queue->inflight() == 1);
 }
 
 // Counts the probes and the pass snapshots of every store it makes.
@@ -452,8 +458,8 @@ struct CountedRig {
   std::shared_ptr<FakeClock> clock = std::make_shared<FakeClock>();
   std::shared_ptr<FakeTable> table = std::make_shared<FakeTable>(clock);
   std::shared_ptr<CountingStore::Counts> counts = std::make_shared<CountingStore::Counts>();
-  Metrics metrics;
-  std::unique_ptr<Relay> relay;
+  testing::FakeStats metrics;
+  std::unique_ptr<RelayUnits> relay;
 };
 
 TEST_CASE("an insert wake-up that claimed other rows looks once more after the commit race",
@@ -462,30 +468,30 @@ TEST_CASE("an insert wake-up that claimed other rows looks once more after the c
   SECTION("ordering none") {}
   SECTION("ordering per_aggregate") { c.ordering = Ordering::kPerAggregate; }
   CountedRig rig(c);
-  Relay& relay = *rig.relay;
+  RelayUnits& relay = *rig.relay;
   FakeClock* clock = rig.clock.get();
   FakeTable* table = rig.table.get();
   CountingStore::Counts* counts = rig.counts.get();
-  REQUIRE(relay.RefreshGauges().ok());  // an empty table: the stream's wait is 30 s
+  REQUIRE(relay.housekeeping.RefreshGauges().ok());  // an empty table: the stream's wait is 30 s
   table->Insert("order", 1, "OrderCreated");
   // The wake-up of a second insert claims the first; the second is not
   // visible yet, so the rounds after it find nothing.
-  relay.ClaimAfter(WakeCause::kInsert);
-  REQUIRE(relay.inflight() == 1);
-  while (relay.ClaimOnce() == Relay::Round::kMore) {
+  relay.claim.ClaimAfter(WakeCause::kInsert);
+  REQUIRE(relay.queue->inflight() == 1);
+  while (relay.claim.ClaimOnce() == ClaimRound::kMore) {
   }
   // One more round once the wake-up's row must show, not the stream's 30 s.
-  CHECK(relay.IdleWait(2ms) == CommitRaceWindow());
+  CHECK(relay.claim.IdleWait() == CommitRaceWindow());
   clock->Advance(CommitRaceWindow() - 1ms);
-  CHECK(relay.IdleWait(2ms) == 1ms);
+  CHECK(relay.claim.IdleWait() == 1ms);
   clock->Advance(1ms);
-  CHECK(relay.IdleWait(2ms) == 0ms);
+  CHECK(relay.claim.IdleWait() == 0ms);
   // That round is one probe (no pass: nothing is due), then the stream.
   const CountingStore::Counts before = *counts;
-  CHECK(relay.ClaimAfter(WakeCause::kDeadline) == Relay::Round::kIdle);
+  CHECK(relay.claim.ClaimAfter(WakeCause::kDeadline) == ClaimRound::kIdle);
   CHECK(counts->probes == before.probes + 1);
   CHECK(counts->snapshots == before.snapshots);
-  CHECK(relay.IdleWait(2ms) == 30s);
+  CHECK(relay.claim.IdleWait() == 30s);
 }
 
 TEST_CASE("with per_aggregate a wake-up by a commit that inserted nothing probes before a pass",
@@ -493,27 +499,27 @@ TEST_CASE("with per_aggregate a wake-up by a commit that inserted nothing probes
   ServiceConfig c = BinlogConfig();
   c.ordering = Ordering::kPerAggregate;
   CountedRig rig(c);
-  Relay& relay = *rig.relay;
+  RelayUnits& relay = *rig.relay;
   FakeTable* table = rig.table.get();
   CountingStore::Counts* counts = rig.counts.get();
   table->Insert("order", 1, "OrderCreated");
-  relay.ClaimAfter(WakeCause::kInsert);
-  while (relay.ClaimOnce() == Relay::Round::kMore) {
+  relay.claim.ClaimAfter(WakeCause::kInsert);
+  while (relay.claim.ClaimOnce() == ClaimRound::kMore) {
   }
-  REQUIRE(relay.inflight() == 1);
+  REQUIRE(relay.queue->inflight() == 1);
   // The wake-up of the relay's own claim: after a pass that claimed, a pass
   // would start directly (a snapshot and its reads); the probe alone says
   // there is nothing.
   const CountingStore::Counts before = *counts;
-  CHECK(relay.ClaimAfter(WakeCause::kChange) == Relay::Round::kIdle);
+  CHECK(relay.claim.ClaimAfter(WakeCause::kChange) == ClaimRound::kIdle);
   CHECK(counts->probes == before.probes + 1);
   CHECK(counts->snapshots == before.snapshots);
   SECTION("a row that a commit made claimable is still claimed") {
     table->Insert("order", 2, "OrderCreated");
-    relay.ClaimAfter(WakeCause::kChange);
-    while (relay.ClaimOnce() == Relay::Round::kMore) {
+    relay.claim.ClaimAfter(WakeCause::kChange);
+    while (relay.claim.ClaimOnce() == ClaimRound::kMore) {
     }
-    CHECK(relay.inflight() == 2);
+    CHECK(relay.queue->inflight() == 2);
   }
 }
 
@@ -522,7 +528,7 @@ TEST_CASE("a wake-up by another relay's settle that does not show yet is looked 
   ServiceConfig c = BinlogConfig();
   c.ordering = Ordering::kPerAggregate;
   WakeRig rig(c);
-  Relay& relay = *rig.relay;
+  RelayUnits& relay = *rig.relay;
   FakeTable* table = rig.table.get();
   const int64_t first = table->Insert("order", 1, "OrderCreated");
   const int64_t second = table->Insert("order", 1, "OrderPaid");
@@ -531,31 +537,31 @@ TEST_CASE("a wake-up by another relay's settle that does not show yet is looked 
   held.status = "SENDING";
   held.next_retry_at_ms = rig.clock->UnixMs() + 30000;
   table->Put(first, held);
-  REQUIRE(relay.RefreshGauges().ok());
+  REQUIRE(relay.housekeeping.RefreshGauges().ok());
   rig.clock->Advance(1ms);
   // The wake-up by a commit that updated rows, and the first event still
   // held: either the other relay's claim, or its settle not showing yet.
-  CHECK(relay.ClaimAfter(WakeCause::kChange) == Relay::Round::kIdle);
-  CHECK(relay.inflight() == 0);
+  CHECK(relay.claim.ClaimAfter(WakeCause::kChange) == ClaimRound::kIdle);
+  CHECK(relay.queue->inflight() == 0);
   // One more look once the settle must show, not at the next gauges' read.
-  CHECK(relay.IdleWait(2ms) == CommitRaceWindow());
+  CHECK(relay.claim.IdleWait() == CommitRaceWindow());
   SECTION("the settle showed: the look claims the next event") {
     held.status = "SENT";
     table->Put(first, held);
     rig.clock->Advance(CommitRaceWindow());
-    CHECK(relay.IdleWait(2ms) == 0ms);
-    relay.ClaimAfter(WakeCause::kDeadline);
-    while (relay.ClaimOnce() == Relay::Round::kMore) {
+    CHECK(relay.claim.IdleWait() == 0ms);
+    relay.claim.ClaimAfter(WakeCause::kDeadline);
+    while (relay.claim.ClaimOnce() == ClaimRound::kMore) {
     }
-    CHECK(relay.inflight() == 1);
+    CHECK(relay.queue->inflight() == 1);
     CHECK(table->Get(second).status == "SENDING");
   }
   SECTION("the other relay still holds it: no further look until the next commit") {
     rig.clock->Advance(CommitRaceWindow());
-    while (relay.ClaimAfter(WakeCause::kDeadline) == Relay::Round::kMore) {
+    while (relay.claim.ClaimAfter(WakeCause::kDeadline) == ClaimRound::kMore) {
     }
-    CHECK(relay.inflight() == 0);
-    CHECK(relay.IdleWait(2ms) == 5000ms);  // gauge_interval_ms
+    CHECK(relay.queue->inflight() == 0);
+    CHECK(relay.claim.IdleWait() == 5000ms);  // gauge_interval_ms
   }
   SECTION("once nothing is due a later wake-up gets no such look") {
     held.status = "SENT";
@@ -564,21 +570,21 @@ TEST_CASE("a wake-up by another relay's settle that does not show yet is looked 
     next.status = "SENT";  // the other relay took and sent it meanwhile
     table->Put(second, next);
     rig.clock->Advance(CommitRaceWindow());
-    CHECK(relay.ClaimAfter(WakeCause::kDeadline) == Relay::Round::kIdle);  // the probe
+    CHECK(relay.claim.ClaimAfter(WakeCause::kDeadline) == ClaimRound::kIdle);  // the probe
     rig.clock->Advance(1ms);
-    CHECK(relay.ClaimAfter(WakeCause::kChange) == Relay::Round::kIdle);
-    CHECK(relay.IdleWait(2ms) != CommitRaceWindow());
+    CHECK(relay.claim.ClaimAfter(WakeCause::kChange) == ClaimRound::kIdle);
+    CHECK(relay.claim.IdleWait() != CommitRaceWindow());
   }
   SECTION("rows held behind a DEAD event get no such look") {
     held.status = "DEAD";
     table->Put(first, held);
     rig.clock->Advance(CommitRaceWindow());
-    while (relay.ClaimAfter(WakeCause::kDeadline) == Relay::Round::kMore) {
+    while (relay.claim.ClaimAfter(WakeCause::kDeadline) == ClaimRound::kMore) {
     }
-    REQUIRE(relay.RefreshGauges().ok());
+    REQUIRE(relay.housekeeping.RefreshGauges().ok());
     rig.clock->Advance(1ms);
-    CHECK(relay.ClaimAfter(WakeCause::kChange) == Relay::Round::kIdle);
-    CHECK(relay.IdleWait(2ms) != CommitRaceWindow());
+    CHECK(relay.claim.ClaimAfter(WakeCause::kChange) == ClaimRound::kIdle);
+    CHECK(relay.claim.IdleWait() != CommitRaceWindow());
   }
 }
 
@@ -587,14 +593,15 @@ TEST_CASE("a wake-up ends the idle wait and Stop interrupts it", "[relay][wakeup
   ServiceConfig c = BinlogConfig();
   c.poll_interval_ms = 3'600'000;
   WakeRig rig(c, DefaultClock());
-  rig.relay->Start();
+  std::thread loop([&] { rig.relay->claim.Run(); });
   REQUIRE(WaitFor([&] { return rig.wakeup->waits_.load() >= 1; }, 10s, 1ms));
-  CHECK(rig.m().WakeupBinlogUp().Value() == 1);
+  CHECK(rig.m().Value(ServiceStats::Gauge::kWakeupBinlogUp) == 1);
   rig.table->Insert("order", 1, "OrderCreated");
   rig.wakeup->Interrupt();  // what the stream does on a commit
   CHECK(WaitFor([&] { return rig.broker->acked().size() == 1; }, 10s, 1ms));
   const auto t0 = std::chrono::steady_clock::now();
-  rig.relay->Stop(1s);
+  rig.relay->claim.Stop();
+  loop.join();
   CHECK(std::chrono::steady_clock::now() - t0 < 5s);
 }
 

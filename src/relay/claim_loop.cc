@@ -1,0 +1,220 @@
+#include "relay/claim_loop.h"
+
+#include <algorithm>
+
+#include "common/log.h"
+
+namespace outbox {
+
+namespace {
+void Beat(const HeartbeatPtr& beat) {
+  if (beat) beat->Beat();
+}
+}  // namespace
+
+ClaimLoop::ClaimLoop(ClaimLoopParts parts)
+    : parts_(std::move(parts)),
+      config_(*parts_.config),
+      claimer_(config_, parts_.stores, parts_.planner, parts_.health, parts_.clock,
+               [this](const ClaimedBatch& batch, Clock::TimePoint claimed_at) {
+                 Publish(batch, claimed_at);
+               }),
+      publisher_(parts_.publisher, parts_.router, config_.ordering, parts_.clock),
+      scheduler_(ClaimScheduler::OptionsFor(config_), parts_.clock),
+      stop_(parts_.clock) {
+  parts_.stats->Set(ServiceStats::Gauge::kPaused, 0);
+}
+
+void ClaimLoop::Run() {
+  WakeCause cause = WakeCause::kDeadline;
+  while (!stop_.stopped()) {
+    Beat(beat_);
+    NoteWakeupState();
+    ClaimAfter(cause);
+    if (stop_.stopped()) break;
+    cause = WaitBetween();
+  }
+}
+
+void ClaimLoop::Stop() {
+  stop_.Stop();
+  parts_.wakeup->Interrupt();  // the loop may be waiting for a wake-up
+  parts_.queue->Notify();      // or for room
+}
+
+ClaimRound ClaimLoop::ClaimOnce() {
+  if (parts_.queue->inflight() >= config_.max_inflight_batches) return ClaimRound::kBusy;
+  round_start_ = parts_.clock->Now();
+  freed_by_ack_ = false;  // this round claims what they freed
+  round_ = parts_.queue->BeginClaim();
+  published_ = false;
+  ClaimedBatch batch;
+  const ClaimRound r = claimer_.Claim(&batch);  // publishes what it claims, before the commit
+  // The claim's transaction has ended (committed or rolled back): its batch
+  // may be settled now, and not before (SettleGate).
+  if (published_) parts_.queue->EndClaim(round_);
+  if (r == ClaimRound::kFailed) return r;
+  parts_.stats->Observe(ServiceStats::Histogram::kPollDuration,
+                        std::chrono::duration<double>(parts_.clock->Now() - round_start_).count());
+  parts_.stats->Set(ServiceStats::Gauge::kLastPoll, parts_.clock->UnixNow());
+  if (batch.reclaimed > 0) {
+    parts_.stats->Add(ServiceStats::Counter::kLeasesReclaimed, batch.reclaimed);
+    LogInfo("reclaimed rows whose lease expired", {{"service", config_.name},
+                                                   {"count", batch.reclaimed},
+                                                   {"first_id", batch.rows.front().id},
+                                                   {"last_id", batch.rows.back().id}});
+  }
+  scheduler_.OnRound({r, round_start_, batch.rows.size(), parts_.planner->held_by_peer()});
+  return r;
+}
+
+ClaimRound ClaimLoop::ClaimAfter(WakeCause cause) {
+  DrainNotes();
+  scheduler_.OnWake(cause);
+  ClaimRound last = ClaimRound::kIdle;
+  while (!stop_.stopped()) {
+    DrainNotes();
+    const ClaimScheduler::Step step = scheduler_.Next(View());
+    const bool attempt = step.action == ClaimScheduler::Action::kClaim ||
+                         step.action == ClaimScheduler::Action::kProbe ||
+                         (step.action == ClaimScheduler::Action::kWaitWake && !step.idle);
+    if (!attempt) {
+      pending_ = step;
+      break;
+    }
+    if (step.action == ClaimScheduler::Action::kWaitWake) {
+      const WakeCause woken = parts_.wakeup->WaitUntil(step.until);
+      DrainNotes();
+      scheduler_.OnWake(woken);
+      continue;
+    }
+    if (step.action == ClaimScheduler::Action::kProbe) {
+      // The broker is down (or the service paused): the database alone.
+      if (claimer_.Probe().ok())
+        parts_.stats->Set(ServiceStats::Gauge::kLastPoll, parts_.clock->UnixNow());
+      continue;
+    }
+    if (step.new_pass) claimer_.StartOver();
+    if (step.probe_first) claimer_.ProbeFirst();
+    last = ClaimOnce();
+    if (last == ClaimRound::kBusy) scheduler_.OnRound({last});
+  }
+  return last;
+}
+
+Clock::Duration ClaimLoop::IdleWait() {
+  DrainNotes();
+  return scheduler_.IdleWait(View());
+}
+
+WakeCause ClaimLoop::WaitBetween() {
+  const ClaimScheduler::Step step = pending_;
+  switch (step.action) {
+    case ClaimScheduler::Action::kWaitWake:
+      return parts_.wakeup->WaitUntil(step.until);
+    case ClaimScheduler::Action::kWaitRoom:
+      parts_.queue->WaitRoom(config_.max_inflight_batches, step.until,
+                             [this] { return stop_.stopped(); });
+      break;
+    case ClaimScheduler::Action::kSleep:
+      stop_.SleepUntil(step.until);
+      break;
+    case ClaimScheduler::Action::kProbe:
+    case ClaimScheduler::Action::kClaim:
+      break;
+  }
+  return WakeCause::kDeadline;
+}
+
+ClaimScheduler::View ClaimLoop::View() const {
+  ClaimScheduler::View v;
+  v.stream_up = parts_.wakeup->binlog_up();
+  v.broker_up = publisher_.Healthy();
+  v.deferred = parts_.planner->deferred_count();
+  if (config_.wakeup == Wakeup::kBinlog) v.unsent = parts_.housekeeper->Unsent();
+  return v;
+}
+
+void ClaimLoop::DrainNotes() {
+  if (freed_by_ack_.exchange(false)) scheduler_.OnFreedByAck();
+  const Clock::Duration::rep due = own_retry_due_.exchange(0);
+  if (due != 0) scheduler_.OnOwnRetry(Clock::TimePoint(Clock::Duration(due)));
+  if (reconnected_.exchange(false)) scheduler_.OnReconnect();
+}
+
+void ClaimLoop::Publish(const ClaimedBatch& batch, Clock::TimePoint claimed_at) {
+  parts_.queue->AddInflight();
+  published_ = true;
+  const uint64_t round = round_;
+  // A chain message started by then is acknowledged or failed within
+  // message.timeout.ms (lease/2, see src/kafka/kafka_config.cc), a second
+  // before the lease ends: the batch settles while the claim is still ours.
+  const auto start_by = claimed_at + std::chrono::milliseconds(config_.lease_ms / 2 - 1000);
+  auto shared = std::make_shared<ClaimedBatch>(batch);
+  std::shared_ptr<SettleQueue> queue = parts_.queue;
+  const ClockPtr clock = parts_.clock;
+  const bool ordered = config_.ordering == Ordering::kPerAggregate;
+  publisher_.Publish(
+      shared->rows, start_by,
+      [this, queue, clock, shared, claimed_at, round,
+       ordered](std::vector<PublishOutcome> outcomes) {
+        // Not `this` unless the queue is open: the loop may be
+        // gone (SettleQueue::Close).
+        queue->Push({std::move(*shared), std::move(outcomes), claimed_at, clock->Now(), round},
+                    [this, ordered](const PublishedBatch& done) {
+                      if (ordered) NoteDelivered(done);
+                    });
+      });
+}
+
+void ClaimLoop::NoteDelivered(const PublishedBatch& done) {
+  std::vector<SettledRow> acked;
+  acked.reserve(done.outcomes.size());
+  for (size_t i = 0; i < done.outcomes.size(); ++i) {
+    const OutboxRow& r = done.batch.rows[i];
+    if (done.outcomes[i].result == PublishResult::kAcked) acked.push_back({r.id, r.aggregate});
+  }
+  // per_aggregate: rows deferred behind these are claimable now. Neither a
+  // poll nor the stream would say so soon: the poll comes poll_interval_ms
+  // later, and the stream reports the settle's commit only after it.
+  if (parts_.planner->OnDelivered(acked)) {
+    freed_by_ack_ = true;
+    parts_.wakeup->Interrupt();
+  }
+}
+
+void ClaimLoop::NoteOwnRetry(int64_t backoff_ms) {
+  // next_retry_at is NOW() + backoff in a DATETIME: whole seconds, which
+  // MySQL rounds (MariaDB truncates). A second more claims it either way.
+  const Clock::TimePoint due = parts_.clock->Now() + std::chrono::milliseconds(backoff_ms + 1000);
+  const Clock::Duration::rep ticks = due.time_since_epoch().count();
+  Clock::Duration::rep seen = own_retry_due_.load();
+  while ((seen == 0 || ticks < seen) && !own_retry_due_.compare_exchange_weak(seen, ticks)) {
+  }
+  // The loop may be waiting for the stream already: let it look again.
+  parts_.wakeup->Interrupt();
+}
+
+void ClaimLoop::NoteReconnect() {
+  reconnected_ = true;
+  parts_.wakeup->Interrupt();
+}
+
+void ClaimLoop::set_heartbeat(HeartbeatPtr beat) {
+  beat_ = beat;
+  claimer_.set_heartbeat(std::move(beat));
+}
+
+std::string ClaimLoop::WakeupStatus() const {
+  if (config_.wakeup != Wakeup::kBinlog) return "";
+  if (parts_.wakeup->binlog_up()) return "wakeup binlog up";
+  return "wakeup binlog down, polling every " + std::to_string(config_.poll_interval_ms) +
+         " ms: " + parts_.wakeup->reason();
+}
+
+void ClaimLoop::NoteWakeupState() {
+  if (config_.wakeup != Wakeup::kBinlog) return;
+  parts_.stats->Set(ServiceStats::Gauge::kWakeupBinlogUp, parts_.wakeup->binlog_up() ? 1 : 0);
+}
+
+}  // namespace outbox

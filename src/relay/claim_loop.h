@@ -1,0 +1,103 @@
+#pragma once
+
+#include <atomic>
+#include <memory>
+#include <string>
+
+#include "common/clock.h"
+#include "common/liveness.h"
+#include "common/service_stats.h"
+#include "common/wakeup.h"
+#include "config/config.h"
+#include "kafka/publisher.h"
+#include "outbox/outbox_store.h"
+#include "relay/chain_publisher.h"
+#include "relay/claim_planner.h"
+#include "relay/claim_scheduler.h"
+#include "relay/claimer.h"
+#include "relay/db_health.h"
+#include "relay/housekeeper.h"
+#include "relay/settle_queue.h"
+#include "relay/stop_signal.h"
+
+namespace outbox {
+
+// What a ClaimLoop works with. The pointers must outlive the loop.
+struct ClaimLoopParts {
+  const ServiceConfig* config = nullptr;
+  const Router* router = nullptr;
+  ClaimPlanner* planner = nullptr;
+  DbHealth* health = nullptr;
+  ServiceStats* stats = nullptr;
+  const Housekeeper* housekeeper = nullptr;  // Unsent(), for the binlog wait
+  WakeupSource* wakeup = nullptr;
+  std::shared_ptr<SettleQueue> queue;
+  StoreFactory stores;  // two connections: claims and a pass's snapshot reads
+  PublisherPtr publisher;
+  ClockPtr clock;
+};
+
+// The claim thread (docs/DESIGN.md, "Threads"): claims batches (Claimer) and
+// hands each to the ChainPublisher before its claim commits, keeping up to
+// max_inflight_batches in flight (SettleQueue); the ClaimScheduler decides
+// when the next round comes. Run and the steps from one thread (the claim
+// thread, or a test's); Stop, NoteOwnRetry, NoteDelivered and the accessors
+// from any thread.
+class ClaimLoop {
+ public:
+  explicit ClaimLoop(ClaimLoopParts parts);
+
+  // Attempts and waits until Stop.
+  void Run();
+  void Stop();
+
+  // One claim round (a test or a tool may step rounds by hand).
+  ClaimRound ClaimOnce();
+  // The attempt a wake-up of `cause` asks for: rounds, and with the commit
+  // race their pauses, until the scheduler asks for a wait; the last round.
+  ClaimRound ClaimAfter(WakeCause cause);
+  // How long the loop, idle now, would wait for a wake-up (ClaimScheduler).
+  Clock::Duration IdleWait();
+
+  // The settle thread: a settle wrote a retry `backoff_ms` from now.
+  void NoteOwnRetry(int64_t backoff_ms);
+  // The producer's thread (per_aggregate): a batch's outcomes are in.
+  void NoteDelivered(const PublishedBatch& done);
+  // The database session was opened again (maybe on another server).
+  void NoteReconnect();
+
+  void set_heartbeat(HeartbeatPtr beat);
+  // With `wakeup: binlog`, for /readyz: "wakeup binlog up", or down with the
+  // stream's reason and the poll that stands in. Empty with `wakeup: poll`.
+  std::string WakeupStatus() const;
+
+ private:
+  ClaimScheduler::View View() const;
+  void Execute(const ClaimScheduler::Step& step);
+  // Runs the step before the next attempt; the cause of a wake-up wait.
+  WakeCause WaitBetween();
+  void Publish(const ClaimedBatch& batch, Clock::TimePoint claimed_at);
+  void DrainNotes();
+  void NoteWakeupState();
+
+  const ClaimLoopParts parts_;
+  const ServiceConfig& config_;
+  Claimer claimer_;
+  ChainPublisher publisher_;
+  ClaimScheduler scheduler_;
+  StopSignal stop_;
+  HeartbeatPtr beat_;
+  // The step after the last attempt: a wait, or the broker-down probe.
+  ClaimScheduler::Step pending_;
+  // The current round: its number for the SettleGate and its start.
+  uint64_t round_ = 0;
+  Clock::TimePoint round_start_{};
+  bool published_ = false;
+
+  // Notes from other threads, taken by the claim thread before each step.
+  std::atomic<bool> freed_by_ack_{false};
+  std::atomic<Clock::Duration::rep> own_retry_due_{0};  // 0: none
+  std::atomic<bool> reconnected_{false};
+};
+
+}  // namespace outbox

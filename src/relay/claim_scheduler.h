@@ -1,0 +1,181 @@
+#pragma once
+
+// When the claim loop runs next: the one home of the wake-up policy
+// (docs/DESIGN.md, "When the claim loop runs"). Events go in (a wake-up and
+// its cause, a round's result, a retry this relay's settle wrote, an
+// acknowledgement that freed deferred rows, a reconnect, a pause); the next
+// step comes out (claim, probe, or wait until a deadline, and on what).
+// Single-threaded, no I/O; time from an injected clock.
+
+#include <array>
+#include <chrono>
+#include <cstddef>
+#include <optional>
+
+#include "common/clock.h"
+#include "common/wakeup.h"
+#include "config/config.h"
+#include "relay/claimer.h"
+
+namespace outbox {
+
+// The commit race: the binary log is written before the InnoDB commit is
+// visible, so a claim right after a wake-up can find the new row still
+// locked and skip it (FOR UPDATE SKIP LOCKED). Measured on MariaDB 10.11 (the
+// integration test "the commit race" in tests/integration/binlog_stream_test.cc):
+// up to half of the immediate claims when the wake-up arrives before the
+// writer's COMMIT returns, the row visible within 2.3 ms and mostly within a
+// few hundred microseconds. A woken claim that found nothing therefore tries
+// again after these pauses, stopping at the first that finds rows: at most 7
+// extra claims and 31.75 ms per wake-up.
+inline constexpr std::array<std::chrono::microseconds, 7> kCommitRaceRetry = {
+    std::chrono::microseconds(250), std::chrono::microseconds(500), std::chrono::milliseconds(1),
+    std::chrono::milliseconds(2),   std::chrono::milliseconds(4),   std::chrono::milliseconds(8),
+    std::chrono::milliseconds(16)};
+
+// The whole retry: how long after an insert's wake-up its row may still be
+// invisible to a claim that the retry would wait for.
+inline constexpr std::chrono::microseconds CommitRaceWindow() {
+  std::chrono::microseconds sum{0};
+  for (auto pause : kCommitRaceRetry) sum += pause;
+  return sum;
+}
+
+// The longest an idle loop waits while its binlog stream is up: the safety
+// poll, which keeps outbox_last_poll_timestamp_seconds (and the
+// stalled-polling alert) true and finds what no commit announced.
+inline constexpr std::chrono::seconds kSafetyPoll{30};
+
+// At most this many claims per insert wake-up, however many other inserts cut
+// its pauses short: with binlog_format MIXED every insert into the database
+// wakes the loop, and a busy table of the service's that is not the outbox
+// must not keep the retry going.
+inline constexpr int kMaxCommitRaceClaims = 2 * (static_cast<int>(kCommitRaceRetry.size()) + 1);
+
+// The poll backoff after a round that did not fill its batch: 1 ms after a
+// round that claimed events (more are likely arriving), else `previous`
+// doubled, capped at poll_interval (an idle table costs no more than the
+// configured idle poll).
+std::chrono::milliseconds NextPollWait(std::chrono::milliseconds previous, size_t claimed,
+                                       std::chrono::milliseconds poll_interval);
+
+// What the table's gauges last said about unsent rows (Housekeeper::Unsent).
+struct UnsentSnapshot {
+  bool read = false;         // false until the first successful read
+  Clock::TimePoint read_at;  // when the read returned
+  int64_t backlog = 0;       // NEW + SENDING
+  // When the first unsent row that was not due at the read becomes due.
+  std::optional<Clock::TimePoint> next_due;
+};
+
+class ClaimScheduler {
+ public:
+  struct Options {
+    Wakeup wakeup = Wakeup::kPoll;
+    std::chrono::milliseconds poll_interval{100};
+    std::chrono::milliseconds gauge_interval{5000};
+  };
+  static Options OptionsFor(const ServiceConfig& config);
+
+  enum class Action {
+    kClaim,     // one claim round
+    kProbe,     // the database probe alone (broker down, or paused)
+    kWaitWake,  // wait on the wake-up source until `until`, then OnWake
+    kWaitRoom,  // wait until a batch settles (max_inflight_batches), at most until `until`
+    kSleep,     // wait until `until`; only a stop ends it early
+  };
+  struct Step {
+    Action action = Action::kClaim;
+    Clock::TimePoint until{};
+    bool probe_first = false;  // kClaim: probe before a pass or claim (Claimer::ProbeFirst)
+    bool new_pass = false;     // kClaim: start a new pass from the table's start (a reconnect)
+    bool idle = false;         // kWaitWake: the idle wait between attempts, not a race pause
+  };
+  // What the loop sees when it asks for the next step.
+  struct View {
+    bool stream_up = false;  // WakeupSource::binlog_up (`wakeup: binlog`)
+    bool broker_up = true;   // the publisher is healthy
+    size_t deferred = 0;     // ClaimPlanner::deferred_count
+    UnsentSnapshot unsent;   // Housekeeper::Unsent (read with `wakeup: binlog`)
+  };
+  // One round's result. `claimed` and `held_by_peer` only for kIdle/kMore.
+  struct RoundResult {
+    ClaimRound kind = ClaimRound::kIdle;
+    Clock::TimePoint started{};
+    size_t claimed = 0;
+    bool held_by_peer = false;  // ClaimPlanner::held_by_peer after the round
+  };
+
+  ClaimScheduler(Options options, ClockPtr clock);
+
+  Step Next(const View& view);
+  // How long an idle loop would wait for a wake-up now (the wait Next gives
+  // between attempts after a round that found the table idle).
+  Clock::Duration IdleWait(const View& view) { return IdleWait(view, clock_->Now()); }
+  // An attempt is under way: its next step is a claim or a commit-race pause.
+  bool attempting() const { return phase_ == Phase::kClaiming || phase_ == Phase::kRacePause; }
+  // After a kClaim step. A round that finds max_inflight_batches in flight
+  // reports kBusy without claiming.
+  void OnRound(const RoundResult& result);
+  // After a kWaitWake step: why the wait ended.
+  void OnWake(WakeCause cause);
+  // An acknowledgement freed rows deferred behind this relay's deliveries
+  // (since the last round started): a commit-race pause ends.
+  void OnFreedByAck() { freed_by_ack_ = true; }
+  // A settle of this relay's wrote a retry that comes due at `due`.
+  void OnOwnRetry(Clock::TimePoint due);
+  // The database session was opened again, maybe on another server (a
+  // failover): the next attempt is a whole pass from the table's start.
+  void OnReconnect() { cause_ = Attempt::kFullPass; }
+  // A paused service claims nothing; it probes the database as polling would.
+  void SetPaused(bool paused) { paused_ = paused; }
+
+ private:
+  // What a wake-up asks of the claim loop (docs/DESIGN.md's table).
+  enum class Attempt { kOnce, kPass, kInsertRetry, kFullPass };
+  enum class Phase { kStart, kClaiming, kRacePause, kIdle, kRoom, kBackoff };
+
+  Step Start(const View& view, Clock::TimePoint now);
+  Step Claim(bool probe_first, bool new_pass = false);
+  void EndPass(int result, bool held_by_peer, Clock::TimePoint now);
+  void Finish(ClaimRound last, Clock::TimePoint now);
+  Clock::Duration IdleWait(const View& view, Clock::TimePoint now);
+  Clock::Duration UnsentWait(Clock::Duration poll, const View& view, Clock::TimePoint now) const;
+  Clock::Duration OwnRetryWait(Clock::Duration wait, Clock::TimePoint now);
+  Clock::Duration RaceCheckWait(Clock::Duration wait, Clock::TimePoint now) const;
+  bool RaceCheckPending() const { return last_claim_start_ < race_check_at_; }
+  Clock::Duration TimersWindow() const;
+  // The longest idle wait: the safety poll while the stream is up, else the
+  // poll interval.
+  Clock::Duration MaxWait(const View& view) const;
+
+  const Options options_;
+  const ClockPtr clock_;
+
+  Phase phase_ = Phase::kStart;
+  Attempt cause_ = Attempt::kOnce;    // what the next attempt is for
+  Attempt attempt_ = Attempt::kOnce;  // the attempt in progress
+  bool paused_ = false;
+  bool freed_by_ack_ = false;
+  size_t got_ = 0;         // rows the attempt's current pass claimed
+  int passes_ = 0;         // passes the insert retry made
+  size_t next_pause_ = 0;  // the insert retry's next pause (kCommitRaceRetry)
+  Clock::TimePoint pause_until_{};
+  size_t last_claimed_ = 0;                 // rows the last completed round claimed
+  Clock::TimePoint last_claim_start_{};     // when it began
+  std::chrono::milliseconds idle_wait_;     // the poll backoff
+  std::chrono::milliseconds backoff_{200};  // after a failed round
+  Clock::TimePoint backoff_until_{};
+  Clock::TimePoint next_probe_{};  // broker down or paused: the next database probe
+  // `wakeup: binlog`: until then the loop keeps the poll backoff, because an
+  // insert the stream announced was not found (the commit may be slower to
+  // show than the retry).
+  Clock::TimePoint timers_until_{};
+  // A round starts by then: an insert wake-up claimed rows, perhaps not its
+  // own, which may show only later; or rows wait behind another relay whose
+  // settle may not show yet.
+  Clock::TimePoint race_check_at_{};
+  std::optional<Clock::TimePoint> own_retry_due_;  // the earliest retry this relay wrote
+};
+
+}  // namespace outbox

@@ -1,0 +1,43 @@
+#pragma once
+
+#include <chrono>
+#include <functional>
+#include <memory>
+
+#include "common/clock.h"
+#include "common/liveness.h"
+#include "relay/settle_queue.h"
+#include "relay/settler.h"
+
+namespace outbox {
+
+// The settle thread (docs/DESIGN.md, "Threads"): writes each published
+// batch's outcome (Settler) on its own connection, in publication order,
+// once the SettleGate admits it; a failed settle is retried until it applies
+// (fencing makes a late one harmless). Run until the queue is drained after
+// the claims ended, or halted. SettleReady from the thread that runs it (or
+// a test's).
+class SettleLoop {
+ public:
+  // Called after a settle that wrote a retry `backoff_ms` from now.
+  using OwnRetryFn = std::function<void(int64_t backoff_ms)>;
+  SettleLoop(Settler* settler, std::shared_ptr<SettleQueue> queue, ClockPtr clock,
+             OwnRetryFn own_retry);
+
+  void Run();
+  // Settles every admitted batch. With `wait`, waits up to `timeout` for one.
+  // Returns the number settled; stops at the first failed settle (the batch
+  // stays queued).
+  int SettleReady(bool wait, std::chrono::milliseconds timeout);
+
+  void set_heartbeat(HeartbeatPtr beat) { beat_ = std::move(beat); }
+
+ private:
+  Settler* const settler_;
+  const std::shared_ptr<SettleQueue> queue_;
+  const ClockPtr clock_;
+  const OwnRetryFn own_retry_;
+  HeartbeatPtr beat_;
+};
+
+}  // namespace outbox

@@ -1,0 +1,334 @@
+// The ClaimScheduler's table (docs/DESIGN.md, "When the claim loop runs"):
+// each row is what happened, in order, and the step the scheduler asks for
+// next. No threads, no store, no sleeps: a fake clock and the events alone.
+#include "relay/claim_scheduler.h"
+
+#include <catch2/catch.hpp>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "fakes/fake_clock.h"
+
+namespace outbox {
+namespace {
+
+using namespace std::chrono_literals;
+using Action = ClaimScheduler::Action;
+using Step = ClaimScheduler::Step;
+using testing::FakeClock;
+
+constexpr auto kSafety = kSafetyPoll;  // the longest idle wait while the stream is up
+
+struct Rig {
+  explicit Rig(Wakeup mode) : clock(std::make_shared<FakeClock>()) {
+    ClaimScheduler::Options o;
+    o.wakeup = mode;
+    o.poll_interval = 100ms;
+    o.gauge_interval = 5000ms;
+    scheduler = std::make_unique<ClaimScheduler>(o, clock);
+    view.stream_up = mode == Wakeup::kBinlog;
+  }
+  Step Next() { return scheduler->Next(view); }
+  // A claim step, then a round of `kind` that claimed `claimed` rows.
+  void Round(ClaimRound kind, size_t claimed = 0, bool held_by_peer = false) {
+    REQUIRE(Next().action == Action::kClaim);
+    scheduler->OnRound({kind, clock->Now(), claimed, held_by_peer});
+  }
+  // The wait the next step asks for, from now.
+  Clock::Duration Wait() {
+    const Step s = Next();
+    REQUIRE(s.action != Action::kClaim);
+    return s.until - clock->Now();
+  }
+
+  std::shared_ptr<FakeClock> clock;
+  std::unique_ptr<ClaimScheduler> scheduler;
+  ClaimScheduler::View view;
+};
+
+// One row of the table: events, then the expected next step.
+struct Row {
+  std::string name;
+  Wakeup mode;
+  std::function<void(Rig&)> events;
+  Action action;
+  Clock::Duration wait{};  // for waits: `until` - now
+  bool probe_first = false;
+  bool new_pass = false;
+};
+
+void Check(const Row& row) {
+  INFO(row.name);
+  Rig rig(row.mode);
+  row.events(rig);
+  const Step s = rig.Next();
+  CHECK(s.action == row.action);
+  if (row.action != Action::kClaim && row.action != Action::kProbe)
+    CHECK(s.until - rig.clock->Now() == row.wait);
+  CHECK(s.probe_first == row.probe_first);
+  CHECK(s.new_pass == row.new_pass);
+}
+
+TEST_CASE("the scheduler's table: rounds and their results", "[relay][scheduler]") {
+  const std::vector<Row> rows = {
+      {"a loop starts with a claim", Wakeup::kPoll, [](Rig&) {}, Action::kClaim},
+      {"a full batch claims again at once", Wakeup::kPoll,
+       [](Rig& r) { r.Round(ClaimRound::kMore, 100); }, Action::kClaim},
+      {"a round that claimed waits 1 ms", Wakeup::kPoll,
+       [](Rig& r) { r.Round(ClaimRound::kIdle, 3); }, Action::kWaitWake, 1ms},
+      {"an idle round doubles the poll backoff", Wakeup::kPoll,
+       [](Rig& r) {
+         r.Round(ClaimRound::kIdle, 3);
+         r.scheduler->OnWake(WakeCause::kDeadline);
+         r.Round(ClaimRound::kIdle, 0);
+       },
+       Action::kWaitWake, 2ms},
+      {"the poll backoff stops at poll_interval_ms", Wakeup::kPoll,
+       [](Rig& r) { r.Round(ClaimRound::kIdle, 0); }, Action::kWaitWake, 100ms},
+      {"a full in-flight window waits for a settle", Wakeup::kPoll,
+       [](Rig& r) { r.Round(ClaimRound::kBusy); }, Action::kWaitRoom, 100ms},
+      {"a failed round backs off 200 ms", Wakeup::kPoll,
+       [](Rig& r) { r.Round(ClaimRound::kFailed); }, Action::kSleep, 200ms},
+      {"failures double the backoff", Wakeup::kPoll,
+       [](Rig& r) {
+         r.Round(ClaimRound::kFailed);
+         r.Next();  // the sleep
+         r.Round(ClaimRound::kFailed);
+       },
+       Action::kSleep, 400ms},
+      {"the broker down: the database probe alone", Wakeup::kPoll,
+       [](Rig& r) { r.view.broker_up = false; }, Action::kProbe},
+      {"the broker down: one probe, then a second's sleep", Wakeup::kPoll,
+       [](Rig& r) {
+         r.view.broker_up = false;
+         r.Next();
+       },
+       Action::kSleep, 1s},
+      {"paused: the probe alone, never a claim", Wakeup::kPoll,
+       [](Rig& r) { r.scheduler->SetPaused(true); }, Action::kProbe},
+      {"a reconnect asks for a new pass without the probe",
+       Wakeup::kBinlog,
+       [](Rig& r) {
+         r.Round(ClaimRound::kIdle, 0);
+         r.scheduler->OnReconnect();
+         r.scheduler->OnWake(WakeCause::kDeadline);
+       },
+       Action::kClaim,
+       {},
+       false,
+       true},
+  };
+  for (const Row& row : rows) Check(row);
+}
+
+TEST_CASE("the scheduler's table: wake-ups and what they ask for", "[relay][scheduler]") {
+  // An idle loop whose gauges read an empty table before its last claim.
+  const auto idle = [](Rig& r) {
+    r.clock->Advance(5ms);
+    r.view.unsent = {true, Clock::TimePoint{}, 0, std::nullopt};
+    r.Round(ClaimRound::kIdle, 0);
+  };
+  const std::vector<Row> rows = {
+      {"a timer: one claim", Wakeup::kBinlog,
+       [&](Rig& r) {
+         idle(r);
+         r.scheduler->OnWake(WakeCause::kDeadline);
+       },
+       Action::kClaim},
+      {"a commit that updated rows: a pass that probes first",
+       Wakeup::kBinlog,
+       [&](Rig& r) {
+         idle(r);
+         r.scheduler->OnWake(WakeCause::kChange);
+       },
+       Action::kClaim,
+       {},
+       true},
+      {"an insert: a pass without the probe", Wakeup::kBinlog,
+       [&](Rig& r) {
+         idle(r);
+         r.scheduler->OnWake(WakeCause::kInsert);
+       },
+       Action::kClaim},
+      {"a pass goes on while its rounds only read pages", Wakeup::kBinlog,
+       [&](Rig& r) {
+         idle(r);
+         r.scheduler->OnWake(WakeCause::kChange);
+         r.Round(ClaimRound::kMore, 0);
+       },
+       Action::kClaim},
+      {"an insert whose pass found nothing pauses 0.25 ms", Wakeup::kBinlog,
+       [&](Rig& r) {
+         idle(r);
+         r.scheduler->OnWake(WakeCause::kInsert);
+         r.Round(ClaimRound::kIdle, 0);
+       },
+       Action::kWaitWake, 250us},
+      {"a pause that ran out: the next is twice as long", Wakeup::kBinlog,
+       [&](Rig& r) {
+         idle(r);
+         r.scheduler->OnWake(WakeCause::kInsert);
+         r.Round(ClaimRound::kIdle, 0);
+         r.clock->Advance(250us);
+         r.scheduler->OnWake(WakeCause::kDeadline);
+         r.Round(ClaimRound::kIdle, 0);
+       },
+       Action::kWaitWake, 500us},
+      {"another insert ends a pause: claim at once", Wakeup::kBinlog,
+       [&](Rig& r) {
+         idle(r);
+         r.scheduler->OnWake(WakeCause::kInsert);
+         r.Round(ClaimRound::kIdle, 0);
+         r.scheduler->OnWake(WakeCause::kInsert);
+       },
+       Action::kClaim},
+      {"an acknowledgement that freed deferred rows ends a pause", Wakeup::kBinlog,
+       [&](Rig& r) {
+         idle(r);
+         r.scheduler->OnWake(WakeCause::kInsert);
+         r.Round(ClaimRound::kIdle, 0);
+         r.scheduler->OnFreedByAck();
+         r.scheduler->OnWake(WakeCause::kChange);
+       },
+       Action::kClaim},
+      {"an update-only commit does not end a pause", Wakeup::kBinlog,
+       [&](Rig& r) {
+         idle(r);
+         r.scheduler->OnWake(WakeCause::kInsert);
+         r.Round(ClaimRound::kIdle, 0);
+         r.scheduler->OnWake(WakeCause::kChange);
+       },
+       Action::kWaitWake, 250us},
+      {"an insert never found: the poll backoff from 16 ms", Wakeup::kBinlog,
+       [&](Rig& r) {
+         idle(r);
+         r.scheduler->OnWake(WakeCause::kInsert);
+         for (auto pause : kCommitRaceRetry) {
+           r.Round(ClaimRound::kIdle, 0);
+           r.clock->Advance(std::chrono::duration_cast<std::chrono::microseconds>(pause));
+           r.scheduler->OnWake(WakeCause::kDeadline);
+         }
+         r.Round(ClaimRound::kIdle, 0);
+       },
+       Action::kWaitWake, 32ms},
+      {"an insert that claimed rows looks again after the race window", Wakeup::kBinlog,
+       [&](Rig& r) {
+         idle(r);
+         r.scheduler->OnWake(WakeCause::kInsert);
+         r.Round(ClaimRound::kIdle, 1);
+         r.clock->Advance(1ms);
+         r.scheduler->OnWake(WakeCause::kDeadline);
+         r.Round(ClaimRound::kIdle, 0);
+       },
+       Action::kWaitWake, CommitRaceWindow() - 1ms},
+      {"the look after the race window probes first",
+       Wakeup::kBinlog,
+       [&](Rig& r) {
+         idle(r);
+         r.scheduler->OnWake(WakeCause::kInsert);
+         r.Round(ClaimRound::kIdle, 1);
+         r.clock->Advance(CommitRaceWindow());
+         r.scheduler->OnWake(WakeCause::kDeadline);
+       },
+       Action::kClaim,
+       {},
+       true},
+      {"an empty pass with rows held by a peer looks again after the window", Wakeup::kBinlog,
+       [&](Rig& r) {
+         idle(r);
+         r.scheduler->OnWake(WakeCause::kChange);
+         r.Round(ClaimRound::kIdle, 0, /*held_by_peer=*/true);
+       },
+       Action::kWaitWake, CommitRaceWindow()},
+      {"an empty pass with nothing held by a peer waits for the stream", Wakeup::kBinlog,
+       [&](Rig& r) {
+         idle(r);
+         r.scheduler->OnWake(WakeCause::kChange);
+         r.Round(ClaimRound::kIdle, 0);
+       },
+       Action::kWaitWake, kSafety},
+      {"a wake-up while the broker is down is kept for later",
+       Wakeup::kBinlog,
+       [&](Rig& r) {
+         idle(r);
+         r.view.broker_up = false;
+         r.scheduler->OnWake(WakeCause::kChange);
+         r.Next();  // the probe
+         r.scheduler->OnWake(WakeCause::kDeadline);
+         r.view.broker_up = true;
+       },
+       Action::kClaim,
+       {},
+       true},
+  };
+  for (const Row& row : rows) Check(row);
+}
+
+TEST_CASE("the insert retry makes at most 8 passes and at most 16 when inserts cut its pauses",
+          "[relay][scheduler]") {
+  for (bool cut : {false, true}) {
+    Rig r(Wakeup::kBinlog);
+    r.Round(ClaimRound::kIdle, 0);
+    r.scheduler->OnWake(WakeCause::kInsert);
+    int passes = 0;
+    while (r.Next().action == Action::kClaim) {
+      r.scheduler->OnRound({ClaimRound::kIdle, r.clock->Now(), 0, false});
+      ++passes;
+      if (!r.scheduler->attempting()) break;
+      r.clock->Advance(cut ? 1us : 16ms);
+      r.scheduler->OnWake(cut ? WakeCause::kInsert : WakeCause::kDeadline);
+    }
+    CHECK(passes == (cut ? kMaxCommitRaceClaims : 1 + static_cast<int>(kCommitRaceRetry.size())));
+    CHECK_FALSE(r.scheduler->attempting());
+  }
+}
+
+TEST_CASE("the scheduler's table: the idle wait with wakeup binlog", "[relay][scheduler]") {
+  Rig r(Wakeup::kBinlog);
+  r.clock->Advance(5ms);
+  r.Round(ClaimRound::kIdle, 0);
+  const Clock::TimePoint before_claim{};  // a gauges' read older than the last claim
+  SECTION("no gauges read yet: the poll backoff") { CHECK(r.Wait() == 100ms); }
+  SECTION("an empty table: the stream, up to the safety poll") {
+    r.view.unsent = {true, before_claim, 0, std::nullopt};
+    CHECK(r.Wait() == kSafety);
+    r.view.stream_up = false;  // the stream is down: poll
+    CHECK(r.Wait() == 100ms);
+  }
+  SECTION("gauges newer than the last claim: claim first") {
+    r.clock->Advance(1ms);
+    r.view.unsent = {true, r.clock->Now(), 1, std::nullopt};
+    CHECK(r.Wait() == 100ms);
+  }
+  SECTION("a row backing off: until it comes due, at most a gauge interval") {
+    r.clock->Advance(1ms);
+    r.view.unsent = {true, before_claim, 1, r.clock->Now() + 3s};
+    CHECK(r.Wait() == 3s);
+    r.view.unsent.next_due = r.clock->Now() + 60s;
+    CHECK(r.Wait() == 5000ms);
+    r.view.unsent.next_due = std::nullopt;  // due rows held back (behind a DEAD one)
+    CHECK(r.Wait() == 5000ms);
+  }
+  SECTION("a retry this relay's settle wrote: until it comes due, once") {
+    r.view.unsent = {true, before_claim, 0, std::nullopt};
+    r.clock->Advance(1ms);
+    r.scheduler->OnOwnRetry(r.clock->Now() + 2s);
+    CHECK(r.Wait() == 2s);
+    r.clock->Advance(2s);
+    r.scheduler->OnWake(WakeCause::kDeadline);
+    r.Round(ClaimRound::kIdle, 0);  // the claim after it came due
+    CHECK(r.Wait() == kSafety);
+  }
+  SECTION("rows deferred behind this relay's deliveries: no look after a claim") {
+    r.view.unsent = {true, before_claim, 0, std::nullopt};
+    r.scheduler->OnWake(WakeCause::kDeadline);
+    r.Round(ClaimRound::kIdle, 2);
+    CHECK(r.Wait() == 1ms);  // a busy table: look again as polling does
+    r.view.deferred = 1;     // what frees them is an acknowledgement, which wakes the loop
+    CHECK(r.Wait() == kSafety);
+  }
+}
+
+}  // namespace
+}  // namespace outbox

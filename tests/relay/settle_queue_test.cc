@@ -1,0 +1,91 @@
+// The settle gate and the queue between the claim and the settle loops
+// (src/relay/settle_gate.h, settle_queue.h).
+#include "relay/settle_queue.h"
+
+#include <catch2/catch.hpp>
+
+#include "fakes/fake_clock.h"
+#include "relay/settle_gate.h"
+
+namespace outbox {
+namespace {
+
+using testing::FakeClock;
+
+TEST_CASE("the settle gate admits a batch only once its claim's transaction ended",
+          "[relay][settle]") {
+  struct Row {
+    const char* what;
+    int opened, closed;  // claim rounds begun, the last one ended
+    uint64_t batch_round;
+    bool admitted;
+  };
+  const Row rows[] = {
+      {"no claim ended yet", 1, 0, 1, false},
+      {"its claim ended", 1, 1, 1, true},
+      {"a later claim still open", 2, 1, 2, false},
+      {"an earlier claim's batch while a later one is open", 2, 1, 1, true},
+      {"claims end in order: a later end admits the earlier", 3, 3, 2, true},
+  };
+  for (const Row& r : rows) {
+    INFO(r.what);
+    SettleGate gate;
+    for (int i = 0; i < r.opened; ++i) gate.Open();
+    if (r.closed > 0) gate.Close(r.closed);
+    CHECK(gate.Admits(r.batch_round) == r.admitted);
+  }
+}
+
+PublishedBatch BatchOf(uint64_t round) {
+  PublishedBatch b;
+  b.claim_round = round;
+  return b;
+}
+
+TEST_CASE("the settle queue hands out batches in order once the gate admits them",
+          "[relay][settle]") {
+  auto clock = std::make_shared<FakeClock>();
+  SettleQueue q(clock);
+  const uint64_t first = q.BeginClaim();
+  q.AddInflight();
+  int delivered = 0;
+  q.Push(BatchOf(first), [&](const PublishedBatch&) { ++delivered; });
+  CHECK(delivered == 1);
+  CHECK(q.Front(clock->Now()) == nullptr);  // published before its claim committed
+  q.EndClaim(first);
+  REQUIRE(q.Front(clock->Now()) != nullptr);
+  CHECK(q.inflight() == 1);
+  q.Pop();
+  CHECK(q.inflight() == 0);
+  CHECK_FALSE(q.Drained());  // the claims may bring more
+  q.ClaimsEnded();
+  CHECK(q.Drained());
+}
+
+TEST_CASE("a completion after the queue closed is dropped", "[relay][settle]") {
+  auto clock = std::make_shared<FakeClock>();
+  SettleQueue q(clock);
+  q.EndClaim(q.BeginClaim());
+  q.Close();
+  bool called = false;
+  q.Push(BatchOf(1), [&](const PublishedBatch&) { called = true; });
+  CHECK_FALSE(called);
+  CHECK(q.Front(clock->Now()) == nullptr);
+}
+
+TEST_CASE("a full in-flight window waits for room or a stop", "[relay][settle]") {
+  auto clock = std::make_shared<FakeClock>();
+  clock->set_auto_advance(true);
+  SettleQueue q(clock);
+  q.AddInflight();
+  const auto t0 = clock->Now();
+  q.WaitRoom(1, t0 + std::chrono::milliseconds(100), [] { return false; });
+  CHECK(clock->Now() - t0 == std::chrono::milliseconds(100));  // no room: the deadline
+  q.WaitRoom(2, clock->Now() + std::chrono::milliseconds(100), [] { return false; });
+  CHECK(clock->Now() - t0 == std::chrono::milliseconds(100));  // room: at once
+  q.WaitRoom(1, clock->Now() + std::chrono::milliseconds(100), [] { return true; });
+  CHECK(clock->Now() - t0 == std::chrono::milliseconds(100));  // stopped: at once
+}
+
+}  // namespace
+}  // namespace outbox
