@@ -15,7 +15,7 @@ struct BinlogOptions;
 }  // namespace binlog
 
 // The process's binlog streams for `wakeup: binlog` services
-// (docs/BINLOG.md "How the relay plugs in"): one WakeupHub, one stream per
+// (docs/BINLOG.md "How it works"): one WakeupHub, one stream per
 // database server (host:port), opened with the credentials of the first
 // service in the file on that server and the replica server_id of
 // mysql.binlog_server_id (0 or absent: derived from instance_id, host and

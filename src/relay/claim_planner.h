@@ -97,7 +97,7 @@ class ClaimPlanner {
   // blocked an aggregate behind a row another relay holds: SENDING under a
   // live lease, or locked by its claim (Choose). That relay's settle frees
   // it, and the wake-up by that commit may come before the settle shows (the
-  // commit race), so the claim loop looks once more (Relay::ClaimAfter).
+  // commit race), so the claim loop looks once more (ClaimScheduler).
   bool held_by_peer() const { return held_by_peer_; }
   // A probe found no due row, so none waits behind another relay.
   void NothingDue() { held_by_peer_ = false; }

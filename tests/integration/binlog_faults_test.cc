@@ -1,6 +1,6 @@
 // Every fallback of the binlog wake-up against a real MariaDB: the stream
 // goes down with the reason and the fix, and comes back by itself
-// (docs/BINLOG.md "Fallback and recovery").
+// (docs/BINLOG.md "Failure modes, fallback and recovery").
 #include <cppconn/exception.h>
 
 #include <catch2/catch.hpp>

@@ -369,7 +369,7 @@ TEST_CASE("a claim hands its batch to before_commit while the rows are locked an
       // A settle now does not wait for the claim: under READ COMMITTED its
       // UPDATE reads the rows' committed version (NEW), skips them and is
       // stale. That is why the relay settles a batch only after its claim
-      // ended (Relay::FrontSettleable).
+      // ended (SettleGate).
       std::vector<SettleOp> ops;
       for (const auto& row : claimed.rows) ops.push_back({row.id, SettleKind::kSent, 0, ""});
       SettleResult early;
