@@ -110,8 +110,8 @@ Clock::Duration ClaimLoop::IdleWait() {
 WakeCause ClaimLoop::WaitBetween() {
   const ClaimScheduler::Step step = pending_;
   switch (step.action) {
-    case ClaimScheduler::Action::kWaitWake:
-      return parts_.wakeup->WaitUntil(step.until);
+    case ClaimScheduler::Action::kWaitWake:  // the idle wait, as the scheduler has it now
+      return parts_.wakeup->WaitUntil(parts_.clock->Now() + IdleWait());
     case ClaimScheduler::Action::kWaitRoom:
       parts_.queue->WaitRoom(config_.max_inflight_batches, step.until,
                              [this] { return stop_.stopped(); });
