@@ -18,6 +18,12 @@ prometheus::Gauge& ServiceMetrics::WakeupBinlogUp() {
   return *binlog_up_;
 }
 
+void ServiceMetrics::RemoveWakeupBinlogUp() {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (binlog_up_) binlog_up_family_->Remove(binlog_up_);
+  binlog_up_ = nullptr;
+}
+
 prometheus::Counter& ServiceMetrics::Published(const std::string& topic) {
   std::lock_guard<std::mutex> lock(mu_);
   auto& c = published_[topic];
@@ -76,6 +82,14 @@ Metrics::Metrics() : registry_(std::make_shared<prometheus::Registry>()) {
   stalled_loops_ = &gauge("outbox_stalled_loops",
                           "Service loops past their stall limit; /healthz is 503 while > 0")
                         ->Add({});
+  paused_ = gauge("outbox_service_paused", "1 while the service is paused by its config");
+  auto* reloads = counter("outbox_config_reloads_total", "Config reloads (SIGHUP) by result");
+  // Both results from the start, so that increase() counts the first failure.
+  reloads_success_ = &reloads->Add({{"result", "success"}});
+  reloads_failure_ = &reloads->Add({{"result", "failure"}});
+  last_reload_success_ = &gauge("outbox_config_last_reload_success_timestamp_seconds",
+                                "Unix time of the last successful config load (start or reload)")
+                              ->Add({});
 }
 
 void Metrics::SetInstance(const std::string& instance_id) {
@@ -104,6 +118,7 @@ ServiceMetrics& Metrics::ForService(const std::string& service) {
   m.database_up = &database_up_->Add(l);
   m.last_poll = &last_poll_->Add(l);
   m.unknown_status = &unknown_status_->Add(l);
+  m.paused = &paused_->Add(l);
   m.events_dead = &events_dead_->Add(l);
   m.leases_reclaimed = &reclaimed_->Add(l);
   m.stale_transitions = &stale_->Add(l);
@@ -126,6 +141,37 @@ ServiceMetrics& Metrics::ForService(const std::string& service) {
       l, prometheus::Histogram::BucketBoundaries{0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05,
                                                  0.1, 0.25, 0.5, 1, 5});
   return m;
+}
+
+void Metrics::RemoveService(const std::string& service) {
+  std::unique_ptr<ServiceMetrics> gone;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = services_.find(service);
+    if (it == services_.end()) return;
+    gone = std::move(it->second);
+    services_.erase(it);
+  }
+  ServiceMetrics& m = *gone;
+  m.RemoveWakeupBinlogUp();
+  std::lock_guard<std::mutex> lock(m.mu_);
+  for (auto& [topic, c] : m.published_) published_->Remove(c);
+  for (auto& [reason, c] : m.failures_) failures_->Remove(c);
+  backlog_->Remove(m.backlog);
+  oldest_->Remove(m.oldest_unsent_age);
+  dead_->Remove(m.dead);
+  blocked_->Remove(m.blocked_aggregates);
+  database_up_->Remove(m.database_up);
+  last_poll_->Remove(m.last_poll);
+  unknown_status_->Remove(m.unknown_status);
+  paused_->Remove(m.paused);
+  events_dead_->Remove(m.events_dead);
+  reclaimed_->Remove(m.leases_reclaimed);
+  stale_->Remove(m.stale_transitions);
+  retention_deleted_->Remove(m.retention_deleted);
+  retention_failures_->Remove(m.retention_failures);
+  latency_->Remove(m.publish_latency);
+  poll_duration_->Remove(m.poll_duration);
 }
 
 std::string Metrics::Serialize() const {

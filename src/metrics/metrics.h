@@ -23,6 +23,9 @@ class ServiceMetrics {
   // outbox_wakeup_binlog_up{service}: exported only for services with
   // `wakeup: binlog`, so the series appears on the first call.
   prometheus::Gauge& WakeupBinlogUp();
+  // Removes outbox_wakeup_binlog_up{service} (the service no longer has
+  // `wakeup: binlog`); a later WakeupBinlogUp() adds it again.
+  void RemoveWakeupBinlogUp();
 
   prometheus::Gauge* backlog;
   prometheus::Gauge* oldest_unsent_age;
@@ -31,6 +34,7 @@ class ServiceMetrics {
   prometheus::Gauge* database_up;
   prometheus::Gauge* last_poll;
   prometheus::Gauge* unknown_status;
+  prometheus::Gauge* paused;  // outbox_service_paused: 1 while `paused: true`
   prometheus::Counter* events_dead;
   prometheus::Counter* leases_reclaimed;
   prometheus::Counter* stale_transitions;
@@ -56,11 +60,22 @@ class Metrics {
  public:
   Metrics();
   ServiceMetrics& ForService(const std::string& service);
+  // Removes every series of `service` (a service a reload removed).
+  // REQUIRES: nothing uses its ServiceMetrics any more (its Relay is
+  // destroyed); a later ForService(service) starts from zero.
+  void RemoveService(const std::string& service);
   // Exports outbox_relay_build_info{version, revision, instance_id} 1. Call once.
   void SetInstance(const std::string& instance_id);
   prometheus::Gauge& kafka_up() { return *kafka_up_; }
   // Loops past their stall limit (src/common/liveness.h); 0 while /healthz is 200.
   prometheus::Gauge& stalled_loops() { return *stalled_loops_; }
+  // outbox_config_reloads_total{result="success"|"failure"}, both from the start.
+  prometheus::Counter& config_reloads(bool success) {
+    return success ? *reloads_success_ : *reloads_failure_;
+  }
+  // outbox_config_last_reload_success_timestamp_seconds: the start, then
+  // every successful reload.
+  prometheus::Gauge& config_last_reload_success() { return *last_reload_success_; }
   // The Prometheus text exposition format (version 0.0.4).
   std::string Serialize() const;
   std::shared_ptr<prometheus::Registry> registry() const { return registry_; }
@@ -87,6 +102,10 @@ class Metrics {
   prometheus::Family<prometheus::Histogram>* poll_duration_;
   prometheus::Gauge* kafka_up_;
   prometheus::Gauge* stalled_loops_;
+  prometheus::Family<prometheus::Gauge>* paused_;
+  prometheus::Counter* reloads_success_;
+  prometheus::Counter* reloads_failure_;
+  prometheus::Gauge* last_reload_success_;
   std::mutex mu_;
   std::map<std::string, std::unique_ptr<ServiceMetrics>> services_;
 };

@@ -292,7 +292,13 @@ void Relay::ClaimLoop() {
   while (!stopping_) {
     Beat(claim_beat_);
     NoteWakeupState();
-    if (!publisher_.Healthy()) {
+    // PAUSE (`paused: true`, docs/CONFIG.md; a reload restarts the service
+    // with it): the loop claims nothing and takes the broker-down branch,
+    // which beats (a paused service never looks stalled to /healthz) and
+    // probes the database (outbox_last_poll_timestamp_seconds and
+    // outbox_database_up stay true). In-flight batches settle on the settle
+    // thread and the housekeeping loop keeps the gauges fresh.
+    if (options_.config.paused || !publisher_.Healthy()) {
       // Claiming while the broker is down would only burn attempts; the poll
       // still checks the database (every max(poll_interval_ms, 1 s)), so that
       // database_up and last_poll stay true and only the Kafka alert fires.
