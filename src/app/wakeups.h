@@ -22,7 +22,8 @@ struct BinlogOptions;
 // port). Each stream's thread is a loop of options.liveness, named
 // "binlog/<host>:<port>" (a stream that hangs makes /healthz answer 503).
 // Lifetime: must outlive every Relay it wired (declare it before them).
-// Not thread-safe: the daemon's setup thread only.
+// Not thread-safe: one thread at a time (the daemon's setup thread, then its
+// reload thread).
 class Wakeups {
  public:
   Wakeups();
