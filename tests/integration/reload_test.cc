@@ -334,3 +334,35 @@ TEST_CASE("a service removed by SIGHUP settles its in-flight events and its seri
   CHECK(busy.CountByStatus()["SENT"] == sent);
   CHECK(relay.Stop() == 0);
 }
+
+TEST_CASE(
+    "a binlog stream whose first service a reload removes is reopened with the next one's "
+    "credentials, and closed when no binlog service is left",
+    "[reload][process][binlog-relay]") {
+  TestBroker cluster(1);
+  cluster.CreateTopic("y.Order", 1);
+  TestDatabase x("reload_binlog_first");
+  TestDatabase y("reload_binlog_next");
+  const std::string binlog = "    wakeup: binlog\n    poll_interval_ms: 5000\n";
+  const std::string next = Service("y", y, binlog);
+  ReloadingRelay relay(cluster.bootstrap(), Service("x", x, binlog) + next);
+  const std::string y_up = "outbox_wakeup_binlog_up{service=\"y\"}";
+  REQUIRE(WaitFor([&] { return relay.Metric(y_up) == 1; }, 30s));
+
+  relay.Reload(next);
+  CHECK(relay.err().find("binlog stream reopened with another service's credentials") !=
+        std::string::npos);
+  CHECK(relay.err().find("service=y") != std::string::npos);
+  REQUIRE(WaitFor([&] { return relay.Metric(y_up) == 1; }, 30s));
+  y.InsertEvents(5, 1);
+  REQUIRE(WaitFor([&] { return Unsent(y) == 0; }, 30s));
+
+  // Y polls now: the stream goes, and so does Y's binlog series.
+  relay.Reload(Service("y", y, "    poll_interval_ms: 50\n"));
+  CHECK(relay.err().find("binlog stream closed") != std::string::npos);
+  CHECK(std::isnan(relay.Metric(y_up)));
+  cluster.CreateTopic("y.Item", 1);
+  y.InsertEvents(5, 1, 100, "Item");
+  REQUIRE(WaitFor([&] { return Unsent(y) == 0; }, 30s));
+  CHECK(relay.Stop() == 0);
+}
