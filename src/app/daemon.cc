@@ -71,9 +71,9 @@ bool ServeHttp(const Config& config, HttpServer& http) {
 // Runs `io` until SIGTERM or SIGINT, then calls `on_stop` (which must make
 // io.run() return). SIGHUP calls `on_reload` (docs/CONFIG.md "Reload"); its
 // default action would end the process at once, like SIGKILL.
-void RunUntilStopSignal(boost::asio::io_context& io, const std::function<void()>& on_reload,
+void RunUntilStopSignal(boost::asio::io_context& io, boost::asio::signal_set& signals,
+                        const std::function<void()>& on_reload,
                         const std::function<void()>& on_stop) {
-  boost::asio::signal_set signals(io, SIGINT, SIGTERM, SIGHUP);
   std::function<void(const boost::system::error_code&, int)> on_signal =
       [&](const boost::system::error_code& ec, int sig) {
         if (ec) return;
@@ -104,20 +104,23 @@ int RunDaemon(const LoadedConfig& loaded) {
   if (!services.Init(config)) return 1;
 
   boost::asio::io_context io;
+  // Caught from here on: a SIGHUP right after READY=1 (systemctl reload)
+  // waits for io.run() instead of ending the process.
+  boost::asio::signal_set signals(io, SIGINT, SIGTERM, SIGHUP);
   HttpServer http(io, MakeHttpHandler({&metrics, &services, &liveness}));
   if (!ServeHttp(config, http)) return 1;
   services.StartAll();
-  SystemdNotifier systemd(io, liveness);
-  systemd.Ready();
-  boost::asio::steady_timer timer(io);
-  TickState tick{timer, services, metrics, liveness, {}};
-  Tick(tick);
   {
     // Reloads run on their own thread: stopping a service may take its
     // grace period, and HTTP and the watchdog must go on meanwhile.
     Reloader reloader(config.path, &services, &metrics);
+    SystemdNotifier systemd(io, liveness);
+    systemd.Ready();
+    boost::asio::steady_timer timer(io);
+    TickState tick{timer, services, metrics, liveness, {}};
+    Tick(tick);
     RunUntilStopSignal(
-        io, [&] { reloader.Request(); },
+        io, signals, [&] { reloader.Request(); },
         [&] {
           systemd.Stopping();
           timer.cancel();
