@@ -35,7 +35,8 @@ Names ChangedNames(const ReloadPlan& p) {
 
 }  // namespace
 
-TEST_CASE("a reload plan sorts services into added, removed, changed and unchanged", "[config]") {
+TEST_CASE("a reload plan sorts services into added and removed and changed and unchanged ones",
+          "[config]") {
   struct Case {
     const char* what;
     std::vector<std::pair<std::string, std::string>> before, after;

@@ -237,8 +237,8 @@ void CheckSteady(const std::vector<ConsumedMessage>& msgs, int64_t written, cons
 }  // namespace
 
 TEST_CASE(
-    "a service keeps flowing in order and within its p99 while another is added, changed, "
-    "paused, resumed and removed by SIGHUP, and a bad file changes nothing",
+    "a service keeps flowing in order and within its p99 while another is added then changed "
+    "then paused then resumed then removed by SIGHUP and a bad file changes nothing",
     "[reload][process]") {
   TestBroker cluster(1);
   cluster.CreateTopic("a.Order", 2);
@@ -337,7 +337,7 @@ TEST_CASE("a service removed by SIGHUP settles its in-flight events and its seri
 
 TEST_CASE(
     "a binlog stream whose first service a reload removes is reopened with the next one's "
-    "credentials, and closed when no binlog service is left",
+    "credentials and closed when no binlog service is left",
     "[reload][process][binlog-relay]") {
   TestBroker cluster(1);
   cluster.CreateTopic("y.Order", 1);
