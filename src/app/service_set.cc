@@ -119,13 +119,14 @@ void ServiceSet::PruneClusters() {
   std::vector<Cluster> unused;
   {
     MutexLock lock(&mu_);
-    auto used = [this](const Cluster& c) {
-      return std::any_of(entries_.begin(), entries_.end(),
-                         [&](const EntryPtr& e) { return e->publisher == c.publisher; });
-    };
-    auto keep = std::stable_partition(clusters_.begin(), clusters_.end(), used);
-    std::move(keep, clusters_.end(), std::back_inserter(unused));
-    clusters_.erase(keep, clusters_.end());
+    std::vector<Cluster> used;
+    for (auto& c : clusters_) {
+      const bool serves = std::any_of(entries_.begin(), entries_.end(), [&c](const EntryPtr& e) {
+        return e->publisher == c.publisher;
+      });
+      (serves ? used : unused).push_back(std::move(c));
+    }
+    clusters_ = std::move(used);
   }
   // ~KafkaPublisher flushes: outside mu_, so /readyz does not wait for it.
 }
