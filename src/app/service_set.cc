@@ -131,6 +131,17 @@ void ServiceSet::PruneClusters() {
   // ~KafkaPublisher flushes: outside mu_, so /readyz does not wait for it.
 }
 
+void ServiceSet::StartNew(const Config& config, const std::vector<std::string>& names) {
+  std::vector<EntryPtr> started;
+  for (const auto& s : config.services) {
+    if (std::find(names.begin(), names.end(), s.name) != names.end())
+      started.push_back(NewEntry(config, s));
+  }
+  for (auto& e : started) e->relay->Start();
+  MutexLock lock(&mu_);
+  entries_.insert(entries_.end(), started.begin(), started.end());
+}
+
 bool ServiceSet::Apply(const ReloadPlan& plan) {
   std::vector<Cluster> fresh;
   if (!NewClusters(plan.config, &fresh)) return false;
@@ -138,6 +149,8 @@ bool ServiceSet::Apply(const ReloadPlan& plan) {
     MutexLock lock(&mu_);
     std::move(fresh.begin(), fresh.end(), std::back_inserter(clusters_));
   }
+  // Added services first: they need not wait for the others' grace.
+  StartNew(plan.config, plan.added);
   std::vector<std::string> going = plan.removed;
   for (const auto& c : plan.changed) going.push_back(c.name);
   std::vector<EntryPtr> stopped = StopAndTake(going);
@@ -151,27 +164,17 @@ bool ServiceSet::Apply(const ReloadPlan& plan) {
   stopped.clear();
   deps_.wakeups->Update(plan.config);
   config_ = plan.config;
-
-  // The new entries, then the whole set in the file's order.
-  std::vector<EntryPtr> started;
-  for (const auto& s : plan.config.services) {
-    const bool run =
-        std::find(plan.unchanged.begin(), plan.unchanged.end(), s.name) == plan.unchanged.end();
-    if (run) started.push_back(NewEntry(plan.config, s));
-  }
-  for (auto& e : started) e->relay->Start();
+  std::vector<std::string> changed;
+  for (const auto& c : plan.changed) changed.push_back(c.name);
+  StartNew(plan.config, changed);
   {
+    // The file's order, for /readyz.
     MutexLock lock(&mu_);
     std::vector<EntryPtr> ordered;
     for (const auto& s : plan.config.services) {
-      auto has = [&](const EntryPtr& e) { return e->config.name == s.name; };
-      auto it = std::find_if(started.begin(), started.end(), has);
-      if (it != started.end()) {
-        ordered.push_back(*it);
-      } else if (auto old = std::find_if(entries_.begin(), entries_.end(), has);
-                 old != entries_.end()) {
-        ordered.push_back(*old);
-      }
+      auto it = std::find_if(entries_.begin(), entries_.end(),
+                             [&](const EntryPtr& e) { return e->config.name == s.name; });
+      if (it != entries_.end()) ordered.push_back(*it);
     }
     entries_ = std::move(ordered);
   }

@@ -45,11 +45,11 @@ class ServiceSet {
   bool Init(const Config& config);
   void StartAll();
   // Applies a reload: producers for new kafka configs first (one that cannot
-  // be created fails the reload before anything changed: false); then the
-  // removed and changed services stop together, each finishing its in-flight
-  // events (Relay::Stop with the shutdown's grace), the removed ones'
-  // metric series go, the binlog streams follow (Wakeups::Update), and the
-  // added and changed services start. Unchanged services' Relays are not
+  // be created fails the reload before anything changed: false); the added
+  // services start; the removed and changed services stop together, each
+  // finishing its in-flight events (Relay::Stop with the shutdown's grace),
+  // the removed ones' metric series go, the binlog streams follow
+  // (Wakeups::Update), and the changed services start again. Unchanged services' Relays are not
   // touched. REQUIRES: plan.error is empty.
   bool Apply(const ReloadPlan& plan);
   // Stops every service at once, each finishing its in-flight events, then
@@ -78,6 +78,9 @@ class ServiceSet {
   EntryPtr NewEntry(const Config& config, const ServiceConfig& service) EXCLUDES(mu_);
   // Producers for the services of `config` that no producer fits, into *fresh.
   bool NewClusters(const Config& config, std::vector<Cluster>* fresh) const EXCLUDES(mu_);
+  // Creates and starts the services of `config` named `names` and adds them
+  // to the set.
+  void StartNew(const Config& config, const std::vector<std::string>& names) EXCLUDES(mu_);
   // Takes the entries named `names` out of the set, stopped (in parallel).
   std::vector<EntryPtr> StopAndTake(const std::vector<std::string>& names) EXCLUDES(mu_);
   // Drops the producers no entry uses; they are destroyed (flushed) here,
