@@ -6,15 +6,15 @@
 #include <thread>
 
 #include "app/app.h"
-#include "app/clusters.h"
 #include "app/http_handler.h"
+#include "app/reloader.h"
+#include "app/service_set.h"
 #include "app/stall_watch.h"
 #include "app/systemd_notify.h"
 #include "app/wakeups.h"
 #include "common/build_info.h"
 #include "common/liveness.h"
 #include "common/log.h"
-#include "outbox/mysql_store_factory.h"
 
 namespace outbox {
 
@@ -23,7 +23,7 @@ namespace {
 // What the once-a-second tick reads and updates.
 struct TickState {
   boost::asio::steady_timer& timer;
-  std::vector<Cluster>& clusters;
+  const ServiceSet& services;
   Metrics& metrics;
   const LivenessRegistry& liveness;
   StallWatch stalls;
@@ -31,9 +31,7 @@ struct TickState {
 
 // Once a second: kafka_up, and the loops past their stall limit.
 void Tick(TickState& t) {
-  bool up = true;
-  for (const auto& c : t.clusters) up = up && c.publisher->Healthy();
-  t.metrics.kafka_up().Set(up ? 1 : 0);
+  t.metrics.kafka_up().Set(t.services.KafkaUp() ? 1 : 0);
   const std::vector<Stall> stalls = t.liveness.Stalled();
   t.metrics.stalled_loops().Set(static_cast<double>(stalls.size()));
   t.stalls.Update(stalls);
@@ -46,31 +44,15 @@ void Tick(TickState& t) {
 void LogStart(const LoadedConfig& loaded) {
   const Config& config = loaded.config;
   for (const auto& w : loaded.warnings) LogWarn("config warning", {{"error", w}});
+  for (const auto& s : config.services) {
+    if (s.paused)
+      LogInfo("service paused by its config: no new claims until a reload sets paused: false",
+              {{"service", s.name}});
+  }
   LogInfo("outbox-relay starting", {{"version", BuildVersion()},
                                     {"services", config.services.size()},
                                     {"http", config.http_listen},
                                     {"config", config.path}});
-}
-
-std::vector<std::unique_ptr<Relay>> CreateRelays(const Config& config,
-                                                 const std::vector<Cluster>& clusters,
-                                                 Metrics& metrics, LivenessRegistry& liveness,
-                                                 Wakeups& wakeups) {
-  std::vector<std::unique_ptr<Relay>> relays;
-  for (const auto& s : config.services) {
-    RelayOptions o;
-    o.config = s;
-    MysqlConfig mysql = s.mysql;
-    o.store_factory = [mysql] { return NewMysqlStore(mysql); };
-    o.publisher = PublisherFor(clusters, s);
-    o.metrics = &metrics.ForService(s.name);
-    // Its claim, settle and housekeeping loops register heartbeats here
-    // (src/common/liveness.h states the rule they follow).
-    o.liveness = &liveness;
-    wakeups.Wire(config, &o);  // wakeup: binlog services subscribe to their server's stream
-    relays.push_back(std::make_unique<Relay>(std::move(o)));
-  }
-  return relays;
 }
 
 bool ServeHttp(const Config& config, HttpServer& http) {
@@ -87,19 +69,16 @@ bool ServeHttp(const Config& config, HttpServer& http) {
 }
 
 // Runs `io` until SIGTERM or SIGINT, then calls `on_stop` (which must make
-// io.run() return). SIGHUP too is caught: its default action ends the process
-// at once, like SIGKILL (claimed rows wait out their lease, published ones go
-// out twice), and logrotate scripts and closed terminals send it. There is
-// nothing to reload, so it is logged and ignored.
-void RunUntilStopSignal(boost::asio::io_context& io, const std::function<void()>& on_stop) {
-  boost::asio::signal_set signals(io, SIGINT, SIGTERM, SIGHUP);
+// io.run() return). SIGHUP calls `on_reload` (docs/CONFIG.md "Reload"); its
+// default action would end the process at once, like SIGKILL.
+void RunUntilStopSignal(boost::asio::io_context& io, boost::asio::signal_set& signals,
+                        const std::function<void()>& on_reload,
+                        const std::function<void()>& on_stop) {
   std::function<void(const boost::system::error_code&, int)> on_signal =
       [&](const boost::system::error_code& ec, int sig) {
         if (ec) return;
         if (sig == SIGHUP) {
-          LogWarn(
-              "received SIGHUP: ignored (the relay does not reload its configuration; restart "
-              "it to apply changes, SIGTERM stops it gracefully)");
+          on_reload();
           signals.async_wait(on_signal);
           return;
         }
@@ -111,18 +90,6 @@ void RunUntilStopSignal(boost::asio::io_context& io, const std::function<void()>
   io.run();
 }
 
-// Stops every service at once; each waits for its in-flight batches.
-void StopRelays(const Config& config, std::vector<std::unique_ptr<Relay>>& relays) {
-  std::vector<std::thread> stoppers;
-  for (auto& r : relays) {
-    auto grace = std::chrono::milliseconds(
-        std::min<int64_t>(60000, config.services[stoppers.size()].lease_ms / 2 + 5000));
-    stoppers.emplace_back([&r, grace] { r->Stop(grace); });
-  }
-  for (auto& t : stoppers) t.join();
-  relays.clear();
-}
-
 }  // namespace
 
 int RunDaemon(const LoadedConfig& loaded) {
@@ -130,31 +97,39 @@ int RunDaemon(const LoadedConfig& loaded) {
   LogStart(loaded);
   Metrics metrics;
   metrics.SetInstance(config.instance_id);
-  std::vector<Cluster> clusters;
-  if (!CreateClusters(config, &clusters)) return 1;
+  metrics.config_last_reload_success().Set(DefaultClock()->UnixNow());
   LivenessRegistry liveness(DefaultClock());
   Wakeups wakeups;  // before the relays: their BinlogWakeups subscribe to its streams
-  std::vector<std::unique_ptr<Relay>> relays =
-      CreateRelays(config, clusters, metrics, liveness, wakeups);
+  ServiceSet services({&metrics, &liveness, &wakeups});
+  if (!services.Init(config)) return 1;
 
   boost::asio::io_context io;
-  HttpServer http(io, MakeHttpHandler({&metrics, &clusters, &relays, &liveness}));
+  // Caught from here on: a SIGHUP right after READY=1 (systemctl reload)
+  // waits for io.run() instead of ending the process.
+  boost::asio::signal_set signals(io, SIGINT, SIGTERM, SIGHUP);
+  HttpServer http(io, MakeHttpHandler({&metrics, &services, &liveness}));
   if (!ServeHttp(config, http)) return 1;
-  for (auto& r : relays) r->Start();
-  SystemdNotifier systemd(io, liveness);
-  systemd.Ready();
-  boost::asio::steady_timer timer(io);
-  TickState tick{timer, clusters, metrics, liveness, {}};
-  Tick(tick);
-  RunUntilStopSignal(io, [&] {
-    systemd.Stopping();
-    timer.cancel();
-    http.Close();
-    io.stop();
-  });
+  services.StartAll();
+  {
+    // Reloads run on their own thread: stopping a service may take its
+    // grace period, and HTTP and the watchdog must go on meanwhile.
+    Reloader reloader(config.path, &services, &metrics);
+    SystemdNotifier systemd(io, liveness);
+    systemd.Ready();
+    boost::asio::steady_timer timer(io);
+    TickState tick{timer, services, metrics, liveness, {}};
+    Tick(tick);
+    RunUntilStopSignal(
+        io, signals, [&] { reloader.Request(); },
+        [&] {
+          systemd.Stopping();
+          timer.cancel();
+          http.Close();
+          io.stop();
+        });
+  }  // a reload in progress finishes first
 
-  StopRelays(config, relays);
-  clusters.clear();
+  services.StopAll();
   LogInfo("stopped");
   return 0;
 }

@@ -9,6 +9,7 @@
 #include "binlog/binlog_options.h"
 #include "binlog/wakeup.h"
 #include "binlog/wakeup_hub.h"
+#include "common/log.h"
 
 namespace outbox {
 
@@ -45,6 +46,9 @@ void Wakeups::Wire(const Config& config, RelayOptions* options) {
   if (s.wakeup != Wakeup::kBinlog) return;
   if (!hub_) hub_ = std::make_unique<binlog::WakeupHub>();
   binlog::BinlogOptions b = StreamOptions(config, s);
+  liveness_ = options->liveness;
+  // The hub opens the stream with the first subscriber's options.
+  opened_.try_emplace(ServerKey(b.mysql), Opened{b.mysql, b.server_id});
   WatchStream(options->liveness, &b);
   options->wakeup = std::make_unique<binlog::BinlogWakeup>(options->clock, *hub_, b,
                                                            s.mysql.database, s.mysql.table);
@@ -60,6 +64,38 @@ void Wakeups::WatchStream(LivenessRegistry* liveness, binlog::BinlogOptions* b) 
   if (beat) return;
   beat = liveness->Register("binlog/" + server, binlog::StreamStallLimit(*b));
   b->on_progress = [beat = beat] { beat->Beat(); };
+}
+
+void Wakeups::Update(const Config& config) {
+  for (auto it = opened_.begin(); it != opened_.end();) {
+    const std::string& server = it->first;
+    auto first = std::find_if(config.services.begin(), config.services.end(), [&](const auto& s) {
+      return s.wakeup == Wakeup::kBinlog && ServerKey(s.mysql) == server;
+    });
+    if (first == config.services.end()) {
+      hub_->Close(server);
+      stream_beats_.erase(server);
+      LogInfo("binlog stream closed: no service with wakeup: binlog is left on its server",
+              {{"server", server}});
+      it = opened_.erase(it);
+      continue;
+    }
+    binlog::BinlogOptions b = StreamOptions(config, *first);
+    if (b.mysql == it->second.mysql && b.server_id == it->second.server_id) {
+      ++it;
+      continue;
+    }
+    // The service whose credentials it used is gone or changed.
+    stream_beats_.erase(server);  // the old stream's copy keeps it until it ends
+    WatchStream(liveness_, &b);
+    LogInfo(
+        "binlog stream reopened with another service's credentials; its services poll until it is "
+        "up",
+        {{"server", server}, {"service", FirstOnServer(config, b.mysql).name}});
+    hub_->Reopen(b);
+    it->second = {b.mysql, b.server_id};
+    ++it;
+  }
 }
 
 int CheckBinlogWakeups(const Config& config) {

@@ -22,7 +22,8 @@ struct BinlogOptions;
 // port). Each stream's thread is a loop of options.liveness, named
 // "binlog/<host>:<port>" (a stream that hangs makes /healthz answer 503).
 // Lifetime: must outlive every Relay it wired (declare it before them).
-// Not thread-safe: the daemon's setup thread only.
+// Not thread-safe: one thread at a time (the daemon's setup thread, then its
+// reload thread).
 class Wakeups {
  public:
   Wakeups();
@@ -30,12 +31,26 @@ class Wakeups {
   // Sets options->wakeup to a BinlogWakeup for a `wakeup: binlog` service;
   // leaves it null (a PollWakeup) otherwise. REQUIRES: options->config set.
   void Wire(const Config& config, RelayOptions* options);
+  // After a reload stopped the relays it removed or changed and before it
+  // wires the new ones: a server's stream whose first service (its
+  // credentials, its server_id) is another in `config` is reopened with that
+  // one's (its services poll meanwhile); a stream with no `wakeup: binlog`
+  // service left on its server is closed. Logs each.
+  void Update(const Config& config);
 
  private:
   void WatchStream(LivenessRegistry* liveness, binlog::BinlogOptions* b);
 
+  // What a server's stream was opened with.
+  struct Opened {
+    MysqlConfig mysql;
+    uint32_t server_id;
+  };
+
   std::unique_ptr<binlog::WakeupHub> hub_;            // created on the first binlog service
   std::map<std::string, HeartbeatPtr> stream_beats_;  // by ServerKey (config/config.h)
+  std::map<std::string, Opened> opened_;              // by ServerKey
+  LivenessRegistry* liveness_ = nullptr;              // the relays' registry, for reopens
 };
 
 // `check --connect` for `wakeup: binlog`: per server with such a service,

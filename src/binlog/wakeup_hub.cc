@@ -1,5 +1,7 @@
 #include "binlog/wakeup_hub.h"
 
+#include <utility>
+
 #include "common/text.h"
 
 namespace outbox {
@@ -16,7 +18,21 @@ struct Subscription::Server {
 
   std::mutex mu;
   std::vector<Subscriber> subscribers;  // guarded by mu
-  BinlogStreamPtr stream;               // constant after the hub created it
+
+  // The stream: replaced by WakeupHub::Reopen, so read through Stream().
+  mutable std::mutex stream_mu;
+  std::shared_ptr<BinlogStream> stream;  // guarded by stream_mu
+  std::shared_ptr<BinlogStream> Stream() const {
+    std::lock_guard<std::mutex> lock(stream_mu);
+    return stream;
+  }
+  // A stream whose callbacks reach this Server through a raw pointer: the
+  // hub stops a stream before its Server can go away.
+  std::shared_ptr<BinlogStream> NewStream(const BinlogOptions& options) {
+    return std::make_shared<BinlogStream>(
+        options, [this](const Commit& c) { Dispatch(c); },
+        [this](const StreamState&) { WakeAll(); });
+  }
 
   void Dispatch(const Commit& commit) {
     std::vector<Commit::Table> touched;
@@ -48,9 +64,9 @@ Subscription::~Subscription() {
              subs.end());
 }
 
-bool Subscription::up() const { return server_->stream->up(); }
-std::string Subscription::reason() const { return server_->stream->reason(); }
-StreamState Subscription::state() const { return server_->stream->state(); }
+bool Subscription::up() const { return server_->Stream()->up(); }
+std::string Subscription::reason() const { return server_->Stream()->reason(); }
+StreamState Subscription::state() const { return server_->Stream()->state(); }
 
 WakeupHub::WakeupHub() = default;
 
@@ -60,7 +76,7 @@ WakeupHub::~WakeupHub() {
     std::lock_guard<std::mutex> lock(mu_);
     servers.swap(servers_);
   }
-  for (auto& [key, server] : servers) server->stream->Stop();
+  for (auto& [key, server] : servers) server->Stream()->Stop();
 }
 
 SubscriptionPtr WakeupHub::Subscribe(const BinlogOptions& options, const std::string& database,
@@ -76,12 +92,7 @@ SubscriptionPtr WakeupHub::Subscribe(const BinlogOptions& options, const std::st
     auto& slot = servers_[key];
     if (!slot) {
       slot = std::make_shared<Subscription::Server>();
-      Subscription::Server* raw = slot.get();
-      // The stream's callbacks reach the Server through a raw pointer: the
-      // hub stops the stream before the Server can go away.
-      slot->stream = std::make_unique<BinlogStream>(
-          options, [raw](const Commit& c) { raw->Dispatch(c); },
-          [raw](const StreamState&) { raw->WakeAll(); });
+      slot->stream = slot->NewStream(options);
       start = true;
     }
     server = slot;
@@ -90,15 +101,51 @@ SubscriptionPtr WakeupHub::Subscribe(const BinlogOptions& options, const std::st
     std::lock_guard<std::mutex> lock(server->mu);
     server->subscribers.push_back({id, AsciiLower(database), AsciiLower(table), std::move(wake)});
   }
-  if (start) server->stream->Start();
+  if (start) server->Stream()->Start();
   return SubscriptionPtr(new Subscription(server, id));
 }
 
 std::vector<StreamState> WakeupHub::Streams() const {
   std::lock_guard<std::mutex> lock(mu_);
   std::vector<StreamState> out;
-  for (const auto& [key, server] : servers_) out.push_back(server->stream->state());
+  for (const auto& [key, server] : servers_) out.push_back(server->Stream()->state());
   return out;
+}
+
+bool WakeupHub::Reopen(const BinlogOptions& options) {
+  std::shared_ptr<Subscription::Server> server;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = servers_.find(ServerKey(options.mysql));
+    if (it == servers_.end()) return false;
+    server = it->second;
+  }
+  std::shared_ptr<BinlogStream> fresh = server->NewStream(options);
+  std::shared_ptr<BinlogStream> old;
+  {
+    std::lock_guard<std::mutex> lock(server->stream_mu);
+    old = std::exchange(server->stream, fresh);
+  }
+  // The old stream ends before the new one starts: both would follow the
+  // server as one replica server_id, and the server drops a replica whose
+  // id another one takes. Meanwhile the subscribers see a stream that is
+  // not up, and poll.
+  old->Stop();
+  server->WakeAll();
+  fresh->Start();
+  return true;
+}
+
+void WakeupHub::Close(const std::string& server_key) {
+  std::shared_ptr<Subscription::Server> server;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = servers_.find(server_key);
+    if (it == servers_.end()) return;
+    server = std::move(it->second);
+    servers_.erase(it);
+  }
+  server->Stream()->Stop();
 }
 
 }  // namespace binlog

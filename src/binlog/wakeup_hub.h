@@ -76,6 +76,17 @@ class WakeupHub {
   // One entry per server, for metrics and logs.
   std::vector<StreamState> Streams() const;
 
+  // Stops the stream of options.mysql's server and opens a new one with
+  // `options` (another service's credentials, after a reload removed or
+  // changed the one whose they were); the subscriptions stay and poll until
+  // it is up. False when the server has no stream. Blocks until the old
+  // stream's thread ended: not from a `wake` callback.
+  bool Reopen(const BinlogOptions& options);
+  // Stops the stream of `server_key` (ServerKey) and forgets it; the next
+  // Subscribe for that server opens a new one. REQUIRES: no Subscription to
+  // it is left (a reload destroyed every relay of that server).
+  void Close(const std::string& server_key);
+
  private:
   mutable std::mutex mu_;
   uint64_t next_id_ = 1;                                                  // guarded by mu_

@@ -33,6 +33,7 @@ struct TlsConfig {
   std::string ca;
   std::string cert;
   std::string key;
+  bool operator==(const TlsConfig&) const = default;
 };
 
 struct MysqlConfig {
@@ -54,6 +55,7 @@ struct MysqlConfig {
   // stream per host:port; services on one server must agree). Unset: derived
   // from instance_id, host and port by the binlog component.
   std::optional<uint32_t> binlog_server_id;
+  bool operator==(const MysqlConfig&) const = default;
 };
 
 // The database server a connection goes to, "host:port" with the host in
@@ -72,6 +74,7 @@ struct RetryConfig {
   int max_attempts = 10;              // ~ 1+2+4+...+256 s ≈ 8.5 min of retrying before DEAD
   int64_t initial_backoff_ms = 1000;  // long enough for a broker leader election
   int64_t max_backoff_ms = 300000;    // a row is retried at least every 5 minutes
+  bool operator==(const RetryConfig&) const = default;
 };
 
 struct RetentionConfig {
@@ -79,6 +82,7 @@ struct RetentionConfig {
   int batch_rows = 1000;         // rows per DELETE: short locks, small undo
   int pause_ms = 200;            // pause between DELETEs: retention yields to the relay
   int interval_s = 300;          // how often a retention pass starts
+  bool operator==(const RetentionConfig&) const = default;
 };
 
 struct ServiceConfig {
@@ -101,10 +105,18 @@ struct ServiceConfig {
   RetryConfig retry;
   RetentionConfig retention;
   KafkaConfig kafka;  // effective: top-level kafka merged with the service's override
+  // The service's own kafka block alone (bootstrap_servers empty when it
+  // names none): a reload that keeps the old top-level block merges it again
+  // (config_diff.h).
+  KafkaConfig kafka_override;
   // Batches published but not yet settled. Lets claiming, publishing and
   // settling overlap; bounds memory to max_inflight_batches * batch_size rows.
   int max_inflight_batches = 4;
   int gauge_interval_ms = 5000;  // table gauges refresh; 3 index-range queries each time
+  // A service listed in the file relays. true stops its claims (maintenance,
+  // a DEAD storm) while its gauges and liveness go on; applied by a reload.
+  bool paused = false;
+  bool operator==(const ServiceConfig&) const = default;
 };
 
 struct Config {

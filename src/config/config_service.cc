@@ -40,7 +40,7 @@ ServiceConfig Parser::Service(const YAML::Node& n, const std::string& path,
   CheckKeys(n, path,
             {"name", "mysql", "topic", "topics", "batch_size", "poll_interval_ms", "wakeup",
              "lease_ms", "ordering", "dead_policy", "retry", "retention", "kafka",
-             "max_inflight_batches", "gauge_interval_ms"});
+             "max_inflight_batches", "gauge_interval_ms", "paused"});
   if (!n["name"]) Fail(n.Mark(), path + ".name", "is required");
   s.name = Str(n["name"], path + ".name");
   if (!IsServiceName(s.name))
@@ -53,6 +53,7 @@ ServiceConfig Parser::Service(const YAML::Node& n, const std::string& path,
   if (const YAML::Node r = n["retention"]; r && !r.IsNull())
     ServiceRetention(r, path + ".retention", &s.retention);
   s.kafka = Kafka(n["kafka"], path + ".kafka", kafka);
+  s.kafka_override = Kafka(n["kafka"], path + ".kafka", KafkaConfig{});
   if (s.kafka.bootstrap_servers.empty())
     Fail(n.Mark(), path + ".kafka.bootstrap_servers",
          "is required (here or in the top-level kafka block)");
@@ -62,6 +63,7 @@ ServiceConfig Parser::Service(const YAML::Node& n, const std::string& path,
   if (n["gauge_interval_ms"])
     s.gauge_interval_ms =
         static_cast<int>(Int(n["gauge_interval_ms"], path + ".gauge_interval_ms", 100, 600000));
+  if (n["paused"]) s.paused = OneOf(n["paused"], path + ".paused", {"false", "true"}) == 1;
   return s;
 }
 

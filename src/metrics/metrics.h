@@ -67,7 +67,7 @@ class Metrics {
   prometheus::Counter& config_reloads(bool success) {
     return success ? *reloads_success_ : *reloads_failure_;
   }
-  prometheus::Gauge& last_reload_success() { return *last_reload_success_; }
+  prometheus::Gauge& config_last_reload_success() { return *last_reload_success_; }
   // The Prometheus text exposition format (version 0.0.4).
   std::string Serialize() const;
   std::shared_ptr<prometheus::Registry> registry() const { return registry_; }

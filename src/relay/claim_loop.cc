@@ -22,7 +22,12 @@ ClaimLoop::ClaimLoop(ClaimLoopParts parts)
       publisher_(parts_.publisher, parts_.router, config_.ordering, parts_.clock),
       scheduler_(ClaimScheduler::OptionsFor(config_), parts_.clock),
       stop_(parts_.clock) {
-  parts_.stats->Set(ServiceStats::Gauge::kPaused, 0);
+  // `paused: true` (a reload restarts the service with it): the scheduler
+  // claims nothing and only probes the database, so the loop beats (a paused
+  // service never looks stalled) and last_poll and database_up stay true;
+  // in-flight batches settle and the gauges go on.
+  scheduler_.SetPaused(config_.paused);
+  parts_.stats->Set(ServiceStats::Gauge::kPaused, config_.paused ? 1 : 0);
 }
 
 void ClaimLoop::Run() {

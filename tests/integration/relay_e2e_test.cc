@@ -341,27 +341,6 @@ TEST_CASE("SIGTERM mid-drain leaves no row in SENDING and exits 0", "[e2e][proce
   CHECK(db.QueryInt("SELECT COUNT(*) FROM t_outbox WHERE status = 'NEW'") > 0);
 }
 
-TEST_CASE("SIGHUP is logged and ignored and the relay keeps draining until SIGTERM",
-          "[e2e][process]") {
-  TestBroker cluster(1);
-  cluster.CreateTopic("outbox.event.Order", 1);
-  TestDatabase db("e2e_sighup");
-  db.InsertEvents(10, 1);
-  RelayRun relay(OneServiceYaml("sighup", cluster.bootstrap(), db.mysql(), "hup"));
-  REQUIRE(WaitFor([&] { return db.CountByStatus()["SENT"] == 10; }, 60s));
-  // Its default action killed the process on the spot, without a log line.
-  relay.Signal(SIGHUP);
-  REQUIRE(WaitFor([&] { return relay.err().find("received SIGHUP: ignored") != std::string::npos; },
-                  10s));
-  db.Exec(
-      "INSERT INTO t_outbox (id, aggregate_type, aggregate_id, event_type, event_key, "
-      "payload, status, next_retry_at, created_at, updated_at) VALUES (11, 'Order', 11, "
-      "'OrderCreated', 'k11', '{}', 'NEW', NOW(), NOW(), NOW())");
-  CHECK(WaitFor([&] { return db.CountByStatus()["SENT"] == 11; }, 30s));
-  relay.Signal(SIGTERM);
-  CHECK(relay.Wait(60s) == 0);
-}
-
 TEST_CASE("a database that is down at startup is picked up when it comes back",
           "[e2e][process][local-db]") {
   TestBroker cluster(1);

@@ -45,6 +45,7 @@ ConsumedMessage ToConsumed(const rd_kafka_message_t* m) {
   c.key.assign(static_cast<const char*>(m->key), m->key_len);
   c.value.assign(static_cast<const char*>(m->payload), m->len);
   for (auto& [name, value] : tools::MessageHeaders(m)) c.headers[name] = value;
+  c.timestamp_ms = rd_kafka_message_timestamp(m, nullptr);
   return c;
 }
 

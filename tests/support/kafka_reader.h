@@ -18,6 +18,9 @@ struct ConsumedMessage {
   std::string key;
   std::string value;
   std::map<std::string, std::string> headers;
+  // The record's timestamp (ms since the epoch): with the producer's default
+  // CreateTime, when the relay handed it to librdkafka; -1 when absent.
+  int64_t timestamp_ms = -1;
 };
 
 // Reads every message of `topics` from the start of every partition to the
