@@ -51,6 +51,7 @@ Subscription::~Subscription() {
 bool Subscription::up() const { return server_->stream->up(); }
 std::string Subscription::reason() const { return server_->stream->reason(); }
 StreamState Subscription::state() const { return server_->stream->state(); }
+void Subscription::Reopen() { server_->stream->Reopen(); }
 
 WakeupHub::WakeupHub() = default;
 
