@@ -54,6 +54,10 @@ class BinlogWakeup : public Wakeup {
   }
   void Interrupt() override { signal_->Notify(); }
   bool binlog_up() const override { return subscription_->up(); }
+  // Failover wiring (issue 25): the stream would stay on the demoted server
+  // (its connection went there before the failover and stays open); a new
+  // one follows mysql.host to the promoted server, from its end of log.
+  void DatabaseServerChanged() override { subscription_->Reopen(); }
   std::string reason() const override { return subscription_->reason(); }
   StreamState state() const { return subscription_->state(); }
 

@@ -50,6 +50,10 @@ class WakeupSource {
   // outbox_wakeup_binlog_up (only exported with `wakeup: binlog`), and why not.
   virtual bool binlog_up() const = 0;
   virtual std::string reason() const = 0;
+  // Failover wiring (issue 25): the relay's database session now leads to
+  // another server (its identity changed after a reconnect). BinlogWakeup
+  // reopens its stream through mysql.host; a poll timer has nothing to do.
+  virtual void DatabaseServerChanged() {}
 };
 
 using WakeupSourcePtr = std::unique_ptr<WakeupSource>;

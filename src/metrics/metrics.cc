@@ -66,6 +66,9 @@ Metrics::Metrics() : registry_(std::make_shared<prometheus::Registry>()) {
   retention_deleted_ = counter("outbox_retention_deleted_total", "SENT rows deleted by retention");
   retention_failures_ =
       counter("outbox_retention_failures_total", "Retention passes stopped by a database error");
+  // Failover (issue 25).
+  server_changes_ = counter("outbox_database_server_changes_total",
+                            "The server behind mysql.host changed identity (a failover)");
   build_info_ =
       gauge("outbox_relay_build_info",
             "Always 1; labels name the version, the source revision and this relay's instance_id");
@@ -109,6 +112,7 @@ ServiceMetrics& Metrics::ForService(const std::string& service) {
   m.stale_transitions = &stale_->Add(l);
   m.retention_deleted = &retention_deleted_->Add(l);
   m.retention_failures = &retention_failures_->Add(l);
+  m.database_server_changes = &server_changes_->Add(l);  // failover (issue 25)
   // Every reason of outbox_publish_failures_total from the service's start,
   // at 0: a counter series that first appears with the value 6 has no
   // earlier sample, so rate() and increase() would never count those first

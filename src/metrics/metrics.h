@@ -36,6 +36,8 @@ class ServiceMetrics {
   prometheus::Counter* stale_transitions;
   prometheus::Counter* retention_deleted;
   prometheus::Counter* retention_failures;
+  // Failover (issue 25): the server behind mysql.host changed identity.
+  prometheus::Counter* database_server_changes;
   prometheus::Histogram* publish_latency;
   prometheus::Histogram* poll_duration;
 
@@ -82,6 +84,7 @@ class Metrics {
   prometheus::Family<prometheus::Counter>* stale_;
   prometheus::Family<prometheus::Counter>* retention_deleted_;
   prometheus::Family<prometheus::Counter>* retention_failures_;
+  prometheus::Family<prometheus::Counter>* server_changes_;  // failover (issue 25)
   prometheus::Family<prometheus::Gauge>* build_info_;
   prometheus::Family<prometheus::Histogram>* latency_;
   prometheus::Family<prometheus::Histogram>* poll_duration_;

@@ -51,6 +51,11 @@ class Claimer {
   // inserted nothing, mostly the relay's own claim or settle, which seldom
   // leaves a row to claim.
   void ProbeFirst() { probe_first_ = true; }
+  // Failover wiring (issue 25): the claim store's sessions (OutboxStore::
+  // Session): the relay reacts to a reconnect and to a new server identity.
+  SessionInfo ClaimSession() const {
+    return claim_store_ ? claim_store_->Session() : SessionInfo{};
+  }
 
   // Beaten after every statement (DbHealth::NoteAndBeat). Null: no heartbeat.
   void set_heartbeat(HeartbeatPtr beat) { beat_ = std::move(beat); }

@@ -284,6 +284,26 @@ void Relay::NoteWakeupState() {
   metrics_.WakeupBinlogUp().Set(wakeup_->binlog_up() ? 1 : 0);
 }
 
+bool Relay::NoteSession() {
+  // Failover wiring (issue 25). The store replaces a session that was lost
+  // or answered read-only on its next statement, through mysql.host.
+  const SessionInfo session = claimer_.ClaimSession();
+  if (session.connects == seen_connects_) return false;
+  const bool first = seen_connects_ == 0;
+  seen_connects_ = session.connects;
+  if (!first && session.server_identity != seen_server_) {
+    spdlog::warn(
+        "service {}: the database server behind {}:{} changed from {} to {} (a failover); "
+        "following it",
+        name(), options_.config.mysql.host, options_.config.mysql.port, seen_server_,
+        session.server_identity);
+    metrics_.database_server_changes->Increment();
+    wakeup_->DatabaseServerChanged();
+  }
+  seen_server_ = session.server_identity;
+  return !first;
+}
+
 void Relay::ClaimLoop() {
   auto backoff = std::chrono::milliseconds(200);
   const auto poll_interval = std::chrono::milliseconds(options_.config.poll_interval_ms);
@@ -309,7 +329,10 @@ void Relay::ClaimLoop() {
       continue;
     }
     next_down_probe_ = {};
-    const Round round = ClaimAfter(cause);
+    Round round = ClaimAfter(cause);
+    // Failover wiring (issue 25): a new session may lead to another server,
+    // whose rows no wake-up announced: a full pass at once, not a wait.
+    if (NoteSession() && round == Round::kIdle) round = Round::kMore;
     const bool missed_insert = cause == WakeCause::kInsert && last_claimed_ == 0;
     cause = WakeCause::kDeadline;  // a wake-up that came meanwhile stays pending
     switch (round) {

@@ -129,6 +129,13 @@ class Relay {
   void OnPublished(PublishedBatch done) EXCLUDES(mu_);
   void ClaimLoop();
   void NoteWakeupState();  // outbox_wakeup_binlog_up, with `wakeup: binlog`
+  // Failover wiring (issue 25): after each round, whether the claim store
+  // connected again since the last look (a lost connection or a read-only
+  // answer closed its session). On a new server identity it counts
+  // outbox_database_server_changes_total and has the wake-up source follow.
+  // True on a reconnect: the loop then makes a full pass at once.
+  // REQUIRES: the claim thread.
+  bool NoteSession();
   // A pause of the commit-race retry, until `until`: true when another
   // insert's wake-up or an acknowledgement that freed deferred rows ended it
   // early (claim at once), false at `until` or on stop. A wake-up of another
@@ -196,6 +203,9 @@ class Relay {
   uint64_t claim_round_ = 0;             // claim rounds begun
   bool published_in_round_ = false;      // the current round published a batch
   Clock::TimePoint next_down_probe_{};   // broker down: the next database probe
+  // Failover wiring (issue 25): the claim store's session as last seen.
+  uint64_t seen_connects_ = 0;
+  std::string seen_server_;
   // `wakeup: binlog`: until then the loop keeps the poll backoff, because an
   // insert the stream announced was not found (the commit may be slower to
   // show than the commit-race retry).
