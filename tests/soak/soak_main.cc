@@ -1,0 +1,42 @@
+// outbox-soak: see soak.h and scripts/soak.
+//   outbox-soak [--minutes M] [--seed S] [--fault-every SECONDS] [--rate EVENTS_PER_S]
+//               [--lease-ms MS] [--json FILE] [--report-dir DIR]
+// Needs OUTBOX_SOURCE_DIR's scripts/lib/mariadb.sh (compiled in) and the
+// binaries of this build (outbox-relay, outbox-load, outbox-check).
+#include <cstring>
+#include <iostream>
+#include <string>
+
+#include "soak/soak.h"
+
+int main(int argc, char** argv) {
+  outbox::soak::Options o;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    const char* v = i + 1 < argc ? argv[i + 1] : nullptr;
+    if (!v) {
+      std::cerr << "outbox-soak: " << a << " needs a value\n";
+      return 2;
+    }
+    if (a == "--minutes") {
+      o.minutes = std::stod(v);
+    } else if (a == "--seed") {
+      o.seed = std::stoull(v);
+    } else if (a == "--fault-every") {
+      o.fault_every_s = std::stod(v);
+    } else if (a == "--rate") {
+      o.rate = std::stod(v);
+    } else if (a == "--lease-ms") {
+      o.lease_ms = std::stoll(v);
+    } else if (a == "--json") {
+      o.out_json = v;
+    } else if (a == "--report-dir") {
+      o.report_dir = v;
+    } else {
+      std::cerr << "outbox-soak: unknown option " << a << "\n";
+      return 2;
+    }
+    ++i;
+  }
+  return outbox::soak::Run(o);
+}
