@@ -294,3 +294,50 @@ TEST_CASE(
                                        {"detected_after_s", detect_s}});
   REQUIRE(relay.Stop(60s));
 }
+
+TEST_CASE(
+    "failover: a relay cut off from the database but not from Kafka loses its leases to the "
+    "other relay and its late settles are fenced off",
+    "[failover]") {
+  Bed bed("failover_cut_relay");
+  // Every batch takes half a second at the broker: the cut relay has
+  // batches in flight (published, not yet settled) when the cut comes.
+  bed.cluster.SetRtt(500);
+  bed.Load(bed.pair.primary(), {"--aggregates", "500", "--events", "2..8", "--bulk"}, "preload");
+  RelaySpec cut_spec = bed.Spec("poll");  // through the proxy
+  RelaySpec other_spec = bed.Spec("poll");
+  other_spec.mysql.port = bed.pair.primary().port();  // directly
+  RelayProcess cut("cut", bed.dir, cut_spec);
+  RelayProcess other("other", bed.dir, other_spec);
+  REQUIRE(cut.Start());
+  REQUIRE(other.Start());
+  REQUIRE(WaitFor([&] { return cut.Metric("outbox_events_published_total") >= 200; }, 30s, 20ms));
+
+  bed.proxy.Blackhole();
+  const double published_before_cut = cut.Metric("outbox_events_published_total");
+  // The cut relay's leases expire and the other relay takes their rows.
+  CHECK(WaitFor([&] { return other.Metric("outbox_leases_reclaimed_total") > 0; },
+                std::chrono::milliseconds(kLeaseMs + 15000), 100ms));
+  std::this_thread::sleep_for(3s);
+  bed.proxy.Heal();
+  REQUIRE(WaitFor([&] { return Unsent(bed.pair.primary()) == 0; }, 90s, 100ms));
+  // Back, its settles of the batches it published while cut find the rows
+  // no longer its own: 0 rows changed, counted.
+  CHECK(WaitFor([&] { return cut.Metric("outbox_stale_transitions_total") > 0; }, 20s, 100ms));
+  const double stale = cut.Metric("outbox_stale_transitions_total");
+  const double reclaimed = other.Metric("outbox_leases_reclaimed_total");
+  REQUIRE(cut.Stop(60s));
+  REQUIRE(other.Stop(60s));
+  CheckResult c = Verdict(bed, bed.pair.primary(), "after");
+  // Each duplicate is a row the other relay reclaimed from the cut one, which
+  // had at most max_inflight_batches x batch_size rows in flight.
+  const int64_t duplicates = c.report["duplicate_copies"].get<int64_t>();
+  CHECK(duplicates <= static_cast<int64_t>(reclaimed));
+  CHECK(duplicates <= cut_spec.max_inflight_batches * cut_spec.batch_size);
+  RecordFigures("failover_cut_relay", {{"events", c.report["rows"]},
+                                       {"lost", c.report["lost"]},
+                                       {"duplicates", duplicates},
+                                       {"reclaimed_by_other", reclaimed},
+                                       {"stale_settles_of_cut", stale},
+                                       {"published_by_cut_before", published_before_cut}});
+}
