@@ -284,26 +284,6 @@ void Relay::NoteWakeupState() {
   metrics_.WakeupBinlogUp().Set(wakeup_->binlog_up() ? 1 : 0);
 }
 
-bool Relay::NoteSession() {
-  // Failover wiring (issue 25). The store replaces a session that was lost
-  // or answered read-only on its next statement, through mysql.host.
-  const SessionInfo session = claimer_.ClaimSession();
-  if (session.connects == seen_connects_) return false;
-  const bool first = seen_connects_ == 0;
-  seen_connects_ = session.connects;
-  if (!first && session.server_identity != seen_server_) {
-    spdlog::warn(
-        "service {}: the database server behind {}:{} changed from {} to {} (a failover); "
-        "following it",
-        name(), options_.config.mysql.host, options_.config.mysql.port, seen_server_,
-        session.server_identity);
-    metrics_.database_server_changes->Increment();
-    wakeup_->DatabaseServerChanged();
-  }
-  seen_server_ = session.server_identity;
-  return !first;
-}
-
 void Relay::ClaimLoop() {
   auto backoff = std::chrono::milliseconds(200);
   const auto poll_interval = std::chrono::milliseconds(options_.config.poll_interval_ms);
