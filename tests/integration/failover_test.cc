@@ -215,25 +215,26 @@ void RunFailover(const std::string& name, const std::string& wakeup, bool kill_o
 TEST_CASE(
     "failover: polling relays find the promoted replica through the proxy while old sessions "
     "stay on the demoted primary",
-    "[failover]") {
+    "[failover][local-db]") {
   RunFailover("failover_sticky_poll", "poll", false);
 }
 
 TEST_CASE(
     "failover: binlog-woken relays find the promoted replica through the proxy while old "
     "sessions stay on the demoted primary",
-    "[failover]") {
+    "[failover][local-db]") {
   RunFailover("failover_sticky_binlog", "binlog", false);
 }
 
-TEST_CASE("failover: the old primary killed and the replica promoted loses nothing", "[failover]") {
+TEST_CASE("failover: the old primary killed and the replica promoted loses nothing",
+          "[failover][local-db]") {
   RunFailover("failover_killed", "binlog", true);
 }
 
 TEST_CASE(
     "failover: a 20 s blackhole towards one database is detected while the other service keeps "
     "relaying and nothing is lost",
-    "[failover]") {
+    "[failover][local-db]") {
   Bed bed("failover_blackhole");
   // A second service in the same process, on the replica's server directly
   // (its own database there): it must keep relaying through the blackhole.
@@ -298,7 +299,7 @@ TEST_CASE(
 TEST_CASE(
     "failover: a relay cut off from the database but not from Kafka loses its leases to the "
     "other relay and its late settles are fenced off",
-    "[failover]") {
+    "[failover][local-db]") {
   Bed bed("failover_cut_relay");
   // Every batch takes half a second at the broker: the cut relay has
   // batches in flight (published, not yet settled) when the cut comes.

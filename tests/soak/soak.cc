@@ -52,8 +52,7 @@ nlohmann::json ToJson(const FaultRecord& r) {
           {"end_s", r.end},
           {"recovered_s", r.recovered},
           {"backlog_before", r.backlog_before},
-          {"duplicates", r.duplicates},
-          {"resources_back", r.resources_back}};
+          {"duplicates", r.duplicates}};
 }
 
 nlohmann::json ToJson(const Sample& s) {
@@ -163,23 +162,6 @@ void AttributeDuplicates(const nlohmann::json& report, int service,
   }
 }
 
-// Baseline: the last sample before the first fault. A fault's resources are
-// back when a sample within 60 s after its recovery is at or below it.
-void JudgeResources(const std::vector<Sample>& samples, std::vector<FaultRecord>* faults) {
-  if (faults->empty()) return;
-  const Sample* base = nullptr;
-  for (const Sample& s : samples)
-    if (s.t < faults->front().start) base = &s;
-  if (!base) return;
-  for (FaultRecord& f : *faults) {
-    const double from = f.end + std::max(0.0, f.recovered);
-    for (const Sample& s : samples)
-      if (s.t >= from && s.t <= from + 60 && s.fds <= base->fds && s.threads <= base->threads &&
-          s.db_connections <= base->db_connections)
-        f.resources_back = true;
-  }
-}
-
 }  // namespace
 
 int Run(const Options& o) {
@@ -208,6 +190,7 @@ int Run(const Options& o) {
   nlohmann::json report = {{"seed", seed},
                            {"minutes", opts.minutes},
                            {"rate_per_service", opts.rate},
+                           {"fault_every_s", opts.fault_every_s},
                            {"written", world.written()},
                            {"drained", drained}};
   int64_t lost = 0, order = 0, dups = 0;
@@ -224,7 +207,6 @@ int Run(const Options& o) {
     report["rows_" + kServices[i].name] = r["rows"];
     AttributeDuplicates(r, i, &soak.faults_);
   }
-  JudgeResources(soak.samples_, &soak.faults_);
   report["lost"] = lost;
   report["order_violations"] = order;
   report["duplicates"] = dups;

@@ -24,6 +24,7 @@ struct Options {
   // Where WriteReport puts soak.md (a section for docs/RELIABILITY.md),
   // soak.dat and faults.dat (for tests/soak/soak.gp); "" for none.
   std::string report_dir;
+  std::string report_from;  // outbox-soak --report-from: only WriteReport
 };
 
 // The faults the soak draws from.
@@ -48,7 +49,6 @@ struct FaultRecord {
   int64_t backlog_before = 0;
   int64_t max_id_at_end[2] = {0, 0};  // per service: attributes duplicates
   int64_t duplicates = 0;
-  bool resources_back = false;  // FDs, threads, connections at baseline within 60 s
 };
 
 // Runs the soak; returns the process exit code (0: 0 lost, 0 order
