@@ -342,3 +342,49 @@ TEST_CASE(
                                        {"stale_settles_of_cut", stale},
                                        {"published_by_cut_before", published_before_cut}});
 }
+
+TEST_CASE(
+    "failover: a replica promoted before it caught up sends again what it still holds as "
+    "unsent and loses nothing it holds",
+    "[failover][local-db]") {
+  Bed bed("failover_lagging");
+  const int64_t preloaded =
+      bed.Load(bed.pair.primary(), {"--aggregates", "200", "--events", "2..8", "--bulk"}, "pre");
+  REQUIRE(bed.pair.WaitCaughtUp(30));
+  // The replica stops applying: it holds every preloaded row as NEW.
+  bed.pair.replica().Sql("STOP SLAVE SQL_THREAD");
+  RelayProcess relay("relay", bed.dir, bed.Spec("poll"));
+  REQUIRE(relay.Start());
+  REQUIRE(WaitFor([&] { return Unsent(bed.pair.primary()) == 0; }, 60s, 50ms));
+  const int64_t unseen = bed.Load(
+      bed.pair.primary(),
+      {"--aggregates", "30", "--events", "1..3", "--bulk", "--first-aggregate-id", "900000"},
+      "unseen");
+  REQUIRE(WaitFor([&] { return Unsent(bed.pair.primary()) == 0; }, 60s, 50ms));
+  const int64_t sent_on_old = Sent(bed.pair.primary());
+  MariadbServer& new_primary = bed.pair.replica();
+  // The old primary dies; the replica is promoted as it is (its relay log,
+  // never applied, is thrown away).
+  bed.pair.primary().Kill();
+  bed.pair.PromoteNow();
+  bed.proxy.SetTarget(new_primary.port());
+  const int64_t held = new_primary.QueryInt("SELECT COUNT(*) FROM failover.t_outbox");
+  REQUIRE(WaitFor([&] { return Unsent(new_primary) == 0; }, 60s, 100ms));
+  REQUIRE(relay.Stop(60s));
+  CheckResult c = RunCheck(new_primary.Admin(kDb), bed.cluster.bootstrap(), {}, bed.dir, "after");
+  INFO(c.output);
+  REQUIRE(c.report.is_object());
+  // What the new primary holds is all SENT and in order; what it never
+  // received shows as messages without a row; what it held as NEW although
+  // the old primary had sent it went out again.
+  CHECK(held == preloaded);
+  CHECK(c.report["lost"] == 0);
+  CHECK(c.report["order_violations"] == 0);
+  CHECK(c.report["unmatched_messages"] == unseen);
+  CHECK(c.report["duplicate_copies"] == preloaded);
+  RecordFigures("failover_lagging", {{"rows_on_old_primary", sent_on_old},
+                                     {"rows_on_new_primary", held},
+                                     {"never_received", unseen},
+                                     {"lost", c.report["lost"]},
+                                     {"sent_again", c.report["duplicate_copies"]}});
+}
