@@ -17,32 +17,6 @@
 namespace outbox {
 namespace binlog {
 
-const char* ToString(StreamProblem p) {
-  switch (p) {
-    case StreamProblem::kNone:
-      return "none";
-    case StreamProblem::kStarting:
-      return "starting";
-    case StreamProblem::kConnect:
-      return "connect";
-    case StreamProblem::kLogBinOff:
-      return "log_bin_off";
-    case StreamProblem::kGrant:
-      return "grant";
-    case StreamProblem::kPurged:
-      return "purged";
-    case StreamProblem::kDuplicateId:
-      return "duplicate_server_id";
-    case StreamProblem::kStalled:
-      return "stalled";
-    case StreamProblem::kLost:
-      return "lost";
-    case StreamProblem::kStopped:
-      return "stopped";
-  }
-  return "?";
-}
-
 namespace {
 
 using SteadyClock = std::chrono::steady_clock;
@@ -331,10 +305,29 @@ void BinlogStream::Stop() {
   if (thread_.joinable()) thread_.join();
 }
 
+void BinlogStream::Reopen() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    reopen_ = true;
+    ++state_.reopens;
+    // Breaks the blocking read; a session still connecting is shut down by
+    // SetSocket, and a backoff ends at the notify below.
+    if (socket_ >= 0) ::shutdown(socket_, SHUT_RDWR);
+  }
+  cv_.notify_all();
+}
+
+bool BinlogStream::TakeReopen() {
+  std::lock_guard<std::mutex> lock(mu_);
+  const bool reopen = reopen_;
+  reopen_ = false;
+  return reopen;
+}
+
 void BinlogStream::SetSocket(int fd) {
   std::lock_guard<std::mutex> lock(mu_);
   socket_ = fd;
-  if (fd >= 0 && stopping()) ::shutdown(fd, SHUT_RDWR);
+  if (fd >= 0 && (stopping() || reopen_)) ::shutdown(fd, SHUT_RDWR);
 }
 
 bool BinlogStream::up() const {
@@ -363,9 +356,16 @@ void BinlogStream::Run() {
     std::string reason;
     const bool was_up = RunSession(&problem, &reason);
     if (stopping()) break;
+    // Reopen(): the database session behind the same host was replaced (a
+    // failover): follow whatever the host leads to now, from its end of log.
+    const bool reopen = TakeReopen();
+    if (reopen) {
+      problem = StreamProblem::kLost;
+      reason = "reopening through " + server_ + " (the relay's database session was replaced)";
+    }
     SetDown(problem, reason);
-    if (was_up) backoff = options_.initial_backoff_ms;
-    int wait = backoff;
+    if (was_up || reopen) backoff = options_.initial_backoff_ms;
+    int wait = reopen ? 0 : backoff;
     // Purged: the end of the log is a fine new start; at once.
     if (problem == StreamProblem::kPurged) wait = 0;
     // Two replicas with one id take turns dropping each other: rarely.
@@ -424,7 +424,7 @@ void BinlogStream::SetDown(StreamProblem problem, const std::string& reason) {
 void BinlogStream::Backoff(int ms) {
   const auto deadline = SteadyClock::now() + std::chrono::milliseconds(ms);
   std::unique_lock<std::mutex> lock(mu_);
-  while (!stopping() && SteadyClock::now() < deadline) {
+  while (!stopping() && !reopen_ && SteadyClock::now() < deadline) {
     cv_.wait_until(lock, std::min(deadline, SteadyClock::now() + std::chrono::seconds(1)));
     lock.unlock();
     Progress();

@@ -43,6 +43,7 @@ struct StreamState {
   bool table_granularity = false;
   std::string file;          // the binary log file being read (diagnostics)
   uint64_t connects = 0;     // successful dump requests
+  uint64_t reopens = 0;      // Reopen() calls
   uint64_t down_events = 0;  // transitions to down (and failed attempts)
   uint64_t events = 0;       // binlog events read
   uint64_t heartbeats = 0;
@@ -72,6 +73,12 @@ class BinlogStream {
   void Start();
   // Breaks a blocking read (shutdown(2) of the socket) and joins the thread.
   void Stop();
+  // Closes the current connection (or ends a backoff) and connects again at
+  // once through options().mysql.host, following that server from its end
+  // of log: after a failover the host leads to another server, whose log the
+  // old position does not belong to. The stream is down in between (its
+  // subscribers poll). Any thread; returns at once.
+  void Reopen();
 
   bool up() const;
   std::string reason() const;
@@ -98,6 +105,8 @@ class BinlogStream {
   void CountHeartbeat() { heartbeats_.fetch_add(1, std::memory_order_relaxed); }
   void Deliver(const Commit& commit);
   void SetFile(std::string file);
+  // Whether Reopen() was called since the last call; clears it.
+  bool TakeReopen();
 
   // Constant after construction.
   const BinlogOptions options_;
@@ -115,6 +124,7 @@ class BinlogStream {
   std::condition_variable cv_;  // Stop() wakes Backoff()
   StreamState state_;           // guarded by mu_ (counters above merged in state())
   int socket_ = -1;             // guarded by mu_
+  bool reopen_ = false;         // guarded by mu_
   std::thread thread_;
 };
 

@@ -67,6 +67,7 @@ Subscription::~Subscription() {
 bool Subscription::up() const { return server_->Stream()->up(); }
 std::string Subscription::reason() const { return server_->Stream()->reason(); }
 StreamState Subscription::state() const { return server_->Stream()->state(); }
+void Subscription::Reopen() { server_->Stream()->Reopen(); }
 
 WakeupHub::WakeupHub() = default;
 

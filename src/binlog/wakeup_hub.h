@@ -30,6 +30,13 @@ class Subscription {
   // Why it does not, with the fix where there is one; "" while up.
   std::string reason() const;
   StreamState state() const;
+  // Makes the server's stream close and reopen through its host, from the
+  // end of log of whatever server the host leads to now (BinlogStream::
+  // Reopen). For a relay whose database session was replaced after a
+  // read-only answer or a lost connection: after a failover the stream would
+  // otherwise stay on the demoted server, which never writes again. Shared:
+  // every subscriber of the server sees the stream go down and up again.
+  void Reopen();
 
  private:
   friend class WakeupHub;

@@ -46,6 +46,11 @@ class WakeupSource {
   // with `wakeup: binlog`), and why not. While it does not, the loop polls.
   virtual bool binlog_up() const = 0;
   virtual std::string reason() const = 0;
+  // The relay's database session was opened again after a lost connection
+  // or a read-only answer, perhaps on another server (a failover): a binlog
+  // source reopens its stream through mysql.host; a poll timer has nothing
+  // to do.
+  virtual void DatabaseReconnected() {}
 };
 
 using WakeupSourcePtr = std::unique_ptr<WakeupSource>;

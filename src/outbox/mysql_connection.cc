@@ -5,6 +5,7 @@
 #include <mysql_driver.h>
 
 #include <algorithm>
+#include <map>
 #include <mutex>
 
 #include "outbox/mysql_store_factory.h"
@@ -40,9 +41,11 @@ void MysqlConnection::Close() {
   }
 }
 
-bool MysqlConnection::Alive() {
+bool MysqlConnection::StillWritable() {
   try {
-    return conn_->isValid();  // a ping; OPT_RECONNECT is off, so it never reconnects
+    std::unique_ptr<sql::Statement> st(conn_->createStatement());
+    std::unique_ptr<sql::ResultSet> rs(st->executeQuery("SELECT @@GLOBAL.read_only"));
+    return rs->next() && rs->getInt(1) == 0;
   } catch (const sql::SQLException&) {
     return false;
   }
@@ -96,6 +99,31 @@ sql::ConnectOptionsMap ConnectOptions(const MysqlConfig& config) {
   return opts;
 }
 
+// The server's identity and read-only switches. SHOW GLOBAL VARIABLES with a
+// WHERE: a variable the server lacks is simply not returned, so one statement
+// works on MariaDB 10.6+ and MySQL 8 alike.
+ServerState ReadServerState(sql::Connection* conn) {
+  std::unique_ptr<sql::Statement> st(conn->createStatement());
+  std::unique_ptr<sql::ResultSet> rs(st->executeQuery(
+      "SHOW GLOBAL VARIABLES WHERE Variable_name IN ('server_uuid', 'server_id', 'hostname', "
+      "'port', 'read_only', 'super_read_only', 'innodb_read_only')"));
+  std::map<std::string, std::string> vars;
+  while (rs->next()) vars[rs->getString(1)] = rs->getString(2);
+  ServerState out;
+  for (const char* name : {"read_only", "super_read_only", "innodb_read_only"}) {
+    auto it = vars.find(name);
+    // Any value but OFF: MariaDB 11's read_only also has NO_LOCK variants.
+    if (it != vars.end() && it->second != "OFF" && it->second != "0" && !it->second.empty())
+      out.read_only.push_back(name);
+  }
+  auto uuid = vars.find("server_uuid");
+  if (uuid != vars.end() && !uuid->second.empty())
+    out.identity = uuid->second;
+  else
+    out.identity = vars["server_id"] + "@" + vars["hostname"] + ":" + vars["port"];
+  return out;
+}
+
 }  // namespace
 
 Status MysqlConnection::Connect() {
@@ -119,6 +147,7 @@ Status MysqlConnection::Connect() {
       ps->execute();
     }
     conn_->setAutoCommit(true);
+    server_ = ReadServerState(conn_.get());
   } catch (const sql::SQLException& e) {
     conn_.reset();
     return SqlErrorStatus("cannot connect to " + config_.user + "@" + config_.host + ":" +

@@ -23,7 +23,7 @@ bool NeedsFreshSession(const SqlError& e) {
 bool IsReadOnlyError(const SqlError& e) {
   using E = MysqlError;
   return Is(e, E::kOptionPreventsStatement) || Is(e, E::kReadOnlyTransaction) ||
-         Is(e, E::kInnodbReadOnly);
+         Is(e, E::kInnodbReadOnly) || Is(e, E::kInnodbReadOnlyMysql);
 }
 
 namespace {
@@ -61,7 +61,9 @@ std::string SqlErrorHint(const SqlError& e) {
     return " (another transaction held the rows' locks past innodb_lock_wait_timeout; safe to "
            "retry)";
   if (Is(e, E::kDeadlock)) return " (the server rolled the transaction back; safe to retry)";
-  if (IsReadOnlyError(e)) return " (the server is read-only: the relay needs a writable primary)";
+  if (IsReadOnlyError(e))
+    return " (connected to a read-only server: the relay needs a writable primary; it closes this "
+           "session and reconnects through mysql.host)";
   // 2013 "during query" is also what a statement waiting on another
   // transaction's row lock gets once mysql.read_timeout_ms passes: say so,
   // since "lost connection" alone points at the network.

@@ -33,6 +33,7 @@ enum class MysqlError : int {
   kNoBinaryLogging = 1381,          // ER_NO_BINARY_LOGGING: log_bin is off
   kReadOnlyTransaction = 1792,      // ER_CANT_EXECUTE_IN_READ_ONLY_TRANSACTION
   kInnodbReadOnly = 1836,           // ER_READ_ONLY_MODE
+  kInnodbReadOnlyMysql = 1874,      // ER_INNODB_READ_ONLY (MySQL: --innodb-read-only)
   kConnectionKilled = 1927,         // ER_CONNECTION_KILLED (MariaDB)
   kClientFirst = 2000,              // CR_* client errors span 2000-2999
   kSocketConnect = 2002,            // CR_CONNECTION_ERROR: local socket, or refused
@@ -59,8 +60,9 @@ bool IsConnectionError(const SqlError& e);
 // cached schema is stale), or a privilege is missing (a database-level GRANT
 // reaches an open session only after it reconnects).
 bool NeedsFreshSession(const SqlError& e);
-// The server refused a write as read-only (a replica, --read-only, a
-// read-only transaction).
+// The server refused a write as read-only (a replica, --read-only,
+// super_read_only, --innodb-read-only, a read-only transaction): MariaDB and
+// MySQL 8 answer 1290, 1792 or 1836, MySQL also 1874.
 bool IsReadOnlyError(const SqlError& e);
 // How the caller should see it (StatusCode in common/status.h): outage,
 // grants, schema or data.

@@ -18,10 +18,30 @@ OutboxStorePtr NewMysqlStore(MysqlConfig config, ClockPtr clock) {
 MysqlStore::MysqlStore(MysqlConfig config, ClockPtr clock)
     : clock_(std::move(clock)), conn_(std::move(config)), table_(conn_.QualifiedTable()) {}
 
+SessionInfo MysqlStore::Session() const {
+  MutexLock lock(&session_mu_);
+  return session_;
+}
+
 Status MysqlStore::Connect() {
   if (conn_.connected()) return Status::Ok();
   Status s = conn_.Connect();
   if (!s.ok()) return s;
+  if (!conn_.server().read_only.empty()) {
+    // A demoted primary, or a replica that mysql.host still points at: every
+    // claim would fail with 1290. Refused, so readiness and the log say why
+    // and the caller's backoff retries until mysql.host leads to a primary.
+    std::string switches;
+    for (const auto& v : conn_.server().read_only) switches += (switches.empty() ? "" : ", ") + v;
+    Status refused = Status::Unavailable(
+        "connected to a read-only server at " + conn_.config().host + ":" +
+        std::to_string(conn_.config().port) + " (server " + conn_.server().identity + ", " +
+        switches +
+        " ON): the relay needs a writable primary; it reconnects through mysql.host with backoff "
+        "until a failover completes");
+    conn_.Close();
+    return refused;
+  }
   s = InspectTable(conn_, &schema_);
   if (!s.ok()) return s;
   if (!schema_.table_exists) {
@@ -35,6 +55,12 @@ Status MysqlStore::Connect() {
     conn_.Close();
     return Status::Schema("table " + conn_.TableName() + " is missing column(s): " + cols);
   }
+  // Only sessions on a writable primary count: the identity changes from one
+  // primary to the next, never to the read-only server in between.
+  role_checked_at_ = clock_->Now();  // the connect just read the switches
+  MutexLock lock(&session_mu_);
+  ++session_.connects;
+  session_.server_identity = conn_.server().identity;
   return Status::Ok();
 }
 
@@ -60,10 +86,23 @@ Status MysqlStore::Run(const char* what, const std::function<void()>& fn) {
   // ping (one round trip, only after a second of idleness) finds out before
   // a statement fails and the service is reported down for a moment.
   constexpr auto kIdleBeforePing = std::chrono::seconds(1);
-  if (conn_.connected() && !in_txn_ && clock_->Now() - last_used_ > kIdleBeforePing &&
-      !conn_.Alive()) {
-    spdlog::debug("{}: idle connection was closed by the server; reconnecting", conn_.TableName());
-    conn_.Close();
+  // A failover demotes the server under open sessions, and a session that
+  // only reads (a pass's scan, the gauges) never gets the read-only answer a
+  // write gets: it would keep reading the old primary's frozen table. So at
+  // most once a second, between transactions, a session asks the server
+  // whether it is still writable; that question is the idle ping too.
+  constexpr auto kRoleCheckEvery = std::chrono::seconds(1);
+  const Clock::TimePoint now = clock_->Now();
+  if (conn_.connected() && !in_txn_ &&
+      (now - last_used_ > kIdleBeforePing || now - role_checked_at_ >= kRoleCheckEvery)) {
+    role_checked_at_ = now;
+    if (!conn_.StillWritable()) {
+      // Gone (closed while idle) or demoted: the Connect() below opens a new
+      // session through mysql.host, and refuses it if that is read-only.
+      spdlog::debug("{}: session closed or its server turned read-only; reconnecting",
+                    conn_.TableName());
+      conn_.Close();
+    }
   }
   struct Touch {
     Clock& clock;
@@ -79,10 +118,12 @@ Status MysqlStore::Run(const char* what, const std::function<void()>& fn) {
     return Status::Ok();
   } catch (const sql::SQLException& e) {
     const SqlError err = SqlErrorOf(e);
-    if (IsConnectionError(err) || NeedsFreshSession(err)) {
+    if (IsConnectionError(err) || NeedsFreshSession(err) || IsReadOnlyError(err)) {
       // Reconnecting re-inspects the table, so a dropped or altered table or
       // a new GRANT is picked up; without it a stale column list would fail
-      // every statement forever.
+      // every statement forever. A read-only answer means this session is on
+      // a demoted primary (a failover moved mysql.host, while open sessions
+      // stay where they were): only a new connection can reach the new one.
       conn_.Close();
     } else if (in_txn_) {
       try {

@@ -6,13 +6,18 @@
 #include <vector>
 
 #include "common/clock.h"
+#include "common/mutex.h"
 #include "outbox/mysql_connection.h"
 #include "outbox/outbox_store.h"
 
 namespace outbox {
 
 // OutboxStore on MySQL 8 / MariaDB 10.6+ through Connector/C++.
-// Not thread-safe: one per thread, each with its own connection.
+// Not thread-safe (except Session()): one per thread, each with its own
+// connection. Its sessions must be on a writable primary (SPEC "Failover"):
+// a server that reports itself read-only at connect is refused, and a
+// read-only answer closes the session like a lost connection, so that the
+// next call reconnects through mysql.host and finds the promoted server.
 // `clock` paces the store's own decisions (when an idle connection is pinged,
 // how long the DEAD-heads cache lives); every time in the table comes from the
 // database's NOW(). Failures carry a StatusCode (common/status.h):
@@ -28,6 +33,7 @@ class MysqlStore : public OutboxStore {
 
   // OutboxStore's calls (documented there); tests/fakes/fake_store.h repeats
   // this list on purpose: both implement the one interface.
+  SessionInfo Session() const override;
   Status Connect() override;
   void Disconnect() override;
   Status HasDue(bool include_expired, bool* due) override;
@@ -104,6 +110,11 @@ class MysqlStore : public OutboxStore {
   // a session that the server's wait_timeout (or a proxy) closed meanwhile is
   // replaced quietly instead of failing a statement with "gone away".
   Clock::TimePoint last_used_{};
+  // When Run() last asked the server whether it is still writable.
+  Clock::TimePoint role_checked_at_{};
+
+  mutable Mutex session_mu_;
+  SessionInfo session_ GUARDED_BY(session_mu_);
 };
 
 }  // namespace outbox

@@ -1,14 +1,27 @@
 #pragma once
 
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "common/status.h"
 #include "outbox/row.h"
 
 namespace outbox {
+
+// A store's sessions so far (SPEC "Failover"): a relay that sees `connects`
+// grow knows a session was replaced (after a lost connection or a read-only
+// answer) and makes a full claim pass; a change of `server_identity` is a
+// different server behind mysql.host (a failover).
+struct SessionInfo {
+  uint64_t connects = 0;  // successful connects so far
+  // Of the last connect: @@server_uuid, else server_id@hostname:port; ""
+  // before the first.
+  std::string server_identity;
+};
 
 // The seam for the database: every SQL statement lives behind it.
 // Not thread-safe: each relay thread owns its own store (and connection).
@@ -19,7 +32,12 @@ namespace outbox {
 // tests/outbox/store_contract_test.cc.
 class OutboxStore {
  public:
+  using SessionInfo = outbox::SessionInfo;  // also reachable as OutboxStore::SessionInfo
   virtual ~OutboxStore() = default;
+
+  // Thread-safe (unlike the rest of the store): a metrics or health thread
+  // may read it while the owning thread runs statements.
+  virtual SessionInfo Session() const { return {}; }
 
   // Connects (or reconnects) and verifies the table. Cheap when connected.
   virtual Status Connect() = 0;

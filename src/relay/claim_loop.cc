@@ -1,6 +1,7 @@
 #include "relay/claim_loop.h"
 
 #include <algorithm>
+#include <utility>
 
 #include "common/log.h"
 
@@ -70,7 +71,27 @@ ClaimRound ClaimLoop::ClaimOnce() {
                                                    {"last_id", batch.rows.back().id}});
   }
   scheduler_.OnRound({r, round_start_, batch.rows.size(), parts_.planner->held_by_peer()});
+  NoteSession();
   return r;
+}
+
+void ClaimLoop::NoteSession() {
+  const SessionInfo now = claimer_.ClaimSession();
+  if (now.connects == session_.connects) return;
+  const SessionInfo before = std::exchange(session_, now);
+  if (before.connects == 0) return;  // the first connect
+  if (now.server_identity != before.server_identity) {
+    LogWarn("the database server behind mysql.host changed (a failover): following it",
+            {{"service", config_.name},
+             {"host", config_.mysql.host},
+             {"port", config_.mysql.port},
+             {"from", before.server_identity},
+             {"to", now.server_identity}});
+    parts_.stats->Add(ServiceStats::Counter::kServerChanges);
+  }
+  // Rows committed on the new server were announced to no one: a full pass.
+  scheduler_.OnReconnect();
+  parts_.wakeup->DatabaseReconnected();
 }
 
 ClaimRound ClaimLoop::ClaimAfter(WakeCause cause) {

@@ -79,6 +79,11 @@ class ClaimLoop {
   void Publish(const ClaimedBatch& batch, Clock::TimePoint claimed_at);
   void DrainNotes();
   void NoteWakeupState();
+  // After a round: the claim store's session was opened again since the last
+  // look (a lost connection or a read-only answer closed it). Then the next
+  // attempt is a full pass and the wake-up source reconnects; a new server
+  // identity counts outbox_database_server_changes_total.
+  void NoteSession();
 
   const ClaimLoopParts parts_;
   const ServiceConfig& config_;
@@ -98,6 +103,8 @@ class ClaimLoop {
   std::atomic<bool> freed_by_ack_{false};
   std::atomic<Clock::Duration::rep> own_retry_due_{0};  // 0: none
   std::atomic<bool> reconnected_{false};
+  // The claim store's session as last seen (claim thread).
+  SessionInfo session_;
 };
 
 }  // namespace outbox

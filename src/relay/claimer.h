@@ -57,6 +57,11 @@ class Claimer {
   // idle probe, ending the pass in progress: the session was opened again,
   // maybe on another server (a failover), and the pass's snapshot is gone.
   void StartOver();
+  // The claim store's sessions so far (OutboxStore::Session): the claim loop
+  // reacts to a reconnect and to a new server identity.
+  SessionInfo ClaimSession() const {
+    return claim_store_ ? claim_store_->Session() : SessionInfo{};
+  }
 
   // Beaten after every statement (DbHealth::NoteAndBeat). Null: no heartbeat.
   void set_heartbeat(HeartbeatPtr beat) { beat_ = std::move(beat); }

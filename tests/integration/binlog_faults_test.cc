@@ -264,3 +264,24 @@ TEST_CASE("binlog: log_bin off is reported by the stream and by the check", "[bi
   REQUIRE(check.problems.size() == 1);
   CHECK(Has(check.problems[0], "log_bin is OFF"));
 }
+
+TEST_CASE("binlog: a reopened stream connects again at once and wakes for the commits after it",
+          "[binlog]") {
+  RequireLogBin();
+  TestDatabase db("binlog_reopen");
+  binlog::WakeupHub hub;
+  Waker w;
+  binlog::BinlogOptions o = TestBinlogOptions();
+  o.initial_backoff_ms = 30000;  // a reopen does not wait for the backoff
+  auto sub = hub.Subscribe(o, "binlog_reopen", "t_outbox", w.Callback());
+  REQUIRE(WaitFor([&] { return sub->up(); }, 10s, 10ms));
+  REQUIRE(sub->state().connects == 1);
+  const int before = w.count();
+  sub->Reopen();
+  REQUIRE(WaitFor([&] { return sub->up() && sub->state().connects == 2; }, 10s, 10ms));
+  CHECK(sub->state().reopens == 1);
+  CHECK(w.count() > before);  // the down and up transitions woke the subscriber
+  const int seen = w.count();
+  db.InsertEvents(1, 1);
+  CHECK(w.WaitAbove(seen, 5s));
+}

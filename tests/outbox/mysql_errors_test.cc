@@ -72,3 +72,17 @@ TEST_CASE(
   }
   CHECK(Classify(SqlError{1064, "42000", "syntax"}) == StatusCode::kError);
 }
+
+TEST_CASE("every read-only answer of MariaDB and MySQL 8 is an outage that asks for a new session",
+          "[store][errors]") {
+  for (MysqlError code : {MysqlError::kOptionPreventsStatement, MysqlError::kReadOnlyTransaction,
+                          MysqlError::kInnodbReadOnly, MysqlError::kInnodbReadOnlyMysql}) {
+    const SqlError e =
+        Err(code, "HY000", "The MariaDB server is running with the --read-only option");
+    INFO("MySQL error " << e.code);
+    CHECK(IsReadOnlyError(e));
+    CHECK(Classify(e) == StatusCode::kUnavailable);
+    CHECK(SqlErrorHint(e).find("connected to a read-only server") != std::string::npos);
+  }
+  CHECK_FALSE(IsReadOnlyError(Err(MysqlError::kLockWaitTimeout, "HY000", "x")));
+}

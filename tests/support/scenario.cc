@@ -85,7 +85,8 @@ RelayProcess::RelayProcess(std::string name, const std::string& dir, RelaySpec s
     << "    dead_policy: " << s.dead_policy << "\n"
     << "    retry: {max_attempts: " << s.max_attempts
     << ", initial_backoff_ms: " << s.initial_backoff_ms << ", max_backoff_ms: " << s.max_backoff_ms
-    << "}\n";
+    << "}\n"
+    << s.extra_services_yaml;
 }
 
 std::string RelaySpec::DefaultWakeup() {

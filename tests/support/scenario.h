@@ -53,6 +53,9 @@ struct RelaySpec {
   // (tests/CMakeLists.txt).
   std::string wakeup = DefaultWakeup();
   static std::string DefaultWakeup();
+  // More entries of the `services` list, as YAML ("  - name: ...\n"), e.g.
+  // a second service on another database of the same process.
+  std::string extra_services_yaml;
 };
 
 // One `outbox-relay run --config FILE` process.

@@ -37,11 +37,37 @@ TcpProxy::TcpProxy(int target_port) : target_port_(target_port) {
 TcpProxy::~TcpProxy() {
   stop_ = true;
   thread_.join();
-  for (auto [c, s] : pairs_) {
-    ::close(c);
-    ::close(s);
+  for (const Pair& p : pairs_) {
+    ::close(p.client);
+    ::close(p.server);
   }
   ::close(listener_);
+}
+
+std::map<int, int> TcpProxy::OpenByTarget() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return open_;
+}
+
+void TcpProxy::Publish() {
+  std::map<int, int> open;
+  for (const Pair& p : pairs_) ++open[p.target];
+  std::lock_guard<std::mutex> lock(mu_);
+  open_.swap(open);
+}
+
+void TcpProxy::Accept() {
+  int client = ::accept(listener_, nullptr, nullptr);
+  int server = ::socket(AF_INET, SOCK_STREAM, 0);
+  const int target = target_port_;
+  sockaddr_in a = Loopback(target);
+  if (client >= 0 && server >= 0 &&
+      ::connect(server, reinterpret_cast<sockaddr*>(&a), sizeof(a)) == 0) {
+    pairs_.push_back({client, server, target});
+  } else {
+    if (client >= 0) ::close(client);
+    if (server >= 0) ::close(server);
+  }
 }
 
 bool TcpProxy::Pump(int from, int to) {
@@ -59,46 +85,37 @@ bool TcpProxy::Pump(int from, int to) {
 void TcpProxy::Run() {
   while (!stop_) {
     if (drop_.exchange(false)) {
-      for (auto [c, s] : pairs_) {
-        ::close(c);
-        ::close(s);
+      for (const Pair& p : pairs_) {
+        ::close(p.client);
+        ::close(p.server);
       }
       pairs_.clear();
     }
-    std::vector<pollfd> fds{{listener_, POLLIN, 0}};
-    if (!paused_)
-      for (auto [c, s] : pairs_) {
-        fds.push_back({c, POLLIN, 0});
-        fds.push_back({s, POLLIN, 0});
+    const bool paused = paused_;
+    std::vector<pollfd> fds{{listener_, static_cast<short>(accepting_ ? POLLIN : 0), 0}};
+    if (!paused)
+      for (const Pair& p : pairs_) {
+        fds.push_back({p.client, POLLIN, 0});
+        fds.push_back({p.server, POLLIN, 0});
       }
+    Publish();
     if (::poll(fds.data(), fds.size(), 20) <= 0) continue;
-    if (fds[0].revents & POLLIN) {
-      int client = ::accept(listener_, nullptr, nullptr);
-      int server = ::socket(AF_INET, SOCK_STREAM, 0);
-      sockaddr_in a = Loopback(target_port_);
-      if (client >= 0 && server >= 0 &&
-          ::connect(server, reinterpret_cast<sockaddr*>(&a), sizeof(a)) == 0) {
-        pairs_.emplace_back(client, server);
-      } else {
-        if (client >= 0) ::close(client);
-        if (server >= 0) ::close(server);
-      }
-    }
-    std::vector<std::pair<int, int>> alive;
+    if (fds[0].revents & POLLIN) Accept();
+    std::vector<Pair> alive;
     for (size_t i = 0; i < pairs_.size(); ++i) {
-      auto [c, s] = pairs_[i];
+      const Pair& p = pairs_[i];
       bool ok = true;
-      if (!paused_ && fds.size() > 1 + 2 * i) {
+      if (!paused && fds.size() > 1 + 2 * i) {
         const pollfd& pc = fds[1 + 2 * i];
         const pollfd& ps = fds[2 + 2 * i];
-        if (pc.revents & (POLLIN | POLLHUP | POLLERR)) ok = Pump(c, s);
-        if (ok && (ps.revents & (POLLIN | POLLHUP | POLLERR))) ok = Pump(s, c);
+        if (pc.revents & (POLLIN | POLLHUP | POLLERR)) ok = Pump(p.client, p.server);
+        if (ok && (ps.revents & (POLLIN | POLLHUP | POLLERR))) ok = Pump(p.server, p.client);
       }
       if (ok) {
-        alive.emplace_back(c, s);
+        alive.push_back(p);
       } else {
-        ::close(c);
-        ::close(s);
+        ::close(p.client);
+        ::close(p.server);
       }
     }
     pairs_.swap(alive);
