@@ -112,7 +112,12 @@ bool DeadLetterProducer::Start(std::string* error) {
   bool ok = Set(conf, "bootstrap.servers", config_.kafka.bootstrap_servers, error) &&
             Set(conf, "client.id", "outbox-inbox-consumer-dlq", error) &&
             Set(conf, "enable.idempotence", "true", error) && Set(conf, "acks", "all", error) &&
-            Set(conf, "message.timeout.ms", "30000", error);
+            Set(conf, "message.timeout.ms", "30000", error) &&
+            // A dead-letter topic that does not exist is reported as such
+            // (_UNKNOWN_TOPIC: refused for good, the message is parked) after
+            // 10 s, before message.timeout.ms would call it a timeout (a
+            // stall, retried for ever).
+            Set(conf, "topic.metadata.propagation.max.ms", "10000", error);
   for (const auto& [k, v] : config_.kafka.properties) ok = ok && Set(conf, k, v, error);
   char err[512];
   if (ok) rk_ = rd_kafka_new(RD_KAFKA_PRODUCER, conf, err, sizeof(err));
