@@ -104,7 +104,7 @@ TEST_CASE("a consumer config names an unset password variable", "[consumer-confi
         "c.yaml:5:46: mysql.password_env: environment variable MISSING_PW is not set");
 }
 
-TEST_CASE("the version check, gap age, retention and http keys are parsed and checked",
+TEST_CASE("the version check and gap age and retention and http keys are parsed and checked",
           "[consumer-config]") {
   auto c = LoadConsumerConfigText(kGood +
                                       "version_check: strict\nmax_gap_age_s: 60\n"

@@ -18,8 +18,9 @@ TEST_CASE("well-formed UTF-8 is counted in characters", "[consumer][utf8]") {
   CHECK(Utf8Length("\xF4\x8F\xBF\xBF") == 1);   // U+10FFFF, the last code point
 }
 
-TEST_CASE("malformed UTF-8 is refused: overlong forms, surrogates, beyond U+10FFFF, cut short",
-          "[consumer][utf8]") {
+TEST_CASE(
+    "malformed UTF-8 is refused: overlong forms and surrogates and beyond U+10FFFF and cut short",
+    "[consumer][utf8]") {
   const char* bad[] = {
       "\xC0\xAF",          // overlong '/'
       "\xC1\xBF",          // overlong, C1 lead

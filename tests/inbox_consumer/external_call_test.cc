@@ -93,7 +93,7 @@ TEST_CASE("a lost answer or a busy remote side is retried later with the same ke
   CHECK(remote.shipments == 1);
 }
 
-TEST_CASE("the call carries the event's key, type and payload; a 4xx is the event's fault",
+TEST_CASE("the call carries the event's key and type and payload and a 4xx is the event's fault",
           "[consumer][external]") {
   HttpCall seen;
   std::string why;

@@ -12,7 +12,7 @@ const inbox::TopicPartition kP0{"t", 0}, kP1{"t", 1};
 const PartitionGate::Clock::time_point kT0{};
 }  // namespace
 
-TEST_CASE("a stall holds only its partition, from the unfinished offset, with a growing backoff",
+TEST_CASE("a stall holds only its partition from the unfinished offset with a growing backoff",
           "[consumer][gate]") {
   PartitionGate g;
   CHECK(g.Stall(kP0, 7, kT0) == 200ms);

@@ -20,7 +20,7 @@ Event Ev(int64_t outbox_id, int64_t version) {
 
 }  // namespace
 
-TEST_CASE("the version check decides apply, stale or park per mode", "[consumer][version]") {
+TEST_CASE("the version check decides apply or stale or park per mode", "[consumer][version]") {
   struct Row {
     VersionCheck check;
     int64_t outbox_id, version, last_version, last_outbox_id;

@@ -235,3 +235,41 @@ TEST_CASE(
   // b met a's event: as a duplicate once a committed.
   CHECK(b.Count(" 0 duplicate(s) skipped") == 0);
 }
+
+TEST_CASE(
+    "a value the database refuses is retried max_attempts times with the partition paused and "
+    "then dead-lettered with dlq_attempts",
+    "[consumer]") {
+  Rig rig("inbox_db_refuses_value");
+  // event_type fits the header check (64 characters) but not this column:
+  // the insert fails with 1406 (data too long), a refusal of this value.
+  rig.db.Exec("ALTER TABLE t_inbox MODIFY event_type varchar(13) NOT NULL");
+  TestEvent refused;
+  refused.outbox_id = 1;
+  refused.aggregate_id = 1000;
+  refused.aggregate_type = "Invoice";
+  refused.event_type = "InvoiceCancelled";  // 16 characters
+  rig.producer.Send(kInvoices, {refused});
+  const auto invoices = Invoices(2, 2);
+  rig.producer.Send(kInvoices, invoices);
+  const auto orders = MakeEvents(5, 3, 100);
+  rig.producer.Send(kTopic, orders);
+  ConsumerSpec spec = BothTopics();
+  spec.max_attempts = 4;
+  auto c = rig.Consumer("c", spec);
+  REQUIRE(c.Start());
+  INFO(c.Log());
+  const bool done =
+      WaitFor([&] { return InvoiceApplied(rig.db) >= 2 && rig.db.Applied() >= 17; }, 60s);
+  CHECK(c.Stop() == 0);
+  INFO(c.Log());
+  REQUIRE(done);
+  const auto dead = ConsumeAll(rig.cluster.bootstrap(), {kInvoices + ".dlq"});
+  REQUIRE(dead.size() == 1);
+  CHECK(dead[0].headers.at("dlq_attempts") == "4");
+  CHECK(dead[0].headers.at("dlq_reason").find("MySQL error 1406") != std::string::npos);
+  CHECK(dead[0].headers.at("event_key") == refused.Key());
+  CHECK(c.Count("after 4 attempt(s)") == 1);
+  CHECK(c.Count("4 failed attempt(s)") == 1);
+  CHECK(c.Count("pausing consumption") == 0);  // a refused value is no outage
+}

@@ -70,7 +70,7 @@ TEST_CASE(
 }
 
 TEST_CASE(
-    "the consumer's /metrics counts outcomes, parked rows, the oldest gap and lag; "
+    "the consumer's /metrics counts outcomes and parked rows and the oldest gap and lag while "
     "inbox_retention_days 0 deletes nothing",
     "[consumer][metrics]") {
   TestBroker cluster;

@@ -109,7 +109,8 @@ TEST_CASE(
 }
 
 TEST_CASE(
-    "a table with aggregate_version: check --connect lists it, the relay sends it and a strict "
+    "a table with aggregate_version is listed by check --connect and the relay sends it and a "
+    "strict "
     "consumer applies every version in order",
     "[consumer][relay]") {
   TestBroker cluster;

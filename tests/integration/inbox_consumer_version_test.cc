@@ -50,8 +50,7 @@ TestEvent V(int64_t v) {
 
 }  // namespace
 
-TEST_CASE("strict applies versions 1, 3, 2, 4 of one aggregate as 1, 2, 3, 4",
-          "[consumer][version]") {
+TEST_CASE("strict applies versions 1 3 2 4 of one aggregate as 1 2 3 4", "[consumer][version]") {
   Rig rig("inbox_strict_order");
   rig.producer.Send(kTopic, {V(1), V(3), V(2), V(4)});
   auto c = rig.Consumer("strict");
@@ -67,7 +66,7 @@ TEST_CASE("strict applies versions 1, 3, 2, 4 of one aggregate as 1, 2, 3, 4",
   CHECK(c.Count("version 2 filled the gap; 1 parked version(s) applied after it") == 1);
 }
 
-TEST_CASE("newer records version 2 after 3 as stale: in the inbox, not applied",
+TEST_CASE("newer records version 2 after 3 as stale: in the inbox and not applied",
           "[consumer][version]") {
   Rig rig("inbox_newer_stale");
   rig.producer.Send(kTopic, {V(1), V(3), V(2), V(4)});
