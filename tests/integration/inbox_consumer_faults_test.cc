@@ -273,3 +273,22 @@ TEST_CASE(
   CHECK(c.Count("4 failed attempt(s)") == 1);
   CHECK(c.Count("pausing consumption") == 0);  // a refused value is no outage
 }
+
+TEST_CASE("a dead-letter topic that does not exist parks the message and the consumer goes on",
+          "[consumer][mock-faults]") {
+  Rig rig("inbox_dlq_missing");
+  rig.producer.Send(kInvoices, Poison(1000));
+  const auto invoices = Invoices(2, 1);
+  rig.producer.Send(kInvoices, invoices);
+  // As a broker without auto.create.topics.enable answers for a topic nobody created.
+  rig.cluster.SetTopicError(kInvoices + ".dlq", RD_KAFKA_RESP_ERR_UNKNOWN_TOPIC_OR_PART);
+  auto c = rig.Consumer("c", BothTopics());
+  REQUIRE(c.Start());
+  const bool done = WaitFor([&] { return InvoiceApplied(rig.db) >= 2; }, 60s);
+  CHECK(c.Stop() == 0);
+  INFO(c.Log());
+  REQUIRE(done);
+  CHECK(rig.db.QueryInt("SELECT COUNT(*) FROM t_inbox_parked WHERE reason = 'undeliverable' AND "
+                        "detail LIKE '%nknown topic%'") == 1);
+  CHECK(c.Count("pausing consumption") == 0);
+}
