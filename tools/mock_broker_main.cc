@@ -48,11 +48,11 @@ bool ParseArgs(int argc, char** argv, Args* args) {
     } else if (a == "--topics") {
       args->topics = next();
     } else {
-      std::cerr
-          << "usage: outbox-mock-broker [--brokers N] [--partitions N] [--topics a,b]"
-             " [--control FIFO] [--control-port PORT]\n"
-             "commands on stdin/FIFO: down | up | rtt MS | produce-errors COUNT [ERRNAME]"
-             " | clear-errors | topic NAME PARTITIONS | leader TOPIC PARTITION BROKER | quit\n";
+      std::cerr << "usage: outbox-mock-broker [--brokers N] [--partitions N] [--topics a,b]"
+                   " [--control FIFO] [--control-port PORT]\n"
+                   "commands on stdin/FIFO: down | up | rtt MS | produce-errors COUNT [ERRNAME]"
+                   " | clear-errors | topic NAME PARTITIONS | leader TOPIC PARTITION BROKER"
+                   " | topic-error TOPIC ERRNAME | quit\n";
       return false;
     }
   }

@@ -91,6 +91,20 @@ std::string MockCluster::Command(const std::string& line) {
     PushProduceErrors(err, count);
     return "ok next " + std::to_string(count) + " produce request(s) fail with " + name;
   }
+  if (cmd == "topic-error") {
+    std::string topic, name;
+    in >> topic >> name;
+    const rd_kafka_err_desc* descs;
+    size_t n;
+    rd_kafka_get_err_descs(&descs, &n);
+    for (size_t i = 0; i < n && !topic.empty(); ++i) {
+      if (descs[i].name && name == descs[i].name) {
+        rd_kafka_mock_topic_set_error(cluster_, topic.c_str(), descs[i].code);
+        return "ok metadata of " + topic + " answers " + name;
+      }
+    }
+    return "error usage: topic-error TOPIC ERRNAME";
+  }
   if (cmd == "clear-errors") {
     ClearProduceErrors();
     return "ok cleared";
@@ -114,7 +128,8 @@ std::string MockCluster::Command(const std::string& line) {
                : "error cannot move the leader of " + topic + "/" + std::to_string(partition);
   }
   return "error unknown command (down | up | rtt MS | produce-errors COUNT [ERRNAME] | "
-         "clear-errors | topic NAME PARTITIONS | leader TOPIC PARTITION BROKER)";
+         "clear-errors | topic NAME PARTITIONS | leader TOPIC PARTITION BROKER | "
+         "topic-error TOPIC ERRNAME)";
 }
 
 }  // namespace outbox::testing

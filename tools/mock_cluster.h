@@ -23,7 +23,10 @@ class MockCluster {
   // Executes one text command (the broker tool's stdin protocol, and the
   // tests' faults through TestBroker, tests/support/test_broker.h):
   //   down | up | rtt MS | produce-errors COUNT [ERRNAME] | clear-errors |
-  //   topic NAME PARTITIONS | leader TOPIC PARTITION BROKER
+  //   topic NAME PARTITIONS | leader TOPIC PARTITION BROKER |
+  //   topic-error TOPIC ERRNAME
+  // `topic-error` makes metadata answer ERRNAME for TOPIC (e.g.
+  // UNKNOWN_TOPIC_OR_PART: a topic that does not exist and is not created).
   // `leader` makes BROKER (1-based) the leader of TOPIC/PARTITION, as a
   // leader election would: requests to the old leader get
   // NOT_LEADER_FOR_PARTITION until the client refreshes its metadata.

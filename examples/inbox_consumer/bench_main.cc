@@ -135,6 +135,7 @@ int main(int argc, char** argv) {
   admin->setSchema("inbox_bench");
   Exec(admin.get(), ReadSql("t_inbox.sql"));
   Exec(admin.get(), ReadSql("t_aggregate_effect.sql"));
+  Exec(admin.get(), ReadSql("t_inbox_parked.sql"));
 
   outbox::testing::MockCluster cluster;
   const std::string topic = "bench.events";

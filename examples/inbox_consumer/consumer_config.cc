@@ -45,6 +45,9 @@ bool IsDeadLetterTopic(const std::string& tmpl, const std::string& topic) {
 
 namespace {
 
+// Not ::isdigit: that is undefined for a plain char >= 0x80 and follows the locale.
+bool IsAsciiDigit(char c) { return c >= '0' && c <= '9'; }
+
 // Keys the consumer sets itself: the algorithm depends on them (offsets are
 // stored only after the database commit), or they have a key of their own.
 const std::map<std::string, std::string> kOwnedProperties = {
@@ -115,7 +118,7 @@ class Parser {
     std::string s = Str(n, path);
     const std::string range =
         "must be an integer between " + std::to_string(min) + " and " + std::to_string(max);
-    if (s.empty() || s.size() > 9 || !std::all_of(s.begin(), s.end(), ::isdigit))
+    if (s.empty() || s.size() > 9 || !std::all_of(s.begin(), s.end(), IsAsciiDigit))
       Fail(n.Mark(), path, range + " (got \"" + s + "\")");
     int v = std::stoi(s);
     if (v < min || v > max) Fail(n.Mark(), path, range + " (got " + s + ")");
@@ -299,12 +302,28 @@ class Parser {
       d->read_timeout_ms = Int(m["read_timeout_ms"], "mysql.read_timeout_ms", 1000, 3600000);
   }
 
+  void Policies(const YAML::Node& root, ConsumerConfig* c) const {
+    if (root["version_check"]) {
+      const std::string v =
+          OneOf(root["version_check"], "version_check", {"none", "newer", "strict"});
+      c->version_check = v == "none"     ? VersionCheck::kNone
+                         : v == "strict" ? VersionCheck::kStrict
+                                         : VersionCheck::kNewer;
+    }
+    if (root["max_gap_age_s"])
+      c->max_gap_age_s = Int(root["max_gap_age_s"], "max_gap_age_s", 1, 30 * 86400);
+    if (root["inbox_retention_days"])
+      c->inbox_retention_days = Int(root["inbox_retention_days"], "inbox_retention_days", 0, 3650);
+  }
+
   LoadedConsumerConfig Root(const YAML::Node& root) const {
     LoadedConsumerConfig out;
     ConsumerConfig& c = out.config;
     c.path = file_;
     if (!root || root.IsNull()) Fail(YAML::Mark(), "", "the file is empty");
-    Map(root, "", {"consumer", "kafka", "max_attempts", "mysql", "log"});
+    Map(root, "",
+        {"consumer", "kafka", "max_attempts", "version_check", "max_gap_age_s",
+         "inbox_retention_days", "mysql", "http", "log"});
     if (!root["consumer"])
       Fail(root.Mark(), "consumer", "is required (the t_inbox.consumer value)");
     c.consumer = NonEmpty(root["consumer"], "consumer");
@@ -312,7 +331,20 @@ class Parser {
       Fail(root["consumer"].Mark(), "consumer", "must be at most 64 characters");
     Kafka(root["kafka"], &c);
     if (root["max_attempts"]) c.max_attempts = Int(root["max_attempts"], "max_attempts", 1, 1000);
+    Policies(root, &c);
     Mysql(root["mysql"], &c.mysql, &out.warnings);
+    if (const YAML::Node h = root["http"]; h && !h.IsNull()) {
+      Map(h, "http", {"listen"});
+      if (!h["listen"]) Fail(h.Mark(), "http.listen", "is required when http is set");
+      c.http_listen = NonEmpty(h["listen"], "http.listen");
+      const size_t colon = c.http_listen.rfind(':');
+      if (colon == std::string::npos || colon == 0 || colon + 1 == c.http_listen.size() ||
+          !std::all_of(c.http_listen.begin() + static_cast<std::ptrdiff_t>(colon) + 1,
+                       c.http_listen.end(), IsAsciiDigit) ||
+          std::stol(c.http_listen.substr(colon + 1)) > 65535)
+        Fail(h["listen"].Mark(), "http.listen",
+             "must be HOST:PORT, e.g. 127.0.0.1:9465 (got \"" + c.http_listen + "\")");
+    }
     if (const YAML::Node l = root["log"]; l && !l.IsNull()) {
       Map(l, "log", {"level", "format"});
       if (l["level"])

@@ -40,6 +40,14 @@ struct ConsumerKafkaConfig {
       properties;  // librdkafka, for the consumer and the DLQ producer
 };
 
+// What the consumer does with an event that is not the next one for its
+// aggregate (docs/CONSUMERS.md "The version check").
+enum class VersionCheck {
+  kNone,    // apply every new event; a late one is counted in out_of_order
+  kNewer,   // apply only an event newer than the last applied; an older one is stale
+  kStrict,  // apply only the next version; park later ones until the gap fills
+};
+
 struct ConsumerConfig {
   std::string path;
   std::string consumer;  // t_inbox.consumer: which service processed the event
@@ -48,6 +56,19 @@ struct ConsumerConfig {
   // database refuses) is tried this often before it goes to the DLQ. Small:
   // such failures are deterministic, and the partition waits meanwhile.
   int max_attempts = 5;
+  // newer: never lets an old event undo a newer one, and needs nothing from
+  // the producer (outbox_id stands in when aggregate_version is absent).
+  VersionCheck version_check = VersionCheck::kNewer;
+  // strict: a gap older than this is logged and alerted on. 5 minutes is
+  // well past a relay's retry backoff, so an older gap is an event that is
+  // not coming by itself.
+  int max_gap_age_s = 300;
+  // Processed inbox rows older than this are deleted (0: never). Two weeks
+  // is longer than any replay a team runs from Kafka's default 7-day
+  // retention, so a replayed event still finds its inbox row.
+  int inbox_retention_days = 14;
+  // HOST:PORT for /metrics, /healthz, /readyz; empty: no HTTP server.
+  std::string http_listen;
   DbConfig mysql;
   std::string log_level = "info";   // debug | info | warn | error
   std::string log_format = "json";  // json | text

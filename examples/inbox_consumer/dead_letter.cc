@@ -2,7 +2,9 @@
 
 #include <spdlog/spdlog.h>
 
+#include <chrono>
 #include <cstring>
+#include <ctime>
 
 namespace inbox {
 
@@ -24,6 +26,40 @@ void KafkaLogToSpdlog(const rd_kafka_t* rk, int level, const char* fac, const ch
                    : level <= 6 ? spdlog::level::info
                                 : spdlog::level::debug;
   spdlog::log(lvl, "kafka {} {}: {}", rd_kafka_name(rk), fac, buf);
+}
+
+bool IsPermanentRefusal(rd_kafka_resp_err_t err) {
+  switch (err) {
+    case RD_KAFKA_RESP_ERR_MSG_SIZE_TOO_LARGE:  // the producer's message.max.bytes, or the broker's
+    case RD_KAFKA_RESP_ERR_RECORD_LIST_TOO_LARGE:
+    case RD_KAFKA_RESP_ERR_INVALID_RECORD:
+    case RD_KAFKA_RESP_ERR_INVALID_MSG:
+    case RD_KAFKA_RESP_ERR_TOPIC_AUTHORIZATION_FAILED:  // an ACL denies the write
+    case RD_KAFKA_RESP_ERR_CLUSTER_AUTHORIZATION_FAILED:
+    case RD_KAFKA_RESP_ERR_TOPIC_EXCEPTION:  // an invalid topic name
+    case RD_KAFKA_RESP_ERR_POLICY_VIOLATION:
+    case RD_KAFKA_RESP_ERR_UNKNOWN_TOPIC_OR_PART:  // no such topic, and none is created
+    case RD_KAFKA_RESP_ERR__UNKNOWN_TOPIC:
+    case RD_KAFKA_RESP_ERR__UNKNOWN_PARTITION:
+    case RD_KAFKA_RESP_ERR__INVALID_ARG:
+      return true;
+    default:
+      return false;
+  }
+}
+
+std::string NowRfc3339() {
+  const auto now = std::chrono::system_clock::now();
+  const std::time_t t = std::chrono::system_clock::to_time_t(now);
+  const auto ms =
+      std::chrono::duration_cast<std::chrono::milliseconds>(now.time_since_epoch()) % 1000;
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[40];
+  std::strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%S", &tm);
+  char out[48];
+  std::snprintf(out, sizeof(out), "%s.%03dZ", buf, static_cast<int>(ms.count()));
+  return out;
 }
 
 namespace {
@@ -76,7 +112,12 @@ bool DeadLetterProducer::Start(std::string* error) {
   bool ok = Set(conf, "bootstrap.servers", config_.kafka.bootstrap_servers, error) &&
             Set(conf, "client.id", "outbox-inbox-consumer-dlq", error) &&
             Set(conf, "enable.idempotence", "true", error) && Set(conf, "acks", "all", error) &&
-            Set(conf, "message.timeout.ms", "30000", error);
+            Set(conf, "message.timeout.ms", "30000", error) &&
+            // A dead-letter topic that does not exist is reported as such
+            // (_UNKNOWN_TOPIC: refused for good, the message is parked) after
+            // 10 s, before message.timeout.ms would call it a timeout (a
+            // stall, retried for ever).
+            Set(conf, "topic.metadata.propagation.max.ms", "10000", error);
   for (const auto& [k, v] : config_.kafka.properties) ok = ok && Set(conf, k, v, error);
   char err[512];
   if (ok) rk_ = rd_kafka_new(RD_KAFKA_PRODUCER, conf, err, sizeof(err));
@@ -92,21 +133,35 @@ void DeadLetterProducer::Poll() {
   if (rk_) rd_kafka_poll(rk_, 0);
 }
 
-bool DeadLetterProducer::Send(const rd_kafka_message_t* m, const std::string& topic,
-                              const std::string& reason, std::string* error) {
+DeadLetterProducer::Result DeadLetterProducer::Send(const rd_kafka_message_t* m,
+                                                    const std::string& topic,
+                                                    const std::string& reason, int attempts,
+                                                    std::string* error) {
+  if (!rk_ || rd_kafka_fatal_error(rk_, nullptr, 0)) {
+    // An idempotent producer in a fatal state takes nothing more: start anew.
+    if (rk_) rd_kafka_destroy(rk_);
+    rk_ = nullptr;
+    if (!Start(error)) return Result::kFailed;
+  }
   rd_kafka_headers_t* headers = nullptr;
   rd_kafka_headers_t* original = nullptr;
   headers = rd_kafka_message_headers(m, &original) == RD_KAFKA_RESP_ERR_NO_ERROR
                 ? rd_kafka_headers_copy(original)
-                : rd_kafka_headers_new(4);
+                : rd_kafka_headers_new(6);
+  // A message dead-lettered again (replayed, failed again) carries only the
+  // latest dlq_* headers.
+  for (const char* h : {"dlq_reason", "dlq_source", "dlq_consumer", "dlq_attempts", "dlq_at"})
+    rd_kafka_header_remove(headers, h);
   const std::string source = std::string(rd_kafka_topic_name(m->rkt)) + "/" +
                              std::to_string(m->partition) + "/" + std::to_string(m->offset);
-  rd_kafka_header_add(headers, "dlq_reason", -1, reason.data(),
-                      static_cast<ssize_t>(reason.size()));
-  rd_kafka_header_add(headers, "dlq_source", -1, source.data(),
-                      static_cast<ssize_t>(source.size()));
-  rd_kafka_header_add(headers, "dlq_consumer", -1, config_.consumer.data(),
-                      static_cast<ssize_t>(config_.consumer.size()));
+  const std::string n = std::to_string(attempts), at = NowRfc3339();
+  for (const auto& [name, value] :
+       {std::pair<const char*, const std::string*>{"dlq_reason", &reason},
+        {"dlq_source", &source},
+        {"dlq_consumer", &config_.consumer},
+        {"dlq_attempts", &n},
+        {"dlq_at", &at}})
+    rd_kafka_header_add(headers, name, -1, value->data(), static_cast<ssize_t>(value->size()));
   Delivery d;
   rd_kafka_resp_err_t err = rd_kafka_producev(
       rk_, RD_KAFKA_V_TOPIC(topic.c_str()), RD_KAFKA_V_KEY(m->key, m->key_len),
@@ -115,16 +170,16 @@ bool DeadLetterProducer::Send(const rd_kafka_message_t* m, const std::string& to
   if (err) {
     rd_kafka_headers_destroy(headers);  // owned by the message only when producev succeeds
     *error = "cannot produce to " + topic + ": " + rd_kafka_err2str(err);
-    return false;
+    return IsPermanentRefusal(err) ? Result::kRefused : Result::kFailed;
   }
   // Wait for the acknowledgement: the caller stores the source offset only
   // after the dead letter is safely in Kafka. message.timeout.ms bounds this.
   while (!d.done) rd_kafka_poll(rk_, 100);
   if (d.err) {
     *error = "dead-letter topic " + topic + " did not take the message: " + rd_kafka_err2str(d.err);
-    return false;
+    return IsPermanentRefusal(d.err) ? Result::kRefused : Result::kFailed;
   }
-  return true;
+  return Result::kSent;
 }
 
 }  // namespace inbox

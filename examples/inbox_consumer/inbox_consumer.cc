@@ -4,106 +4,43 @@
 
 #include <algorithm>
 #include <cstring>
-#include <thread>
 
 namespace inbox {
 namespace {
 
-using std::chrono::milliseconds;
+// Housekeeping (parked rows, the oldest gap, retention, lag) every 10 s; at
+// once again while retention finds a full batch.
+constexpr std::chrono::seconds kHousekeepingInterval{10};
+constexpr int kRetentionBatch = 1000;
 
-// A failing database or broker is retried after 200 ms, then 400 ms, ... up
-// to 10 s: quick after a blip, about six attempts a minute in a long outage.
-constexpr milliseconds kStallInitialBackoff{200};
-constexpr milliseconds kStallMaxBackoff{10000};
-// A message that cannot be processed is retried after 100 ms, 200 ms, ...
-// up to 2 s; max_attempts 5 keeps its partition waiting 1.5 s in all.
-constexpr milliseconds kAttemptBackoff{100};
-constexpr milliseconds kMaxAttemptBackoff{2000};
+TopicPartition Of(const rd_kafka_message_t* m) {
+  return {rd_kafka_topic_name(m->rkt), m->partition};
+}
 
-std::string Header(const rd_kafka_message_t* m, const char* name, bool* found) {
+std::string Name(const TopicPartition& tp) { return tp.first + "/" + std::to_string(tp.second); }
+
+// Every header as "name: value" lines, for a parked message.
+std::string HeaderLines(const rd_kafka_message_t* m) {
   rd_kafka_headers_t* hdrs = nullptr;
+  std::string out;
+  if (rd_kafka_message_headers(m, &hdrs) != RD_KAFKA_RESP_ERR_NO_ERROR) return out;
+  const char* name = nullptr;
   const void* value = nullptr;
   size_t size = 0;
-  *found = rd_kafka_message_headers(m, &hdrs) == RD_KAFKA_RESP_ERR_NO_ERROR &&
-           rd_kafka_header_get_last(hdrs, name, &value, &size) == RD_KAFKA_RESP_ERR_NO_ERROR &&
-           value != nullptr;
-  return *found ? std::string(static_cast<const char*>(value), size) : std::string();
-}
-
-// Decimal digits of a positive BIGINT (the relay writes ids that way).
-bool ParseId(const std::string& s, int64_t* out) {
-  if (s.empty() || s.size() > 19 || !std::all_of(s.begin(), s.end(), ::isdigit)) return false;
-  const unsigned long long v = std::stoull(s);
-  if (v == 0 || v > static_cast<unsigned long long>(INT64_MAX)) return false;
-  *out = static_cast<int64_t>(v);
-  return true;
-}
-
-// Characters of valid UTF-8 (the columns are utf8mb4, their lengths count
-// characters); -1 for bytes that are not UTF-8.
-int64_t Utf8Length(const std::string& s) {
-  int64_t n = 0;
-  for (size_t i = 0; i < s.size(); ++n) {
-    const auto c = static_cast<unsigned char>(s[i]);
-    const size_t len = c < 0x80         ? 1
-                       : (c >> 5) == 6  ? 2
-                       : (c >> 4) == 14 ? 3
-                       : (c >> 3) == 30 ? 4
-                                        : 0;
-    if (len == 0 || i + len > s.size()) return -1;
-    for (size_t k = 1; k < len; ++k)
-      if ((static_cast<unsigned char>(s[i + k]) >> 6) != 2) return -1;
-    i += len;
-  }
-  return n;
-}
-
-bool TextHeader(const rd_kafka_message_t* m, const char* name, int64_t max_chars, std::string* out,
-                std::string* reason) {
-  bool found = false;
-  *out = Header(m, name, &found);
-  const int64_t chars = Utf8Length(*out);
-  if (!found || out->empty())
-    *reason = std::string("missing header ") + name;
-  else if (chars < 0)
-    *reason = std::string("header ") + name + " is not UTF-8";
-  else if (chars > max_chars)
-    *reason = std::string("header ") + name + " is longer than " + std::to_string(max_chars) +
-              " characters";
-  else
-    return true;
-  return false;
+  for (size_t i = 0; rd_kafka_header_get_all(hdrs, i, &name, &value, &size) == 0; ++i)
+    out += std::string(name) + ": " +
+           (value ? std::string(static_cast<const char*>(value), size) : "") + "\n";
+  return out;
 }
 
 }  // namespace
 
-bool ParseEvent(const rd_kafka_message_t* m, Event* ev, std::string* reason) {
-  // Lengths are the columns' (sql/t_inbox.sql, sql/t_aggregate_effect.sql):
-  // a value that cannot be stored is this message's fault, found here.
-  if (!TextHeader(m, "event_key", 128, &ev->event_key, reason) ||
-      !TextHeader(m, "event_type", 64, &ev->event_type, reason) ||
-      !TextHeader(m, "aggregate_type", 32, &ev->aggregate_type, reason))
-    return false;
-  bool found = false;
-  const std::string outbox_id = Header(m, "outbox_id", &found);
-  if (!ParseId(outbox_id, &ev->outbox_id)) {
-    *reason = found ? "header outbox_id is not a positive decimal id" : "missing header outbox_id";
-    return false;
-  }
-  const std::string key = m->key ? std::string(static_cast<const char*>(m->key), m->key_len) : "";
-  if (!ParseId(key, &ev->aggregate_id)) {
-    *reason = "the message key is not a decimal aggregate_id";
-    return false;
-  }
-  return true;
-}
-
 InboxConsumer::InboxConsumer(const ConsumerConfig& config, ConsumerOptions options)
     : config_(config),
       options_(std::move(options)),
-      store_(config.mysql, config.consumer, options_.use_inbox),
+      store_(config.mysql, config.consumer, config.version_check, options_.use_inbox),
       dlq_(config),
-      backoff_(kStallInitialBackoff) {
+      failing_seeks_(options_.failing_seeks) {
   if (options_.before_db_commit) store_.set_before_commit(options_.before_db_commit);
 }
 
@@ -176,14 +113,17 @@ int InboxConsumer::Run(const std::atomic<bool>& stop) {
     spdlog::error("{}", error);
     return 1;
   }
-  spdlog::info("consumer {} started: group {}, {}, dead letters to {}, database {}@{}:{}/{}",
-               config_.consumer, config_.kafka.group_id,
-               config_.kafka.topic_regex.empty()
-                   ? std::to_string(config_.kafka.topics.size()) + " topic(s)"
-                   : "topics matching " + config_.kafka.topic_regex,
-               config_.kafka.dead_letter_topic, config_.mysql.user, config_.mysql.host,
-               config_.mysql.port, config_.mysql.database);
+  static const char* kChecks[] = {"none", "newer", "strict"};
+  spdlog::info(
+      "consumer {} started: group {}, {}, dead letters to {}, version_check {}, database "
+      "{}@{}:{}/{}",
+      config_.consumer, config_.kafka.group_id,
+      config_.kafka.topic_regex.empty() ? std::to_string(config_.kafka.topics.size()) + " topic(s)"
+                                        : "topics matching " + config_.kafka.topic_regex,
+      config_.kafka.dead_letter_topic, kChecks[static_cast<int>(config_.version_check)],
+      config_.mysql.user, config_.mysql.host, config_.mysql.port, config_.mysql.database);
   next_stats_at_ = Clock::now() + std::chrono::minutes(1);
+  next_housekeeping_at_ = Clock::now() + std::chrono::seconds(1);
   // The stop flag is read between messages only: a message that has started
   // is finished (committed, its offset stored) before the consumer stops.
   while (!stop.load() && exit_code_ < 0) {
@@ -191,13 +131,14 @@ int InboxConsumer::Run(const std::atomic<bool>& stop) {
     rd_kafka_message_t* m = rd_kafka_consumer_poll(rk_, 100);
     dlq_.Poll();
     if (Clock::now() >= next_stats_at_) LogStats("progress");
+    if (Clock::now() >= next_housekeeping_at_) Housekeep();
     if (!m) continue;
     if (m->err)
       OnKafkaError(m->err, rd_kafka_message_errstr(m));
-    else if (stalled_)
-      Rewind(m);  // fetched before the pause took effect: read it again after
-    else
+    else if (!gate_.Held(Of(m)))
       Handle(m);
+    // else: fetched before its partition was paused; read again from the
+    // held offset when the partition resumes.
     rd_kafka_message_destroy(m);
     if (options_.stop_after_messages && stats_.messages >= options_.stop_after_messages) break;
   }
@@ -222,6 +163,7 @@ void InboxConsumer::Handle(rd_kafka_message_t* m) {
   const std::string topic = rd_kafka_topic_name(m->rkt);
   if (IsDeadLetterTopic(config_.kafka.dead_letter_topic, topic)) {
     ++stats_.dead_letters_read;
+    if (options_.observer) options_.observer->Outcome("dead_letter_read");
     if (skipped_topics_.insert(topic).second)
       spdlog::warn(
           "skipping messages of {}: a dead-letter topic of this consumer "
@@ -231,47 +173,96 @@ void InboxConsumer::Handle(rd_kafka_message_t* m) {
   }
   Event ev;
   std::string reason;
-  for (int attempt = 1;; ++attempt) {
-    ApplyResult r =
-        ParseEvent(m, &ev, &reason) ? store_.Apply(ev, &reason) : ApplyResult::kRejected;
-    if (r == ApplyResult::kUnavailable) return Stall(m, "database: " + reason);
-    if (r != ApplyResult::kRejected) {
-      if (r == ApplyResult::kApplied && options_.after_db_commit) options_.after_db_commit();
-      ++(r == ApplyResult::kApplied ? stats_.applied : stats_.duplicates);
-      spdlog::debug("{} event {} ({} {} {}, outbox_id {}) from {}/{}/{}",
-                    r == ApplyResult::kApplied ? "applied" : "skipped duplicate", ev.event_key,
-                    ev.event_type, ev.aggregate_type, ev.aggregate_id, ev.outbox_id,
-                    rd_kafka_topic_name(m->rkt), m->partition, m->offset);
-      return Done(m);
-    }
+  if (!ParseEvent(m, config_.version_check, &ev, &reason)) {
+    // Headers or a key that do not parse: no retry can change that.
     ++stats_.failed_attempts;
-    if (attempt >= config_.max_attempts) break;
-    const auto wait =
-        std::min(kAttemptBackoff * (1 << std::min(attempt - 1, 10)), kMaxAttemptBackoff);
-    spdlog::debug("message {}/{}/{} cannot be processed (attempt {} of {}): {}",
-                  rd_kafka_topic_name(m->rkt), m->partition, m->offset, attempt,
-                  config_.max_attempts, reason);
-    std::this_thread::sleep_for(wait);
+    if (options_.observer) options_.observer->FailedAttempt();
+    return DeadLetter(m, reason, 1);
   }
-  if (DeadLetter(m, reason)) Done(m);
+  const Source source{topic, m->partition, m->offset};
+  int drained = 0;
+  const ApplyResult r = store_.Apply(ev, source, &reason, &drained);
+  if (r == ApplyResult::kUnavailable) return Stall(m, "database: " + reason);
+  if (r == ApplyResult::kRejected) {
+    // The database refused a value: retried after a backoff (a trigger or
+    // a constraint may change), then dead-lettered.
+    ++stats_.failed_attempts;
+    if (options_.observer) options_.observer->FailedAttempt();
+    const int attempts = gate_.Attempts(Of(m), m->offset) + 1;
+    if (attempts >= config_.max_attempts) return DeadLetter(m, reason, attempts);
+    return Retry(m, reason);
+  }
+  if (r == ApplyResult::kApplied && options_.after_db_commit) options_.after_db_commit();
+  Count(r, drained, ev, m);
+  Done(m);
 }
 
-bool InboxConsumer::DeadLetter(rd_kafka_message_t* m, const std::string& reason) {
+void InboxConsumer::Count(ApplyResult r, int drained, const Event& ev,
+                          const rd_kafka_message_t* m) {
+  const char* outcome = r == ApplyResult::kApplied     ? "applied"
+                        : r == ApplyResult::kDuplicate ? "duplicate"
+                        : r == ApplyResult::kStale     ? "stale"
+                                                       : "parked";
+  uint64_t* counter = r == ApplyResult::kApplied     ? &stats_.applied
+                      : r == ApplyResult::kDuplicate ? &stats_.duplicates
+                      : r == ApplyResult::kStale     ? &stats_.stale
+                                                     : &stats_.parked;
+  ++*counter;
+  if (options_.observer) options_.observer->Outcome(outcome);
+  if (drained > 0) {
+    stats_.unparked += static_cast<uint64_t>(drained);
+    stats_.applied += static_cast<uint64_t>(drained);
+    if (options_.observer) options_.observer->Outcome("unparked", static_cast<uint64_t>(drained));
+    spdlog::info("{} {}: version {} filled the gap; {} parked version(s) applied after it",
+                 ev.aggregate_type, ev.aggregate_id, ev.aggregate_version, drained);
+  }
+  spdlog::debug("{} event {} ({} {} {}, outbox_id {}, version {}) from {}/{}/{}", outcome,
+                ev.event_key, ev.event_type, ev.aggregate_type, ev.aggregate_id, ev.outbox_id,
+                ev.aggregate_version, rd_kafka_topic_name(m->rkt), m->partition, m->offset);
+}
+
+// To the dead-letter topic; a refusal for good parks the message instead, a
+// failure to deliver now stalls its partition (tried again after a backoff).
+void InboxConsumer::DeadLetter(rd_kafka_message_t* m, const std::string& reason, int attempts) {
   const std::string source = rd_kafka_topic_name(m->rkt);
   const std::string topic = DeadLetterTopic(config_.kafka.dead_letter_topic, source);
   std::string error;
-  if (!dlq_.Send(m, topic, reason, &error)) {
-    Stall(m, "broker: " + error);
-    return false;
+  switch (dlq_.Send(m, topic, reason, attempts, &error)) {
+    case DeadLetterProducer::Result::kSent:
+      ++stats_.dead_lettered;
+      if (options_.observer) options_.observer->Outcome("dead_lettered");
+      spdlog::warn("message {}/{}/{} sent to dead-letter topic {} after {} attempt(s): {}", source,
+                   m->partition, m->offset, topic, attempts, reason);
+      return Done(m);
+    case DeadLetterProducer::Result::kRefused:
+      return ParkUndeliverable(m, error + " (dead letter because: " + reason + ")");
+    case DeadLetterProducer::Result::kFailed:
+      return Stall(m, "broker: " + error);
   }
-  ++stats_.dead_lettered;
-  spdlog::warn("message {}/{}/{} sent to dead-letter topic {} after {} attempt(s): {}", source,
-               m->partition, m->offset, topic, config_.max_attempts, reason);
-  return true;
+}
+
+void InboxConsumer::ParkUndeliverable(rd_kafka_message_t* m, const std::string& why) {
+  Undeliverable u;
+  u.source = {rd_kafka_topic_name(m->rkt), m->partition, m->offset};
+  u.detail = why;
+  if (m->key) u.message_key.assign(static_cast<const char*>(m->key), m->key_len);
+  u.headers = HeaderLines(m);
+  if (m->payload) u.payload = std::string_view(static_cast<const char*>(m->payload), m->len);
+  std::string error;
+  if (store_.Park(u, &error) != ApplyResult::kParked)
+    return Stall(m, "database (parking a refused dead letter): " + error);
+  ++stats_.undeliverable;
+  if (options_.observer) options_.observer->Outcome("undeliverable");
+  spdlog::error(
+      "message {} parked in t_inbox_parked (reason undeliverable): {}; the consumer goes on "
+      "(docs/CONSUMERS.md, \"Parked messages\")",
+      u.source.ToString(), why);
+  Done(m);
 }
 
 // The message is finished: its transaction committed (or its dead letter was
-// acknowledged). Only now is its offset stored for the next commit.
+// acknowledged, or it was parked). Only now is its offset stored for the
+// next commit.
 void InboxConsumer::Done(rd_kafka_message_t* m) {
   rd_kafka_topic_partition_list_t* l = rd_kafka_topic_partition_list_new(1);
   rd_kafka_topic_partition_list_add(l, rd_kafka_topic_name(m->rkt), m->partition)->offset =
@@ -280,60 +271,76 @@ void InboxConsumer::Done(rd_kafka_message_t* m) {
   rd_kafka_topic_partition_list_destroy(l);
   ++stats_.messages;
   last_at_ = Clock::now();
-  backoff_ = kStallInitialBackoff;
-  if (recovering_) {
-    recovering_ = false;
-    spdlog::info("resumed: the database and the broker answer again");
-  }
+  if (gate_.Finished(Of(m), m->offset))
+    spdlog::info("resumed: {} goes on (the database and the broker answer again)", Name(Of(m)));
 }
 
-// A database or broker failure: never a reason to dead-letter. Pause the
-// whole assignment, rewind this partition to the unfinished message, and try
-// again after the backoff. Polling goes on meanwhile (paused partitions
-// return nothing), so the group membership and rebalances keep working.
+// A database or broker failure: never a reason to dead-letter. Pause this
+// partition at the unfinished message and try again after the backoff.
+// Polling goes on meanwhile (paused partitions return nothing, the others
+// go on), so the group membership and rebalances keep working.
 void InboxConsumer::Stall(rd_kafka_message_t* m, const std::string& what) {
   ++stats_.stalls;
-  spdlog::warn("{}; pausing consumption, retrying {}/{}/{} in {} ms", what,
-               rd_kafka_topic_name(m->rkt), m->partition, m->offset, backoff_.count());
-  rd_kafka_topic_partition_list_t* assigned = nullptr;
-  if (rd_kafka_assignment(rk_, &assigned) == RD_KAFKA_RESP_ERR_NO_ERROR) {
-    rd_kafka_pause_partitions(rk_, assigned);
-    rd_kafka_topic_partition_list_destroy(assigned);
-  }
-  stalled_ = true;
-  recovering_ = true;
-  rewound_.clear();
-  Rewind(m);
-  resume_at_ = Clock::now() + backoff_;
-  backoff_ = std::min(backoff_ * 2, kStallMaxBackoff);
+  if (options_.observer) options_.observer->Stalled();
+  const TopicPartition tp = Of(m);
+  const auto wait = gate_.Stall(tp, m->offset, Clock::now());
+  spdlog::warn("{}; pausing consumption of {} at offset {}, retrying in {} ms", what, Name(tp),
+               m->offset, wait.count());
+  if (!PauseAndSeek(tp, m->offset)) gate_.SeekFailed(tp, Clock::now());
 }
 
-// Seek the message's partition back to it, so it is read again on resume.
-// Only the first (lowest) unfinished offset of a partition counts: a seek
-// drops whatever was fetched after it.
-void InboxConsumer::Rewind(rd_kafka_message_t* m) {
-  const std::string topic = rd_kafka_topic_name(m->rkt);
-  if (!rewound_.emplace(std::make_pair(topic, m->partition), m->offset).second) return;
+// A failed attempt that may succeed later: the partition waits, the loop polls.
+void InboxConsumer::Retry(rd_kafka_message_t* m, const std::string& reason) {
+  const TopicPartition tp = Of(m);
+  const auto wait = gate_.Retry(tp, m->offset, Clock::now());
+  spdlog::debug("message {}/{} cannot be processed (attempt {} of {}): {}; again in {} ms",
+                Name(tp), m->offset, gate_.Attempts(tp, m->offset), config_.max_attempts, reason,
+                wait.count());
+  if (!PauseAndSeek(tp, m->offset)) gate_.SeekFailed(tp, Clock::now());
+}
+
+bool InboxConsumer::PauseAndSeek(const TopicPartition& tp, int64_t offset) {
   rd_kafka_topic_partition_list_t* l = rd_kafka_topic_partition_list_new(1);
-  rd_kafka_topic_partition_list_add(l, topic.c_str(), m->partition)->offset = m->offset;
+  rd_kafka_topic_partition_list_add(l, tp.first.c_str(), tp.second)->offset = offset;
   rd_kafka_pause_partitions(rk_, l);  // first pause, then seek: resume starts at the seek
-  if (rd_kafka_error_t* e = rd_kafka_seek_partitions(rk_, l, 5000)) {
-    spdlog::error("cannot rewind {}/{} to {}: {}", topic, m->partition, m->offset,
-                  rd_kafka_error_string(e));
+  std::string error;
+  if (failing_seeks_ > 0) {
+    --failing_seeks_;  // a test failpoint: as if the seek had failed
+    error = "test failpoint seek_error";
+  } else if (rd_kafka_error_t* e = rd_kafka_seek_partitions(rk_, l, 5000)) {
+    error = rd_kafka_error_string(e);
     rd_kafka_error_destroy(e);
+  } else if (l->elems[0].err) {
+    // The call succeeded but this partition's seek did not: resuming now
+    // would go on from wherever the fetcher was, past the unfinished message.
+    error = rd_kafka_err2str(l->elems[0].err);
   }
   rd_kafka_topic_partition_list_destroy(l);
+  if (error.empty()) {
+    gate_.Seeked(tp);
+    return true;
+  }
+  spdlog::error(
+      "cannot rewind {} to offset {}: {}; the partition stays paused and is rewound "
+      "again before it resumes",
+      Name(tp), offset, error);
+  return false;
 }
 
 void InboxConsumer::MaybeResume() {
-  if (!stalled_ || Clock::now() < resume_at_) return;
-  rd_kafka_topic_partition_list_t* assigned = nullptr;
-  if (rd_kafka_assignment(rk_, &assigned) == RD_KAFKA_RESP_ERR_NO_ERROR) {
-    rd_kafka_resume_partitions(rk_, assigned);
-    rd_kafka_topic_partition_list_destroy(assigned);
+  const auto now = Clock::now();
+  for (const TopicPartition& tp : gate_.Due(now)) {
+    if (gate_.NeedsSeek(tp) && !PauseAndSeek(tp, gate_.HeldOffset(tp))) {
+      gate_.SeekFailed(tp, now);
+      continue;
+    }
+    rd_kafka_topic_partition_list_t* l = rd_kafka_topic_partition_list_new(1);
+    rd_kafka_topic_partition_list_add(l, tp.first.c_str(), tp.second);
+    rd_kafka_resume_partitions(rk_, l);
+    rd_kafka_topic_partition_list_destroy(l);
+    gate_.Resumed(tp);
   }
-  stalled_ = false;
-  rewound_.clear();
+  if (options_.observer) options_.observer->HeldPartitions(gate_.held());
 }
 
 void InboxConsumer::OnError(rd_kafka_t*, int err, const char* reason, void* opaque) {
@@ -364,8 +371,8 @@ void InboxConsumer::OnRebalance(rd_kafka_t*, rd_kafka_resp_err_t err,
 
 // Runs inside rd_kafka_consumer_poll, on the loop's thread, so no message is
 // in the middle of its transaction now: every message handled so far is
-// either finished (its offset stored) or rewound (not stored: abandoned, the
-// next owner reads it).
+// either finished (its offset stored) or held (not stored: abandoned on
+// revoke, the next owner reads it).
 void InboxConsumer::Rebalance(rd_kafka_resp_err_t err, rd_kafka_topic_partition_list_t* parts) {
   const bool cooperative = std::strcmp(rd_kafka_rebalance_protocol(rk_), "COOPERATIVE") == 0;
   std::string names;
@@ -379,7 +386,9 @@ void InboxConsumer::Rebalance(rd_kafka_resp_err_t err, rd_kafka_topic_partition_
     } else {
       rd_kafka_assign(rk_, parts);
     }
-    if (stalled_) rd_kafka_pause_partitions(rk_, parts);  // resumed with the rest
+    // A partition this member paused before it lost it starts afresh, from
+    // the committed offset: an application pause may outlive the revoke.
+    rd_kafka_resume_partitions(rk_, parts);
     return;
   }
   if (err == RD_KAFKA_RESP_ERR__REVOKE_PARTITIONS) {
@@ -389,8 +398,11 @@ void InboxConsumer::Rebalance(rd_kafka_resp_err_t err, rd_kafka_topic_partition_
     rd_kafka_resp_err_t e = rd_kafka_commit(rk_, nullptr, 0);
     spdlog::info("revoked {} partition(s): {}; offsets commit: {}", parts->cnt, names,
                  e == RD_KAFKA_RESP_ERR__NO_OFFSET ? "nothing new" : rd_kafka_err2str(e));
-    for (int i = 0; i < parts->cnt; ++i)
-      rewound_.erase({parts->elems[i].topic, parts->elems[i].partition});
+    for (int i = 0; i < parts->cnt; ++i) {
+      gate_.Forget({parts->elems[i].topic, parts->elems[i].partition});
+      if (options_.observer)
+        options_.observer->ForgetPartition(parts->elems[i].topic, parts->elems[i].partition);
+    }
     if (cooperative) {
       if (rd_kafka_error_t* x = rd_kafka_incremental_unassign(rk_, parts))
         rd_kafka_error_destroy(x);
@@ -403,6 +415,49 @@ void InboxConsumer::Rebalance(rd_kafka_resp_err_t err, rd_kafka_topic_partition_
   rd_kafka_assign(rk_, nullptr);
 }
 
+// Between messages, every 10 s: what t_inbox_parked holds (a gap older than
+// max_gap_age_s is logged), retention, and the lag per partition.
+void InboxConsumer::Housekeep() {
+  next_housekeeping_at_ = Clock::now() + kHousekeepingInterval;
+  ParkedSummary p;
+  std::string error;
+  const bool up = store_.Housekeep(config_.inbox_retention_days, kRetentionBatch, &p, &error);
+  if (options_.observer) options_.observer->DatabaseUp(up);
+  if (!up) {
+    spdlog::debug("housekeeping skipped: {}", error);
+  } else {
+    if (options_.observer) {
+      options_.observer->Parked(p.version_gaps, p.undeliverable, p.oldest_gap_age_s);
+      options_.observer->Purged(static_cast<uint64_t>(p.purged_inbox_rows));
+    }
+    if (p.purged_inbox_rows >= kRetentionBatch) next_housekeeping_at_ = Clock::now();
+    if (p.purged_inbox_rows > 0)
+      spdlog::info("retention: deleted {} inbox row(s) older than {} day(s)", p.purged_inbox_rows,
+                   config_.inbox_retention_days);
+    if (p.oldest_gap_age_s > config_.max_gap_age_s &&
+        Clock::now() - gap_warned_at_ >= std::chrono::minutes(1)) {
+      gap_warned_at_ = Clock::now();
+      spdlog::warn(
+          "version gap older than max_gap_age_s ({} s > {} s): {}; {} event(s) parked in "
+          "t_inbox_parked wait for it (docs/CONSUMERS.md, \"Parked messages\")",
+          p.oldest_gap_age_s, config_.max_gap_age_s, p.oldest_gap, p.version_gaps);
+    }
+  }
+  if (!options_.observer) return;
+  rd_kafka_topic_partition_list_t* assigned = nullptr;
+  if (rd_kafka_assignment(rk_, &assigned) != RD_KAFKA_RESP_ERR_NO_ERROR) return;
+  rd_kafka_position(rk_, assigned);
+  for (int i = 0; i < assigned->cnt; ++i) {
+    const auto& e = assigned->elems[i];
+    int64_t low = 0, high = 0;
+    if (rd_kafka_get_watermark_offsets(rk_, e.topic, e.partition, &low, &high) || high < 0 ||
+        e.offset < 0)
+      continue;
+    options_.observer->Lag(e.topic, e.partition, std::max<int64_t>(0, high - e.offset));
+  }
+  rd_kafka_topic_partition_list_destroy(assigned);
+}
+
 void InboxConsumer::LogStats(const char* when) {
   next_stats_at_ = Clock::now() + std::chrono::minutes(1);
   const ConsumerStats& s = stats_;
@@ -412,11 +467,12 @@ void InboxConsumer::LogStats(const char* when) {
     return;
   logged_ = s;
   spdlog::info(
-      "{}: {} message(s) handled: {} applied, {} duplicate(s) skipped, {} dead-lettered, "
+      "{}: {} message(s) handled: {} applied, {} duplicate(s) skipped, {} stale, {} parked "
+      "({} applied later), {} dead-lettered, {} undeliverable (parked), "
       "{} read from dead-letter topics; "
       "{} failed attempt(s), {} stall(s), {} Kafka error(s)",
-      when, s.messages, s.applied, s.duplicates, s.dead_lettered, s.dead_letters_read,
-      s.failed_attempts, s.stalls, s.kafka_errors);
+      when, s.messages, s.applied, s.duplicates, s.stale, s.parked, s.unparked, s.dead_lettered,
+      s.undeliverable, s.dead_letters_read, s.failed_attempts, s.stalls, s.kafka_errors);
 }
 
 }  // namespace inbox

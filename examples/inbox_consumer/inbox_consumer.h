@@ -13,7 +13,10 @@
 
 #include "consumer_config.h"
 #include "dead_letter.h"
+#include "event.h"
 #include "inbox_store.h"
+#include "observer.h"
+#include "partition_gate.h"
 
 namespace inbox {
 
@@ -27,23 +30,35 @@ struct ConsumerOptions {
   // is stored.
   std::function<void()> before_db_commit;
   std::function<void()> after_db_commit;
+  // Test-only: the next this-many seeks report a failure for their
+  // partition (elems[0].err), as a broker that lost the partition would.
+  int failing_seeks = 0;
+  // Called with the outcome of each message and the consumer's gauges
+  // (consumer_metrics.h); may be empty.
+  ConsumerObserver* observer = nullptr;
 };
 
 // What the consumer did since it started; logged every minute and at exit.
 struct ConsumerStats {
-  uint64_t messages = 0;           // handled to the end (applied, duplicate or dead-lettered)
+  uint64_t messages = 0;           // handled to the end (any outcome below)
   uint64_t applied = 0;            // new events whose effect was committed
   uint64_t duplicates = 0;         // events the inbox had seen: skipped
+  uint64_t stale = 0;              // new events older than the last applied: recorded, not applied
+  uint64_t parked = 0;             // strict: later versions parked until the gap fills
+  uint64_t unparked = 0;           // strict: parked versions applied when their gap filled
   uint64_t dead_lettered = 0;      // sent to the dead-letter topic
+  uint64_t undeliverable = 0;      // dead letters the broker refused for good: parked
   uint64_t dead_letters_read = 0;  // read from a dead-letter topic (topic_regex) and skipped
   uint64_t failed_attempts = 0;    // attempts at a message that could not be processed
-  uint64_t stalls = 0;             // database or broker failures that paused consumption
+  uint64_t stalls = 0;             // database or broker failures that paused a partition
   uint64_t kafka_errors = 0;       // errors librdkafka reported (broker down, ...)
 };
 
 // One consumer-group member: polls, and per message runs the inbox
 // transaction (InboxStore), then stores the offset; dead-letters what it
-// cannot process; pauses on database or broker failures. Single-threaded:
+// cannot process (and parks what the dead-letter topic refuses); pauses the
+// affected partition on database or broker failures and between attempts,
+// never sleeping in the poll loop (PartitionGate). Single-threaded:
 // everything, the rebalance callback included, runs on the thread in Run().
 // *config must outlive the consumer.
 class InboxConsumer {
@@ -69,11 +84,17 @@ class InboxConsumer {
 
   bool Start(std::string* error);
   void Handle(rd_kafka_message_t* m);
-  bool DeadLetter(rd_kafka_message_t* m, const std::string& reason);
+  void Count(ApplyResult r, int drained, const Event& ev, const rd_kafka_message_t* m);
+  void DeadLetter(rd_kafka_message_t* m, const std::string& reason, int attempts);
+  void ParkUndeliverable(rd_kafka_message_t* m, const std::string& why);
   void Done(rd_kafka_message_t* m);
   void Stall(rd_kafka_message_t* m, const std::string& what);
-  void Rewind(rd_kafka_message_t* m);
+  void Retry(rd_kafka_message_t* m, const std::string& reason);
+  // Pauses the partition and seeks it back to `offset`; false when the seek
+  // failed (the call's error or the partition's own, elems[0].err).
+  bool PauseAndSeek(const TopicPartition& tp, int64_t offset);
   void MaybeResume();
+  void Housekeep();
   static void OnError(rd_kafka_t* rk, int err, const char* reason, void* opaque);
   void OnKafkaError(rd_kafka_resp_err_t err, const std::string& what);
   void LogStats(const char* when);
@@ -89,13 +110,11 @@ class InboxConsumer {
   std::set<std::string> skipped_topics_;  // dead-letter topics already warned about
   int exit_code_ = -1;                    // >= 0: stop with this code
 
-  // Stall state: after a database or broker failure the assignment is
-  // paused and each partition rewound to its first unfinished message.
-  bool stalled_ = false;
-  bool recovering_ = false;  // log "resumed" at the next success
-  Clock::time_point resume_at_{};
-  std::chrono::milliseconds backoff_;
-  std::map<std::pair<std::string, int32_t>, int64_t> rewound_;  // (topic, partition) -> offset
+  // Partitions that wait (a stall, a retry's backoff) and from which offset.
+  PartitionGate gate_;
+  int failing_seeks_ = 0;
+  Clock::time_point next_housekeeping_at_{};
+  Clock::time_point gap_warned_at_{};
 
   ConsumerStats stats_;
   ConsumerStats logged_;  // stats_ as of the last stats line
@@ -104,9 +123,5 @@ class InboxConsumer {
   rd_kafka_resp_err_t last_kafka_error_ = RD_KAFKA_RESP_ERR_NO_ERROR;
   Clock::time_point last_kafka_error_at_{};
 };
-
-// Reads and validates the relay's headers and key (docs/CONSUMERS.md).
-// False with *reason when the message cannot be an event.
-bool ParseEvent(const rd_kafka_message_t* m, Event* event, std::string* reason);
 
 }  // namespace inbox

@@ -1,11 +1,16 @@
 #include "inbox_store.h"
 
+#include <cppconn/datatype.h>
 #include <cppconn/exception.h>
 #include <cppconn/prepared_statement.h>
+#include <cppconn/resultset.h>
 #include <cppconn/statement.h>
 #include <mysql_driver.h>
 
 #include <algorithm>
+#include <sstream>
+
+#include "version_check.h"
 
 namespace inbox {
 namespace {
@@ -44,14 +49,15 @@ bool IsInboxDuplicate(const sql::SQLException& e) {
 
 }  // namespace
 
-InboxStore::InboxStore(DbConfig db, std::string consumer, bool use_inbox)
-    : db_(std::move(db)), consumer_(std::move(consumer)), use_inbox_(use_inbox) {}
+InboxStore::InboxStore(DbConfig db, std::string consumer, VersionCheck check, bool use_inbox)
+    : db_(std::move(db)), consumer_(std::move(consumer)), check_(check), use_inbox_(use_inbox) {}
 
 InboxStore::~InboxStore() { Close(); }
 
 void InboxStore::Close() {
-  insert_inbox_.reset();
-  apply_effect_.reset();
+  for (auto* st : {&insert_inbox_, &upsert_effect_, &lock_effect_, &read_effect_, &apply_effect_,
+                   &stale_effect_, &park_gap_, &next_parked_, &delete_parked_})
+    st->reset();
   if (!conn_) return;
   try {
     conn_->close();
@@ -60,6 +66,55 @@ void InboxStore::Close() {
   }
   conn_.reset();
 }
+
+namespace {
+
+// The statements of one connection, prepared once: each Apply is then a few
+// round trips and a COMMIT, no parsing.
+constexpr const char* kInsertInbox =
+    "INSERT INTO t_inbox (id, event_key, event_type, consumer, processed_at) "
+    "VALUES (UUID_SHORT() & 0x7FFFFFFFFFFFFFFF, ?, ?, ?, NOW())";
+// version_check none: one statement. MySQL evaluates the assignments left
+// to right, each seeing the columns already assigned: out_of_order must
+// compare before last_outbox_id moves.
+constexpr const char* kUpsertEffect =
+    "INSERT INTO t_aggregate_effect "
+    "(aggregate_type, aggregate_id, applied, last_outbox_id, last_version, out_of_order) "
+    "VALUES (?, ?, 1, ?, ?, 0) ON DUPLICATE KEY UPDATE "
+    "out_of_order = out_of_order + (? < last_outbox_id), applied = applied + 1, "
+    "last_outbox_id = GREATEST(last_outbox_id, ?), last_version = GREATEST(last_version, ?)";
+// newer and strict: the aggregate's row, created if new, locked (the
+// duplicate-key update takes its exclusive lock) until COMMIT, so that two
+// consumers holding events of one aggregate during a rebalance decide one
+// after the other, each on the other's outcome.
+constexpr const char* kLockEffect =
+    "INSERT INTO t_aggregate_effect (aggregate_type, aggregate_id, applied, last_outbox_id) "
+    "VALUES (?, ?, 0, 0) ON DUPLICATE KEY UPDATE applied = applied";
+constexpr const char* kReadEffect =
+    "SELECT last_version, last_outbox_id FROM t_aggregate_effect "
+    "WHERE aggregate_type = ? AND aggregate_id = ?";
+constexpr const char* kApplyEffect =
+    "UPDATE t_aggregate_effect SET out_of_order = out_of_order + (? < last_outbox_id), "
+    "applied = applied + 1, last_outbox_id = GREATEST(last_outbox_id, ?), "
+    "last_version = GREATEST(last_version, ?) WHERE aggregate_type = ? AND aggregate_id = ?";
+constexpr const char* kStaleEffect =
+    "UPDATE t_aggregate_effect SET stale = stale + 1 WHERE aggregate_type = ? AND aggregate_id = ?";
+// Idempotent per source offset (uk_parked_source): a message parked again
+// after a crash before its offset commit changes nothing.
+constexpr const char* kPark =
+    "INSERT INTO t_inbox_parked (consumer, reason, detail, source_topic, source_partition, "
+    "source_offset, event_key, event_type, aggregate_type, aggregate_id, aggregate_version, "
+    "outbox_id, message_key, headers, payload, parked_at) "
+    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NOW()) "
+    "ON DUPLICATE KEY UPDATE detail = VALUES(detail)";
+// idx_parked_aggregate finds the next version of one aggregate.
+constexpr const char* kNextParked =
+    "SELECT id, event_key, event_type, outbox_id, payload FROM t_inbox_parked "
+    "WHERE consumer = ? AND aggregate_type = ? AND aggregate_id = ? AND aggregate_version = ? "
+    "AND reason = 'version_gap' ORDER BY id LIMIT 1 FOR UPDATE";
+constexpr const char* kDeleteParked = "DELETE FROM t_inbox_parked WHERE id = ?";
+
+}  // namespace
 
 // Repeats src/outbox/mysql_connection.cc's connection options on purpose: the
 // example stands alone (a consumer copies it without the relay's sources).
@@ -95,18 +150,15 @@ bool InboxStore::Connect(std::string* error) {
     // Autocommit off for good: the first statement of each Apply starts its
     // transaction, COMMIT or ROLLBACK ends it. No BEGIN round trip.
     conn_->setAutoCommit(false);
-    // Prepared once per connection: each Apply is then two statements and a
-    // COMMIT, no parsing.
-    insert_inbox_.reset(conn_->prepareStatement(
-        "INSERT INTO t_inbox (id, event_key, event_type, consumer, processed_at) "
-        "VALUES (UUID_SHORT() & 0x7FFFFFFFFFFFFFFF, ?, ?, ?, NOW())"));
-    apply_effect_.reset(conn_->prepareStatement(
-        "INSERT INTO t_aggregate_effect "
-        "(aggregate_type, aggregate_id, applied, last_outbox_id, out_of_order) "
-        "VALUES (?, ?, 1, ?, 0) ON DUPLICATE KEY UPDATE "
-        "out_of_order = out_of_order + (? < last_outbox_id), "
-        "applied = applied + 1, "
-        "last_outbox_id = GREATEST(last_outbox_id, ?)"));
+    insert_inbox_.reset(conn_->prepareStatement(kInsertInbox));
+    upsert_effect_.reset(conn_->prepareStatement(kUpsertEffect));
+    lock_effect_.reset(conn_->prepareStatement(kLockEffect));
+    read_effect_.reset(conn_->prepareStatement(kReadEffect));
+    apply_effect_.reset(conn_->prepareStatement(kApplyEffect));
+    stale_effect_.reset(conn_->prepareStatement(kStaleEffect));
+    park_gap_.reset(conn_->prepareStatement(kPark));
+    next_parked_.reset(conn_->prepareStatement(kNextParked));
+    delete_parked_.reset(conn_->prepareStatement(kDeleteParked));
   } catch (const sql::SQLException& e) {
     Close();
     *error = "cannot connect to " + db_.user + "@" + db_.host + ":" + std::to_string(db_.port) +
@@ -116,10 +168,117 @@ bool InboxStore::Connect(std::string* error) {
   return true;
 }
 
-ApplyResult InboxStore::Apply(const Event& ev, std::string* error) {
+ApplyResult InboxStore::Fail(const std::string& what, int code, std::string* error) {
+  *error = what;
+  const bool data = IsDataError(code);
+  try {
+    conn_->rollback();
+  } catch (const sql::SQLException&) {
+    Close();  // the connection is broken; the server rolls the transaction back
+  }
+  if (!data) Close();  // reconnect next time: the session may be the problem
+  return data ? ApplyResult::kRejected : ApplyResult::kUnavailable;
+}
+
+// The business effect of one event. It is a counter on purpose (not
+// idempotent by itself), so a missed dedupe shows.
+void InboxStore::ApplyEffect(const Event& ev) {
+  sql::PreparedStatement* eff = apply_effect_.get();
+  eff->setInt64(1, ev.outbox_id);
+  eff->setInt64(2, ev.outbox_id);
+  eff->setInt64(3, ev.aggregate_version);
+  eff->setString(4, ev.aggregate_type);
+  eff->setInt64(5, ev.aggregate_id);
+  eff->executeUpdate();
+}
+
+// strict: the versions parked after `ev`, applied in order in this
+// transaction, each row deleted as it is applied. Their inbox rows were
+// written when they were parked.
+int InboxStore::DrainParked(const Event& ev) {
+  int drained = 0;
+  Event next = ev;
+  for (;;) {
+    next_parked_->setString(1, consumer_);
+    next_parked_->setString(2, ev.aggregate_type);
+    next_parked_->setInt64(3, ev.aggregate_id);
+    next_parked_->setInt64(4, next.aggregate_version + 1);
+    std::unique_ptr<sql::ResultSet> rs(next_parked_->executeQuery());
+    if (!rs->next()) return drained;
+    const int64_t id = rs->getInt64(1);
+    next.event_key = rs->getString(2);
+    next.event_type = rs->getString(3);
+    next.outbox_id = rs->getInt64(4);
+    ++next.aggregate_version;
+    ApplyEffect(next);
+    delete_parked_->setInt64(1, id);
+    delete_parked_->executeUpdate();
+    ++drained;
+  }
+}
+
+ApplyResult InboxStore::Decide(const Event& ev, const Source& source, int* drained) {
+  if (check_ == VersionCheck::kNone) {
+    sql::PreparedStatement* up = upsert_effect_.get();
+    up->setString(1, ev.aggregate_type);
+    up->setInt64(2, ev.aggregate_id);
+    up->setInt64(3, ev.outbox_id);
+    up->setInt64(4, ev.aggregate_version);
+    up->setInt64(5, ev.outbox_id);
+    up->setInt64(6, ev.outbox_id);
+    up->setInt64(7, ev.aggregate_version);
+    up->executeUpdate();
+    return ApplyResult::kApplied;
+  }
+  lock_effect_->setString(1, ev.aggregate_type);
+  lock_effect_->setInt64(2, ev.aggregate_id);
+  lock_effect_->executeUpdate();
+  read_effect_->setString(1, ev.aggregate_type);
+  read_effect_->setInt64(2, ev.aggregate_id);
+  std::unique_ptr<sql::ResultSet> rs(read_effect_->executeQuery());
+  const bool row = rs->next();
+  const int64_t last_version = row ? rs->getInt64(1) : 0, last_id = row ? rs->getInt64(2) : 0;
+  switch (DecideVersion(check_, ev, last_version, last_id)) {
+    case VersionAction::kApply:
+      ApplyEffect(ev);
+      if (check_ == VersionCheck::kStrict && drained) *drained = DrainParked(ev);
+      return ApplyResult::kApplied;
+    case VersionAction::kStale:
+      stale_effect_->setString(1, ev.aggregate_type);
+      stale_effect_->setInt64(2, ev.aggregate_id);
+      stale_effect_->executeUpdate();
+      return ApplyResult::kStale;
+    case VersionAction::kPark:
+      break;
+  }
+  sql::PreparedStatement* p = park_gap_.get();
+  std::istringstream payload{std::string(ev.payload)};
+  p->setString(1, consumer_);
+  p->setString(2, "version_gap");
+  p->setString(3, "waits for version " + std::to_string(last_version + 1));
+  p->setString(4, source.topic);
+  p->setInt(5, source.partition);
+  p->setInt64(6, source.offset);
+  p->setString(7, ev.event_key);
+  p->setString(8, ev.event_type);
+  p->setString(9, ev.aggregate_type);
+  p->setInt64(10, ev.aggregate_id);
+  p->setInt64(11, ev.aggregate_version);
+  p->setInt64(12, ev.outbox_id);
+  p->setNull(13, sql::DataType::VARBINARY);
+  p->setNull(14, sql::DataType::LONGVARBINARY);
+  p->setBlob(15, &payload);
+  p->executeUpdate();
+  return ApplyResult::kParked;
+}
+
+ApplyResult InboxStore::Apply(const Event& ev, const Source& source, std::string* error,
+                              int* drained) {
+  if (drained) *drained = 0;
   if (!Connect(error)) return ApplyResult::kUnavailable;
   // One transaction, begun by the first statement (autocommit is off): the
-  // inbox row and the effect commit together or not at all.
+  // inbox row, the version check's outcome and the effect commit together
+  // or not at all.
   try {
     if (use_inbox_) {
       // 1. Claim the event for this consumer. The unique key
@@ -140,35 +299,96 @@ ApplyResult InboxStore::Apply(const Event& ev, std::string* error) {
         return ApplyResult::kDuplicate;  // processed before: its effect is already committed
       }
     }
-    // 2. The business effect, only for an event new to the inbox. It is a
-    // counter on purpose (not idempotent by itself), so a missed dedupe
-    // shows. The version check: an outbox_id below the highest one applied
-    // is an event that arrived late; it is applied and counted. MySQL
-    // evaluates the assignments left to right, each seeing the columns
-    // already assigned: out_of_order must compare before last_outbox_id moves.
-    sql::PreparedStatement* eff = apply_effect_.get();
-    eff->setString(1, ev.aggregate_type);
-    eff->setInt64(2, ev.aggregate_id);
-    eff->setInt64(3, ev.outbox_id);
-    eff->setInt64(4, ev.outbox_id);
-    eff->setInt64(5, ev.outbox_id);
-    eff->executeUpdate();
-    if (before_commit_) before_commit_();
+    // 2. The version check and the effect, only for an event new to the
+    // inbox. A stale or parked event keeps its inbox row: its next delivery
+    // is a duplicate.
+    const ApplyResult r = Decide(ev, source, drained);
+    if (before_commit_ && r == ApplyResult::kApplied) before_commit_();
     // 3. COMMIT. If the answer is lost (the connection breaks during the
     // COMMIT) the outcome is unknown; retrying is still safe: had it
     // committed, the retry's inbox insert finds the duplicate.
     conn_->commit();
-    return ApplyResult::kApplied;
+    return r;
   } catch (const sql::SQLException& e) {
-    *error = Describe(e);
-    const bool data = IsDataError(e.getErrorCode());
-    try {
-      conn_->rollback();
-    } catch (const sql::SQLException&) {
-      Close();  // the connection is broken; the server rolls the transaction back
+    return Fail(Describe(e), e.getErrorCode(), error);
+  }
+}
+
+ApplyResult InboxStore::Park(const Undeliverable& u, std::string* error) {
+  if (!Connect(error)) return ApplyResult::kUnavailable;
+  try {
+    sql::PreparedStatement* p = park_gap_.get();
+    std::istringstream headers{u.headers}, payload{std::string(u.payload)};
+    p->setString(1, consumer_);
+    p->setString(2, "undeliverable");
+    p->setString(3, u.detail.substr(0, 1000));
+    p->setString(4, u.source.topic);
+    p->setInt(5, u.source.partition);
+    p->setInt64(6, u.source.offset);
+    for (int i = 7; i <= 9; ++i) p->setNull(i, sql::DataType::VARCHAR);
+    for (int i = 10; i <= 12; ++i) p->setNull(i, sql::DataType::BIGINT);
+    std::istringstream key{u.message_key.substr(0, 1024)};
+    p->setBlob(13, &key);
+    p->setBlob(14, &headers);
+    p->setBlob(15, &payload);
+    p->executeUpdate();
+    conn_->commit();
+    return ApplyResult::kParked;
+  } catch (const sql::SQLException& e) {
+    const ApplyResult r = Fail(Describe(e), e.getErrorCode(), error);
+    // A refused dead letter that cannot even be parked (a value the
+    // database refuses) waits like an outage: it must not be lost.
+    return r == ApplyResult::kRejected ? ApplyResult::kUnavailable : r;
+  }
+}
+
+bool InboxStore::Housekeep(int retention_days, int batch, ParkedSummary* out, std::string* error) {
+  if (!Connect(error)) return false;
+  try {
+    std::unique_ptr<sql::PreparedStatement> q(conn_->prepareStatement(
+        "SELECT reason, COUNT(*), TIMESTAMPDIFF(SECOND, MIN(parked_at), NOW()) "
+        "FROM t_inbox_parked WHERE consumer = ? GROUP BY reason"));
+    q->setString(1, consumer_);
+    std::unique_ptr<sql::ResultSet> rs(q->executeQuery());
+    *out = ParkedSummary{};
+    while (rs->next()) {
+      const bool gap = rs->getString(1) == "version_gap";
+      (gap ? out->version_gaps : out->undeliverable) = rs->getInt64(2);
+      if (gap) out->oldest_gap_age_s = rs->getInt64(3);
     }
-    if (!data) Close();  // reconnect next time: the session may be the problem
-    return data ? ApplyResult::kRejected : ApplyResult::kUnavailable;
+    if (out->version_gaps > 0) {
+      std::unique_ptr<sql::PreparedStatement> g(conn_->prepareStatement(
+          "SELECT p.aggregate_type, p.aggregate_id, p.aggregate_version, "
+          "COALESCE(e.last_version, 0) FROM t_inbox_parked p LEFT JOIN t_aggregate_effect e "
+          "ON e.aggregate_type = p.aggregate_type AND e.aggregate_id = p.aggregate_id "
+          "WHERE p.consumer = ? AND p.reason = 'version_gap' ORDER BY p.parked_at, p.id LIMIT 1"));
+      g->setString(1, consumer_);
+      std::unique_ptr<sql::ResultSet> gr(g->executeQuery());
+      if (gr->next())
+        out->oldest_gap = gr->getString(1) + " " + std::to_string(gr->getInt64(2)) + ": version " +
+                          std::to_string(gr->getInt64(3)) + " waits for version " +
+                          std::to_string(gr->getInt64(4) + 1);
+    }
+    if (retention_days > 0) {
+      // idx_consumer_processed_at (sql/t_inbox_retention_index.sql) makes
+      // this a range scan; LIMIT keeps each delete's locks and undo small.
+      // A parked event's inbox row stays: deleting it would let a
+      // redelivery park the event a second time.
+      std::unique_ptr<sql::PreparedStatement> d(conn_->prepareStatement(
+          "DELETE FROM t_inbox WHERE consumer = ? AND processed_at < NOW() - INTERVAL ? DAY "
+          "AND NOT EXISTS (SELECT 1 FROM t_inbox_parked p WHERE p.consumer = t_inbox.consumer "
+          "AND p.event_key = t_inbox.event_key) ORDER BY processed_at LIMIT ?"));
+      d->setString(1, consumer_);
+      d->setInt(2, retention_days);
+      d->setInt(3, batch);
+      out->purged_inbox_rows = d->executeUpdate();
+    }
+    conn_->commit();
+    return true;
+  } catch (const sql::SQLException& e) {
+    Fail(Describe(e), e.getErrorCode(), error);
+    Close();
+    return false;
   }
 }
 

@@ -9,40 +9,64 @@
 #include <string>
 
 #include "consumer_config.h"
+#include "event.h"
 
 namespace inbox {
-
-// One event as the relay publishes it (docs/CONSUMERS.md): the headers and
-// the key, validated.
-struct Event {
-  std::string event_key;       // header event_key: the idempotency key
-  std::string event_type;      // header event_type
-  std::string aggregate_type;  // header aggregate_type
-  int64_t aggregate_id = 0;    // the message key, decimal
-  int64_t outbox_id = 0;       // header outbox_id: t_outbox.id, grows within an aggregate
-};
 
 enum class ApplyResult {
   kApplied,      // new to the inbox: the effect was applied and committed
   kDuplicate,    // the inbox already had (consumer, event_key): nothing changed
+  kStale,        // new to the inbox but older than the last applied: recorded, not applied
+  kParked,       // strict: a later version; parked until the gap fills (inbox row written)
   kRejected,     // the database refused this event's values: counts as a failed attempt
   kUnavailable,  // the database failed (down, lost connection, deadlock...): retry later
 };
 
-// The inbox transaction against t_inbox and t_aggregate_effect
-// (sql/t_inbox.sql, sql/t_aggregate_effect.sql). One connection, opened on
-// demand and reopened after a failure. Not thread-safe: one per consumer loop.
+// A message whose dead letter the broker refused for good (too large, not
+// authorized, no such topic): kept in t_inbox_parked instead.
+struct Undeliverable {
+  Source source;
+  std::string detail;       // the refusal and why it was a dead letter
+  std::string message_key;  // raw
+  std::string headers;      // "name: value" lines
+  std::string_view payload;
+};
+
+// What t_inbox_parked holds for this consumer, and what retention deleted.
+struct ParkedSummary {
+  int64_t version_gaps = 0;       // events waiting for an earlier version
+  int64_t undeliverable = 0;      // refused dead letters
+  int64_t oldest_gap_age_s = 0;   // 0 when there is no gap
+  std::string oldest_gap;         // "Order 7 waits for version 2", for the log
+  int64_t purged_inbox_rows = 0;  // deleted by retention in this call
+};
+
+// The inbox transaction against t_inbox, t_aggregate_effect and
+// t_inbox_parked (sql/). One connection, opened on demand and reopened
+// after a failure. Not thread-safe: one per consumer loop.
 class InboxStore {
  public:
   // `use_inbox` false skips the inbox row: for the benchmark only (the
   // effect is then applied once per delivery, duplicates included).
-  InboxStore(DbConfig db, std::string consumer, bool use_inbox = true);
+  InboxStore(DbConfig db, std::string consumer, VersionCheck check, bool use_inbox = true);
   ~InboxStore();
 
   // In one transaction: insert the inbox row; on a duplicate of
-  // uk_consumer_event stop (kDuplicate); otherwise apply the effect and
-  // commit. *error says why for kRejected and kUnavailable.
-  ApplyResult Apply(const Event& event, std::string* error);
+  // uk_consumer_event stop (kDuplicate); otherwise run the version check
+  // (version_check.h) and apply the effect, record the event as stale, or
+  // park it; with strict, apply after it, in order, the parked versions it
+  // lets through (*drained counts them). Then commit. *error says why for
+  // kRejected and kUnavailable.
+  ApplyResult Apply(const Event& event, const Source& source, std::string* error,
+                    int* drained = nullptr);
+
+  // Parks a refused dead letter (idempotent per source offset). kParked or kUnavailable.
+  ApplyResult Park(const Undeliverable& u, std::string* error);
+
+  // Reads t_inbox_parked's summary and, with retention_days > 0, deletes
+  // up to `batch` processed inbox rows older than that (never the rows of
+  // parked events). False with *error when the database failed.
+  bool Housekeep(int retention_days, int batch, ParkedSummary* out, std::string* error);
 
   // Test-only: called after the effect, before COMMIT (a failpoint).
   void set_before_commit(std::function<void()> hook) { before_commit_ = std::move(hook); }
@@ -50,13 +74,19 @@ class InboxStore {
  private:
   bool Connect(std::string* error);
   void Close();
+  ApplyResult Fail(const std::string& what, int code, std::string* error);
+  ApplyResult Decide(const Event& ev, const Source& source, int* drained);
+  void ApplyEffect(const Event& ev);
+  int DrainParked(const Event& ev);
 
   const DbConfig db_;
   const std::string consumer_;
+  const VersionCheck check_;
   const bool use_inbox_;
   std::unique_ptr<sql::Connection> conn_;
-  std::unique_ptr<sql::PreparedStatement> insert_inbox_;  // prepared on conn_
-  std::unique_ptr<sql::PreparedStatement> apply_effect_;
+  // Prepared on conn_.
+  std::unique_ptr<sql::PreparedStatement> insert_inbox_, upsert_effect_, lock_effect_, read_effect_,
+      apply_effect_, stale_effect_, park_gap_, next_parked_, delete_parked_;
   std::function<void()> before_commit_;
 };
 

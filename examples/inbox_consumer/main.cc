@@ -4,6 +4,8 @@
 // t_inbox in the same transaction.
 //
 //   outbox-inbox-consumer --config FILE
+//   outbox-inbox-consumer dlq-replay --config FILE --from TOPIC [--reason R]
+//       [--offsets A-B] [--dry-run] [--rate N]
 //
 // Exit codes: 0 stopped by SIGTERM/SIGINT, 1 runtime failure, 2 usage or
 // configuration error.
@@ -12,13 +14,18 @@
 #include <spdlog/spdlog.h>
 
 #include <atomic>
+#include <chrono>
 #include <csignal>
 #include <cstdlib>
 #include <iostream>
+#include <memory>
 #include <string>
+#include <thread>
 
 #include "common/log.h"
 #include "consumer_config.h"
+#include "consumer_metrics.h"
+#include "dlq_replay.h"
 #include "inbox_consumer.h"
 
 namespace {
@@ -26,10 +33,13 @@ namespace {
 std::atomic<bool> g_stop{false};
 void OnSignal(int) { g_stop.store(true); }
 
-// Test-only failpoint: OUTBOX_CONSUMER_FAILPOINT=before_db_commit:N or
+// Test-only failpoints: OUTBOX_CONSUMER_FAILPOINT=before_db_commit:N or
 // after_db_commit:N makes the process SIGKILL itself at that point of the
 // N-th new event (after the effect and before COMMIT, or after COMMIT and
-// before the offset is stored), so tests can place a kill -9 exactly.
+// before the offset is stored), so tests can place a kill -9 exactly;
+// before_db_commit:N:MS sleeps MS milliseconds there instead, holding the
+// transaction open (a consumer too slow for max.poll.interval.ms);
+// seek_error:N makes the next N seeks fail without seeking.
 // Never set it in production.
 void InstallFailpoint(inbox::ConsumerOptions* options) {
   const char* fp = std::getenv("OUTBOX_CONSUMER_FAILPOINT");
@@ -38,27 +48,86 @@ void InstallFailpoint(inbox::ConsumerOptions* options) {
   const size_t colon = spec.find(':');
   const std::string where = spec.substr(0, colon);
   const int n = colon == std::string::npos ? 1 : std::atoi(spec.c_str() + colon + 1);
-  auto hook = [n, count = 0, where]() mutable {
-    if (++count < n) return;
+  const size_t colon2 = colon == std::string::npos ? colon : spec.find(':', colon + 1);
+  const int sleep_ms = colon2 == std::string::npos ? 0 : std::atoi(spec.c_str() + colon2 + 1);
+  auto hook = [n, sleep_ms, count = 0, where]() mutable {
+    if (++count != n) return;
+    if (sleep_ms > 0) {
+      spdlog::warn("failpoint {}: sleeping {} ms in the transaction", where, sleep_ms);
+      std::this_thread::sleep_for(std::chrono::milliseconds(sleep_ms));
+      return;
+    }
     spdlog::warn("failpoint {}: killing this process (SIGKILL)", where);
     spdlog::default_logger()->flush();
     raise(SIGKILL);
   };
   if (where == "before_db_commit") options->before_db_commit = hook;
   if (where == "after_db_commit") options->after_db_commit = hook;
-  spdlog::warn("test failpoint {} armed for new event #{}", where, n);
+  if (where == "seek_error") options->failing_seeks = n;
+  spdlog::warn("test failpoint {} armed ({})", where, n);
 }
 
 int Usage() {
   std::cerr << "usage: outbox-inbox-consumer --config FILE\n"
+               "       outbox-inbox-consumer dlq-replay --config FILE --from TOPIC [--reason R]\n"
+               "           [--offsets A-B] [--dry-run] [--rate N]\n"
                "       outbox-inbox-consumer --version\n"
                "Reads the relay's events from Kafka and applies each once (docs/CONSUMERS.md).\n";
   return 2;
 }
 
+bool LoadConfig(const std::string& path, inbox::LoadedConsumerConfig* loaded) {
+  try {
+    *loaded = inbox::LoadConsumerConfigFile(path);
+    return true;
+  } catch (const outbox::ConfigError& e) {
+    std::cerr << e.what() << "\n";
+    return false;
+  }
+}
+
+// dlq-replay: sends dead letters back to their source topic (dlq_replay.h).
+int DlqReplay(int argc, char** argv) {
+  std::string config_path;
+  inbox::ReplayOptions o;
+  for (int i = 2; i < argc; ++i) {
+    const std::string a = argv[i];
+    const bool has_value = i + 1 < argc;
+    if ((a == "--config" || a == "-c") && has_value) {
+      config_path = argv[++i];
+    } else if (a == "--from" && has_value) {
+      o.from = argv[++i];
+    } else if (a == "--reason" && has_value) {
+      o.reason = argv[++i];
+    } else if (a == "--offsets" && has_value) {
+      if (!inbox::ParseOffsetRange(argv[++i], &o.first_offset, &o.last_offset)) {
+        std::cerr << "dlq-replay: --offsets takes A-B (e.g. 10-20, 10-, -20), not " << argv[i]
+                  << "\n";
+        return 2;
+      }
+    } else if (a == "--dry-run") {
+      o.dry_run = true;
+    } else if (a == "--rate" && has_value) {
+      o.rate = std::atoi(argv[++i]);
+      if (o.rate <= 0) {
+        std::cerr << "dlq-replay: --rate takes a positive number of messages per second\n";
+        return 2;
+      }
+    } else {
+      return Usage();
+    }
+  }
+  if (config_path.empty() || o.from.empty()) return Usage();
+  inbox::LoadedConsumerConfig loaded;
+  if (!LoadConfig(config_path, &loaded)) return 2;
+  outbox::ConfigureLogging("warn", "text", loaded.config.consumer);
+  return inbox::ReplayDeadLetters(loaded.config, o, std::cout);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
+  if (argc > 1 && std::string(argv[1]) == "dlq-replay") return DlqReplay(argc, argv);
   std::string config_path;
   inbox::ConsumerOptions options;
   for (int i = 1; i < argc; ++i) {
@@ -80,12 +149,7 @@ int main(int argc, char** argv) {
   if (config_path.empty()) return Usage();
 
   inbox::LoadedConsumerConfig loaded;
-  try {
-    loaded = inbox::LoadConsumerConfigFile(config_path);
-  } catch (const outbox::ConfigError& e) {
-    std::cerr << e.what() << "\n";
-    return 2;
-  }
+  if (!LoadConfig(config_path, &loaded)) return 2;
   const inbox::ConsumerConfig& config = loaded.config;
   outbox::ConfigureLogging(config.log_level, config.log_format, config.consumer);
   for (const auto& w : loaded.warnings) spdlog::warn("{}", w);
@@ -99,6 +163,20 @@ int main(int argc, char** argv) {
   sigemptyset(&sa.sa_mask);
   sigaction(SIGTERM, &sa, nullptr);
   sigaction(SIGINT, &sa, nullptr);
+
+  // Metrics and health on http.listen, from a thread of their own.
+  std::unique_ptr<inbox::ConsumerMetrics> metrics;
+  if (!config.http_listen.empty()) {
+    metrics = std::make_unique<inbox::ConsumerMetrics>(config.consumer);
+    std::string error;
+    if (!metrics->Serve(config.http_listen, &error)) {
+      spdlog::error("http.listen {}: {}", config.http_listen, error);
+      return 1;
+    }
+    const std::string host = config.http_listen.substr(0, config.http_listen.rfind(':'));
+    spdlog::info("http: serving /metrics, /healthz, /readyz on {}:{}", host, metrics->port());
+    options.observer = metrics.get();
+  }
 
   inbox::InboxConsumer consumer(config, std::move(options));
   return consumer.Run(g_stop);

@@ -40,7 +40,10 @@ struct OutboxRow {
   int64_t age_at_claim_us = 0;
   std::optional<std::string> topic;    // optional `topic` column
   std::optional<std::string> headers;  // optional `headers` column (JSON text)
-  bool reclaimed = false;              // was SENDING with an expired lease when claimed
+  // Optional `aggregate_version` column: the event's version within its
+  // aggregate, sent as the aggregate_version header (SPEC §4).
+  std::optional<int64_t> aggregate_version;
+  bool reclaimed = false;  // was SENDING with an expired lease when claimed
 };
 
 // A row as the per-aggregate planner sees it while scanning.

@@ -12,6 +12,7 @@ std::string TableSchema::Describe() const {
   s += has_last_error ? "last_error" : "";
   if (has_topic) s += std::string(s.empty() ? "" : ", ") + "topic";
   if (has_headers) s += std::string(s.empty() ? "" : ", ") + "headers";
+  if (has_aggregate_version) s += std::string(s.empty() ? "" : ", ") + "aggregate_version";
   return s.empty() ? "none" : s;
 }
 
@@ -68,6 +69,7 @@ void ReadColumns(MysqlConnection& conn, TableSchema* out) {
   }
   out->has_topic = cols.count("topic") > 0;
   out->has_headers = cols.count("headers") > 0;
+  out->has_aggregate_version = cols.count("aggregate_version") > 0;
 }
 
 // The first index that starts with (status, next_retry_at). Throws

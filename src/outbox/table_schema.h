@@ -24,6 +24,7 @@ struct TableSchema {
   int64_t retry_count_max = 2147483647;
   bool has_topic = false;
   bool has_headers = false;
+  bool has_aggregate_version = false;
   // Columns of MySQL's JSON type (MySQL 8; MariaDB's JSON is LONGTEXT and
   // reports "longtext"): read through JsonAsText (mysql_store_sql.h).
   bool payload_is_json = false;

@@ -33,6 +33,10 @@ std::optional<Message> Router::Route(const OutboxRow& row, std::string* error) c
                {"event_type", row.event_type},
                {"aggregate_type", row.aggregate.type},
                {"created_at", FormatRfc3339Utc(row.created_at_unix)}};
+  // Consumers check order with it without parsing event_key (SPEC §9's
+  // version check); among the standard headers, so no row can override it.
+  if (row.aggregate_version)
+    m.headers.emplace_back("aggregate_version", std::to_string(*row.aggregate_version));
   if (row.headers && !row.headers->empty()) {
     nlohmann::json h = nlohmann::json::parse(*row.headers, nullptr, /*allow_exceptions=*/false);
     if (h.is_null() && *row.headers == "null") return m;

@@ -49,6 +49,10 @@ TEST_CASE("a minimal consumer config gets the documented defaults", "[consumer-c
   CHECK(c.mysql.password == "s3cret");
   CHECK(c.mysql.password_source == "env:INBOX_DB_PASSWORD");
   CHECK(c.log_format == "json");
+  CHECK(c.version_check == inbox::VersionCheck::kNewer);
+  CHECK(c.max_gap_age_s == 300);
+  CHECK(c.inbox_retention_days == 14);
+  CHECK(c.http_listen.empty());  // no HTTP server unless asked
   CHECK(inbox::DeadLetterTopic(c.kafka.dead_letter_topic, "outbox.event.Order") ==
         "outbox.event.Order.dlq");
 }
@@ -98,4 +102,28 @@ TEST_CASE("a consumer config names an unset password variable", "[consumer-confi
   text.replace(text.find("INBOX_DB_PASSWORD"), 17, "MISSING_PW");
   CHECK(ErrorOf(text) ==
         "c.yaml:5:46: mysql.password_env: environment variable MISSING_PW is not set");
+}
+
+TEST_CASE("the version check and gap age and retention and http keys are parsed and checked",
+          "[consumer-config]") {
+  auto c = LoadConsumerConfigText(kGood +
+                                      "version_check: strict\nmax_gap_age_s: 60\n"
+                                      "inbox_retention_days: 0\nhttp: {listen: 127.0.0.1:9465}\n",
+                                  "c.yaml", Env())
+               .config;
+  CHECK(c.version_check == inbox::VersionCheck::kStrict);
+  CHECK(c.max_gap_age_s == 60);
+  CHECK(c.inbox_retention_days == 0);
+  CHECK(c.http_listen == "127.0.0.1:9465");
+  CHECK(LoadConsumerConfigText(kGood + "version_check: none\n", "c.yaml", Env())
+            .config.version_check == inbox::VersionCheck::kNone);
+  CHECK(ErrorOf(kGood + "version_check: newest\n") ==
+        "c.yaml:6:16: version_check: must be one of none | newer | strict (got \"newest\")");
+  CHECK(ErrorOf(kGood + "inbox_retention_days: -1\n") ==
+        "c.yaml:6:23: inbox_retention_days: must be an integer between 0 and 3650 (got \"-1\")");
+  CHECK(ErrorOf(kGood + "http: {listen: 9465}\n")
+            .find("http.listen: must be HOST:PORT, e.g. 127.0.0.1:9465") != std::string::npos);
+  CHECK(
+      ErrorOf(kGood + "http: {listen: \"h:\xd9\xa3\"}\n").find("http.listen: must be HOST:PORT") !=
+      std::string::npos);
 }

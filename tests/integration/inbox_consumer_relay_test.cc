@@ -107,3 +107,48 @@ TEST_CASE(
   CHECK(inbox.CheckExactlyOnce(events) == "");
   CHECK(inbox.OutOfOrder() == 0);
 }
+
+TEST_CASE(
+    "a table with aggregate_version is listed by check --connect and the relay sends it and a "
+    "strict "
+    "consumer applies every version in order",
+    "[consumer][relay]") {
+  TestBroker cluster;
+  const std::string topic = "outbox.event.Order";
+  cluster.CreateTopic(topic, 4);
+  cluster.CreateTopic(topic + ".dlq", 1);
+  TestDatabase outbox("inbox_version_outbox", ", aggregate_version bigint null");
+  outbox.InsertEvents(5, 4);  // ids 1..20, aggregates 1..5 interleaved: versions 1..4 each
+  outbox.Exec("UPDATE t_outbox SET aggregate_version = FLOOR((id - 1) / 5) + 1");
+  ConsumerDatabase inbox("inbox_version_consumer");
+  TempDir dir;
+  const std::string config =
+      dir.Write("relay.yaml", RelayConfigYaml(outbox, "v", cluster.bootstrap(), ""));
+  ProcessResult check = RunProcess({OUTBOX_BINARY, "check", "--connect", "--config", config},
+                                   ChildEnv(RelayChildEnv()), 60s);
+  INFO(check.out);
+  CHECK(check.out.find("optional columns: aggregate_version") != std::string::npos);
+  {
+    ChildProcess relay({OUTBOX_BINARY, "run", "--config", config}, ChildEnv(RelayChildEnv()));
+    REQUIRE(WaitFor([&] { return Unsent(outbox) == 0; }, 60s));
+    relay.Signal(SIGTERM);
+    relay.Wait(30s);
+  }
+  const auto messages = ConsumeAll(cluster.bootstrap(), {topic});
+  REQUIRE(messages.size() == 20);
+  for (const auto& m : messages) {
+    const int64_t id = std::stoll(m.headers.at("outbox_id"));
+    CHECK(m.headers.at("aggregate_version") == std::to_string((id - 1) / 5 + 1));
+  }
+  ConsumerSpec spec;
+  spec.extra_yaml = "version_check: strict";
+  ConsumerProcess c(dir.path(), "c", cluster.bootstrap(), inbox.name(), spec);
+  REQUIRE(c.Start());
+  INFO(c.Log());
+  REQUIRE(WaitFor([&] { return inbox.Applied() >= 20; }, 60s));
+  CHECK(c.Stop() == 0);
+  CHECK(inbox.CheckExactlyOnce(OutboxEvents(outbox)) == "");
+  CHECK(inbox.QueryInt("SELECT COUNT(*) FROM t_aggregate_effect WHERE last_version = 4") == 5);
+  CHECK(inbox.QueryInt("SELECT COALESCE(SUM(stale), 0) FROM t_aggregate_effect") == 0);
+  CHECK(inbox.Parked("version_gap") == 0);
+}

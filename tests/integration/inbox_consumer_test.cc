@@ -219,8 +219,12 @@ TEST_CASE("a poison message lands in the dead-letter topic with dlq_reason and t
   CHECK(reasons == std::multiset<std::string>{"missing header event_key",
                                               "the message key is not a decimal aggregate_id",
                                               "header event_type is longer than 64 characters"});
+  for (const auto& m : dead) {
+    CHECK(m.headers.at("dlq_attempts") == "1");  // headers that do not parse: no retry
+    CHECK(m.headers.at("dlq_at").size() == std::string("2026-01-01T00:00:00.000Z").size());
+  }
   CHECK(c.Count("failed attempt") == 1);
-  CHECK(c.Count("9 failed attempt(s)") == 1);  // 3 messages x max_attempts 3
+  CHECK(c.Count("3 failed attempt(s)") == 1);  // one per message: dead-lettered at once
 }
 
 TEST_CASE(
@@ -243,11 +247,11 @@ TEST_CASE(
       [&] { return GroupLag(rig.cluster.bootstrap(), "fulfillment", kTopic + ".dlq") == 0; }, 30s));
   CheckStoppedExactlyOnce(rig, c, events);
   CHECK(ConsumeAll(rig.cluster.bootstrap(), {kTopic + ".dlq"}).size() == 1);
-  CHECK(c.Count("1 dead-lettered, 1 read from dead-letter topics") == 1);
+  CHECK(c.Count("1 dead-lettered, 0 undeliverable (parked), 1 read from dead-letter topics") == 1);
 }
 
-TEST_CASE("the version check counts an out-of-order arrival", "[consumer]") {
-  Rig rig("inbox_version");
+TEST_CASE("version_check none applies a late event and counts it in out_of_order", "[consumer]") {
+  Rig rig("inbox_version_none");
   auto event = [](int64_t outbox_id, const char* type) {
     TestEvent e;
     e.outbox_id = outbox_id;
@@ -258,7 +262,9 @@ TEST_CASE("the version check counts an out-of-order arrival", "[consumer]") {
   const TestEvent e10 = event(10, "OrderCreated"), e20 = event(20, "OrderPaid"),
                   e30 = event(30, "OrderShipped");
   rig.producer.Send(kTopic, {e10, e30, e20, e30});  // 20 arrives late; 30 twice
-  auto c = rig.Consumer("c");
+  ConsumerSpec spec;
+  spec.extra_yaml = "version_check: none";
+  auto c = rig.Consumer("c", spec);
   REQUIRE(c.Start());
   REQUIRE(WaitFor([&] { return rig.db.Applied() >= 3; }, 60s));
   CHECK(c.Stop() == 0);
@@ -266,6 +272,7 @@ TEST_CASE("the version check counts an out-of-order arrival", "[consumer]") {
   CHECK(rig.db.QueryInt("SELECT applied" + where) == 3);
   CHECK(rig.db.QueryInt("SELECT last_outbox_id" + where) == 30);
   CHECK(rig.db.QueryInt("SELECT out_of_order" + where) == 1);  // the duplicate 30 is not counted
+  CHECK(rig.db.QueryInt("SELECT stale" + where) == 0);
 }
 
 TEST_CASE("a database outage stalls the consumer and it resumes without dead-lettering",

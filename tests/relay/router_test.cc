@@ -35,6 +35,23 @@ TEST_CASE("a row becomes a message keyed by aggregate_id with the contract heade
   CHECK(h.at("event_type") == "OrderPaid");
   CHECK(h.at("aggregate_type") == "Order");
   CHECK(h.at("created_at") == "2023-11-14T22:13:20Z");
+  CHECK(h.count("aggregate_version") == 0);  // no aggregate_version column: no header
+}
+
+TEST_CASE("a row's aggregate_version becomes a header that its headers column cannot override",
+          "[routing]") {
+  ServiceConfig s;
+  Router router(s);
+  std::string err;
+  OutboxRow r = Row();
+  r.aggregate_version = 2;
+  auto m = router.Route(r, &err);
+  REQUIRE(m);
+  std::map<std::string, std::string> h(m->headers.begin(), m->headers.end());
+  CHECK(h.at("aggregate_version") == "2");
+  r.headers = R"({"aggregate_version":"9"})";
+  CHECK_FALSE(router.Route(r, &err));
+  CHECK(err.find("\"aggregate_version\" is a header the relay sets itself") != std::string::npos);
 }
 
 TEST_CASE("the topic column wins over the event-type override which wins over the template",

@@ -43,15 +43,19 @@ RawMessage ToMessage(const TestEvent& e) {
   m.headers["event_type"] = e.event_type;
   m.headers["aggregate_type"] = e.aggregate_type;
   m.headers["created_at"] = "2026-01-01T00:00:00Z";
+  if (e.version > 0) m.headers["aggregate_version"] = std::to_string(e.version);
   return m;
 }
 
-TestProducer::TestProducer(const std::string& bootstrap) {
+TestProducer::TestProducer(const std::string& bootstrap, int max_bytes) {
   char err[512];
   rd_kafka_conf_t* conf = rd_kafka_conf_new();
   rd_kafka_conf_set(conf, "bootstrap.servers", bootstrap.c_str(), err, sizeof(err));
   rd_kafka_conf_set(conf, "enable.idempotence", "true", err, sizeof(err));
   rd_kafka_conf_set(conf, "linger.ms", "1", err, sizeof(err));
+  // Same key, same partition as the relay (src/kafka/kafka_config.cc): murmur2.
+  rd_kafka_conf_set(conf, "partitioner", "murmur2_random", err, sizeof(err));
+  rd_kafka_conf_set(conf, "message.max.bytes", std::to_string(max_bytes).c_str(), err, sizeof(err));
   rk_ = rd_kafka_new(RD_KAFKA_PRODUCER, conf, err, sizeof(err));
   if (!rk_) throw std::runtime_error(err);
 }
@@ -65,11 +69,10 @@ void TestProducer::Send(const std::string& topic, const RawMessage& m) {
   rd_kafka_headers_t* h = rd_kafka_headers_new(8);
   for (const auto& [name, value] : m.headers)
     if (value) rd_kafka_header_add(h, name.c_str(), -1, value->data(), value->size());
-  // Same key, same partition: the partitioner the relay uses (murmur2).
   rd_kafka_resp_err_t err = rd_kafka_producev(
       rk_, RD_KAFKA_V_TOPIC(topic.c_str()), RD_KAFKA_V_KEY(m.key.data(), m.key.size()),
-      RD_KAFKA_V_VALUE(const_cast<char*>("{}"), 2), RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY),
-      RD_KAFKA_V_HEADERS(h), RD_KAFKA_V_END);
+      RD_KAFKA_V_VALUE(const_cast<char*>(m.value.data()), m.value.size()),
+      RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY), RD_KAFKA_V_HEADERS(h), RD_KAFKA_V_END);
   if (err) {
     rd_kafka_headers_destroy(h);
     throw std::runtime_error(std::string("produce: ") + rd_kafka_err2str(err));
@@ -97,18 +100,28 @@ ConsumerDatabase::ConsumerDatabase(const std::string& name) : name_(name) {
   sql_ = std::make_unique<SqlClient>(name_);
   // The DDL exactly as shipped (a trailing ';' is fine for one statement).
   sql_->Exec(ReadSourceFile("sql/t_inbox.sql"));
+  sql_->Exec(ReadSourceFile("sql/t_inbox_retention_index.sql"));
   sql_->Exec(ReadSourceFile("sql/t_aggregate_effect.sql"));
+  sql_->Exec(ReadSourceFile("sql/t_inbox_parked.sql"));
   const std::string account = std::string("'") + kUser + "'@'%'";
   sql_->Exec("CREATE USER IF NOT EXISTS " + account + " IDENTIFIED BY '" + kPassword + "'");
   // Exactly the grants docs/CONSUMERS.md lists.
-  for (const char* t : {"t_inbox", "t_aggregate_effect"})
-    sql_->Exec("GRANT SELECT, INSERT, UPDATE ON `" + name_ + "`.`" + t + "` TO " + account);
+  for (const char* t : {"t_inbox", "t_aggregate_effect", "t_inbox_parked"})
+    sql_->Exec("GRANT SELECT, INSERT, UPDATE, DELETE ON `" + name_ + "`.`" + t + "` TO " + account);
+}
+
+void ConsumerDatabase::SetConsumerGrants(const std::string& privileges) {
+  const std::string account = std::string("'") + kUser + "'@'%'";
+  for (const char* t : {"t_inbox", "t_aggregate_effect", "t_inbox_parked"}) {
+    sql_->Exec("REVOKE ALL PRIVILEGES ON `" + name_ + "`.`" + t + "` FROM " + account);
+    sql_->Exec("GRANT " + privileges + " ON `" + name_ + "`.`" + t + "` TO " + account);
+  }
 }
 
 ConsumerDatabase::~ConsumerDatabase() {
   try {
     const std::string account = std::string("'") + kUser + "'@'%'";
-    for (const char* t : {"t_inbox", "t_aggregate_effect"})
+    for (const char* t : {"t_inbox", "t_aggregate_effect", "t_inbox_parked"})
       sql_->Exec("REVOKE ALL PRIVILEGES ON `" + name_ + "`.`" + t + "` FROM " + account);
     sql_->Exec("DROP DATABASE IF EXISTS `" + name_ + "`");
   } catch (...) {
@@ -185,7 +198,8 @@ ConsumerProcess::ConsumerProcess(std::string dir, std::string name, const std::s
     << "  tls: {mode: disabled}\n"
     << "  connect_timeout_ms: 1000\n"
     << "  read_timeout_ms: 5000\n"
-    << "log: {level: info, format: text}\n";
+    << "log: {level: info, format: text}\n"
+    << spec.extra_yaml << "\n";
   std::ofstream(config_path_) << y.str();
 }
 

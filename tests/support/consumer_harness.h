@@ -30,6 +30,7 @@ struct TestEvent {
   std::string event_type = "OrderPaid";
   std::string aggregate_type = "Order";
   std::string event_key;  // default: "{event_type}-{aggregate_id}-{outbox_id}"
+  int64_t version = 0;    // the aggregate_version header; 0: none
   std::string Key() const;
 };
 
@@ -39,13 +40,15 @@ std::vector<TestEvent> MakeEvents(int aggregates, int per_aggregate, int64_t fir
 // A raw message, for poison cases: headers as given (nullopt: left out).
 struct RawMessage {
   std::string key;
+  std::string value = "{}";
   std::map<std::string, std::optional<std::string>> headers;
 };
 RawMessage ToMessage(const TestEvent& e);
 
 class TestProducer {
  public:
-  explicit TestProducer(const std::string& bootstrap);
+  // `max_bytes`: the producer's message.max.bytes (librdkafka's default 1000000).
+  explicit TestProducer(const std::string& bootstrap, int max_bytes = 1000000);
   ~TestProducer();
   // Produces and waits for the acknowledgement; throws on failure.
   void Send(const std::string& topic, const RawMessage& m);
@@ -55,8 +58,9 @@ class TestProducer {
   rd_kafka_t* rk_ = nullptr;
 };
 
-// A fresh database with the consumer's two tables and the consumer user
-// (SELECT, INSERT, UPDATE on them, nothing else).
+// A fresh database with the consumer's tables as sql/ ships them (t_inbox,
+// its retention index, t_aggregate_effect, t_inbox_parked) and the consumer
+// user (SELECT, INSERT, UPDATE, DELETE on them, nothing else).
 class ConsumerDatabase {
  public:
   explicit ConsumerDatabase(const std::string& name);
@@ -74,6 +78,14 @@ class ConsumerDatabase {
     return QueryInt("SELECT COALESCE(SUM(out_of_order), 0) FROM t_aggregate_effect");
   }
   int64_t Applied() { return QueryInt("SELECT COALESCE(SUM(applied), 0) FROM t_aggregate_effect"); }
+  // Rows of t_inbox_parked with this reason (version_gap | undeliverable).
+  int64_t Parked(const std::string& reason) {
+    return QueryInt("SELECT COUNT(*) FROM t_inbox_parked WHERE reason = '" + reason + "'");
+  }
+  // Replaces the consumer user's privileges on its tables (e.g. "SELECT":
+  // the database refuses every write, an outage that is not a network one).
+  void SetConsumerGrants(const std::string& privileges);
+  void Exec(const std::string& q) { sql_->Exec(q); }
 
   static constexpr const char* kUser = "inbox_consumer";
   static constexpr const char* kPassword = "inbox-consumer-pw";
@@ -89,6 +101,7 @@ struct ConsumerSpec {
   std::string topics_yaml = "topics: [outbox.event.Order]";
   int max_attempts = 3;
   std::string properties_yaml;  // extra kafka.properties entries, "key: value" per line
+  std::string extra_yaml;       // extra top-level keys (version_check: strict, http: ...)
 };
 
 // build/outbox-inbox-consumer --config FILE, its log in `dir`.

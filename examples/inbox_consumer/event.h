@@ -1,0 +1,51 @@
+#pragma once
+
+#include <librdkafka/rdkafka.h>
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "consumer_config.h"
+
+namespace inbox {
+
+// One event as the relay publishes it (docs/CONSUMERS.md): the headers and
+// the key, validated.
+struct Event {
+  std::string event_key;          // header event_key: the idempotency key
+  std::string event_type;         // header event_type
+  std::string aggregate_type;     // header aggregate_type
+  int64_t aggregate_id = 0;       // the message key, decimal
+  int64_t outbox_id = 0;          // header outbox_id: t_outbox.id, grows within an aggregate
+  int64_t aggregate_version = 0;  // header aggregate_version; 0 when the relay sends none
+  std::string_view payload;       // the message value; valid while the message lives
+};
+
+// Where a message was read: topic/partition/offset.
+struct Source {
+  std::string topic;
+  int32_t partition = 0;
+  int64_t offset = 0;
+  std::string ToString() const {
+    return topic + "/" + std::to_string(partition) + "/" + std::to_string(offset);
+  }
+};
+
+// Reads and validates the relay's headers and key. False with *reason when
+// the message cannot be an event: no retry can change that, so the caller
+// dead-letters it at once. `check` kStrict also requires aggregate_version.
+bool ParseEvent(const rd_kafka_message_t* m, VersionCheck check, Event* event, std::string* reason);
+
+// The value of the last header `name`; *found false when there is none.
+std::string HeaderValue(const rd_kafka_message_t* m, const char* name, bool* found);
+
+// Characters in `s` if it is well-formed UTF-8 (RFC 3629: no overlong forms,
+// no surrogates, nothing above U+10FFFF), else -1. The columns are utf8mb4
+// and their lengths count characters.
+int64_t Utf8Length(std::string_view s);
+
+// A positive BIGINT written in decimal ASCII digits, as the relay writes ids.
+bool ParsePositiveId(std::string_view s, int64_t* out);
+
+}  // namespace inbox

@@ -1,0 +1,27 @@
+#include "external_call.h"
+
+namespace inbox {
+
+CallOutcome CallWithEventKey(const Event& ev, const std::string& url, const HttpSend& send,
+                             std::string* why) {
+  HttpCall call;
+  call.method = "POST";
+  call.url = url;
+  // The key that makes a repeated call harmless: the same business event
+  // always carries the same event_key, whichever delivery it came with.
+  call.headers["Idempotency-Key"] = ev.event_key;
+  call.headers["Content-Type"] = "application/json";
+  call.headers["X-Event-Type"] = ev.event_type;
+  call.headers["X-Aggregate"] = ev.aggregate_type + "/" + std::to_string(ev.aggregate_id);
+  call.body = std::string(ev.payload);
+  const HttpAnswer a = send(call);
+  if (a.status >= 200 && a.status < 300) return CallOutcome::kDone;
+  if (a.status == 409) return CallOutcome::kDone;  // done before, under this key
+  *why = a.status == 0 ? "no answer from " + url
+                       : url + " answered " + std::to_string(a.status) + ": " + a.body;
+  if (a.status == 0 || a.status == 408 || a.status == 429 || a.status >= 500)
+    return CallOutcome::kRetryLater;
+  return CallOutcome::kRejected;
+}
+
+}  // namespace inbox

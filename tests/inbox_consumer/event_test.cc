@@ -1,0 +1,65 @@
+// The consumer's input edges (examples/inbox_consumer/event.cc): UTF-8 as
+// utf8mb4 stores it, and ids as the relay writes them.
+#include "event.h"
+
+#include <catch2/catch.hpp>
+
+using inbox::ParsePositiveId;
+using inbox::Utf8Length;
+
+TEST_CASE("well-formed UTF-8 is counted in characters", "[consumer][utf8]") {
+  CHECK(Utf8Length("") == 0);
+  CHECK(Utf8Length("OrderPaid") == 9);
+  CHECK(Utf8Length("\xC3\xA9t\xC3\xA9") == 3);  // été
+  CHECK(Utf8Length("\xE2\x82\xAC") == 1);       // U+20AC
+  CHECK(Utf8Length("\xED\x9F\xBF") == 1);       // U+D7FF, just below the surrogates
+  CHECK(Utf8Length("\xEE\x80\x80") == 1);       // U+E000, just above them
+  CHECK(Utf8Length("\xF0\x9F\x93\xA6") == 1);   // U+1F4E6, four bytes (utf8mb4)
+  CHECK(Utf8Length("\xF4\x8F\xBF\xBF") == 1);   // U+10FFFF, the last code point
+}
+
+TEST_CASE(
+    "malformed UTF-8 is refused: overlong forms and surrogates and beyond U+10FFFF and cut short",
+    "[consumer][utf8]") {
+  const char* bad[] = {
+      "\xC0\xAF",          // overlong '/'
+      "\xC1\xBF",          // overlong, C1 lead
+      "\xE0\x80\xAF",      // overlong three-byte '/'
+      "\xE0\x9F\xBF",      // overlong U+07FF
+      "\xF0\x80\x80\xAF",  // overlong four-byte '/'
+      "\xF0\x8F\xBF\xBF",  // overlong U+FFFF
+      "\xED\xA0\x80",      // U+D800, a surrogate
+      "\xED\xBF\xBF",      // U+DFFF, a surrogate
+      "\xF4\x90\x80\x80",  // U+110000
+      "\xF5\x80\x80\x80",  // F5 lead
+      "\xF6\x80\x80\x80",  // F6 lead
+      "\xF7\xBF\xBF\xBF",  // F7 lead
+      "\xF8\x88\x80\x80\x80",
+      "\xFF",
+      "\x80",          // a continuation byte alone
+      "a\xC3",         // cut short
+      "\xE2\x82",      // cut short
+      "\xE2\x28\xA1",  // a bad continuation
+  };
+  for (const char* s : bad) {
+    INFO(s);
+    CHECK(Utf8Length(s) == -1);
+  }
+}
+
+TEST_CASE("ids are positive decimal BIGINTs of ASCII digits only", "[consumer]") {
+  int64_t v = 0;
+  CHECK(ParsePositiveId("42", &v));
+  CHECK(v == 42);
+  CHECK(ParsePositiveId("9223372036854775807", &v));
+  CHECK(v == INT64_MAX);
+  CHECK_FALSE(ParsePositiveId("9223372036854775808", &v));
+  CHECK_FALSE(ParsePositiveId("99999999999999999999", &v));
+  CHECK_FALSE(ParsePositiveId("0", &v));
+  CHECK_FALSE(ParsePositiveId("", &v));
+  CHECK_FALSE(ParsePositiveId("-1", &v));
+  CHECK_FALSE(ParsePositiveId("+1", &v));
+  CHECK_FALSE(ParsePositiveId(" 1", &v));
+  CHECK_FALSE(ParsePositiveId("1\xD9\xA3", &v));  // an Arabic-Indic digit: bytes >= 0x80
+  CHECK_FALSE(ParsePositiveId("\xB2", &v));       // superscript two in Latin-1
+}

@@ -1,0 +1,84 @@
+// Which partitions wait and until when (examples/inbox_consumer/
+// partition_gate.cc), with time passed in: no sleeping.
+#include "partition_gate.h"
+
+#include <catch2/catch.hpp>
+
+using inbox::PartitionGate;
+using namespace std::chrono_literals;
+
+namespace {
+const inbox::TopicPartition kP0{"t", 0}, kP1{"t", 1};
+const PartitionGate::Clock::time_point kT0{};
+}  // namespace
+
+TEST_CASE("a stall holds only its partition from the unfinished offset with a growing backoff",
+          "[consumer][gate]") {
+  PartitionGate g;
+  CHECK(g.Stall(kP0, 7, kT0) == 200ms);
+  CHECK(g.Held(kP0));
+  CHECK_FALSE(g.Held(kP1));
+  CHECK(g.HeldOffset(kP0) == 7);
+  CHECK(g.Due(kT0 + 199ms).empty());
+  REQUIRE(g.Due(kT0 + 200ms).size() == 1);
+  g.Seeked(kP0);
+  g.Resumed(kP0);
+  CHECK_FALSE(g.Held(kP0));
+  CHECK(g.Stall(kP0, 7, kT0 + 1s) == 400ms);  // the same outage goes on
+  g.Resumed(kP0);
+  for (int i = 0; i < 10; ++i) g.Stall(kP0, 7, kT0);
+  CHECK(g.Stall(kP0, 7, kT0) == 10000ms);  // capped
+  CHECK(g.Finished(kP0, 7));               // "resumed"
+  CHECK(g.Stall(kP0, 8, kT0) == 200ms);    // a new outage starts small
+}
+
+TEST_CASE("a failed seek keeps the partition held until a seek succeeds", "[consumer][gate]") {
+  PartitionGate g;
+  g.Stall(kP0, 3, kT0);
+  CHECK(g.NeedsSeek(kP0));
+  g.SeekFailed(kP0, kT0);
+  CHECK(g.Held(kP0));
+  CHECK(g.Due(kT0 + 100ms).empty());
+  REQUIRE(g.Due(kT0 + 1s).size() == 1);
+  CHECK(g.NeedsSeek(kP0));  // the consumer seeks again before it resumes
+  g.SeekFailed(kP0, kT0 + 1s);
+  CHECK(g.Held(kP0));
+  CHECK(g.HeldOffset(kP0) == 3);
+  g.Seeked(kP0);
+  CHECK_FALSE(g.NeedsSeek(kP0));
+  g.Resumed(kP0);
+  CHECK_FALSE(g.Held(kP0));
+}
+
+TEST_CASE("retries count attempts per message and back off without holding the others",
+          "[consumer][gate]") {
+  PartitionGate g;
+  CHECK(g.Attempts(kP0, 5) == 0);
+  CHECK(g.Retry(kP0, 5, kT0) == 100ms);
+  CHECK(g.Attempts(kP0, 5) == 1);
+  g.Resumed(kP0);
+  CHECK(g.Retry(kP0, 5, kT0) == 200ms);
+  CHECK(g.Attempts(kP0, 5) == 2);
+  CHECK(g.Attempts(kP0, 6) == 0);
+  CHECK_FALSE(g.Held(kP1));
+  g.Resumed(kP0);
+  // A stall in between keeps the count: the attempts were the message's.
+  g.Stall(kP0, 5, kT0);
+  CHECK(g.Attempts(kP0, 5) == 2);
+  g.Resumed(kP0);
+  g.Finished(kP0, 5);
+  CHECK(g.Attempts(kP0, 5) == 0);
+  for (int i = 0; i < 8; ++i) g.Retry(kP0, 9, kT0);
+  CHECK(g.Retry(kP0, 9, kT0) == 2000ms);  // capped
+}
+
+TEST_CASE("a revoked partition is forgotten: its next owner starts afresh", "[consumer][gate]") {
+  PartitionGate g;
+  g.Stall(kP0, 3, kT0);
+  g.Stall(kP1, 4, kT0);
+  CHECK(g.held() == 2);
+  g.Forget(kP0);
+  CHECK_FALSE(g.Held(kP0));
+  CHECK(g.held() == 1);
+  CHECK(g.Due(kT0 + 1s) == std::vector<inbox::TopicPartition>{kP1});
+}
