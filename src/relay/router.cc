@@ -37,34 +37,37 @@ std::optional<Message> Router::Route(const OutboxRow& row, std::string* error) c
   // version check); among the standard headers, so no row can override it.
   if (row.aggregate_version)
     m.headers.emplace_back("aggregate_version", std::to_string(*row.aggregate_version));
-  if (row.headers && !row.headers->empty()) {
-    nlohmann::json h = nlohmann::json::parse(*row.headers, nullptr, /*allow_exceptions=*/false);
-    if (h.is_null() && *row.headers == "null") return m;
-    if (!h.is_object()) {
-      *error =
-          "headers column of row " + std::to_string(row.id) + " is not a JSON object of strings";
-      return std::nullopt;
-    }
-    const size_t standard = m.headers.size();
-    for (auto it = h.begin(); it != h.end(); ++it) {
-      // A second event_key (or outbox_id ...) would let a row override what
-      // consumers deduplicate on: Java's lastHeader() returns the row's one.
-      for (size_t i = 0; i < standard; ++i) {
-        if (m.headers[i].first == it.key()) {
-          *error = "headers column of row " + std::to_string(row.id) + ": \"" + it.key() +
-                   "\" is a header the relay sets itself";
-          return std::nullopt;
-        }
-      }
-      if (!it.value().is_string()) {
-        *error = "headers column of row " + std::to_string(row.id) + ": value of \"" + it.key() +
-                 "\" is not a string";
-        return std::nullopt;
-      }
-      m.headers.emplace_back(it.key(), it.value().get<std::string>());
-    }
-  }
+  if (!AddRowHeaders(row, &m, error)) return std::nullopt;
   return m;
+}
+
+bool Router::AddRowHeaders(const OutboxRow& row, Message* m, std::string* error) {
+  if (!row.headers || row.headers->empty()) return true;
+  nlohmann::json h = nlohmann::json::parse(*row.headers, nullptr, /*allow_exceptions=*/false);
+  if (h.is_null() && *row.headers == "null") return true;
+  if (!h.is_object()) {
+    *error = "headers column of row " + std::to_string(row.id) + " is not a JSON object of strings";
+    return false;
+  }
+  const size_t standard = m->headers.size();
+  for (auto it = h.begin(); it != h.end(); ++it) {
+    // A second event_key (or outbox_id ...) would let a row override what
+    // consumers deduplicate on: Java's lastHeader() returns the row's one.
+    for (size_t i = 0; i < standard; ++i) {
+      if (m->headers[i].first == it.key()) {
+        *error = "headers column of row " + std::to_string(row.id) + ": \"" + it.key() +
+                 "\" is a header the relay sets itself";
+        return false;
+      }
+    }
+    if (!it.value().is_string()) {
+      *error = "headers column of row " + std::to_string(row.id) + ": value of \"" + it.key() +
+               "\" is not a string";
+      return false;
+    }
+    m->headers.emplace_back(it.key(), it.value().get<std::string>());
+  }
+  return true;
 }
 
 }  // namespace outbox

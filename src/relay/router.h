@@ -24,6 +24,11 @@ class Router {
   std::string TopicFor(const OutboxRow& row) const;
 
  private:
+  // Appends the row's `headers` column (a JSON object of strings) to *m's
+  // headers; false with *error when it is not one or names a header the
+  // relay sets itself.
+  static bool AddRowHeaders(const OutboxRow& row, Message* m, std::string* error);
+
   std::string service_;
   TopicTemplate template_;
   std::map<std::string, std::string> overrides_;
