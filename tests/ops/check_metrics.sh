@@ -14,6 +14,10 @@
 #     METRICS.md's reason table, from the start;
 #   - outbox_database_up, outbox_kafka_up and outbox_wakeup_binlog_up (the
 #     service has `wakeup: binlog`) are 0 (what the alerts watch);
+#   - the gauges read from the database (backlog, oldest age, DEAD, blocked
+#     aggregates, unknown-status rows, last poll) have no sample: the
+#     database was never reachable, and a 0 would read as "empty table"
+#     (SPEC section 7, no false zeros; OutboxPollingStalled relies on it);
 #   - `promtool check metrics` finds no problem in the exposition (if installed).
 # The relay is stopped with SIGTERM and must exit 0 within 45 s (README "Guarantees").
 #
@@ -147,7 +151,16 @@ for name, t in sorted(types.items()):
         errors.append(f"{name} ({t}) is exposed but not in METRICS.md")
     elif documented[name] != t:
         errors.append(f"{name} is a {t}, METRICS.md says {documented[name]}")
-LAZY = {"outbox_events_published_total"}
+# Read from the database: no sample before the first successful read (their
+# family may still be announced by # HELP / # TYPE lines).
+FROM_DATABASE = {"outbox_backlog_events", "outbox_oldest_unsent_age_seconds", "outbox_dead_events",
+                 "outbox_blocked_aggregates", "outbox_unknown_status_rows",
+                 "outbox_last_poll_timestamp_seconds"}
+LAZY = {"outbox_events_published_total"} | FROM_DATABASE
+for name in sorted(FROM_DATABASE):
+    if samples.get(name):
+        errors.append(f"{name} has the sample(s) {samples[name]} although the database was never "
+                      f"reachable; want none (a 0 reads as an empty table)")
 # Every failure reason is exported at 0 from the start (so that rate() and
 # increase() count a reason's first failures), and is one METRICS.md lists.
 if set(reasons) != documented_reasons:
