@@ -15,6 +15,8 @@ kustomizations are resolved here, components and their patches included):
     PrometheusRule, both with the `release` label (rules/kustomization.yaml);
   - the generated ConfigMap keeps its hash suffix (no
     disableNameSuffixHash), so a changed config.yaml rolls the pods;
+  - with kubectl: the overlay docs/DEPLOY.md shows (base, component, a patch
+    with another release name) renders with that release and namespace;
   - per root, with its monitoring component:
       * Deployment selector labels are on its pod template; a
         PodDisruptionBudget and a PodMonitor select those pods, and the
@@ -434,7 +436,41 @@ def kubectl_renders():
                         problems.append(f"kubectl kustomize deploy/k8s/{name}: volume {v['name']} mounts "
                                         f"ConfigMap {cm}, not a generated one with its hash suffix")
             print(f"ok    kubectl kustomize deploy/k8s/{name}: {', '.join(kinds)}")
+        problems += render_documented_overlay(kubectl, tmp)
     return problems, True
+
+
+def render_documented_overlay(kubectl, tmp):
+    """The overlay docs/DEPLOY.md "Kubernetes" shows (the base, its monitoring
+    component, a patch with another release name) renders as it says."""
+    import subprocess
+    text = open(os.path.join(ROOT, "docs", "DEPLOY.md"), encoding="utf-8").read()
+    m = re.search(r"```yaml\n# my-overlay/kustomization.yaml\n(.*?)```", text, re.S)
+    if not m:
+        return ["docs/DEPLOY.md: no ```yaml block starting # my-overlay/kustomization.yaml"]
+    d = os.path.join(tmp, "documented-overlay")
+    os.makedirs(d)
+    prefix = os.path.relpath(ROOT, d)
+    overlay = m.group(1).replace("../deploy/", f"{prefix}/deploy/")
+    with open(os.path.join(d, "kustomization.yaml"), "w", encoding="utf-8") as f:
+        f.write(overlay)
+    want = yaml.safe_load(overlay)
+    r = subprocess.run([kubectl, "kustomize", d], capture_output=True, text=True, timeout=120)
+    if r.returncode != 0:
+        return [f"docs/DEPLOY.md's overlay does not render: {r.stderr.strip()[:400]}"]
+    docs = [x for x in yaml.safe_load_all(r.stdout) if x]
+    release = want["patches"][0]["patch"].split("value:")[-1].strip()
+    problems = []
+    for o in docs:
+        labels = o["metadata"].get("labels", {})
+        if o["apiVersion"].startswith("monitoring.coreos.com/") and labels.get("release") != release:
+            problems.append(f"docs/DEPLOY.md's overlay: {o['kind']} has release {labels.get('release')}, "
+                            f"the patch says {release}")
+        if o["metadata"].get("namespace") != want.get("namespace"):
+            problems.append(f"docs/DEPLOY.md's overlay: {o['kind']} is not in namespace {want.get('namespace')}")
+    if not problems:
+        print(f"ok    the overlay of docs/DEPLOY.md renders: {len(docs)} objects, release {release}")
+    return problems
 
 
 def self_test(loaded):
