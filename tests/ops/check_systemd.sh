@@ -64,10 +64,9 @@ elif [[ -n "$file_line" && "$env_line" -gt "$file_line" ]]; then
 else
   echo "ok    ExecReload sends SIGHUP; HOSTNAME=%H gives each host its own instance_id"
 fi
-for cfg in "$root/config/example.yaml"; do
-  grep -q '^instance_id: \${HOSTNAME' "$cfg" \
-    || { echo "check_systemd: $cfg no longer takes instance_id from \${HOSTNAME}; update the unit's comment"; fail=1; }
-done
+cfg="$root/config/example.yaml"
+grep -q '^instance_id: \${HOSTNAME' "$cfg" \
+  || { echo "check_systemd: $cfg no longer takes instance_id from \${HOSTNAME}; update the unit's comment"; fail=1; }
 # The source files the unit's comments cite exist.
 for cited in $(grep -o 'src/[A-Za-z0-9_/]*\.\(cc\|h\)' "$unit" | sort -u); do
   [[ -f "$root/$cited" ]] || { echo "check_systemd: the unit cites $cited, which does not exist"; fail=1; }
