@@ -3,7 +3,8 @@
 # outbox-relay container image: multi-stage build on Debian 12, runs as the
 # unprivileged user `outbox` (uid 10001). docs/DEPLOY.md describes it.
 #
-#   docker build --build-arg REVISION=$(git rev-parse --short HEAD) -t outbox-relay .
+#   docker build --build-arg REVISION=$(git rev-parse --short HEAD) \
+#     --build-arg CREATED=$(date -u +%Y-%m-%dT%H:%M:%SZ) -t outbox-relay .
 #   docker run --rm -v "$PWD/config.yaml:/etc/outbox-relay/config.yaml:ro" \
 #     -e ORDER_DB_PASSWORD=... -p 127.0.0.1:9464:9464 outbox-relay
 #
@@ -22,6 +23,11 @@ ARG VERSION=0.1.0
 # `.git` is not in the build context (.dockerignore): pass the revision, e.g.
 # --build-arg REVISION=$(git rev-parse --short HEAD). Without it: "unknown".
 ARG REVISION=""
+# The org.opencontainers.image.created label: when the image was built, RFC
+# 3339, e.g. --build-arg CREATED=$(date -u +%Y-%m-%dT%H:%M:%SZ). A build
+# argument, not computed here, so that a rebuild of the same sources with the
+# same arguments gives the same image (and its cache).
+ARG CREATED=""
 
 ############################## build ##############################
 FROM debian:12 AS build
@@ -45,12 +51,15 @@ RUN OUTBOX_REVISION="${REVISION}" scripts/build-release \
 FROM debian:12-slim
 ARG VERSION
 ARG REVISION
+ARG CREATED
 
 LABEL org.opencontainers.image.title="outbox-relay" \
       org.opencontainers.image.description="Relays events from services' MySQL/MariaDB outbox tables to Kafka, in order per aggregate, at least once" \
       org.opencontainers.image.version="${VERSION}" \
       org.opencontainers.image.revision="${REVISION}" \
+      org.opencontainers.image.created="${CREATED}" \
       org.opencontainers.image.source="https://github.com/outbox-relay/outbox-relay" \
+      org.opencontainers.image.documentation="https://github.com/outbox-relay/outbox-relay/blob/main/docs/DEPLOY.md" \
       org.opencontainers.image.licenses="Apache-2.0"
 
 # Exactly the libraries the binary links (scripts/check-runtime-libs maps

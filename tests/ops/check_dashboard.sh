@@ -1,7 +1,16 @@
 #!/usr/bin/env bash
 # Checks the Grafana dashboard deploy/grafana/outbox-relay.json:
 #   - it is valid JSON with unique panel ids, a schemaVersion, the
-#     DS_PROMETHEUS datasource variable and the `service` variable;
+#     DS_PROMETHEUS datasource variable and the variables cluster, namespace,
+#     job (for a Prometheus shared by namespaces and clusters), service and
+#     instance; service and instance come from outbox_database_up, which
+#     every service exports from the start (the table gauges have no sample
+#     before the first successful read, so a service whose database was never
+#     reachable would be missing from a list built on them);
+#   - every outbox_* selector filters on $cluster, $namespace and $job;
+#   - every metric of docs/METRICS.md's table has a panel;
+#   - every panel over a gauge read from the database says what no value
+#     means (noValue), and a panel lists the services not read yet;
 #   - every panel and target uses the ${DS_PROMETHEUS} datasource;
 #   - every metric it queries (histogram _bucket/_sum/_count counted as the
 #     histogram) is listed in docs/METRICS.md;
@@ -19,9 +28,9 @@ metrics_md="${2:-$root/docs/METRICS.md}"
 need python3 "check_dashboard: python3 is required (apt-get install -y python3)"
 
 echo "== structure of $dashboard"
-python3 - "$dashboard" <<'PY' || fail=1
-import json, sys
-path = sys.argv[1]
+python3 - "$dashboard" "$metrics_md" <<'PY' || fail=1
+import json, re, sys
+path, metrics_md = sys.argv[1], sys.argv[2]
 try:
     with open(path, encoding="utf-8") as f:
         d = json.load(f)
@@ -36,12 +45,38 @@ variables = {v.get("name"): v for v in d.get("templating", {}).get("list", [])}
 ds = variables.get("DS_PROMETHEUS")
 if not ds or ds.get("type") != "datasource" or ds.get("query") != "prometheus":
     errors.append("templating needs a datasource variable DS_PROMETHEUS of type prometheus")
-svc = variables.get("service")
-svc_query = svc.get("query") if svc else None
-if isinstance(svc_query, dict):
-    svc_query = svc_query.get("query")
-if not svc or "label_values(outbox_backlog_events, service)" not in (svc_query or ""):
-    errors.append("templating needs variable service = label_values(outbox_backlog_events, service)")
+def var_query(name):
+    v = variables.get(name)
+    q = v.get("query") if v else None
+    return (q.get("query") if isinstance(q, dict) else q) or ""
+for name in ("cluster", "namespace", "job"):
+    if not re.search(rf"label_values\([^)]*,\s*{name}\)", var_query(name)):
+        errors.append(f"templating needs a variable {name} = label_values(..., {name})")
+for name in ("service", "instance"):
+    if not re.search(rf"label_values\(outbox_database_up\{{[^}}]*\}}, {name}\)", var_query(name)):
+        errors.append(f"variable {name} must list label_values(outbox_database_up{{...}}, {name}): a "
+                      f"series every service has from the start (got {var_query(name)!r})")
+for name in ("cluster", "namespace", "job", "service", "instance"):
+    v = variables.get(name) or {}
+    if not (v.get("includeAll") and v.get("allValue") == ".*"):
+        errors.append(f"variable {name} needs includeAll with allValue .* (matches a missing label too)")
+FROM_DATABASE = {"outbox_backlog_events", "outbox_oldest_unsent_age_seconds", "outbox_dead_events",
+                 "outbox_blocked_aggregates", "outbox_unknown_status_rows"}
+documented, header = set(), None
+for line in open(metrics_md, encoding="utf-8"):
+    line = line.strip()
+    if not line.startswith("|"):
+        header = None
+        continue
+    cells = [c.strip() for c in line.strip("|").split("|")]
+    if header is None:
+        header = cells[0].lower()
+        continue
+    m = re.fullmatch(r"`([A-Za-z_:][\w:]*)`", cells[0])
+    if header == "metric" and m:
+        documented.add(m.group(1))
+queried = set()
+never_read_panel = False
 
 def panels(ps):
     for p in ps:
@@ -64,9 +99,27 @@ for p in panels(d.get("panels", [])):
             errors.append(f"panel {p.get('title')!r}: datasource uid {uid!r}, want ${{DS_PROMETHEUS}}")
     if not p.get("targets"):
         errors.append(f"panel {p.get('title')!r} has no query")
+    exprs = [t.get("expr", "") for t in p.get("targets", [])]
+    for e in exprs:
+        for m in re.finditer(r"\b(outbox_[a-z_]+)(\{[^}]*\})?", e):
+            queried.add(re.sub(r"_(bucket|sum|count)$", "", m.group(1)))
+            for want in ('cluster=~"$cluster"', 'namespace=~"$namespace"', 'job=~"$job"'):
+                if want not in (m.group(2) or ""):
+                    errors.append(f"panel {p.get('title')!r}: {m.group(1)} does not filter on {want}")
+        if re.search(r"unless on \([^)]*\) outbox_last_poll_timestamp_seconds", e):
+            never_read_panel = True
+    if any(n in e for e in exprs for n in FROM_DATABASE) and p.get("type") in ("stat", "timeseries"):
+        if not (p.get("fieldConfig", {}).get("defaults", {}).get("noValue")):
+            errors.append(f"panel {p.get('title')!r} shows a gauge read from the database but does not "
+                          f"say what no value means (fieldConfig.defaults.noValue)")
     gp = p.get("gridPos", {})
     if gp.get("x", 0) + gp.get("w", 0) > 24:
         errors.append(f"panel {p.get('title')!r} is wider than the grid")
+for name in sorted(documented - queried):
+    errors.append(f"{name} (docs/METRICS.md) has no panel")
+if not never_read_panel:
+    errors.append("no panel lists the services not read yet (outbox_database_up unless on (...) "
+                  "outbox_last_poll_timestamp_seconds)")
 for e in errors:
     print(f"{path}: {e}")
 print(f"{path}: {n} panels, {len(errors)} problems")

@@ -3,9 +3,9 @@
 #   1. the build stage builds with scripts/build-release (the command CI runs,
 #      scripts/check-image) and the runtime stage copies that binary;
 #   2. the runtime stage: no curl, the HEALTHCHECK is `outbox-relay health`,
-#      OCI labels title/description/version/revision/source/licenses, the
-#      label version equals project(VERSION) in CMakeLists.txt, REVISION
-#      reaches CMake;
+#      OCI labels title/description/version/revision/created/source/licenses,
+#      the label version equals project(VERSION) in CMakeLists.txt, REVISION
+#      reaches CMake, revision and created are the build arguments;
 #   3. scripts/check-runtime-libs passes for BINARY against the Dockerfile's
 #      runtime package list, and fails, naming the library, for a copy of the
 #      Dockerfile without libyaml-cpp0.7; fails for an unused package
@@ -53,13 +53,17 @@ if not re.search(r'HEALTHCHECK .*CMD \["/usr/local/bin/outbox-relay", "health"',
 if re.search(r"librdkafka\+\+1|catch2", joined):
     errors.append("an unused package (librdkafka++1 or catch2) is installed")
 labels = dict(re.findall(r'(org\.opencontainers\.image\.[a-z]+)="([^"]*)"', runtime))
-for k in ("title", "description", "version", "revision", "source", "licenses"):
+for k in ("title", "description", "version", "revision", "created", "source", "licenses"):
     if not labels.get(f"org.opencontainers.image.{k}"):
         errors.append(f"no OCI label org.opencontainers.image.{k}")
 if labels.get("org.opencontainers.image.licenses") != "Apache-2.0":
     errors.append("the licenses label is not Apache-2.0")
 if labels.get("org.opencontainers.image.revision") != "${REVISION}":
     errors.append("the revision label is not ${REVISION}")
+if labels.get("org.opencontainers.image.created") != "${CREATED}":
+    errors.append("the created label is not ${CREATED} (the build argument)")
+if not re.search(r"(?m)^ARG CREATED\s*$", runtime):
+    errors.append("the runtime stage does not declare ARG CREATED")
 m = re.search(r"(?m)^ARG VERSION=(\S+)", joined)
 p = re.search(r"project\(outbox_relay VERSION ([0-9.]+)", cmake)
 if not m or not p or m.group(1) != p.group(1):

@@ -1,12 +1,23 @@
 #!/usr/bin/env python3
-"""Structure of the Kubernetes manifests under deploy/k8s/, without kubectl or
-kustomize (Debian 12 packages neither), with python3-yaml:
+"""Structure of the Kubernetes manifests under deploy/k8s/, with python3-yaml,
+and their renders with `kubectl kustomize` where a kubectl is installed
+(Debian 12 packages neither kubectl nor kustomize; without one the
+kustomizations are resolved here, components and their patches included):
 
   - every kustomization.yaml: each file or directory it lists (resources,
-    configMapGenerator files) exists and parses; nested kustomizations too;
+    components, configMapGenerator files) exists and parses; nested
+    kustomizations too;
   - every object has apiVersion, kind, metadata.name;
-  - per kustomization root (base: the relay as its own Deployment; sidecar:
-    the relay as a native sidecar of the application):
+  - each root (base: the relay as its own Deployment; sidecar: the relay as
+    a native sidecar of the application) alone holds no object of the
+    Prometheus Operator's CRDs (monitoring.coreos.com), so it applies on any
+    cluster; with its `monitoring` component it has a PodMonitor and the
+    PrometheusRule, both with the `release` label (rules/kustomization.yaml);
+  - the generated ConfigMap keeps its hash suffix (no
+    disableNameSuffixHash), so a changed config.yaml rolls the pods;
+  - with kubectl: the overlay docs/DEPLOY.md shows (base, component, a patch
+    with another release name) renders with that release and namespace;
+  - per root, with its monitoring component:
       * Deployment selector labels are on its pod template; a
         PodDisruptionBudget and a PodMonitor select those pods, and the
         PodMonitor's port is a named container port 9464 serving /metrics;
@@ -28,8 +39,9 @@ kustomize (Debian 12 packages neither), with python3-yaml:
 
 --self-test also breaks copies of the manifests in memory (a /readyz
 readinessProbe on the sidecar, a PDB selecting nothing, a writable root
-filesystem, a PrometheusRule that differs from alerts.yml, a resource file
-that does not exist) and fails unless each is caught.
+filesystem, a PrometheusRule that differs from alerts.yml, a PodMonitor in a
+base, a component without the release label, a resource file that does not
+exist) and fails unless each is caught.
 
 Usage: tests/ops/check_k8s.py [--self-test]       Exit 0 ok, 1 failure.
 """
@@ -55,9 +67,10 @@ def rel(p):
     return os.path.relpath(p, ROOT)
 
 
-def load_kustomization(d, errors, seen=None):
+def load_kustomization(d, errors, seen=None, components=()):
     """(objects, generated {name: {file: text}}, images, kustomization) of the
-    kustomization in directory d, nested ones included."""
+    kustomization in directory d, nested ones included, with the components
+    it lists and the extra `components` (directories) an overlay would add."""
     seen = set() if seen is None else seen
     path = os.path.join(d, "kustomization.yaml")
     if not os.path.isfile(path):
@@ -68,13 +81,15 @@ def load_kustomization(d, errors, seen=None):
     seen.add(path)
     with open(path, encoding="utf-8") as f:
         k = yaml.safe_load(f) or {}
-    if k.get("kind") != "Kustomization":
-        errors.append(f"{rel(path)}: kind is not Kustomization")
+    if k.get("kind") not in ("Kustomization", "Component"):
+        errors.append(f"{rel(path)}: kind is neither Kustomization nor Component")
     objects, generated, images = [], {}, list(k.get("images", []))
     for r in k.get("resources", []):
         p = os.path.normpath(os.path.join(d, r))
         if os.path.isdir(p):
-            o, g, i, _ = load_kustomization(p, errors, seen)
+            o, g, i, sub = load_kustomization(p, errors, seen)
+            if sub.get("kind") == "Component":
+                errors.append(f"{rel(path)}: resource {r} is a Component; list it under components:")
             objects += o
             generated.update(g)
             images += i
@@ -90,7 +105,13 @@ def load_kustomization(d, errors, seen=None):
                 objects.append(doc)
         else:
             errors.append(f"{rel(path)}: resource {r} does not exist")
+    if (k.get("generatorOptions") or {}).get("disableNameSuffixHash"):
+        errors.append(f"{rel(path)}: generatorOptions.disableNameSuffixHash: a changed config.yaml "
+                      f"would no longer roll the pods")
     for gen in k.get("configMapGenerator", []):
+        if (gen.get("options") or {}).get("disableNameSuffixHash"):
+            errors.append(f"{rel(path)}: configMapGenerator {gen.get('name')} disables its hash suffix: "
+                          f"a changed config.yaml would no longer roll the pods")
         files = {}
         for entry in gen.get("files", []):
             key, _, name = entry.rpartition("=")
@@ -105,7 +126,60 @@ def load_kustomization(d, errors, seen=None):
                 errors.append(f"{rel(p)}: does not parse: {e}")
             files[key or os.path.basename(name)] = text
         generated[gen.get("name")] = files
+    # Components see everything accumulated so far (their patches too).
+    comp_dirs = [os.path.normpath(os.path.join(d, c)) for c in k.get("components", [])]
+    for c in comp_dirs + [os.path.normpath(c) for c in components]:
+        if not os.path.isdir(c):
+            errors.append(f"{rel(path)}: component {rel(c)} does not exist")
+            continue
+        o, g, i, ck = load_component(c, objects, errors, seen)
+        generated.update(g)
+        images += i
+    apply_patches(k, objects, errors, path)
     return objects, generated, images, k
+
+
+def load_component(c, objects, errors, seen):
+    """Adds the objects of component directory c to objects (its patches
+    apply to all of them)."""
+    o, g, i, ck = load_kustomization(c, errors, seen)
+    if ck and ck.get("kind") != "Component":
+        errors.append(f"{rel(c)}: listed under components: but its kind is {ck.get('kind')}")
+    # load_kustomization applied ck's patches to its own objects only; a
+    # component's patches reach what the including kustomization has too.
+    apply_patches(ck, objects, errors, os.path.join(c, "kustomization.yaml"))
+    objects += o
+    return o, g, i, ck
+
+
+def apply_patches(k, objects, errors, path):
+    """The JSON 6902 `add` patches of k with a group/kind target, the only
+    kind this repository uses; anything else is reported."""
+    for patch in k.get("patches", []) or []:
+        target = patch.get("target") or {}
+        try:
+            ops = yaml.safe_load(patch.get("patch", "")) or []
+        except yaml.YAMLError as e:
+            errors.append(f"{rel(path)}: a patch does not parse: {e}")
+            continue
+        if not isinstance(ops, list) or set(target) - {"group", "kind"}:
+            errors.append(f"{rel(path)}: only JSON 6902 patches with a group/kind target are checked here")
+            continue
+        for o in objects:
+            group = (o.get("apiVersion") or "").rpartition("/")[0]
+            if "group" in target and group != target["group"]:
+                continue
+            if "kind" in target and o.get("kind") != target["kind"]:
+                continue
+            for op in ops:
+                parts = (op.get("path") or "").strip("/").split("/")
+                if op.get("op") != "add" or len(parts) < 2:
+                    errors.append(f"{rel(path)}: unsupported patch operation {op}")
+                    continue
+                node = o
+                for part in parts[:-1]:
+                    node = node.setdefault(part, {})
+                node[parts[-1]] = op.get("value")
 
 
 def matches(selector, labels):
@@ -160,7 +234,19 @@ def check_security(where, pod, c, errors):
 
 
 def check_root(name, objects, generated, images, errors):
+    """name: a root ("base") or a root with its monitoring component
+    ("base+monitoring")."""
     where = f"deploy/k8s/{name}"
+    monitoring = name.endswith("+monitoring")
+    crds = [o for o in objects if (o.get("apiVersion") or "").startswith("monitoring.coreos.com/")]
+    if not monitoring:
+        for o in crds:
+            errors.append(f"{where}: {o.get('kind')} {o.get('__file__')} needs the Prometheus Operator's "
+                          f"CRDs; it belongs in the optional monitoring component")
+    for o in crds if monitoring else []:
+        if not ((o.get("metadata") or {}).get("labels") or {}).get("release"):
+            errors.append(f"{where}: {o.get('kind')} has no `release` label (kube-prometheus-stack "
+                          f"selects by it; deploy/k8s/rules/kustomization.yaml sets it)")
     by_kind = {}
     for o in objects:
         for key in ("apiVersion", "kind"):
@@ -222,7 +308,7 @@ def check_root(name, objects, generated, images, errors):
             ports = {p.get("name"): p.get("containerPort") for p in c.get("ports", [])}
             mons = [m for m in by_kind.get("PodMonitor", [])
                     if matches(m.get("spec", {}).get("selector"), labels)]
-            if not mons:
+            if not mons and monitoring:
                 errors.append(f"{f}: no PodMonitor selects its pods")
             for m in mons:
                 for ep in m.get("spec", {}).get("podMetricsEndpoints", []):
@@ -269,7 +355,7 @@ def check_root(name, objects, generated, images, errors):
     if relays == 0:
         errors.append(f"{where}: no relay container (image {sorted(relay_images)})")
     rules = by_kind.get("PrometheusRule", [])
-    if len(rules) != 1:
+    if len(rules) != (1 if monitoring else 0):
         errors.append(f"{where}: want one PrometheusRule, found {len(rules)}")
     with open(ALERTS, encoding="utf-8") as fh:
         alerts = yaml.safe_load(fh)
@@ -281,14 +367,110 @@ def check_root(name, objects, generated, images, errors):
 
 
 ROOTS = ("base", "sidecar")
+# Each root alone and with its optional component (deploy/k8s/ROOT/monitoring).
+VARIANTS = {v: (r, c) for r in ROOTS for v, c in ((r, ()), (f"{r}+monitoring", (f"{r}/monitoring",)))}
+KNOWN = set(ROOTS) | {"rules"} | {f"{r}/monitoring" for r in ROOTS}
+
+
+def load_variant(name, errors):
+    root, comps = VARIANTS[name]
+    return load_kustomization(os.path.join(K8S, root), errors,
+                              components=[os.path.join(K8S, c) for c in comps])
 
 
 def check_all(loaded):
     errors = []
-    for name in ROOTS:
+    for name in VARIANTS:
         objects, generated, images, _ = loaded[name]
         check_root(name, objects, generated, images, errors)
     return errors
+
+
+def kubectl_renders():
+    """Renders every variant with `kubectl kustomize` (an overlay in a
+    temporary directory adds the component) and checks what the static
+    resolution cannot prove: kustomize itself accepts the files, the
+    Deployment mounts the ConfigMap under its hashed name, a root alone holds
+    no monitoring.coreos.com object and with its component both objects
+    carry `release`. Returns (problems, whether kubectl ran)."""
+    import shutil
+    import subprocess
+    import tempfile
+    kubectl = shutil.which("kubectl")
+    if not kubectl:
+        print("note  kubectl not installed: renders resolved statically only")
+        return [], False
+    problems = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for name, (root, comps) in VARIANTS.items():
+            d = os.path.join(tmp, name.replace("+", "-"))
+            os.makedirs(d)
+            relp = lambda p: os.path.relpath(os.path.join(K8S, p), d)
+            with open(os.path.join(d, "kustomization.yaml"), "w", encoding="utf-8") as f:
+                f.write("apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\n"
+                        f"resources:\n  - {relp(root)}\n")
+                if comps:
+                    f.write("components:\n" + "".join(f"  - {relp(c)}\n" for c in comps))
+            r = subprocess.run([kubectl, "kustomize", d], capture_output=True, text=True, timeout=120)
+            if r.returncode != 0:
+                problems.append(f"kubectl kustomize deploy/k8s/{name}: {r.stderr.strip()[:400]}")
+                continue
+            docs = [x for x in yaml.safe_load_all(r.stdout) if x]
+            kinds = sorted(o["kind"] for o in docs)
+            crds = [o for o in docs if o["apiVersion"].startswith("monitoring.coreos.com/")]
+            if comps:
+                if sorted(o["kind"] for o in crds) != ["PodMonitor", "PrometheusRule"]:
+                    problems.append(f"kubectl kustomize deploy/k8s/{name}: want a PodMonitor and a "
+                                    f"PrometheusRule, got {kinds}")
+                for o in crds:
+                    if not o["metadata"].get("labels", {}).get("release"):
+                        problems.append(f"kubectl kustomize deploy/k8s/{name}: {o['kind']} has no release label")
+            elif crds:
+                problems.append(f"kubectl kustomize deploy/k8s/{name}: the root alone renders "
+                                f"{[o['kind'] for o in crds]}, which need the operator's CRDs")
+            cms = {o["metadata"]["name"] for o in docs if o["kind"] == "ConfigMap"}
+            for dep in (o for o in docs if o["kind"] == "Deployment"):
+                for v in dep["spec"]["template"]["spec"].get("volumes", []):
+                    cm = (v.get("configMap") or {}).get("name")
+                    if cm and (cm not in cms or not re.search(r"-[a-z0-9]{10}$", cm)):
+                        problems.append(f"kubectl kustomize deploy/k8s/{name}: volume {v['name']} mounts "
+                                        f"ConfigMap {cm}, not a generated one with its hash suffix")
+            print(f"ok    kubectl kustomize deploy/k8s/{name}: {', '.join(kinds)}")
+        problems += render_documented_overlay(kubectl, tmp)
+    return problems, True
+
+
+def render_documented_overlay(kubectl, tmp):
+    """The overlay docs/DEPLOY.md "Kubernetes" shows (the base, its monitoring
+    component, a patch with another release name) renders as it says."""
+    import subprocess
+    text = open(os.path.join(ROOT, "docs", "DEPLOY.md"), encoding="utf-8").read()
+    m = re.search(r"```yaml\n# my-overlay/kustomization.yaml\n(.*?)```", text, re.S)
+    if not m:
+        return ["docs/DEPLOY.md: no ```yaml block starting # my-overlay/kustomization.yaml"]
+    d = os.path.join(tmp, "documented-overlay")
+    os.makedirs(d)
+    prefix = os.path.relpath(ROOT, d)
+    overlay = m.group(1).replace("../deploy/", f"{prefix}/deploy/")
+    with open(os.path.join(d, "kustomization.yaml"), "w", encoding="utf-8") as f:
+        f.write(overlay)
+    want = yaml.safe_load(overlay)
+    r = subprocess.run([kubectl, "kustomize", d], capture_output=True, text=True, timeout=120)
+    if r.returncode != 0:
+        return [f"docs/DEPLOY.md's overlay does not render: {r.stderr.strip()[:400]}"]
+    docs = [x for x in yaml.safe_load_all(r.stdout) if x]
+    release = want["patches"][0]["patch"].split("value:")[-1].strip()
+    problems = []
+    for o in docs:
+        labels = o["metadata"].get("labels", {})
+        if o["apiVersion"].startswith("monitoring.coreos.com/") and labels.get("release") != release:
+            problems.append(f"docs/DEPLOY.md's overlay: {o['kind']} has release {labels.get('release')}, "
+                            f"the patch says {release}")
+        if o["metadata"].get("namespace") != want.get("namespace"):
+            problems.append(f"docs/DEPLOY.md's overlay: {o['kind']} is not in namespace {want.get('namespace')}")
+    if not problems:
+        print(f"ok    the overlay of docs/DEPLOY.md renders: {len(docs)} objects, release {release}")
+    return problems
 
 
 def self_test(loaded):
@@ -308,7 +490,7 @@ def self_test(loaded):
         c["securityContext"]["readOnlyRootFilesystem"] = False
 
     def rule_differs(l):
-        r = find_in(l, "base", "PrometheusRule")
+        r = find_in(l, "base+monitoring", "PrometheusRule")
         r["spec"]["groups"][0]["rules"][0]["expr"] = "vector(1)"
 
     def liveness_on_readyz(l):
@@ -322,8 +504,15 @@ def self_test(loaded):
                 e.pop("valueFrom")
                 e["value"] = "hunter2"
 
+    def podmonitor_in_base(l):
+        l["base"][0].append(copy.deepcopy(find_in(l, "base+monitoring", "PodMonitor")))
+
+    def no_release_label(l):
+        del find_in(l, "sidecar+monitoring", "PodMonitor")["metadata"]["labels"]["release"]
+
     missed = []
-    for name, brk in (("a /readyz readinessProbe on the native sidecar", sidecar_readiness),
+    for name, brk in (("a PodMonitor in the base itself", podmonitor_in_base),
+                      ("a PodMonitor without the release label", no_release_label),("a /readyz readinessProbe on the native sidecar", sidecar_readiness),
                       ("a PodDisruptionBudget that selects nothing", pdb_selects_nothing),
                       ("a writable root filesystem", writable_root),
                       ("a PrometheusRule that differs from alerts.yml", rule_differs),
@@ -354,20 +543,22 @@ def self_test(loaded):
 def main():
     errors = []
     loaded = {}
-    for name in ROOTS:
-        loaded[name] = load_kustomization(os.path.join(K8S, name), errors)
+    for name in VARIANTS:
+        loaded[name] = load_variant(name, errors)
         n = len(loaded[name][0])
         print(f"deploy/k8s/{name}: {n} objects "
               f"({', '.join(sorted(o.get('kind', '?') for o in loaded[name][0]))}), "
               f"{len(loaded[name][1])} generated ConfigMap(s)")
     # Every kustomization under deploy/k8s is one of the roots or used by one.
     for d, _, files in os.walk(K8S):
-        if "kustomization.yaml" in files and os.path.basename(d) not in ROOTS + ("rules",):
+        if "kustomization.yaml" in files and os.path.relpath(d, K8S) not in KNOWN:
             errors.append(f"{rel(d)}: a kustomization this check does not know; add it to ROOTS")
     for f in os.listdir(K8S):
         if f.endswith((".yaml", ".yml")):
             errors.append(f"deploy/k8s/{f}: a manifest outside every kustomization")
     errors += check_all(loaded)
+    rendered, _ = kubectl_renders()
+    errors += rendered
     missed = self_test(loaded) if "--self-test" in sys.argv else []
     for e in errors:
         print(f"FAIL  {e}")

@@ -14,8 +14,10 @@
 #     METRICS.md's reason table, from the start;
 #   - outbox_database_up, outbox_kafka_up and outbox_wakeup_binlog_up (the
 #     service has `wakeup: binlog`) are 0 (what the alerts watch);
-#   - the gauges read from the database (backlog, oldest age, DEAD, blocked,
-#     unknown status, last poll) have no sample: the database was never read;
+#   - the gauges read from the database (backlog, oldest age, DEAD, blocked
+#     aggregates, unknown-status rows, last poll) have no sample: the
+#     database was never reachable, and a 0 would read as "empty table"
+#     (SPEC section 7, no false zeros; OutboxPollingStalled relies on it);
 #   - `promtool check metrics` finds no problem in the exposition (if installed).
 # The relay is stopped with SIGTERM and must exit 0 within 45 s (README "Guarantees").
 #
@@ -149,12 +151,16 @@ for name, t in sorted(types.items()):
         errors.append(f"{name} ({t}) is exposed but not in METRICS.md")
     elif documented[name] != t:
         errors.append(f"{name} is a {t}, METRICS.md says {documented[name]}")
-# Series that appear only later: a topic's with its first event; the gauges
-# read from the database with the first successful read.
-DB_READ = {"outbox_backlog_events", "outbox_oldest_unsent_age_seconds", "outbox_dead_events",
-           "outbox_blocked_aggregates", "outbox_unknown_status_rows",
-           "outbox_last_poll_timestamp_seconds"}
-LAZY = {"outbox_events_published_total"} | DB_READ
+# Read from the database: no sample before the first successful read (their
+# family may still be announced by # HELP / # TYPE lines).
+FROM_DATABASE = {"outbox_backlog_events", "outbox_oldest_unsent_age_seconds", "outbox_dead_events",
+                 "outbox_blocked_aggregates", "outbox_unknown_status_rows",
+                 "outbox_last_poll_timestamp_seconds"}
+LAZY = {"outbox_events_published_total"} | FROM_DATABASE
+for name in sorted(FROM_DATABASE):
+    if samples.get(name):
+        errors.append(f"{name} has the sample(s) {samples[name]} although the database was never "
+                      f"reachable; want none (a 0 reads as an empty table)")
 # Every failure reason is exported at 0 from the start (so that rate() and
 # increase() count a reason's first failures), and is one METRICS.md lists.
 if set(reasons) != documented_reasons:
@@ -164,9 +170,6 @@ for name in sorted(set(documented) - set(types) - LAZY):
     errors.append(f"{name} is in METRICS.md but not exposed")
 # A gauge read from the database has no sample before its first successful
 # read: a 0 would read as an empty table (METRICS.md).
-for name in sorted(DB_READ):
-    if samples.get(name):
-        errors.append(f"{name} has a sample {samples[name]} although the database was never read")
 for name in ("outbox_database_up", "outbox_kafka_up", "outbox_wakeup_binlog_up"):
     if samples.get(name) and any(v != 0 for v in samples[name]):
         errors.append(f"{name} is {samples[name]} 10 s after start with nothing reachable, want 0")

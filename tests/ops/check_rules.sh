@@ -6,7 +6,8 @@
 #   promtool test rules  deploy/prometheus/alerts_test.yml (static job and
 #     PodMonitor job names)
 #   the rules generated with another selector (namespace="shop",
-#     job=~".+/outbox-relay") select only that namespace's series
+#     job=~".+/outbox-relay") select only that namespace's series; with
+#     other group labels (rules.conf group_labels) they aggregate by those
 #   promtool check config deploy/prometheus/prometheus.yml (and the compose one)
 # and, with python3, that every alert has severity critical or warning,
 # summary, description and a runbook_url built from rules.conf's runbook_base
@@ -57,9 +58,9 @@ tests:
       - eval_time: 3m
         alertname: OutboxDeadEvents
         exp_alerts:
-          - exp_labels: {severity: critical, service: order}
+          - exp_labels: {severity: critical, namespace: shop, service: order}
             exp_annotations:
-              summary: "DEAD outbox events in service order"
+              summary: "DEAD outbox events in service order of namespace shop"
               description: "The outbox table of service order holds 1 DEAD event(s) (value reported by every relay instance polling that table). They will not be published until an operator replays them; with dead_policy block, later events of the same aggregate are held back too."
               runbook_url: https://github.com/outbox-relay/outbox-relay/blob/main/docs/RUNBOOK.md#outboxdeadevents
       - eval_time: 3m
@@ -81,6 +82,47 @@ tests:
               runbook_url: https://github.com/outbox-relay/outbox-relay/blob/main/docs/RUNBOOK.md#outboxrelaydown
 YML
 (cd "$tmp" && promtool test rules selector_test.yml) || fail=1
+echo "== other group labels, from the one place they are set"
+# group_labels: team: the rules keep `team` instead of cluster and namespace.
+"$prom/generate-rules" --group-labels team \
+  --alerts "$tmp/alerts.yml" --prometheusrule "$tmp/prometheusrule.yaml" >/dev/null || fail=1
+cat >"$tmp/group_test.yml" <<'YML'
+rule_files: [alerts.yml]
+evaluation_interval: 1m
+tests:
+  - name: with group_labels team two teams' order services raise two alerts, and namespace is dropped
+    interval: 1m
+    input_series:
+      - series: 'outbox_dead_events{job="outbox-relay",team="a",namespace="x",instance="relay-a:9464",service="order"}'
+        values: '1x5'
+      - series: 'outbox_dead_events{job="outbox-relay",team="b",namespace="x",instance="relay-b:9464",service="order"}'
+        values: '2x5'
+    alert_rule_test:
+      - eval_time: 3m
+        alertname: OutboxDeadEvents
+        exp_alerts:
+          - exp_labels: {severity: critical, team: a, service: order}
+            exp_annotations:
+              summary: "DEAD outbox events in service order"
+              description: "The outbox table of service order holds 1 DEAD event(s) (value reported by every relay instance polling that table). They will not be published until an operator replays them; with dead_policy block, later events of the same aggregate are held back too."
+              runbook_url: https://github.com/outbox-relay/outbox-relay/blob/main/docs/RUNBOOK.md#outboxdeadevents
+          - exp_labels: {severity: critical, team: b, service: order}
+            exp_annotations:
+              summary: "DEAD outbox events in service order"
+              description: "The outbox table of service order holds 2 DEAD event(s) (value reported by every relay instance polling that table). They will not be published until an operator replays them; with dead_policy block, later events of the same aggregate are held back too."
+              runbook_url: https://github.com/outbox-relay/outbox-relay/blob/main/docs/RUNBOOK.md#outboxdeadevents
+YML
+(cd "$tmp" && promtool test rules group_test.yml) || fail=1
+# An empty list aggregates by service alone and still parses.
+"$prom/generate-rules" --group-labels '' \
+  --alerts "$tmp/alerts.yml" --prometheusrule "$tmp/prometheusrule.yaml" >/dev/null || fail=1
+promtool check rules "$tmp/alerts.yml" >/dev/null || { echo "FAIL  rules with no group labels do not parse"; fail=1; }
+grep -q 'max by (service)' "$tmp/alerts.yml" \
+  || { echo "FAIL  with no group labels the table alerts do not aggregate by (service)"; fail=1; }
+if "$prom/generate-rules" --group-labels 'namespace, bad-label' --alerts "$tmp/bad.yml" \
+     --prometheusrule "$tmp/bad2.yaml" >/dev/null 2>&1; then
+  echo "FAIL  generate-rules accepted a group label that is not a label name"; fail=1
+fi
 if "$prom/generate-rules" --selector 'job="x"}' --alerts "$tmp/bad.yml" \
      --prometheusrule "$tmp/bad2.yaml" >/dev/null 2>&1; then
   echo "FAIL  generate-rules accepted a selector that is not a matcher list"; fail=1

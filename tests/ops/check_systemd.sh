@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Verifies systemd/outbox-relay.service with `systemd-analyze verify`, and
 # the settings the relay relies on (Type=notify, WatchdogSec, the default
-# config path, TimeoutStopSec).
+# config path, TimeoutStopSec, ExecReload sending SIGHUP, a per-host
+# HOSTNAME for the example config's instance_id).
 #
 # systemd-analyze checks that ExecStart's binary exists, so a copy of the unit
 # is checked with /usr/local/bin/outbox-relay replaced by a binary that does:
@@ -46,9 +47,35 @@ for key in DynamicUser=yes ProtectSystem=strict ProtectHome=yes NoNewPrivileges=
   grep -qx "$key" "$unit" || { echo "check_systemd: $unit lacks $key"; fail=1; }
 done
 
+# Reload: `systemctl reload` sends SIGHUP to the relay itself (the main
+# process; the relay reads its file again, SPEC "Reload").
+grep -qx 'ExecReload=/bin/kill -HUP $MAINPID' "$unit" \
+  || { echo "check_systemd: ExecReload is not '/bin/kill -HUP \$MAINPID'"; fail=1; }
+# Identity: the example configs take instance_id from ${HOSTNAME}, which
+# systemd does not set; the unit sets it to the host name (%H), before the
+# env file (whose values win), so two hosts never share an instance_id (and
+# with wakeup: binlog a replica server_id).
+env_line="$(grep -n '^Environment=HOSTNAME=%H$' "$unit" | cut -d: -f1)"
+file_line="$(grep -n '^EnvironmentFile=' "$unit" | head -1 | cut -d: -f1)"
+if [[ -z "$env_line" ]]; then
+  echo "check_systemd: the unit does not set Environment=HOSTNAME=%H"; fail=1
+elif [[ -n "$file_line" && "$env_line" -gt "$file_line" ]]; then
+  echo "check_systemd: Environment=HOSTNAME=%H must come before EnvironmentFile= (the file overrides it)"; fail=1
+else
+  echo "ok    ExecReload sends SIGHUP; HOSTNAME=%H gives each host its own instance_id"
+fi
+cfg="$root/config/example.yaml"
+grep -q '^instance_id: \${HOSTNAME' "$cfg" \
+  || { echo "check_systemd: $cfg no longer takes instance_id from \${HOSTNAME}; update the unit's comment"; fail=1; }
+# The source files the unit's comments cite exist.
+for cited in $(grep -o 'src/[A-Za-z0-9_/]*\.\(cc\|h\)' "$unit" | sort -u); do
+  [[ -f "$root/$cited" ]] || { echo "check_systemd: the unit cites $cited, which does not exist"; fail=1; }
+done
+
 # TimeoutStopSec must outlast the relay's own shutdown deadline: at most
 # min(60 s, lease_ms / 2 + 5 s) for in-flight batches plus 5 s for the
-# producer flush (src/app/app.cc, kafka_publisher.cc) = 65 s, plus 10 s margin.
+# producer flush (StopRelays in src/app/daemon.cc, KafkaPublisher::Flush in
+# src/kafka/kafka_publisher.cc) = 65 s, plus 10 s margin.
 stop="$(sed -n 's/^TimeoutStopSec=\([0-9]*\)s$/\1/p' "$unit")"
 if [[ -z "$stop" || "$stop" -lt 75 ]]; then
   echo "check_systemd: TimeoutStopSec must be at least 75s (the relay may take 65 s to stop), got '${stop:-unset}'"
