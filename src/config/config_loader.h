@@ -11,12 +11,21 @@
 
 namespace outbox {
 
-// A configuration error, already formatted as
-// "file:line:col: key.path: what is wrong". Thrown only by the loader; the
-// command line turns it into exit code 2 in one place.
+// A configuration error: one or more problems, each formatted as
+// "file:line:col: key.path: what is wrong"; what() is all of them, one per
+// line (the first 20 of a file, then how many more). Thrown only by the
+// loader; the command line turns it into exit code 2 in one place.
 class ConfigError : public std::runtime_error {
  public:
-  using std::runtime_error::runtime_error;
+  explicit ConfigError(const std::string& problem)
+      : std::runtime_error(problem), problems_{problem} {}
+  ConfigError(const std::string& text, std::vector<std::string> problems)
+      : std::runtime_error(text), problems_(std::move(problems)) {}
+  // Each problem on its own (at most 20, without the "more" line).
+  const std::vector<std::string>& problems() const { return problems_; }
+
+ private:
+  std::vector<std::string> problems_;
 };
 
 struct FileInfo {
