@@ -215,13 +215,13 @@ std::string SyntaxHint(const std::string& text, const YAML::Mark& mark) {
 
 }  // namespace config_internal
 
-LoadedConfig LoadConfigText(const std::string& text, const std::string& name,
-                            const LoadOptions& options) {
-  config_internal::Parser parser(name, options);
+namespace config_internal {
+
+YAML::Node ParseYaml(const std::string& text, const Parser* parser) {
   YAML::Node root;
   // A syntax error is the one problem of the file: nothing after it can be
   // trusted to be what the author meant.
-  (void)parser.Guard([&] {
+  (void)parser->Guard([&] {
     try {
       // Look at the documents before loading the first. Not YAML::LoadAll:
       // yaml-cpp 0.7 answers a ',' outside [...] or {...} with an endless series
@@ -235,34 +235,44 @@ LoadedConfig LoadConfigText(const std::string& text, const std::string& name,
         if (docs.size() >= 2 && docs.back().start.pos == docs[docs.size() - 2].start.pos) {
           const YAML::Mark& at = docs.back().start;
           char c = at.pos >= 0 && static_cast<size_t>(at.pos) < text.size() ? text[at.pos] : ' ';
-          parser.Fail(at, "yaml",
-                      c == ','
-                          ? "unexpected ',' (a comma separates items only inside [...] or {...})"
-                          : "cannot parse the text here");
+          parser->Fail(at, "yaml",
+                       c == ','
+                           ? "unexpected ',' (a comma separates items only inside [...] or {...})"
+                           : "cannot parse the text here");
         }
         // A second document would be ignored silently; a bare trailing "---" is harmless.
         if (docs.size() >= 2 && docs.back().has_content)
-          parser.Fail(docs.back().start, "yaml",
-                      "more than one YAML document (a second \"---\"); the config is one document");
+          parser->Fail(
+              docs.back().start, "yaml",
+              "more than one YAML document (a second \"---\"); the config is one document");
       }
       for (const YAML::Mark& at : scan.quoted)
         if (config_internal::Unclosed(text, at.pos))
-          parser.Fail(at, "yaml",
-                      std::string(YAML::ErrorMsg::EOF_IN_SCALAR) + " (the " + text[at.pos] +
-                          " opened here is never closed)");
+          parser->Fail(at, "yaml",
+                       std::string(YAML::ErrorMsg::EOF_IN_SCALAR) + " (the " + text[at.pos] +
+                           " opened here is never closed)");
       root = YAML::Load(text);
     } catch (const YAML::ParserException& e) {
-      parser.Fail(e.mark, "yaml", e.msg + config_internal::SyntaxHint(text, e.mark));
+      parser->Fail(e.mark, "yaml", e.msg + config_internal::SyntaxHint(text, e.mark));
     }
   });
-  parser.ThrowIfProblems();
+  parser->ThrowIfProblems();
+  return root;
+}
+
+}  // namespace config_internal
+
+LoadedConfig LoadConfigText(const std::string& text, const std::string& name,
+                            const LoadOptions& options) {
+  config_internal::Parser parser(name, options);
+  const YAML::Node root = config_internal::ParseYaml(text, &parser);
   LoadedConfig loaded;
   (void)parser.Guard([&] { loaded = parser.Root(root); });
   parser.ThrowIfProblems();
   return loaded;
 }
 
-LoadedConfig LoadConfigFile(const std::string& path, const LoadOptions& options) {
+std::string ReadConfigFile(const std::string& path) {
   // A directory opens and reads as nothing ("the file is empty" misled), and
   // a device such as /dev/zero never ends: name the one, bound the other.
   // Pipes stay allowed (--config <(envsubst < tmpl.yaml)).
@@ -280,7 +290,31 @@ LoadedConfig LoadConfigFile(const std::string& path, const LoadOptions& options)
     if (text.size() > config_internal::kMaxConfigFileBytes)
       throw ConfigError(path + ": the config file is larger than 4 MiB; is it the right file?");
   }
-  return LoadConfigText(text, path, options);
+  return text;
+}
+
+LoadedConfig LoadConfigFile(const std::string& path, const LoadOptions& options) {
+  return LoadConfigText(ReadConfigFile(path), path, options);
+}
+
+std::string LoadHttpListen(const std::string& path, const EnvLookup& env) {
+  LoadOptions options;
+  options.env = env;
+  config_internal::Parser parser(path, options);
+  const YAML::Node root = config_internal::ParseYaml(ReadConfigFile(path), &parser);
+  std::string listen = Config{}.http_listen;
+  (void)parser.Guard([&] {
+    if (!root.IsMap()) return;  // not a config at all: `check` says why; the default is tried
+    const YAML::Node h = root["http"];
+    if (!h || !h.IsMap() || !h["listen"]) return;
+    listen = parser.Str(h["listen"], "http.listen");
+    if (!config_internal::IsListenAddress(listen))
+      parser.Report(
+          h["listen"].Mark(), "http.listen",
+          "must be host:port, e.g. 127.0.0.1:9464 (got " + config_internal::Quoted(listen) + ")");
+  });
+  parser.ThrowIfProblems();
+  return listen;
 }
 
 }  // namespace outbox

@@ -58,6 +58,17 @@ LoadedConfig LoadConfigFile(const std::string& path, const LoadOptions& options 
 LoadedConfig LoadConfigText(const std::string& text, const std::string& name,
                             const LoadOptions& options = {});
 
+// The text of a config file (at most 4 MiB, not a directory). Throws
+// ConfigError.
+std::string ReadConfigFile(const std::string& path);
+
+// Only http.listen of the file (the default when the file sets none), for
+// `health`: a probe must work where the rest cannot (secrets not at hand, a
+// variable the probe's environment lacks, a value `check` would refuse).
+// Nothing else is read or validated. Throws ConfigError (the file cannot be
+// read, its YAML is broken, http.listen is not host:port).
+std::string LoadHttpListen(const std::string& path, const EnvLookup& env = ProcessEnv());
+
 // Levenshtein distance, for "did you mean" suggestions.
 size_t EditDistance(const std::string& a, const std::string& b);
 

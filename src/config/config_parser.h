@@ -23,6 +23,12 @@ std::string Quoted(const std::string& s);
 // Reads a file from the filesystem (LoadOptions::read_file's default).
 FileRead ReadFileFromDisk(const std::string& path);
 
+class Parser;
+// The YAML syntax of `text`: a syntax error (yaml-cpp's message and
+// position, with a hint for the usual causes) is recorded in *parser and
+// thrown as a ConfigError.
+YAML::Node ParseYaml(const std::string& text, const Parser* parser);
+
 // Value checks, true when `s` is acceptable.
 bool IsIdentifier(const std::string& s);     // [A-Za-z_][A-Za-z0-9_$]{0,63}
 bool IsServiceName(const std::string& s);    // [A-Za-z0-9_.-]{1,64}
