@@ -23,7 +23,8 @@ class MockCluster {
   // Executes one text command (the broker tool's stdin protocol, and the
   // tests' faults through TestBroker, tests/support/test_broker.h):
   //   down | up | rtt MS | produce-errors COUNT [ERRNAME] | clear-errors |
-  //   topic NAME PARTITIONS | leader TOPIC PARTITION BROKER
+  //   topic NAME PARTITIONS | leader TOPIC PARTITION BROKER |
+  //   topic-error TOPIC ERRNAME
   // `leader` makes BROKER (1-based) the leader of TOPIC/PARTITION, as a
   // leader election would: requests to the old leader get
   // NOT_LEADER_FOR_PARTITION until the client refreshes its metadata.

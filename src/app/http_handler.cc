@@ -12,7 +12,14 @@ HttpResponse Readyz(const Endpoints& e) {
   for (const auto& c : *e.clusters) {
     bool up = c.publisher->Healthy();
     ready = ready && up;
-    body += "kafka " + c.config.bootstrap_servers + ": " + (up ? "ok" : "unreachable") + "\n";
+    body += "kafka " + c.config.bootstrap_servers + ": ";
+    if (up) {
+      body += "ok\n";
+      continue;
+    }
+    // librdkafka's reason (SASL, TLS, a refused connection), as check says it.
+    const KafkaProblem p = c.publisher->Problem();
+    body += p.ok() ? "unreachable\n" : "unreachable: " + p.Describe() + "\n";
   }
   for (const auto& r : *e.relays) {
     bool up = r->DatabaseReady();

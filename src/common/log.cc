@@ -204,6 +204,15 @@ void Log(spdlog::level::level_enum level, std::string_view msg, LogFields fields
         std::span<const LogField>(fields.begin(), fields.size()));
 }
 
+void LogAtSyslogLevel(int severity, std::string_view msg, LogFields fields) {
+  const auto level = severity <= 3   ? spdlog::level::err
+                     : severity == 4 ? spdlog::level::warn
+                                     : spdlog::level::debug;
+  Log(level, msg, fields);
+}
+
+void PrepareLoggingForThreads() { (void)spdlog::default_logger_raw(); }
+
 void LogAudit(std::string_view msg, const std::vector<LogField>& fields) {
   spdlog::logger& logger = *spdlog::default_logger_raw();
   const spdlog::level::level_enum level = logger.level();

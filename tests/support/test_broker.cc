@@ -248,4 +248,8 @@ void TestBroker::PushProduceErrors(rd_kafka_resp_err_t err, int count) {
 
 void TestBroker::ClearProduceErrors() { RequireOk(Command("clear-errors")); }
 
+void TestBroker::SetTopicError(const std::string& topic, rd_kafka_resp_err_t err) {
+  RequireOk(Command("topic-error " + topic + " " + rd_kafka_err2name(err)));
+}
+
 }  // namespace outbox::testing

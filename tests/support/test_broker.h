@@ -41,6 +41,9 @@ class TestBroker {
   // The next `count` Produce requests fail with `err`.
   void PushProduceErrors(rd_kafka_resp_err_t err, int count);
   void ClearProduceErrors();
+  // Metadata requests for `topic` answer `err` (TOPIC_AUTHORIZATION_FAILED,
+  // UNKNOWN_TOPIC_OR_PART, ...).
+  void SetTopicError(const std::string& topic, rd_kafka_resp_err_t err);
 
  private:
   class Control;
