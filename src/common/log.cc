@@ -153,6 +153,16 @@ void LogTo(spdlog::logger& logger, spdlog::level::level_enum level, std::string_
 
 }  // namespace
 
+LogField::LogField(std::string_view key, double value) : key_(key), number_(true) {
+  char buf[40];
+  // Not NaN or infinite: JSON has no word for them.
+  if (!(value == value) || value > 1e300 || value < -1e300) value = 0;
+  std::snprintf(buf, sizeof buf, "%.3f", value);
+  value_ = buf;
+  while (value_.back() == '0') value_.pop_back();
+  if (value_.back() == '.') value_.pop_back();
+}
+
 std::string OneLine(std::string_view text) {
   std::string out;
   out.reserve(text.size());

@@ -57,6 +57,8 @@ class LogField {
   requires(!std::same_as<T, bool>) LogField(std::string_view key, T value)
       : key_(key), value_(std::to_string(value)), number_(!IsIdKey(key)) {}
   LogField(std::string_view key, bool value) : key_(key), value_(value ? "true" : "false") {}
+  // A JSON number with at most 3 decimals (durations in ms).
+  LogField(std::string_view key, double value);
 
   std::string_view key() const { return key_; }
   const std::string& value() const { return value_; }

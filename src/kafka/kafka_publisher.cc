@@ -260,9 +260,10 @@ void KafkaPublisher::ProbeLoop() {
       bool ok = Probe(2000);
       lock.lock();
       if (ok != up_.load() || first) {
-        if (ok) {
-          LogInfo(first ? "kafka: broker reachable" : "kafka: broker reachable again",
-                  {{"bootstrap_servers", bootstrap_servers_}});
+        if (ok && first) {
+          LogInfo("kafka: broker reachable", {{"bootstrap_servers", bootstrap_servers_}});
+        } else if (ok) {
+          LogInfo("kafka: broker reachable again", {{"bootstrap_servers", bootstrap_servers_}});
         } else {
           // The error callback that names the cause runs on the poll thread,
           // usually within one of its 50 ms polls of the failed probe.

@@ -1,8 +1,8 @@
 #include "outbox/mysql_store.h"
 
 #include <cppconn/statement.h>
-#include <spdlog/spdlog.h>
 
+#include "common/log.h"
 #include "outbox/mysql_store_factory.h"
 #include "outbox/mysql_store_sql.h"
 
@@ -62,7 +62,8 @@ Status MysqlStore::Run(const char* what, const std::function<void()>& fn) {
   constexpr auto kIdleBeforePing = std::chrono::seconds(1);
   if (conn_.connected() && !in_txn_ && clock_->Now() - last_used_ > kIdleBeforePing &&
       !conn_.Alive()) {
-    spdlog::debug("{}: idle connection was closed by the server; reconnecting", conn_.TableName());
+    LogDebug("idle connection was closed by the server; reconnecting",
+             {{"table", conn_.TableName()}});
     conn_.Close();
   }
   struct Touch {

@@ -1,7 +1,5 @@
 #include "relay/housekeeper.h"
 
-#include <spdlog/spdlog.h>
-
 #include <limits>
 
 #include "common/log.h"
@@ -92,8 +90,8 @@ Status Housekeeper::RunRetention(const PauseFn& pause) {
     if (done || !pause(std::chrono::milliseconds(r.pause_ms))) break;
   }
   if (total > 0)
-    spdlog::info("service {}: retention deleted {} SENT row(s) older than {} day(s)", config_.name,
-                 total, *r.sent_days);
+    LogInfo("retention deleted SENT rows",
+            {{"service", config_.name}, {"count", total}, {"sent_days", *r.sent_days}});
   return Status::Ok();
 }
 

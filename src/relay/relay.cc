@@ -1,7 +1,5 @@
 #include "relay/relay.h"
 
-#include <spdlog/spdlog.h>
-
 #include <algorithm>
 #include <optional>
 
@@ -228,8 +226,8 @@ Relay::Round Relay::ClaimAfter(WakeCause cause) {
     return PauseForRace(options_.clock->Now() + d);
   });
   if (claimed == 0) {
-    spdlog::debug("service {}: an insert wake-up claimed nothing after the commit-race retry",
-                  name());
+    LogDebug("an insert wake-up claimed nothing after the commit-race retry",
+             {{"service", name()}});
     // Still nothing: the commit may be slower to show than the retries (a
     // loaded disk), or it touched another table of the database (MIXED). Poll
     // on the backoff for a while; after that the next gauges' read shows a
@@ -389,13 +387,21 @@ void Relay::HousekeepingLoop() {
 
 void Relay::Start() {
   const ServiceConfig& c = options_.config;
-  spdlog::info(
-      "service {}: relaying {}.{} on {}:{} as {} (password from {}) to {} topic {}; batch {}, "
-      "poll {} ms, wakeup {}, lease {} ms, ordering {}, dead_policy {}, max_attempts {}",
-      c.name, c.mysql.database, c.mysql.table, c.mysql.host, c.mysql.port, c.mysql.user,
-      c.mysql.password_source.empty() ? "none" : c.mysql.password_source, c.kafka.bootstrap_servers,
-      c.topic, c.batch_size, c.poll_interval_ms, ToString(c.wakeup), c.lease_ms,
-      ToString(c.ordering), ToString(c.dead_policy), c.retry.max_attempts);
+  LogInfo("relaying",
+          {{"service", c.name},
+           {"table", c.mysql.database + "." + c.mysql.table},
+           {"server", c.mysql.host + ":" + std::to_string(c.mysql.port)},
+           {"user", c.mysql.user},
+           {"password_from", c.mysql.password_source.empty() ? "none" : c.mysql.password_source},
+           {"bootstrap_servers", c.kafka.bootstrap_servers},
+           {"topic", c.topic},
+           {"batch_size", c.batch_size},
+           {"poll_interval_ms", c.poll_interval_ms},
+           {"wakeup", ToString(c.wakeup)},
+           {"lease_ms", c.lease_ms},
+           {"ordering", ToString(c.ordering)},
+           {"dead_policy", ToString(c.dead_policy)},
+           {"max_attempts", c.retry.max_attempts}});
   RegisterHeartbeats();
   claim_thread_ = std::thread([this] { ClaimLoop(); });
   settle_thread_ = std::thread([this] { SettleLoop(); });
@@ -421,10 +427,10 @@ void Relay::Stop(std::chrono::milliseconds grace) {
     }
   }
   if (inflight_.load() > 0) {
-    spdlog::warn(
-        "service {}: {} batch(es) still in flight at shutdown; their rows stay SENDING until the "
-        "lease expires and a relay reclaims them",
-        name(), inflight_.load());
+    LogWarn(
+        "batches still in flight at shutdown; their rows stay SENDING until the lease expires "
+        "and a relay reclaims them",
+        {{"service", name()}, {"count", inflight_.load()}});
   }
   halt_ = true;
   signal();
