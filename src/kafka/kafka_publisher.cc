@@ -330,7 +330,8 @@ void KafkaPublisher::Send(const Message& m, SentFn sent) {
                             RD_KAFKA_V_HEADERS(hdrs), RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY),
                             RD_KAFKA_V_OPAQUE(ctx), RD_KAFKA_V_END);
   }
-  if (err == RD_KAFKA_RESP_ERR_NO_ERROR) return;  // the delivery report calls `sent`
+  // librdkafka holds ctx until the delivery report, which frees it.
+  if (err == RD_KAFKA_RESP_ERR_NO_ERROR) return;  // NOLINT(clang-analyzer-cplusplus.NewDeleteLeaks)
   rd_kafka_headers_destroy(hdrs);
   std::unique_ptr<MsgCtx> owned(ctx);
   PublishOutcome o = ClassifyKafkaError(err, up_.load());
