@@ -445,7 +445,7 @@ TEST_CASE(
   }
 }
 
-TEST_CASE("every problem of a file is reported in one run, in file order, each with its position",
+TEST_CASE("every problem of a file is reported in one run in file order each with its position",
           "[config][bad]") {
   TempDir dir;
   const std::string file =

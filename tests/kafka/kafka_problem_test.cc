@@ -7,7 +7,7 @@
 using namespace outbox;
 
 TEST_CASE(
-    "librdkafka's errors are classed as authentication, TLS, authorization, unknown topic "
+    "librdkafka's errors are classed as authentication or TLS or authorization or unknown topic "
     "or broker down",
     "[kafka-problem]") {
   struct Row {
