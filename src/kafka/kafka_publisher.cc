@@ -312,7 +312,10 @@ void KafkaPublisher::OnLog(const rd_kafka_t*, int level, const char* fac, const 
   std::string_view broker, text;
   SplitLogLine(buf, &broker, &text);
   if (tls_creation_log != nullptr && level <= 3) tls_creation_log->emplace_back(text);
-  LogAtSyslogLevel(level, "librdkafka", {{"facility", fac}, {"broker", broker}, {"error", text}});
+  if (broker.empty())  // one of its internal threads (main, app, background)
+    LogAtSyslogLevel(level, "librdkafka", {{"facility", fac}, {"error", text}});
+  else
+    LogAtSyslogLevel(level, "librdkafka", {{"facility", fac}, {"broker", broker}, {"error", text}});
 }
 
 void KafkaPublisher::Send(const Message& m, SentFn sent) {
