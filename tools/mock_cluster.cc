@@ -92,18 +92,21 @@ std::string MockCluster::Command(const std::string& line) {
     return "ok next " + std::to_string(count) + " produce request(s) fail with " + name;
   }
   if (cmd == "topic-error") {
+    // Metadata for TOPIC answers ERRNAME (e.g. TOPIC_AUTHORIZATION_FAILED,
+    // UNKNOWN_TOPIC_OR_PART), as a broker's ACLs or a missing topic would.
     std::string topic, name;
     in >> topic >> name;
+    if (topic.empty() || name.empty()) return "error usage: topic-error TOPIC ERRNAME";
     const rd_kafka_err_desc* descs;
     size_t n;
     rd_kafka_get_err_descs(&descs, &n);
-    for (size_t i = 0; i < n && !topic.empty(); ++i) {
+    for (size_t i = 0; i < n; ++i) {
       if (descs[i].name && name == descs[i].name) {
         rd_kafka_mock_topic_set_error(cluster_, topic.c_str(), descs[i].code);
-        return "ok metadata of " + topic + " answers " + name;
+        return "ok topic " + topic + " answers " + name;
       }
     }
-    return "error usage: topic-error TOPIC ERRNAME";
+    return "error unknown error name " + name;
   }
   if (cmd == "clear-errors") {
     ClearProduceErrors();

@@ -1,7 +1,11 @@
+#include <algorithm>
+#include <chrono>
 #include <iostream>
+#include <thread>
 
 #include "app/commands.h"
 #include "app/wakeups.h"
+#include "config/topic_template.h"
 #include "kafka/kafka_config.h"
 #include "kafka/kafka_publisher.h"
 #include "outbox/outbox_admin.h"
@@ -47,6 +51,59 @@ int CheckDatabase(const ServiceConfig& s) {
   return problems;
 }
 
+// The topics of the services using `kafka` that are known without a row:
+// the template when it has no row placeholder, and every `topics` value.
+std::vector<std::string> FixedTopics(const Config& c, const KafkaConfig& kafka) {
+  std::vector<std::string> topics;
+  auto add = [&](const std::string& t) {
+    if (std::find(topics.begin(), topics.end(), t) == topics.end()) topics.push_back(t);
+  };
+  for (const auto& s : c.services) {
+    if (!(s.kafka == kafka)) continue;
+    TopicTemplate t;
+    std::string err;
+    if (TopicTemplate::Parse(s.topic, &t, &err) && !t.uses_row_fields())
+      add(t.Render("", "", s.name));
+    for (const auto& [event_type, topic] : s.topics) add(topic);
+  }
+  return topics;
+}
+
+// One cluster: the brokers answer (or librdkafka's reason why not: SASL,
+// TLS, a refused connection), then each fixed topic can be written to.
+int CheckBroker(const Config& c, const KafkaConfig& kafka, int64_t lease_ms) {
+  std::vector<std::string> warnings;
+  auto props = ProducerProperties(kafka, "outbox-relay-check", lease_ms, &warnings);
+  for (const auto& w : warnings) std::cout << "warning: " << w << "\n";
+  std::string error;
+  auto pub = KafkaPublisher::Create(props, &error);
+  const std::string where = "kafka " + kafka.bootstrap_servers + ": ";
+  if (!pub) {
+    std::cout << where << error << "\n";
+    return 1;
+  }
+  if (!pub->Probe(5000)) {
+    // The error callback naming the cause is served by the producer's poll
+    // thread, usually within a few of its 50 ms polls.
+    KafkaProblem p = pub->Problem();
+    for (int i = 0; i < 10 && p.cause == KafkaCause::kBrokerDown; ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      p = pub->Problem();
+    }
+    std::cout << where << (p.ok() ? "no broker answered within 5 s" : p.Describe()) << "\n";
+    return 1;
+  }
+  int problems = 0;
+  for (const auto& topic : FixedTopics(c, kafka)) {
+    const KafkaProblem p = pub->ProbeTopic(topic, 5000);
+    if (p.ok()) continue;
+    std::cout << where << p.Describe() << "\n";
+    ++problems;
+  }
+  if (problems == 0) std::cout << where << "ok\n";
+  return problems;
+}
+
 // Each distinct Kafka config once; returns the number of problems.
 int CheckBrokers(const Config& c) {
   int problems = 0;
@@ -54,21 +111,7 @@ int CheckBrokers(const Config& c) {
   for (const auto& s : c.services) {
     if (std::find(seen.begin(), seen.end(), s.kafka) != seen.end()) continue;
     seen.push_back(s.kafka);
-    std::vector<std::string> warnings;
-    auto props = ProducerProperties(s.kafka, "outbox-relay-check", s.lease_ms, &warnings);
-    for (const auto& w : warnings) std::cout << "warning: " << w << "\n";
-    std::string error;
-    auto pub = KafkaPublisher::Create(props, &error);
-    const std::string where = "kafka " + s.kafka.bootstrap_servers + ": ";
-    if (!pub) {
-      std::cout << where << error << "\n";
-      ++problems;
-    } else if (!pub->Probe(5000)) {
-      std::cout << where << "no broker answered within 5 s\n";
-      ++problems;
-    } else {
-      std::cout << where << "ok\n";
-    }
+    problems += CheckBroker(c, s.kafka, s.lease_ms);
   }
   return problems;
 }

@@ -11,23 +11,6 @@ namespace outbox {
 
 namespace {
 
-// `health` reads only http.listen: it must work where the secrets are not at
-// hand (a shell on a systemd host without /etc/outbox-relay/env, a probe run
-// as another user). Unset variables read as empty and the files the config
-// names (password_file, tls.*) are not opened.
-LoadOptions SecretlessLoadOptions() {
-  LoadOptions o;
-  o.env = [env = ProcessEnv()](const std::string& name) -> std::optional<std::string> {
-    return env(name).value_or("");
-  };
-  o.read_file = [](const std::string&) {
-    FileRead r;
-    r.info = FileInfo{"not read by health", false};
-    return r;
-  };
-  return o;
-}
-
 // Loads the file; a ConfigError becomes exit code 2 here, in one place.
 bool Load(const std::string& path, bool path_given, const LoadOptions& options,
           LoadedConfig* loaded) {
@@ -61,20 +44,56 @@ int RunDead(const CliCommands& cmd, const CliArgs& a, const LoadedConfig& loaded
   return RunDeadReplay(*svc, a.ids, a.all, et, a.dry_run, a.json);
 }
 
+// `health`: 0 healthy, 1 anything else, never 2 (Docker reserves it in
+// HEALTHCHECK), so a config it cannot read is 1 too.
+int RunHealthCommand(const CliArgs& a) {
+  const std::chrono::milliseconds timeout(a.timeout_ms);
+  if (!a.url.empty()) return RunHealth(a.url, timeout);
+  std::string listen;
+  try {
+    listen = LoadHttpListen(ResolveConfigPath(a.config_path));
+  } catch (const ConfigError& e) {
+    std::cerr << e.what() << "\n";
+    if (a.config_path.empty())
+      std::cerr << "(no --config given: the file is $OUTBOX_RELAY_CONFIG, else "
+                << kDefaultConfigPath << ")\n";
+    return kExitFailure;
+  }
+  return RunHealth(LocalUrlForListen(listen, "/healthz"), timeout);
+}
+
 // The commands that need the config file.
 int RunWithConfig(const CliCommands& cmd, const CliArgs& a) {
   LoadedConfig loaded;
-  const LoadOptions options = cmd.health->parsed() ? SecretlessLoadOptions() : LoadOptions{};
-  if (!Load(ResolveConfigPath(a.config_path), !a.config_path.empty(), options, &loaded))
+  if (!Load(ResolveConfigPath(a.config_path), !a.config_path.empty(), LoadOptions{}, &loaded))
     return kExitUsage;
   const Config& c = loaded.config;
-  if (cmd.health->parsed())
-    return RunHealth(LocalUrlForListen(c.http_listen, "/healthz"),
-                     std::chrono::milliseconds(a.timeout_ms));
   ConfigureLogging(c.log_level, c.log_format, c.instance_id);
   if (cmd.check->parsed()) return RunCheck(loaded, a.connect);
   if (cmd.dead->parsed()) return RunDead(cmd, a, loaded);
   return RunDaemon(loaded);
+}
+
+// `help [COMMAND...]`: the help of the program or of a (sub)command, on
+// stdout.
+int RunHelp(const CLI::App& app, const std::vector<std::string>& path) {
+  const CLI::App* at = &app;
+  std::string name = app.get_name();
+  for (const auto& word : path) {
+    const CLI::App* sub = nullptr;
+    for (const CLI::App* s : at->get_subcommands([](const CLI::App*) { return true; }))
+      if (s->get_name() == word) sub = s;
+    if (sub == nullptr || word == "help") {
+      std::cerr << "help: no command \"" << word << "\" (run outbox-relay help)\n";
+      return kExitUsage;
+    }
+    name += " " + word;
+    at = sub;
+  }
+  // The formatter, not App::help(): that one shows the parsed subcommand's
+  // help, which is `help` itself.
+  std::cout << at->get_formatter()->make_help(at, name, CLI::AppFormatMode::Normal);
+  return kExitOk;
 }
 
 }  // namespace
@@ -87,7 +106,7 @@ std::string ResolveConfigPath(const std::string& flag) {
 }
 
 int RunCli(int argc, char** argv) {
-  CLI::App app{"outbox-relay: publishes MySQL outbox rows to Kafka"};
+  CLI::App app{"outbox-relay: publishes MySQL outbox rows to Kafka", "outbox-relay"};
   CliArgs a;
   const CliCommands cmd = DefineCli(app, a);
   if (argc <= 1) {
@@ -100,14 +119,14 @@ int RunCli(int argc, char** argv) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
     app.exit(e);
-    return kExitUsage;
+    return cmd.health->parsed() ? kExitFailure : kExitUsage;
   }
+  if (cmd.help->parsed()) return RunHelp(app, a.help_path);
   if (a.version || cmd.version->parsed()) {
     std::cout << VersionText();
     return kExitOk;
   }
-  if (cmd.health->parsed() && !a.url.empty())
-    return RunHealth(a.url, std::chrono::milliseconds(a.timeout_ms));
+  if (cmd.health->parsed()) return RunHealthCommand(a);
   if (cmd.dead_replay->parsed() && a.ids.empty() && !a.all && a.event_type.empty()) {
     std::cerr << "dead replay: give --id ID..., --all or --event-type TYPE\n";
     return kExitUsage;

@@ -42,9 +42,30 @@ CLI::App* DefineDeadReplay(CLI::App& dead, CliArgs& a) {
   return replay;
 }
 
+// A subcommand's help ends with the options it accepts from the commands
+// above it (-c/--config, -V/--version): they work after the subcommand too.
+class InheritedOptionsFormatter : public CLI::Formatter {
+ public:
+  std::string make_footer(const CLI::App* app) const override {
+    std::vector<const CLI::Option*> inherited;
+    for (const CLI::App* p = app->get_parent(); p != nullptr; p = p->get_parent())
+      for (const CLI::Option* o : p->get_options([p](const CLI::Option* o) {
+             return o != p->get_help_ptr() && o != p->get_help_all_ptr();
+           }))
+        inherited.push_back(o);
+    std::string out;
+    if (!inherited.empty()) {
+      out = make_group("Options of outbox-relay, also accepted here", false, inherited);
+      if (!out.empty() && out.front() == '\n') out.erase(0, 1);  // one blank line, not two
+    }
+    return out + CLI::Formatter::make_footer(app);
+  }
+};
+
 }  // namespace
 
 CliCommands DefineCli(CLI::App& app, CliArgs& a) {
+  app.formatter(std::make_shared<InheritedOptionsFormatter>());  // inherited by subcommands
   app.require_subcommand(0, 1);
   // Inherited by every subcommand added below: an option a subcommand does
   // not know (-c, --config, -V) is tried on its parent.
@@ -70,6 +91,8 @@ CliCommands DefineCli(CLI::App& app, CliArgs& a) {
   cmd.health->add_option("--timeout-ms", a.timeout_ms, "give up after this long")
       ->check(CLI::Range(1, 600000));
   cmd.version = app.add_subcommand("version", "print versions");
+  cmd.help = app.add_subcommand("help", "print this help, or a command's: help dead replay");
+  cmd.help->add_option("command", a.help_path, "a command and its subcommands");
   return cmd;
 }
 

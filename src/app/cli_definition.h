@@ -21,6 +21,7 @@ struct CliArgs {
   std::string event_type;
   std::string url;
   int timeout_ms = 5000;
+  std::vector<std::string> help_path;  // help [COMMAND...]
 };
 
 // The subcommands, to ask which one was parsed. Owned by the CLI::App.
@@ -32,11 +33,13 @@ struct CliCommands {
   CLI::App* dead_replay = nullptr;
   CLI::App* health = nullptr;
   CLI::App* version = nullptr;
+  CLI::App* help = nullptr;
 };
 
 // Defines every option and subcommand of `app`, bound to `args`. `-c` /
 // `--config` is defined once, on `app`, and accepted before or after any
-// subcommand (the subcommands fall through to it).
+// subcommand (the subcommands fall through to it); each subcommand's help
+// lists it among the options it accepts.
 // REQUIRES: `args` outlives `app`'s parse.
 CliCommands DefineCli(CLI::App& app, CliArgs& args);
 

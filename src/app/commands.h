@@ -30,7 +30,8 @@ int RunDeadList(const ServiceConfig& service, int limit, bool json);
 int RunDeadReplay(const ServiceConfig& service, std::vector<int64_t> ids, bool all,
                   const std::optional<std::string>& event_type, bool dry_run, bool json);
 // GET `url` (http://host:port/healthz); prints the status and body on
-// stdout; 0 on 200, 1 otherwise (an error, a timeout or another status).
+// stdout; 0 on 200, 1 otherwise (a bad URL, an error, a timeout or another
+// status).
 int RunHealth(const std::string& url, std::chrono::milliseconds timeout);
 // The version, the source revision, librdkafka's and the MySQL client
 // library's versions, one per line.

@@ -62,9 +62,9 @@ bool ServeHttp(const Config& config, HttpServer& http) {
     return false;
   }
   // The bound port, not the configured one: with port 0 the kernel picks it.
-  // Tests and scripts read the address from this message (host:port).
-  LogInfo("http: serving /metrics, /healthz, /readyz on " + http.local_address() + ":" +
-          std::to_string(http.port()));
+  // Tests and scripts read the address (host:port) from this line.
+  LogInfo("http: serving /metrics, /healthz, /readyz",
+          {{"address", http.local_address() + ":" + std::to_string(http.port())}});
   return true;
 }
 

@@ -10,7 +10,7 @@ int RunHealth(const std::string& url, std::chrono::milliseconds timeout) {
   Status s = ParseHttpUrl(url, &parsed);
   if (!s.ok()) {
     std::cerr << s.message() << "\n";
-    return kExitUsage;
+    return kExitFailure;  // never 2: Docker reserves it in HEALTHCHECK
   }
   HttpGetResult result;
   s = HttpGet(parsed, timeout, &result);

@@ -213,7 +213,14 @@ HttpResponse ServiceSet::Readyz() const {
   for (const auto& c : clusters_) {
     const bool up = c.publisher->Healthy();
     ready = ready && up;
-    body += "kafka " + c.config.bootstrap_servers + ": " + (up ? "ok" : "unreachable") + "\n";
+    body += "kafka " + c.config.bootstrap_servers + ": ";
+    if (up) {
+      body += "ok\n";
+    } else {
+      // librdkafka's reason (SASL, TLS, a refused connection), as check says it.
+      const KafkaProblem p = c.publisher->Problem();
+      body += p.ok() ? "unreachable\n" : "unreachable: " + p.Describe() + "\n";
+    }
   }
   for (const auto& e : entries_) {
     const Relay& r = *e->relay;

@@ -82,6 +82,50 @@ bool ListContains(const std::string& csv, const std::string& name) {
   return false;
 }
 
+// The client hosts (without the port) of this account's binlog dump
+// threads, and of this session, as the server's processlist shows them: an
+// account sees its own threads without the PROCESS privilege.
+Status DumpClientHosts(MariadbSession& session, std::vector<std::string>* dumps, std::string* own) {
+  std::vector<MariadbSession::Row> rows;
+  Status s = session.Query(
+      "SELECT HOST, ID = CONNECTION_ID() FROM information_schema.PROCESSLIST "
+      "WHERE COMMAND LIKE 'Binlog Dump%' OR ID = CONNECTION_ID()",
+      &rows);
+  if (!s.ok()) return s;
+  for (const auto& row : rows) {
+    const std::string host = ClientHost(Value(row, 0));
+    if (Value(row, 1) == "1")
+      *own = host;
+    else
+      dumps->push_back(host);
+  }
+  return Status::Ok();
+}
+
+// The server_id is registered under this instance_id's report host. This
+// host's own relay, or another host's with the same instance_id (a unit
+// or an image that gives every host the same one): the processlist tells
+// them apart by the client host of the dump thread.
+void CheckOwnReportHost(MariadbSession& session, const std::string& id, const std::string& host,
+                        const BinlogOptions& options, const std::string& where, BinlogCheck* out) {
+  std::vector<std::string> dumps;
+  std::string own;
+  const bool listed = DumpClientHosts(session, &dumps, &own).ok();
+  const std::string other = listed ? OtherClientHost(own, dumps) : "";
+  if (other.empty()) {
+    out->notes.push_back("server_id " + id + " is registered on " + where + " by '" + host +
+                         "': this relay's stream if it runs; a second relay with instance_id " +
+                         options.instance_id + " would push it off the server");
+    return;
+  }
+  out->problems.push_back("server_id " + id + " is in use on " + where + " by '" + host +
+                          "' streaming to " + other + ", not to this host (" + own +
+                          "): another relay has the same instance_id " + options.instance_id +
+                          ", so the same replica server_id and Kafka client.id; the two would "
+                          "push each other off the server: give each host its own instance_id "
+                          "(e.g. ${HOSTNAME}) or mysql.binlog_server_id");
+}
+
 // Whether another replica already follows the server as `server_id`: SHOW
 // REPLICA HOSTS lists the replicas that registered, every relay stream among
 // them (as ReportHost). Listing needs REPLICATION MASTER ADMIN on MariaDB
@@ -106,9 +150,7 @@ void CheckServerIdInUse(MariadbSession& session, const BinlogServerInfo& info,
     if (Value(row, 0) != id) continue;
     const std::string host = Value(row, 1);
     if (host == ReportHost(options.instance_id)) {
-      out->notes.push_back("server_id " + id + " is registered on " + where + " by '" + host +
-                           "': this relay's stream if it runs; a second relay with instance_id " +
-                           options.instance_id + " would push it off the server");
+      CheckOwnReportHost(session, id, host, options, where, out);
     } else {
       out->problems.push_back("server_id " + id + " is in use on " + where + " by the replica '" +
                               host +
@@ -173,6 +215,27 @@ void CheckDatabaseFilters(const BinlogServerInfo& info, const std::vector<std::s
                           ": its commits never reach the binary log; remove it from "
                           "binlog_ignore_db or use wakeup: poll");
   }
+}
+
+std::string ClientHost(const std::string& host_port) {
+  // "10.0.0.5:51234", "[::1]:51234" or "::1:51234" from older servers;
+  // "localhost" (a socket) has no port.
+  if (!host_port.empty() && host_port.front() == '[') {
+    const size_t close = host_port.find(']');
+    return close == std::string::npos ? host_port : host_port.substr(1, close - 1);
+  }
+  const size_t colon = host_port.rfind(':');
+  if (colon == std::string::npos) return host_port;
+  const std::string port = host_port.substr(colon + 1);
+  const bool digits = !port.empty() && std::all_of(port.begin(), port.end(),
+                                                   [](char c) { return c >= '0' && c <= '9'; });
+  return digits ? host_port.substr(0, colon) : host_port;
+}
+
+std::string OtherClientHost(const std::string& own, const std::vector<std::string>& dumps) {
+  for (const auto& d : dumps)
+    if (d != own) return d;
+  return "";
 }
 
 Status CheckBinlog(const BinlogOptions& options, const std::vector<std::string>& databases,

@@ -50,12 +50,21 @@ struct BinlogCheck {
   std::string summary;                // e.g. "binlog on 127.0.0.1:3306: wake-ups per table ..."
 };
 
+// The host part of a processlist HOST ("10.0.0.5:51234" -> "10.0.0.5").
+std::string ClientHost(const std::string& host_port);
+// The first of `dumps` (client hosts of binlog dump threads registered
+// under this instance_id) that is not `own` (this session's client host):
+// a relay on another host with the same instance_id. "" when none.
+std::string OtherClientHost(const std::string& own, const std::vector<std::string>& dumps);
+
 // For `outbox-relay check --connect` with `wakeup: binlog`: connects as
 // `options.mysql`'s user (its database and table are not used), reads the
 // settings and the privileges a stream needs (REPLICATION SLAVE, and BINLOG
 // MONITOR on MariaDB / REPLICATION CLIENT on MySQL), whether `databases` are
 // logged, and whether another replica already uses the stream's server_id
-// (SHOW REPLICA HOSTS). Starts no stream. Returns an error only when it
+// (SHOW REPLICA HOSTS), including a relay on another host registered under
+// the same instance_id (told from this host's by the client host of its
+// binlog dump thread in the processlist). Starts no stream. Returns an error only when it
 // cannot connect.
 Status CheckBinlog(const BinlogOptions& options, const std::vector<std::string>& databases,
                    BinlogCheck* out);

@@ -5,7 +5,6 @@
 // (keep this order)
 #include <errmsg.h>
 #include <mariadb_rpl.h>
-#include <spdlog/spdlog.h>
 #include <sys/socket.h>
 
 #include <algorithm>
@@ -13,6 +12,7 @@
 
 #include "binlog/binlog_check.h"
 #include "binlog/mariadb_session.h"
+#include "common/log.h"
 
 namespace outbox {
 namespace binlog {
@@ -289,8 +289,7 @@ BinlogStream::~BinlogStream() { Stop(); }
 void BinlogStream::Start() {
   if (thread_.joinable()) return;
   stopping_.store(false, std::memory_order_release);
-  // spdlog's registry before the thread logs (see src/kafka/kafka_publisher.cc).
-  (void)spdlog::default_logger_raw();
+  PrepareLoggingForThreads();  // before the thread logs
   thread_ = std::thread([this] { Run(); });
 }
 
@@ -396,10 +395,11 @@ void BinlogStream::SetUp(const std::string& format, bool table_granularity) {
     ++state_.connects;
     snapshot = state_;
   }
-  spdlog::info(
-      "binlog {}: following the binary log as replica server_id {}, wake-ups per {} "
-      "(binlog_format={})",
-      server_, server_id_, table_granularity ? "table" : "database", format);
+  LogInfo("binlog: following the binary log",
+          {{"server", server_},
+           {"server_id", server_id_},
+           {"wakeups_per", table_granularity ? "table" : "database"},
+           {"binlog_format", format}});
   if (on_state_) on_state_(snapshot);
 }
 
@@ -416,8 +416,8 @@ void BinlogStream::SetDown(StreamProblem problem, const std::string& reason) {
     snapshot = state_;
   }
   if (changed && problem != StreamProblem::kStopped)
-    spdlog::warn("binlog {}: wake-ups off, services poll instead ({}): {}", server_,
-                 ToString(problem), reason);
+    LogWarn("binlog: wake-ups off, services poll instead",
+            {{"server", server_}, {"problem", ToString(problem)}, {"error", reason}});
   if (changed && on_state_) on_state_(snapshot);
 }
 

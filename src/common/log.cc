@@ -153,6 +153,16 @@ void LogTo(spdlog::logger& logger, spdlog::level::level_enum level, std::string_
 
 }  // namespace
 
+LogField::LogField(std::string_view key, double value) : key_(key), number_(true) {
+  char buf[40];
+  // Not NaN or infinite: JSON has no word for them.
+  if (!(value == value) || value > 1e300 || value < -1e300) value = 0;
+  std::snprintf(buf, sizeof buf, "%.3f", value);
+  value_ = buf;
+  while (value_.back() == '0') value_.pop_back();
+  if (value_.back() == '.') value_.pop_back();
+}
+
 std::string OneLine(std::string_view text) {
   std::string out;
   out.reserve(text.size());
@@ -203,6 +213,15 @@ void Log(spdlog::level::level_enum level, std::string_view msg, LogFields fields
   LogTo(*spdlog::default_logger_raw(), level, msg,
         std::span<const LogField>(fields.begin(), fields.size()));
 }
+
+void LogAtSyslogLevel(int severity, std::string_view msg, LogFields fields) {
+  const auto level = severity <= 3   ? spdlog::level::err
+                     : severity == 4 ? spdlog::level::warn
+                                     : spdlog::level::debug;
+  Log(level, msg, fields);
+}
+
+void PrepareLoggingForThreads() { (void)spdlog::default_logger_raw(); }
 
 void LogAudit(std::string_view msg, const std::vector<LogField>& fields) {
   spdlog::logger& logger = *spdlog::default_logger_raw();

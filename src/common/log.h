@@ -26,20 +26,16 @@ namespace outbox {
 // and with log.format text
 //   2026-...Z warn  [relay-1] publish failed service=order outbox_id=42 ...
 //
-// Plain spdlog calls (`spdlog::info("x {}", y)`) keep working and log a line
-// without fields.
+// Only this unit calls spdlog (scripts/lint "logs" rejects `spdlog::`
+// elsewhere), and every message is a string literal: a variable goes in a
+// field, never into `msg`, so that `msg` stays a constant to filter on.
 //
-// Converting an old call site (src/relay/, src/kafka/kafka_publisher.cc):
-//   spdlog::warn("service {}: row {} failed: {}", name(), row.id, s.message());
-// becomes
-//   LogWarn("row failed", {{"service", name()}, {"outbox_id", row.id},
-//                          {"error", s.message()}});
-// i.e. a constant message saying what happened and every variable part in a
-// field named in docs/LOGS.md: `service`, `outbox_id`, `aggregate_type`,
-// `aggregate_id`, `topic`, `reason` (exactly the outbox_publish_failures_total
-// reason label), `error` (a peer's or the database's text); a batch line
-// gives `count`, `first_id`, `last_id`. Format an ad-hoc message with
-// fmt::format only for values no field fits.
+// The message says what happened; every variable part goes in a field named
+// in docs/LOGS.md: `service`, `outbox_id`, `aggregate_type`, `aggregate_id`,
+// `topic`, `reason` (exactly the outbox_publish_failures_total reason label),
+// `error` (a peer's or the database's text); a batch line gives `count`,
+// `first_id`, `last_id`. A value no listed field fits gets a field of its
+// own, added to docs/LOGS.md.
 //
 // Values: strings are written as given (any bytes: invalid UTF-8 becomes
 // U+FFFD in JSON, control characters are escaped in text); integers are JSON
@@ -61,6 +57,8 @@ class LogField {
   requires(!std::same_as<T, bool>) LogField(std::string_view key, T value)
       : key_(key), value_(std::to_string(value)), number_(!IsIdKey(key)) {}
   LogField(std::string_view key, bool value) : key_(key), value_(value ? "true" : "false") {}
+  // A JSON number with at most 3 decimals (durations in ms).
+  LogField(std::string_view key, double value);
 
   std::string_view key() const { return key_; }
   const std::string& value() const { return value_; }
@@ -92,6 +90,16 @@ inline void LogWarn(std::string_view msg, LogFields fields = {}) {
 inline void LogError(std::string_view msg, LogFields fields = {}) {
   Log(spdlog::level::err, msg, fields);
 }
+
+// For libraries that report a syslog severity (librdkafka): 0-3 error, 4
+// warn, 5-7 debug (their notices are routine).
+void LogAtSyslogLevel(int severity, std::string_view msg, LogFields fields = {});
+
+// Builds the logging registry, which happens on first use otherwise. Call it
+// before starting threads that log: a first use racing another thread's is
+// invisible to ThreadSanitizer's view of libspdlog's (uninstrumented) static
+// initialisation.
+void PrepareLoggingForThreads();
 
 // Logs at info even when log.level is warn or error (the audit lines of
 // `dead replay`: the level is chosen for the daemon's verbosity, not to hide

@@ -46,38 +46,48 @@ LoadedConfig Parser::Root(const YAML::Node& root) const {
   std::set<std::string> names;
   for (size_t i = 0; i < services.size(); ++i) {
     std::string path = "services[" + std::to_string(i) + "]";
-    ServiceConfig s = Service(services[i], path, c.kafka, &out.warnings);
-    if (!names.insert(s.name).second)
-      Fail(services[i]["name"].Mark(), path + ".name", "duplicate service name \"" + s.name + "\"");
+    ServiceConfig s;
+    // A service abandoned half-way is kept as it is, so that c.services[i]
+    // stays services[i], and is left out of the checks between services.
+    const bool whole = Guard([&] { s = Service(services[i], path, c.kafka, &out.warnings); });
+    if (whole && !names.insert(s.name).second)
+      Report(services[i]["name"].Mark(), path + ".name",
+             "duplicate service name \"" + s.name + "\"");
     c.services.push_back(std::move(s));
-    CheckSameServer(services, i, c, &out.warnings);
+    if (whole) (void)Guard([&] { CheckSameServer(services, i, c, &out.warnings); });
   }
   return out;
 }
 
 // instance_id, http, log, kafka.
 void Parser::TopLevel(const YAML::Node& root, Config* c) const {
-  if (root["instance_id"]) c->instance_id = Str(root["instance_id"], "instance_id");
-  if (c->instance_id.empty()) Fail(root["instance_id"].Mark(), "instance_id", "must not be empty");
-  if (const YAML::Node h = root["http"]; h && !h.IsNull()) {
+  if (root["instance_id"]) {
+    c->instance_id = Str(root["instance_id"], "instance_id");
+    if (c->instance_id.empty())
+      Report(root["instance_id"].Mark(), "instance_id", "must not be empty");
+  }
+  (void)Guard([&] {
+    const YAML::Node h = root["http"];
+    if (!h || h.IsNull()) return;
     RequireMap(h, "http");
     CheckKeys(h, "http", {"listen"});
-    if (h["listen"]) {
-      c->http_listen = Str(h["listen"], "http.listen");
-      if (!IsListenAddress(c->http_listen))
-        Fail(h["listen"].Mark(), "http.listen",
+    if (!h["listen"]) return;
+    c->http_listen = Str(h["listen"], "http.listen");
+    if (!IsListenAddress(c->http_listen))
+      Report(h["listen"].Mark(), "http.listen",
              "must be host:port, e.g. 127.0.0.1:9464 (got " + Quoted(c->http_listen) + ")");
-    }
-  }
-  if (const YAML::Node l = root["log"]; l && !l.IsNull()) {
+  });
+  (void)Guard([&] {
+    const YAML::Node l = root["log"];
+    if (!l || l.IsNull()) return;
     RequireMap(l, "log");
     CheckKeys(l, "log", {"level", "format"});
     static const std::vector<std::string> kLevels = {"debug", "info", "warn", "error"};
     static const std::vector<std::string> kFormats = {"json", "text"};
     if (l["level"]) c->log_level = kLevels[OneOf(l["level"], "log.level", kLevels)];
     if (l["format"]) c->log_format = kFormats[OneOf(l["format"], "log.format", kFormats)];
-  }
-  c->kafka = Kafka(root["kafka"], "kafka", KafkaConfig{});
+  });
+  (void)Guard([&] { c->kafka = Kafka(root["kafka"], "kafka", KafkaConfig{}); });
 }
 
 // Checks the last of c.services against the earlier ones on the same server.
@@ -100,11 +110,12 @@ void Parser::CheckSameServer(const YAML::Node& services, size_t i, const Config&
       auto shown = [](const std::optional<uint32_t>& v) {
         return v ? std::to_string(*v) : std::string("unset");
       };
-      Fail(id ? id.Mark() : mysql.Mark(), path + ".mysql.binlog_server_id",
-           "is " + shown(m.binlog_server_id) + " while services[" + std::to_string(j) +
-               "].mysql.binlog_server_id is " + shown(a.binlog_server_id) + " on the same server " +
-               server + ": services with wakeup: binlog on one server share one stream and " +
-               "its server_id; give them the same value");
+      Report(id ? id.Mark() : mysql.Mark(), path + ".mysql.binlog_server_id",
+             "is " + shown(m.binlog_server_id) + " while services[" + std::to_string(j) +
+                 "].mysql.binlog_server_id is " + shown(a.binlog_server_id) +
+                 " on the same server " + server +
+                 ": services with wakeup: binlog on one server share one stream and " +
+                 "its server_id; give them the same value");
     }
     // Legal (they act as two replicas of one service, each row going to one
     // of them), but far more often a copied block whose database was not
@@ -130,13 +141,16 @@ class DocumentScan : public YAML::EventHandler {
     bool has_content = false;
   };
   std::vector<Doc> docs;
+  // Where each quoted scalar starts (yaml-cpp gives a quoted one the tag "!").
+  std::vector<YAML::Mark> quoted;
 
   void OnDocumentStart(const YAML::Mark& mark) override { docs.push_back({mark, false}); }
   void OnDocumentEnd() override {}
   void OnNull(const YAML::Mark&, YAML::anchor_t) override {}
   void OnAlias(const YAML::Mark&, YAML::anchor_t) override { Content(); }
-  void OnScalar(const YAML::Mark&, const std::string&, YAML::anchor_t,
+  void OnScalar(const YAML::Mark& mark, const std::string& tag, YAML::anchor_t,
                 const std::string&) override {
+    if (tag == "!") quoted.push_back(mark);
     Content();
   }
   void OnSequenceStart(const YAML::Mark&, const std::string&, YAML::anchor_t,
@@ -155,6 +169,28 @@ class DocumentScan : public YAML::EventHandler {
     if (!docs.empty()) docs.back().has_content = true;
   }
 };
+
+// True when the quoted scalar starting at `pos` has no closing quote before
+// the end of the text. yaml-cpp 0.7 reads such a scalar to the end of the
+// file without an error (`instance_id: "x` swallowed the rest of the file
+// and was reported as a missing services key).
+bool Unclosed(const std::string& text, int pos) {
+  if (pos < 0 || static_cast<size_t>(pos) >= text.size()) return false;
+  const char q = text[static_cast<size_t>(pos)];
+  if (q != '"' && q != '\'') return false;
+  for (size_t i = static_cast<size_t>(pos) + 1; i < text.size(); ++i) {
+    if (q == '"' && text[i] == '\\') {
+      ++i;  // an escape: the next character never closes
+    } else if (text[i] == q) {
+      if (q == '\'' && i + 1 < text.size() && text[i + 1] == '\'') {
+        ++i;  // '' is a quote inside single quotes
+        continue;
+      }
+      return false;
+    }
+  }
+  return true;
+}
 
 // The usual causes of a YAML syntax error, recognised on the offending line.
 std::string SyntaxHint(const std::string& text, const YAML::Mark& mark) {
@@ -179,44 +215,64 @@ std::string SyntaxHint(const std::string& text, const YAML::Mark& mark) {
 
 }  // namespace config_internal
 
+namespace config_internal {
+
+YAML::Node ParseYaml(const std::string& text, const Parser* parser) {
+  YAML::Node root;
+  // A syntax error is the one problem of the file: nothing after it can be
+  // trusted to be what the author meant.
+  (void)parser->Guard([&] {
+    try {
+      // Look at the documents before loading the first. Not YAML::LoadAll:
+      // yaml-cpp 0.7 answers a ',' outside [...] or {...} with an endless series
+      // of empty documents that never advance, and LoadAll collects them until
+      // memory runs out (found by fuzzing: a file starting with ',' hung check).
+      std::istringstream in(text);
+      YAML::Parser stream(in);
+      config_internal::DocumentScan scan;
+      for (int i = 0; i < 3 && stream.HandleNextDocument(scan); ++i) {
+        const auto& docs = scan.docs;
+        if (docs.size() >= 2 && docs.back().start.pos == docs[docs.size() - 2].start.pos) {
+          const YAML::Mark& at = docs.back().start;
+          char c = at.pos >= 0 && static_cast<size_t>(at.pos) < text.size() ? text[at.pos] : ' ';
+          parser->Fail(at, "yaml",
+                       c == ','
+                           ? "unexpected ',' (a comma separates items only inside [...] or {...})"
+                           : "cannot parse the text here");
+        }
+        // A second document would be ignored silently; a bare trailing "---" is harmless.
+        if (docs.size() >= 2 && docs.back().has_content)
+          parser->Fail(
+              docs.back().start, "yaml",
+              "more than one YAML document (a second \"---\"); the config is one document");
+      }
+      for (const YAML::Mark& at : scan.quoted)
+        if (config_internal::Unclosed(text, at.pos))
+          parser->Fail(at, "yaml",
+                       std::string(YAML::ErrorMsg::EOF_IN_SCALAR) + " (the " + text[at.pos] +
+                           " opened here is never closed)");
+      root = YAML::Load(text);
+    } catch (const YAML::ParserException& e) {
+      parser->Fail(e.mark, "yaml", e.msg + config_internal::SyntaxHint(text, e.mark));
+    }
+  });
+  parser->ThrowIfProblems();
+  return root;
+}
+
+}  // namespace config_internal
+
 LoadedConfig LoadConfigText(const std::string& text, const std::string& name,
                             const LoadOptions& options) {
   config_internal::Parser parser(name, options);
-  YAML::Node root;
-  try {
-    // Look at the documents before loading the first. Not YAML::LoadAll:
-    // yaml-cpp 0.7 answers a ',' outside [...] or {...} with an endless series
-    // of empty documents that never advance, and LoadAll collects them until
-    // memory runs out (found by fuzzing: a file starting with ',' hung check).
-    std::istringstream in(text);
-    YAML::Parser stream(in);
-    config_internal::DocumentScan scan;
-    for (int i = 0; i < 3 && stream.HandleNextDocument(scan); ++i) {
-      const auto& docs = scan.docs;
-      if (docs.size() >= 2 && docs.back().start.pos == docs[docs.size() - 2].start.pos) {
-        const YAML::Mark& at = docs.back().start;
-        char c = at.pos >= 0 && static_cast<size_t>(at.pos) < text.size() ? text[at.pos] : ' ';
-        parser.Fail(at, "yaml",
-                    c == ',' ? "unexpected ',' (a comma separates items only inside [...] or {...})"
-                             : "cannot parse the text here");
-      }
-      // A second document would be ignored silently; a bare trailing "---" is harmless.
-      if (docs.size() >= 2 && docs.back().has_content)
-        parser.Fail(docs.back().start, "yaml",
-                    "more than one YAML document (a second \"---\"); the config is one document");
-    }
-    root = YAML::Load(text);
-  } catch (const YAML::ParserException& e) {
-    parser.Fail(e.mark, "yaml", e.msg + config_internal::SyntaxHint(text, e.mark));
-  }
-  try {
-    return parser.Root(root);
-  } catch (const YAML::Exception& e) {
-    parser.Fail(e.mark, "yaml", e.msg);
-  }
+  const YAML::Node root = config_internal::ParseYaml(text, &parser);
+  LoadedConfig loaded;
+  (void)parser.Guard([&] { loaded = parser.Root(root); });
+  parser.ThrowIfProblems();
+  return loaded;
 }
 
-LoadedConfig LoadConfigFile(const std::string& path, const LoadOptions& options) {
+std::string ReadConfigFile(const std::string& path) {
   // A directory opens and reads as nothing ("the file is empty" misled), and
   // a device such as /dev/zero never ends: name the one, bound the other.
   // Pipes stay allowed (--config <(envsubst < tmpl.yaml)).
@@ -234,7 +290,31 @@ LoadedConfig LoadConfigFile(const std::string& path, const LoadOptions& options)
     if (text.size() > config_internal::kMaxConfigFileBytes)
       throw ConfigError(path + ": the config file is larger than 4 MiB; is it the right file?");
   }
-  return LoadConfigText(text, path, options);
+  return text;
+}
+
+LoadedConfig LoadConfigFile(const std::string& path, const LoadOptions& options) {
+  return LoadConfigText(ReadConfigFile(path), path, options);
+}
+
+std::string LoadHttpListen(const std::string& path, const EnvLookup& env) {
+  LoadOptions options;
+  options.env = env;
+  config_internal::Parser parser(path, options);
+  const YAML::Node root = config_internal::ParseYaml(ReadConfigFile(path), &parser);
+  std::string listen = Config{}.http_listen;
+  (void)parser.Guard([&] {
+    if (!root.IsMap()) return;  // not a config at all: `check` says why; the default is tried
+    const YAML::Node h = root["http"];
+    if (!h || !h.IsMap() || !h["listen"]) return;
+    listen = parser.Str(h["listen"], "http.listen");
+    if (!config_internal::IsListenAddress(listen))
+      parser.Report(
+          h["listen"].Mark(), "http.listen",
+          "must be host:port, e.g. 127.0.0.1:9464 (got " + config_internal::Quoted(listen) + ")");
+  });
+  parser.ThrowIfProblems();
+  return listen;
 }
 
 }  // namespace outbox

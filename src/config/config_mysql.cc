@@ -12,38 +12,39 @@ MysqlConfig Parser::Mysql(const YAML::Node& parent, const YAML::Node& n, const s
   RequireMap(n, path);
   // Before the unknown-key check, which would only say "unknown key".
   if (n["password"])
-    Fail(n["password"].Mark(), path + ".password",
-         "a password is never written in the config file: use password_env (the name of an "
-         "environment variable holding it) or password_file (a file holding it)");
+    Report(n["password"].Mark(), path + ".password",
+           "a password is never written in the config file: use password_env (the name of an "
+           "environment variable holding it) or password_file (a file holding it)");
   CheckKeys(n, path,
             {"host", "port", "user", "password_env", "password_file", "database", "table",
              "time_zone", "tls", "connect_timeout_ms", "read_timeout_ms", "binlog_server_id"});
-  MysqlTarget(n, path, &m);
-  MysqlPassword(n, path, &m, warnings);
-  MysqlSession(n, path, &m, warnings);
+  (void)Guard([&] { MysqlTarget(n, path, &m); });
+  (void)Guard([&] { MysqlPassword(n, path, &m, warnings); });
+  (void)Guard([&] { MysqlSession(n, path, &m, warnings); });
   return m;
 }
 
 // host, port, user, database, table.
 void Parser::MysqlTarget(const YAML::Node& n, const std::string& path, MysqlConfig* m) const {
   if (n["host"]) m->host = Str(n["host"], path + ".host");
-  if (m->host.empty()) Fail(n.Mark(), path + ".host", "must not be empty");
+  if (m->host.empty()) Report(n.Mark(), path + ".host", "must not be empty");
   if (n["port"]) m->port = static_cast<int>(Int(n["port"], path + ".port", 1, 65535));
-  if (!n["user"]) Fail(n.Mark(), path + ".user", "is required");
-  m->user = Str(n["user"], path + ".user");
-  if (m->user.empty()) Fail(n["user"].Mark(), path + ".user", "must not be empty");
-  if (!n["database"]) Fail(n.Mark(), path + ".database", "is required");
-  m->database = Str(n["database"], path + ".database");
-  if (!IsIdentifier(m->database))
-    Fail(n["database"].Mark(), path + ".database",
-         "must be a plain identifier ([A-Za-z_][A-Za-z0-9_$]*, at most 64) (got " +
-             Quoted(m->database) + ")");
+  if (!n["user"])
+    Report(n.Mark(), path + ".user", "is required");
+  else if ((m->user = Str(n["user"], path + ".user")).empty())
+    Report(n["user"].Mark(), path + ".user", "must not be empty");
+  if (!n["database"])
+    Report(n.Mark(), path + ".database", "is required");
+  else if (m->database = Str(n["database"], path + ".database"); !IsIdentifier(m->database))
+    Report(n["database"].Mark(), path + ".database",
+           "must be a plain identifier ([A-Za-z_][A-Za-z0-9_$]*, at most 64) (got " +
+               Quoted(m->database) + ")");
   if (n["table"]) {
     m->table = Str(n["table"], path + ".table");
     if (!IsIdentifier(m->table))
-      Fail(n["table"].Mark(), path + ".table",
-           "must be a plain identifier ([A-Za-z_][A-Za-z0-9_$]*, at most 64) (got " +
-               Quoted(m->table) + ")");
+      Report(n["table"].Mark(), path + ".table",
+             "must be a plain identifier ([A-Za-z_][A-Za-z0-9_$]*, at most 64) (got " +
+                 Quoted(m->table) + ")");
   }
 }
 
@@ -100,12 +101,12 @@ void Parser::MysqlSession(const YAML::Node& n, const std::string& path, MysqlCon
   if (n["time_zone"]) {
     std::string tz = Str(n["time_zone"], path + ".time_zone");
     if (!IsTimeZone(tz))
-      Fail(n["time_zone"].Mark(), path + ".time_zone",
-           "must be an offset like +08:00, SYSTEM or a zone name like Asia/Shanghai (got " +
-               Quoted(tz) + ")");
+      Report(n["time_zone"].Mark(), path + ".time_zone",
+             "must be an offset like +08:00, SYSTEM or a zone name like Asia/Shanghai (got " +
+                 Quoted(tz) + ")");
     m->time_zone = tz;
   }
-  m->tls = Tls(n["tls"], path + ".tls", warnings);
+  (void)Guard([&] { m->tls = Tls(n["tls"], path + ".tls", warnings); });
   if (n["connect_timeout_ms"])
     m->connect_timeout_ms =
         static_cast<int>(Int(n["connect_timeout_ms"], path + ".connect_timeout_ms", 100, 600000));
@@ -132,8 +133,9 @@ TlsConfig Parser::Tls(const YAML::Node& n, const std::string& path,
   if (n["cert"]) t.cert = Str(n["cert"], path + ".cert");
   if (n["key"]) t.key = Str(n["key"], path + ".key");
   if (VerifiesServer(t.mode) && t.ca.empty())
-    Fail(n.Mark(), path + ".ca", std::string("is required when mode is ") + ToString(t.mode));
-  if (t.cert.empty() != t.key.empty()) Fail(n.Mark(), path, "cert and key must be given together");
+    Report(n.Mark(), path + ".ca", std::string("is required when mode is ") + ToString(t.mode));
+  if (t.cert.empty() != t.key.empty())
+    Report(n.Mark(), path, "cert and key must be given together");
   if (t.mode != TlsMode::kDisabled) {
     // Found now rather than at the first connect, where it would read as a
     // database outage.

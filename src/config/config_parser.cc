@@ -140,12 +140,61 @@ bool IsListenAddress(const std::string& s) {
                      [](char c) { return IsAlpha(c) || IsDigit(c) || c == '.' || c == '-'; });
 }
 
-void Parser::Fail(const YAML::Mark& mark, const std::string& path, const std::string& what) const {
+void Parser::Report(const YAML::Mark& mark, const std::string& path,
+                    const std::string& what) const {
+  // A second problem on one key follows from the first (a stand-in value),
+  // and a required key is not missing when a misspelling of it was found.
+  for (const auto& p : problems_)
+    if (p.path == path) return;
+  if (what.rfind("is required", 0) == 0 && suggested_.count(path)) return;
   std::ostringstream os;
   os << file_;
   if (!mark.is_null()) os << ":" << mark.line + 1 << ":" << mark.column + 1;
   os << ": " << (path.empty() ? "(top level)" : path) << ": " << what;
-  throw ConfigError(OneLine(os.str()));
+  Problem p;
+  if (!mark.is_null()) {
+    p.line = mark.line;
+    p.column = mark.column;
+  }
+  p.path = path;
+  p.text = OneLine(os.str());
+  problems_.push_back(std::move(p));
+}
+
+void Parser::Fail(const YAML::Mark& mark, const std::string& path, const std::string& what) const {
+  Report(mark, path, what);
+  throw Abandoned{};
+}
+
+bool Parser::Guard(const std::function<void()>& section) const {
+  try {
+    section();
+    return true;
+  } catch (const Abandoned&) {
+  } catch (const YAML::Exception& e) {
+    // E.g. a subscript into a scalar where a mapping belongs.
+    Report(e.mark, "yaml", e.msg);
+  }
+  return false;
+}
+
+void Parser::ThrowIfProblems() const {
+  if (problems_.empty()) return;
+  std::vector<Problem> sorted = problems_;
+  std::stable_sort(sorted.begin(), sorted.end(), [](const Problem& a, const Problem& b) {
+    return std::pair(a.line, a.column) < std::pair(b.line, b.column);
+  });
+  std::vector<std::string> lines;
+  std::string text;
+  for (const auto& p : sorted) {
+    if (lines.size() == kMaxProblems) break;
+    lines.push_back(p.text);
+    text += (text.empty() ? "" : "\n") + p.text;
+  }
+  if (sorted.size() > kMaxProblems)
+    text += "\n" + file_ + ": " + std::to_string(sorted.size() - kMaxProblems) +
+            " more problem(s) not shown: fix these and check again";
+  throw ConfigError(text, std::move(lines));
 }
 
 void Parser::RequireMap(const YAML::Node& n, const std::string& path) const {
@@ -154,7 +203,9 @@ void Parser::RequireMap(const YAML::Node& n, const std::string& path) const {
 
 namespace {
 // "unknown key (did you mean "x"?)" when a known key is near, else the list.
-std::string UnknownKey(const std::string& key, const std::vector<std::string>& allowed) {
+// *suggested: the key suggested, if any.
+std::string UnknownKey(const std::string& key, const std::vector<std::string>& allowed,
+                       std::string* suggested) {
   std::string best;
   size_t best_d = std::numeric_limits<size_t>::max();
   for (const auto& a : allowed) {
@@ -165,8 +216,10 @@ std::string UnknownKey(const std::string& key, const std::vector<std::string>& a
     }
   }
   std::string msg = "unknown key";
-  if (best_d <= std::max<size_t>(2, key.size() / 3))
+  if (best_d <= std::max<size_t>(2, key.size() / 3)) {
+    *suggested = best;
     return msg + " (did you mean \"" + best + "\"?)";
+  }
   msg += " (known keys:";
   for (const auto& a : allowed) msg += " " + a;
   return msg + ")";
@@ -177,15 +230,20 @@ void Parser::CheckKeys(const YAML::Node& map, const std::string& path,
                        const std::vector<std::string>& allowed) const {
   std::set<std::string> seen;
   for (const auto& kv : map) {
-    std::string key = Key(kv.first, path);
-    std::string where = path.empty() ? key : path + "." + key;
-    if (!seen.insert(key).second) Fail(kv.first.Mark(), where, "duplicate key");
-    if (std::find(allowed.begin(), allowed.end(), key) != allowed.end()) continue;
-    if (key == "<<")
-      Fail(kv.first.Mark(), where,
-           "YAML merge keys (<<) are not supported: write the keys out, or use ${VAR} for "
-           "shared values");
-    Fail(kv.first.Mark(), where, UnknownKey(key, allowed));
+    (void)Guard([&] {
+      std::string key = Key(kv.first, path);
+      std::string where = path.empty() ? key : path + "." + key;
+      if (!seen.insert(key).second) Fail(kv.first.Mark(), where, "duplicate key");
+      if (std::find(allowed.begin(), allowed.end(), key) != allowed.end()) return;
+      if (key == "<<")
+        Fail(kv.first.Mark(), where,
+             "YAML merge keys (<<) are not supported: write the keys out, or use ${VAR} for "
+             "shared values");
+      std::string suggested;
+      const std::string what = UnknownKey(key, allowed, &suggested);
+      if (!suggested.empty()) suggested_.insert(path.empty() ? suggested : path + "." + suggested);
+      Fail(kv.first.Mark(), where, what);
+    });
   }
 }
 
@@ -195,11 +253,18 @@ std::string Parser::Key(const YAML::Node& k, const std::string& path) const {
   return k.Scalar();
 }
 
+// A bad value is recorded and read as "", so the walk goes on.
 std::string Parser::Str(const YAML::Node& n, const std::string& path, const char* what) const {
-  if (!n.IsScalar()) Fail(n.Mark(), path, std::string("must be ") + what + ", not " + Shape(n));
+  if (!n.IsScalar()) {
+    Report(n.Mark(), path, std::string("must be ") + what + ", not " + Shape(n));
+    return "";
+  }
   std::string err;
   std::string v = ExpandEnv(n.Scalar(), options_.env, &err);
-  if (!err.empty()) Fail(n.Mark(), path, err);
+  if (!err.empty()) {
+    Report(n.Mark(), path, err);
+    return "";
+  }
   return v;
 }
 
@@ -210,34 +275,47 @@ const char* Parser::Shape(const YAML::Node& n) {
   return "a scalar";
 }
 
+// A bad value is recorded and read as `min`.
 int64_t Parser::Int(const YAML::Node& n, const std::string& path, int64_t min, int64_t max) const {
+  const size_t before = problems_.size();
   std::string s = Str(n, path, "an integer");
+  if (problems_.size() != before) return min;
   const std::string range =
       "must be between " + std::to_string(min) + " and " + std::to_string(max);
   // Plain decimal only: no spaces, signs other than '-', fractions or units.
   size_t digits = s.size() > 0 && s[0] == '-' ? 1 : 0;
   if (s.size() == digits ||
-      !std::all_of(s.begin() + static_cast<std::ptrdiff_t>(digits), s.end(), IsDigit))
-    Fail(n.Mark(), path, "must be an integer (got " + Quoted(s) + ")");
+      !std::all_of(s.begin() + static_cast<std::ptrdiff_t>(digits), s.end(), IsDigit)) {
+    Report(n.Mark(), path, "must be an integer (got " + Quoted(s) + ")");
+    return min;
+  }
   int64_t v = 0;
   try {
     v = std::stoll(s);
   } catch (const std::out_of_range&) {
-    Fail(n.Mark(), path, range + " (got " + Quoted(s) + ")");
+    Report(n.Mark(), path, range + " (got " + Quoted(s) + ")");
+    return min;
   }
-  if (v < min || v > max) Fail(n.Mark(), path, range + " (got " + s + ")");
+  if (v < min || v > max) {
+    Report(n.Mark(), path, range + " (got " + s + ")");
+    return min;
+  }
   return v;
 }
 
+// A bad value is recorded and read as the first of `values`.
 size_t Parser::OneOf(const YAML::Node& n, const std::string& path,
                      const std::vector<std::string>& values) const {
   std::string list;
   for (const auto& v : values) list += (list.empty() ? "" : " | ") + v;
   const std::string what = "one of " + list;
+  const size_t before = problems_.size();
   std::string s = Str(n, path, what.c_str());
+  if (problems_.size() != before) return 0;
   auto it = std::find(values.begin(), values.end(), s);
   if (it != values.end()) return static_cast<size_t>(it - values.begin());
-  Fail(n.Mark(), path, "must be " + what + " (got " + Quoted(s) + ")");
+  Report(n.Mark(), path, "must be " + what + " (got " + Quoted(s) + ")");
+  return 0;
 }
 
 std::map<std::string, std::string> Parser::StringMap(const YAML::Node& n,
@@ -246,22 +324,29 @@ std::map<std::string, std::string> Parser::StringMap(const YAML::Node& n,
   if (n.IsNull()) return out;
   RequireMap(n, path);
   for (const auto& kv : n) {
-    std::string key = Key(kv.first, path);
-    if (out.count(key)) Fail(kv.first.Mark(), path + "." + key, "duplicate key");
-    if (key.find("${") != std::string::npos)
-      Fail(kv.first.Mark(), path + "." + key,
-           "keys are never expanded (${VAR} works in values only); write the key itself");
-    out[key] = Str(kv.second, path + "." + key);
+    (void)Guard([&] {
+      std::string key = Key(kv.first, path);
+      if (out.count(key)) Fail(kv.first.Mark(), path + "." + key, "duplicate key");
+      if (key.find("${") != std::string::npos)
+        Fail(kv.first.Mark(), path + "." + key,
+             "keys are never expanded (${VAR} works in values only); write the key itself");
+      out[key] = Str(kv.second, path + "." + key);
+    });
   }
   return out;
 }
 
 FileInfo Parser::ReadNamedFile(const YAML::Node& n, const std::string& path,
                                const std::string& file, const std::string& shown) const {
-  if (file.empty()) Fail(n.Mark(), path, "must not be empty");
+  if (file.empty()) {
+    Report(n.Mark(), path, "must not be empty");
+    return {};
+  }
   FileRead r = options_.read_file ? options_.read_file(file) : ReadFileFromDisk(file);
-  if (!r.info)
-    Fail(n.Mark(), path, "cannot read " + Quoted(shown.empty() ? file : shown) + ": " + r.error);
+  if (!r.info) {
+    Report(n.Mark(), path, "cannot read " + Quoted(shown.empty() ? file : shown) + ": " + r.error);
+    return {};
+  }
   return std::move(*r.info);
 }
 

@@ -7,7 +7,9 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include <functional>
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -21,6 +23,12 @@ std::string Quoted(const std::string& s);
 // Reads a file from the filesystem (LoadOptions::read_file's default).
 FileRead ReadFileFromDisk(const std::string& path);
 
+class Parser;
+// The YAML syntax of `text`: a syntax error (yaml-cpp's message and
+// position, with a hint for the usual causes) is recorded in *parser and
+// thrown as a ConfigError.
+YAML::Node ParseYaml(const std::string& text, const Parser* parser);
+
 // Value checks, true when `s` is acceptable.
 bool IsIdentifier(const std::string& s);     // [A-Za-z_][A-Za-z0-9_$]{0,63}
 bool IsServiceName(const std::string& s);    // [A-Za-z0-9_.-]{1,64}
@@ -28,9 +36,17 @@ bool IsVariableName(const std::string& s);   // [A-Za-z_][A-Za-z0-9_]*
 bool IsTimeZone(const std::string& tz);      // +HH:MM, SYSTEM or Area/City
 bool IsListenAddress(const std::string& s);  // host:port, [v6]:port
 
-// Walks the YAML tree, turning every problem into a ConfigError that names
-// the file, line, column and key path. Lives for one load; `options` must
-// outlive it.
+// Walks the YAML tree and collects every problem it finds, each naming the
+// file, line, column and key path; ThrowIfProblems turns them into one
+// ConfigError. Lives for one load; `options` must outlive it.
+//
+// How the walk goes on past a mistake: the typed reads (Str, Int, OneOf,
+// StringMap, CheckKeys) record a bad value and return a stand-in (empty, the
+// minimum, the first choice), so the next key is still read; a problem that
+// leaves nothing to read below it (not a mapping, a required key missing)
+// records and throws Abandoned, which Guard catches around each section.
+// A problem on a key path that already has one is a consequence of it and is
+// dropped (a stand-in "" must not add "must not be empty").
 class Parser {
  public:
   Parser(std::string file, const LoadOptions& options)
@@ -45,9 +61,24 @@ class Parser {
                     std::vector<std::string>* warnings) const;
   KafkaConfig Kafka(const YAML::Node& n, const std::string& path, const KafkaConfig& base) const;
 
-  // --- typed reads and the error format ----------------------------------
+  // --- problems ---------------------------------------------------------
+  // Thrown by Fail after it recorded the problem; caught by Guard.
+  struct Abandoned {};
+  // Records a problem; the walk goes on.
+  void Report(const YAML::Mark& mark, const std::string& path, const std::string& what) const;
+  // Records a problem and abandons the section (throws Abandoned).
   [[noreturn]] void Fail(const YAML::Mark& mark, const std::string& path,
                          const std::string& what) const;
+  // Runs one section; an Abandoned or a yaml-cpp error in it is recorded and
+  // the walk goes on with the next. False if the section was abandoned.
+  bool Guard(const std::function<void()>& section) const;
+  bool HasProblems() const { return !problems_.empty(); }
+  // Throws ConfigError with every problem recorded, in file order (the
+  // first kMaxProblems), if there is any.
+  void ThrowIfProblems() const;
+  static constexpr size_t kMaxProblems = 20;
+
+  // --- typed reads --------------------------------------------------------
   void RequireMap(const YAML::Node& n, const std::string& path) const;
   // Fails on a duplicate or unknown key, suggesting the nearest known one.
   void CheckKeys(const YAML::Node& map, const std::string& path,
@@ -62,8 +93,9 @@ class Parser {
   size_t OneOf(const YAML::Node& n, const std::string& path,
                const std::vector<std::string>& values) const;
   std::map<std::string, std::string> StringMap(const YAML::Node& n, const std::string& path) const;
-  // Reads a file named in the config (a secret or a certificate).
-  // `shown` is how messages name it (default: the path itself).
+  // Reads a file named in the config (a secret or a certificate); one that
+  // cannot be read is recorded and reads as empty. `shown` is how messages
+  // name it (default: the path itself).
   FileInfo ReadNamedFile(const YAML::Node& n, const std::string& path, const std::string& file,
                          const std::string& shown = "") const;
   const LoadOptions& options() const { return options_; }
@@ -85,8 +117,19 @@ class Parser {
   void CheckSameServer(const YAML::Node& services, size_t i, const Config& c,
                        std::vector<std::string>* warnings) const;
 
+  struct Problem {
+    int line = -1;  // 0-based, -1 when the problem has no position
+    int column = -1;
+    std::string path;
+    std::string text;  // the whole line: file:line:col: path: what
+  };
+
   std::string file_;
   const LoadOptions& options_;
+  mutable std::vector<Problem> problems_;
+  // Key paths an unknown key was taken for ("did you mean"): such a key is
+  // not reported missing as well.
+  mutable std::set<std::string> suggested_;
 };
 
 }  // namespace outbox::config_internal

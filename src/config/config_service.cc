@@ -15,20 +15,21 @@ KafkaConfig Parser::Kafka(const YAML::Node& n, const std::string& path,
   if (n["bootstrap_servers"]) {
     k.bootstrap_servers = Str(n["bootstrap_servers"], path + ".bootstrap_servers");
     if (k.bootstrap_servers.empty())
-      Fail(n["bootstrap_servers"].Mark(), path + ".bootstrap_servers", "must not be empty");
+      Report(n["bootstrap_servers"].Mark(), path + ".bootstrap_servers", "must not be empty");
   }
   if (!n["properties"]) return k;
   for (auto& [key, value] : StringMap(n["properties"], path + ".properties")) {
     if (key == "bootstrap.servers")
-      Fail(n["properties"].Mark(), path + ".properties." + key,
-           "set kafka.bootstrap_servers instead");
+      Report(n["properties"].Mark(), path + ".properties." + key,
+             "set kafka.bootstrap_servers instead");
     // A transactional producer refuses every produce outside a
     // transaction (_STATE): each row would go DEAD after max_attempts.
-    if (key == "transactional.id")
-      Fail(n["properties"].Mark(), path + ".properties." + key,
-           "the relay does not use Kafka transactions (its producer is idempotent; "
-           "consumers deduplicate by event_key): remove it");
-    k.properties[key] = value;
+    else if (key == "transactional.id")
+      Report(n["properties"].Mark(), path + ".properties." + key,
+             "the relay does not use Kafka transactions (its producer is idempotent; "
+             "consumers deduplicate by event_key): remove it");
+    else
+      k.properties[key] = value;
   }
   return k;
 }
@@ -44,19 +45,20 @@ ServiceConfig Parser::Service(const YAML::Node& n, const std::string& path,
   if (!n["name"]) Fail(n.Mark(), path + ".name", "is required");
   s.name = Str(n["name"], path + ".name");
   if (!IsServiceName(s.name))
-    Fail(n["name"].Mark(), path + ".name",
-         "must be 1-64 characters of [A-Za-z0-9_.-] (got " + Quoted(s.name) + ")");
-  s.mysql = Mysql(n, n["mysql"], path + ".mysql", warnings);
-  ServiceTopics(n, path, &s);
+    Report(n["name"].Mark(), path + ".name",
+           "must be 1-64 characters of [A-Za-z0-9_.-] (got " + Quoted(s.name) + ")");
+  (void)Guard([&] { s.mysql = Mysql(n, n["mysql"], path + ".mysql", warnings); });
+  (void)Guard([&] { ServiceTopics(n, path, &s); });
   ServiceLoop(n, path, &s);
-  if (const YAML::Node r = n["retry"]; r && !r.IsNull()) ServiceRetry(r, path + ".retry", &s.retry);
+  if (const YAML::Node r = n["retry"]; r && !r.IsNull())
+    (void)Guard([&] { ServiceRetry(r, path + ".retry", &s.retry); });
   if (const YAML::Node r = n["retention"]; r && !r.IsNull())
-    ServiceRetention(r, path + ".retention", &s.retention);
-  s.kafka = Kafka(n["kafka"], path + ".kafka", kafka);
-  s.kafka_override = Kafka(n["kafka"], path + ".kafka", KafkaConfig{});
-  if (s.kafka.bootstrap_servers.empty())
-    Fail(n.Mark(), path + ".kafka.bootstrap_servers",
-         "is required (here or in the top-level kafka block)");
+    (void)Guard([&] { ServiceRetention(r, path + ".retention", &s.retention); });
+  if (Guard([&] { s.kafka = Kafka(n["kafka"], path + ".kafka", kafka); }) &&
+      s.kafka.bootstrap_servers.empty())
+    Report(n.Mark(), path + ".kafka.bootstrap_servers",
+           "is required (here or in the top-level kafka block)");
+  (void)Guard([&] { s.kafka_override = Kafka(n["kafka"], path + ".kafka", KafkaConfig{}); });
   if (n["max_inflight_batches"])
     s.max_inflight_batches =
         static_cast<int>(Int(n["max_inflight_batches"], path + ".max_inflight_batches", 1, 64));
@@ -92,7 +94,7 @@ void Parser::ServiceTopics(const YAML::Node& n, const std::string& path, Service
     if (IsValidTopicName(topic, &why)) continue;
     if (topic.find('{') != std::string::npos)
       why += " (topics values are topic names taken literally; placeholders work only in topic)";
-    Fail(kv.second.Mark(), path + ".topics." + event_type, why);
+    Report(kv.second.Mark(), path + ".topics." + event_type, why);
   }
 }
 
@@ -127,8 +129,8 @@ void Parser::ServiceRetry(const YAML::Node& r, const std::string& rp, RetryConfi
   if (r["max_backoff_ms"])
     retry->max_backoff_ms = Int(r["max_backoff_ms"], rp + ".max_backoff_ms", 1, 86400000);
   if (retry->max_backoff_ms < retry->initial_backoff_ms)
-    Fail(r["max_backoff_ms"] ? r["max_backoff_ms"].Mark() : r.Mark(), rp + ".max_backoff_ms",
-         "must be >= initial_backoff_ms (" + std::to_string(retry->initial_backoff_ms) + ")");
+    Report(r["max_backoff_ms"] ? r["max_backoff_ms"].Mark() : r.Mark(), rp + ".max_backoff_ms",
+           "must be >= initial_backoff_ms (" + std::to_string(retry->initial_backoff_ms) + ")");
 }
 
 void Parser::ServiceRetention(const YAML::Node& r, const std::string& rp,

@@ -1,8 +1,10 @@
 #include "kafka/kafka_publisher.h"
 
-#include <spdlog/spdlog.h>
-
 #include <chrono>
+#include <string_view>
+#include <vector>
+
+#include "common/log.h"
 
 namespace outbox {
 
@@ -20,6 +22,30 @@ std::string Trimmed(const char* s) {
   while (!out.empty() && (out.back() == '\n' || out.back() == '\r' || out.back() == ' '))
     out.pop_back();
   return out;
+}
+
+// librdkafka's error lines while rd_kafka_new runs on this thread: the
+// reason behind its own terse error ("ssl.ca.location failed: ... system
+// lib" hides the "No such file or directory" logged just before).
+thread_local std::vector<std::string>* tls_creation_log = nullptr;
+
+// A librdkafka log line, "[thrd:BROKER]: BROKER: text" or "[thrd:main]:
+// text", split into the broker (empty for its internal threads) and the
+// text.
+void SplitLogLine(std::string_view line, std::string_view* broker, std::string_view* text) {
+  *broker = {};
+  *text = line;
+  if (line.rfind("[thrd:", 0) != 0) return;
+  const size_t end = line.find("]: ");
+  if (end == std::string_view::npos) return;
+  const std::string_view thread = line.substr(6, end - 6);
+  *text = line.substr(end + 3);
+  // Broker threads are named after the broker (host:port/id, with a
+  // protocol prefix unless plaintext); main, app, background are not.
+  if (thread.find(':') == std::string_view::npos) return;
+  *broker = thread;
+  if (text->rfind(thread, 0) == 0 && text->substr(thread.size()).rfind(": ", 0) == 0)
+    *text = text->substr(thread.size() + 2);
 }
 }  // namespace
 
@@ -78,8 +104,17 @@ rd_kafka_t* KafkaPublisher::NewProducer(const std::map<std::string, std::string>
   rd_kafka_conf_set_error_cb(conf, &KafkaPublisher::OnError);
   rd_kafka_conf_set_log_cb(conf, &KafkaPublisher::OnLog);
   rd_kafka_conf_set_opaque(conf, self);
+  std::vector<std::string> logged;
+  tls_creation_log = &logged;
   rd_kafka_t* rk = rd_kafka_new(RD_KAFKA_PRODUCER, conf, errstr, sizeof(errstr));
-  if (rk == nullptr) *error = "cannot create the Kafka producer: " + Trimmed(errstr);
+  tls_creation_log = nullptr;
+  if (rk == nullptr) {
+    *error = "cannot create the Kafka producer: " + Trimmed(errstr);
+    std::string why;
+    for (const auto& l : logged) why += (why.empty() ? "" : "; ") + l;
+    if (!why.empty()) *error += " (librdkafka: " + why + ")";
+    if (error->find("ssl") != std::string::npos) *error += KafkaHint(KafkaCause::kTls);
+  }
   return rk;  // on failure rd_kafka_new destroyed conf
 }
 
@@ -87,13 +122,12 @@ std::shared_ptr<KafkaPublisher> KafkaPublisher::Create(
     const std::map<std::string, std::string>& props, std::string* error) {
   std::shared_ptr<KafkaPublisher> self(new KafkaPublisher());
   self->props_ = props;
+  if (auto it = props.find("bootstrap.servers"); it != props.end())
+    self->bootstrap_servers_ = it->second;
   self->rk_ = NewProducer(props, self.get(), error);
   if (self->rk_ == nullptr) return nullptr;
-  // spdlog's registry is built on first use. Build it here, before the
-  // threads that log: the prober logs within milliseconds, and a first use
-  // racing the caller's is invisible to ThreadSanitizer's view of
-  // libspdlog's (uninstrumented) static initialisation.
-  (void)spdlog::default_logger_raw();
+  // Before the threads that log: the prober logs within milliseconds.
+  PrepareLoggingForThreads();
   self->poller_ = std::thread([p = self.get()] { p->PollLoop(); });
   self->prober_ = std::thread([p = self.get()] { p->ProbeLoop(); });
   return self;
@@ -108,7 +142,8 @@ void KafkaPublisher::ReplaceProducer() {
   std::string error;
   rd_kafka_t* fresh = NewProducer(props_, this, &error);
   if (fresh == nullptr) {
-    spdlog::error("kafka: cannot replace the producer after a fatal error: {}", error);
+    LogError("kafka: cannot replace the producer after a fatal error",
+             {{"bootstrap_servers", bootstrap_servers_}, {"error", error}});
     return;  // tried again on the next poll
   }
   rd_kafka_t* old;
@@ -121,7 +156,8 @@ void KafkaPublisher::ReplaceProducer() {
   rd_kafka_poll(old, 0);
   rd_kafka_destroy(old);
   ++replaced_;
-  spdlog::warn("kafka: replaced the producer after a fatal error; failed messages are retried");
+  LogWarn("kafka: replaced the producer after a fatal error; failed messages are retried",
+          {{"bootstrap_servers", bootstrap_servers_}, {"reason", "producer_fatal"}});
 }
 
 KafkaPublisher::~KafkaPublisher() {
@@ -151,7 +187,52 @@ bool KafkaPublisher::Probe(int timeout_ms) {
   const struct rd_kafka_metadata* md = nullptr;
   rd_kafka_resp_err_t err = rd_kafka_metadata(rk_, 0, nullptr, &md, timeout_ms);
   if (md) rd_kafka_metadata_destroy(md);
-  return err == RD_KAFKA_RESP_ERR_NO_ERROR;
+  if (err == RD_KAFKA_RESP_ERR_NO_ERROR) {
+    std::lock_guard<std::mutex> plock(problem_mu_);
+    problem_ = {};
+    logged_cause_ = KafkaCause::kNone;
+    return true;
+  }
+  NoteProblem({ClassifyKafkaProblem(err, ""),
+               std::string("no broker answered a metadata request: ") + rd_kafka_err2str(err),
+               true});
+  return false;
+}
+
+KafkaProblem KafkaPublisher::Problem() const {
+  std::lock_guard<std::mutex> lock(problem_mu_);
+  return problem_;
+}
+
+KafkaProblem KafkaPublisher::ProbeTopic(const std::string& topic, int timeout_ms) {
+  std::shared_lock<std::shared_mutex> lock(rk_mu_);
+  rd_kafka_topic_t* rkt = rd_kafka_topic_new(rk_, topic.c_str(), nullptr);
+  if (rkt == nullptr)
+    return {KafkaCause::kOther, "topic " + topic + ": " + rd_kafka_err2str(rd_kafka_last_error())};
+  const struct rd_kafka_metadata* md = nullptr;
+  rd_kafka_resp_err_t err = rd_kafka_metadata(rk_, 0, rkt, &md, timeout_ms);
+  if (err == RD_KAFKA_RESP_ERR_NO_ERROR && md != nullptr && md->topic_cnt == 1)
+    err = md->topics[0].err;
+  if (md) rd_kafka_metadata_destroy(md);
+  rd_kafka_topic_destroy(rkt);
+  if (err == RD_KAFKA_RESP_ERR_NO_ERROR) return {};
+  return {ClassifyKafkaProblem(err, ""), "topic " + topic + ": " + rd_kafka_err2str(err)};
+}
+
+void KafkaPublisher::NoteProblem(KafkaProblem problem) {
+  std::lock_guard<std::mutex> lock(problem_mu_);
+  // "1/1 brokers are down" and a failed probe follow the real cause (a
+  // refused connection, SASL or TLS handshake): keep that one.
+  if (problem.generic && !problem_.ok()) return;
+  problem_ = std::move(problem);
+  // While the cluster is up a dropped connection is routine (librdkafka
+  // reconnects); once down, each new cause is worth a line.
+  if (up_.load() || problem_.cause == logged_cause_) return;
+  logged_cause_ = problem_.cause;
+  LogWarn("kafka: cannot use the cluster", {{"bootstrap_servers", bootstrap_servers_},
+                                            {"reason", "broker_down"},
+                                            {"cause", ToLabel(problem_.cause)},
+                                            {"error", problem_.error}});
 }
 
 void KafkaPublisher::TriggerFatalErrorForTesting(const std::string& reason) {
@@ -179,10 +260,20 @@ void KafkaPublisher::ProbeLoop() {
       bool ok = Probe(2000);
       lock.lock();
       if (ok != up_.load() || first) {
-        if (ok)
-          spdlog::info(first ? "kafka: broker reachable" : "kafka: broker reachable again");
-        else
-          spdlog::warn("kafka: no broker reachable");
+        if (ok && first) {
+          LogInfo("kafka: broker reachable", {{"bootstrap_servers", bootstrap_servers_}});
+        } else if (ok) {
+          LogInfo("kafka: broker reachable again", {{"bootstrap_servers", bootstrap_servers_}});
+        } else {
+          // The error callback that names the cause runs on the poll thread,
+          // usually within one of its 50 ms polls of the failed probe.
+          stop_cv_.wait_for(lock, std::chrono::milliseconds(200), [this] { return stop_.load(); });
+          const KafkaProblem p = Problem();
+          LogWarn("kafka: no broker reachable", {{"bootstrap_servers", bootstrap_servers_},
+                                                 {"reason", "broker_down"},
+                                                 {"cause", ToLabel(p.cause)},
+                                                 {"error", p.error}});
+        }
       }
       first = false;
       up_ = ok;
@@ -195,27 +286,36 @@ void KafkaPublisher::ProbeLoop() {
 void KafkaPublisher::OnError(rd_kafka_t* rk, int err, const char* reason, void* opaque) {
   auto* self = static_cast<KafkaPublisher*>(opaque);
   auto code = static_cast<rd_kafka_resp_err_t>(err);
-  if (code == RD_KAFKA_RESP_ERR__ALL_BROKERS_DOWN) {
-    if (self->up_.exchange(false)) spdlog::warn("kafka: all brokers down: {}", reason);
-    return;
-  }
   if (code == RD_KAFKA_RESP_ERR__FATAL) {
     char buf[512];
     rd_kafka_resp_err_t orig = rd_kafka_fatal_error(rk, buf, sizeof(buf));
-    spdlog::error("kafka: fatal producer error {}: {}", rd_kafka_err2name(orig), buf);
+    LogError("kafka: fatal producer error", {{"bootstrap_servers", self->bootstrap_servers_},
+                                             {"reason", "producer_fatal"},
+                                             {"code", rd_kafka_err2name(orig)},
+                                             {"error", buf}});
     self->fatal_ = true;
     return;
   }
-  spdlog::debug("kafka: {}: {}", rd_kafka_err2name(code), reason);
+  const std::string text = Trimmed(reason);
+  if (code == RD_KAFKA_RESP_ERR__ALL_BROKERS_DOWN && self->up_.exchange(false))
+    LogWarn("kafka: all brokers down", {{"bootstrap_servers", self->bootstrap_servers_},
+                                        {"reason", "broker_down"},
+                                        {"error", text}});
+  LogDebug("kafka: error reported", {{"bootstrap_servers", self->bootstrap_servers_},
+                                     {"code", rd_kafka_err2name(code)},
+                                     {"error", text}});
+  self->NoteProblem(
+      {ClassifyKafkaProblem(code, text), text, code == RD_KAFKA_RESP_ERR__ALL_BROKERS_DOWN});
 }
 
 void KafkaPublisher::OnLog(const rd_kafka_t*, int level, const char* fac, const char* buf) {
-  if (level <= 3)
-    spdlog::error("librdkafka {}: {}", fac, buf);
-  else if (level <= 4)
-    spdlog::warn("librdkafka {}: {}", fac, buf);
+  std::string_view broker, text;
+  SplitLogLine(buf, &broker, &text);
+  if (tls_creation_log != nullptr && level <= 3) tls_creation_log->emplace_back(text);
+  if (broker.empty())  // one of its internal threads (main, app, background)
+    LogAtSyslogLevel(level, "librdkafka", {{"facility", fac}, {"error", text}});
   else
-    spdlog::debug("librdkafka {}: {}", fac, buf);
+    LogAtSyslogLevel(level, "librdkafka", {{"facility", fac}, {"broker", broker}, {"error", text}});
 }
 
 void KafkaPublisher::Send(const Message& m, SentFn sent) {
@@ -233,7 +333,8 @@ void KafkaPublisher::Send(const Message& m, SentFn sent) {
                             RD_KAFKA_V_HEADERS(hdrs), RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY),
                             RD_KAFKA_V_OPAQUE(ctx), RD_KAFKA_V_END);
   }
-  if (err == RD_KAFKA_RESP_ERR_NO_ERROR) return;  // the delivery report calls `sent`
+  // librdkafka holds ctx until the delivery report, which frees it.
+  if (err == RD_KAFKA_RESP_ERR_NO_ERROR) return;  // NOLINT(clang-analyzer-cplusplus.NewDeleteLeaks)
   rd_kafka_headers_destroy(hdrs);
   std::unique_ptr<MsgCtx> owned(ctx);
   PublishOutcome o = ClassifyKafkaError(err, up_.load());
@@ -253,7 +354,8 @@ void KafkaPublisher::OnDeliveryReport(rd_kafka_t*, const rd_kafka_message_t* msg
   PublishOutcome o = ClassifyKafkaError(msg->err, self->up_.load());
   if (o.result == PublishResult::kAcked) {
     self->last_ack_ms_ = NowMs();
-    if (!self->up_.exchange(true)) spdlog::info("kafka: broker reachable again");
+    if (!self->up_.exchange(true))
+      LogInfo("kafka: broker reachable again", {{"bootstrap_servers", self->bootstrap_servers_}});
   }
   ctx->sent(std::move(o));
 }

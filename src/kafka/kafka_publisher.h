@@ -11,6 +11,7 @@
 #include <string>
 #include <thread>
 
+#include "kafka/kafka_problem.h"
 #include "kafka/publisher.h"
 
 namespace outbox {
@@ -39,7 +40,17 @@ class KafkaPublisher : public Publisher {
   // Waits up to `timeout_ms` for every queued message's delivery report.
   void Flush(int timeout_ms);
   // Fetches cluster metadata; true if a broker answered within timeout_ms.
+  // A failure is recorded for Problem() unless a more specific cause
+  // (authentication, TLS) is known already.
   bool Probe(int timeout_ms);
+  // Why the cluster cannot be used: the last cause librdkafka reported
+  // (SASL, TLS, a refused connection) since the last successful probe.
+  // ok() when none was. Meaningful while !Healthy().
+  KafkaProblem Problem() const;
+  // Asks the cluster about `topic`: ok, or why it cannot be written
+  // (authorization, unknown topic, no broker).
+  KafkaProblem ProbeTopic(const std::string& topic, int timeout_ms);
+  const std::string& bootstrap_servers() const { return bootstrap_servers_; }
   // Makes librdkafka raise a fatal error, as a broken idempotent producer
   // would (rd_kafka_test_fatal_error). For tests.
   void TriggerFatalErrorForTesting(const std::string& reason);
@@ -56,8 +67,12 @@ class KafkaPublisher : public Publisher {
   static void OnDeliveryReport(rd_kafka_t* rk, const rd_kafka_message_t* msg, void* opaque);
   static void OnError(rd_kafka_t* rk, int err, const char* reason, void* opaque);
   static void OnLog(const rd_kafka_t* rk, int level, const char* fac, const char* buf);
+  // Records a cause from librdkafka's error callback or a failed probe, and
+  // logs it while the cluster is down and the cause is new.
+  void NoteProblem(KafkaProblem problem);
 
   std::map<std::string, std::string> props_;
+  std::string bootstrap_servers_;  // for log lines
   // rk_ is replaced only by the poll thread, under an exclusive lock; other
   // threads use it under a shared lock.
   mutable std::shared_mutex rk_mu_;
@@ -75,6 +90,9 @@ class KafkaPublisher : public Publisher {
   std::atomic<bool> fatal_{false};
   std::atomic<int> replaced_{0};
   std::atomic<int64_t> last_ack_ms_{0};
+  mutable std::mutex problem_mu_;
+  KafkaProblem problem_;                         // guarded by problem_mu_
+  KafkaCause logged_cause_ = KafkaCause::kNone;  // guarded by problem_mu_
 };
 
 // Maps a librdkafka error to a publish result and a metric reason.

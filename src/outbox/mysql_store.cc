@@ -1,8 +1,8 @@
 #include "outbox/mysql_store.h"
 
 #include <cppconn/statement.h>
-#include <spdlog/spdlog.h>
 
+#include "common/log.h"
 #include "outbox/mysql_store_factory.h"
 #include "outbox/mysql_store_sql.h"
 
@@ -99,8 +99,8 @@ Status MysqlStore::Run(const char* what, const std::function<void()>& fn) {
     if (!conn_.StillWritable()) {
       // Gone (closed while idle) or demoted: the Connect() below opens a new
       // session through mysql.host, and refuses it if that is read-only.
-      spdlog::debug("{}: session closed or its server turned read-only; reconnecting",
-                    conn_.TableName());
+      LogDebug("session closed or its server turned read-only; reconnecting",
+               {{"table", conn_.TableName()}});
       conn_.Close();
     }
   }

@@ -1,8 +1,8 @@
 #include "relay/claimer.h"
 
-#include <spdlog/spdlog.h>
-
 #include <algorithm>
+
+#include "common/log.h"
 
 namespace outbox {
 
@@ -68,11 +68,15 @@ void Claimer::StartOver() {
 void Claimer::EndPass() {
   scan_store_->EndSnapshot();
   const PassStats& p = pass_stats_;
-  spdlog::debug(
-      "service {}: pass ended after {:.1f} ms: {} round(s), {} page(s), {} row(s) scanned, {} "
-      "claimed ({} deferred left); scan {:.1f} ms, claim {:.1f} ms",
-      config_.name, Ms(clock_->Now() - pass_started_), p.rounds, p.pages, p.scanned, p.claimed,
-      planner_->deferred_count(), Ms(p.scan), Ms(p.claim));
+  LogDebug("claim pass ended", {{"service", config_.name},
+                                {"duration_ms", Ms(clock_->Now() - pass_started_)},
+                                {"rounds", p.rounds},
+                                {"pages", p.pages},
+                                {"scanned", p.scanned},
+                                {"count", p.claimed},
+                                {"deferred", planner_->deferred_count()},
+                                {"scan_ms", Ms(p.scan)},
+                                {"claim_ms", Ms(p.claim)}});
   pass_stats_ = PassStats{};
   planner_->EndPass();
 }

@@ -1,7 +1,5 @@
 #include "relay/db_health.h"
 
-#include <spdlog/spdlog.h>
-
 #include "common/log.h"
 
 namespace outbox {
@@ -28,7 +26,8 @@ void DbHealth::Note(const Status& s, std::string_view what, bool settle) {
   up_ = false;
   metrics_->Set(ServiceStats::Gauge::kDatabaseUp, 0);
   if (!logged_down_ || last_error_ != s.message()) {
-    LogWarn(fmt::format("{} failed", what), {{"service", service_}, {"error", s.message()}});
+    LogWarn("database call failed",
+            {{"service", service_}, {"call", what}, {"error", s.message()}});
     logged_down_ = true;
   }
   last_error_ = s.message();

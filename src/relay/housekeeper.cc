@@ -92,7 +92,7 @@ Status Housekeeper::RunRetention(const PauseFn& pause) {
   }
   if (total > 0)
     LogInfo("retention deleted SENT rows",
-            {{"service", config_.name}, {"count", total}, {"days", *r.sent_days}});
+            {{"service", config_.name}, {"count", total}, {"sent_days", *r.sent_days}});
   return Status::Ok();
 }
 

@@ -1,7 +1,5 @@
 #include "relay/settler.h"
 
-#include <spdlog/spdlog.h>
-
 #include <algorithm>
 #include <limits>
 #include <set>
@@ -148,14 +146,13 @@ void Settler::LogBatch(const PublishedBatch& done, const std::vector<SettleOp>& 
   if (result.stale > 0) {
     std::string ids;
     for (size_t i = 0; i < result.stale_ids.size() && i < 10; ++i)
-      ids += (i ? ", " : " (ids ") + std::to_string(result.stale_ids[i]);
-    if (!ids.empty()) ids += result.stale_ids.size() > 10 ? ", ...)" : ")";
-    LogWarn(fmt::format("{} row(s) of a batch were no longer ours when settled{}: the lease "
-                        "expired and another relay took them over, the claim's commit failed "
-                        "after the batch was published, or someone changed or deleted them; "
-                        "left as they are",
-                        result.stale, ids),
-            {{"service", config_.name}, {"count", result.stale}});
+      ids += (i ? "," : "") + std::to_string(result.stale_ids[i]);
+    if (result.stale_ids.size() > 10) ids += ",...";
+    LogWarn(
+        "rows of a batch were no longer ours when settled: the lease expired and another relay "
+        "took them over, the claim's commit failed after the batch was published, or someone "
+        "changed or deleted them; left as they are",
+        {{"service", config_.name}, {"count", result.stale}, {"outbox_ids", ids}});
   }
   const auto queue_full = std::count_if(done.outcomes.begin(), done.outcomes.end(), [](auto& o) {
     return o.reason == FailureReason::kQueueFull;

@@ -51,7 +51,7 @@ class FakeRelayHttp {
 TEST_CASE("no arguments print usage on stderr and exit 2", "[cli][process]") {
   ProcessResult r = Cli({});
   CHECK(r.exit_code == 2);
-  CHECK(r.err.find("Usage:") != std::string::npos);
+  CHECK(r.err.find("\nUsage: outbox-relay [OPTIONS] [SUBCOMMAND]\n") != std::string::npos);
   CHECK(r.err.find("-c,--config") != std::string::npos);
   CHECK(r.out.empty());
 }
@@ -116,7 +116,38 @@ TEST_CASE("usage errors exit 2", "[cli][process]") {
   CHECK(Cli({"frobnicate"}).exit_code == 2);
   CHECK(Cli({"check", "--no-such-flag"}).exit_code == 2);
   CHECK(Cli({"dead"}).exit_code == 2);
-  CHECK(Cli({"health", "--url", "https://127.0.0.1:1/healthz"}).exit_code == 2);
+  CHECK(Cli({"help", "frobnicate"}).exit_code == 2);
+}
+
+TEST_CASE("help and --help show the program's name and every option a command accepts",
+          "[cli][process]") {
+  ProcessResult top = Cli({"help"});
+  CHECK(top.exit_code == 0);
+  CHECK(top.out.find("Usage: outbox-relay [OPTIONS] [SUBCOMMAND]\n") != std::string::npos);
+  CHECK(top.out.find("-c,--config") != std::string::npos);
+  for (const auto& cmd : {"run", "check", "health", "version", "dead"})
+    CHECK(top.out.find(std::string("\n  ") + cmd + " ") != std::string::npos);
+
+  // `help check` and `check --help` print the same text: the subcommand's
+  // own options and the program's, which it accepts too.
+  ProcessResult help_check = Cli({"help", "check"});
+  ProcessResult check_help = Cli({"check", "--help"});
+  CHECK(help_check.exit_code == 0);
+  CHECK(check_help.exit_code == 0);
+  CHECK(help_check.out == check_help.out);
+  CHECK(check_help.out.find("Usage: outbox-relay check [OPTIONS]\n") != std::string::npos);
+  CHECK(check_help.out.find("--connect") != std::string::npos);
+  CHECK(check_help.out.find("-c,--config") != std::string::npos);
+  CHECK(check_help.out.find("-V,--version") != std::string::npos);
+
+  ProcessResult replay = Cli({"help", "dead", "replay"});
+  CHECK(replay.exit_code == 0);
+  CHECK(replay.out.find("Usage: outbox-relay dead replay [OPTIONS]\n") != std::string::npos);
+  for (const auto& opt : {"--service", "--id", "--all", "--event-type", "--dry-run", "-c,--config"})
+    CHECK(replay.out.find(opt) != std::string::npos);
+  ProcessResult health = Cli({"health", "--help"});
+  for (const auto& opt : {"--url", "--timeout-ms", "-c,--config"})
+    CHECK(health.out.find(opt) != std::string::npos);
 }
 
 TEST_CASE("health exits 0 when healthz answers 200 and 1 on 503 or no answer", "[cli][process]") {
@@ -164,6 +195,29 @@ TEST_CASE("health reads http.listen from the config and probes loopback for a wi
                     dir.path() + "/no-such-secret}\n");
   CHECK(Cli({"health", "-c", secretless}).exit_code == 0);
   CHECK(Cli({"check", "-c", secretless}).exit_code == 2);
-  // A config error is still exit 2.
-  CHECK(Cli({"health", "-c", dir.path() + "/missing.yaml"}).exit_code == 2);
+  // Nothing but http.listen is read: an empty broker list, an unknown key
+  // and no services at all do not stop it.
+  const std::string partial =
+      dir.Write("p.yaml", "http: {listen: \"127.0.0.1:" + std::to_string(healthy.port()) +
+                              "\"}\nkafka: {bootstrap_servers: \"\"}\nfrobnicate: 1\n");
+  CHECK(Cli({"health", "-c", partial}).exit_code == 0);
+}
+
+TEST_CASE("health exits 1 and never 2 for a config it cannot read or a bad URL", "[cli][process]") {
+  TempDir dir;
+  const std::vector<std::vector<std::string>> cases = {
+      {"health", "-c", dir.path() + "/missing.yaml"},
+      {"health", "-c", dir.Write("syntax.yaml", "http: {listen: \"127.0.0.1:1\n")},
+      {"health", "-c", dir.Write("listen.yaml", "http: {listen: nope}\n")},
+      {"health", "-c", dir.Write("unset.yaml", "http: {listen: \"${HEALTH_TEST_UNSET}\"}\n")},
+      {"health", "--url", "https://127.0.0.1:1/healthz"},
+      {"health", "--url", "bogus"},
+      {"health", "--no-such-flag"},
+      {"health", "--timeout-ms", "0"}};
+  for (const auto& args : cases) {
+    ProcessResult r = Cli(args);
+    INFO(args.back() << "\n" << r.err);
+    CHECK(r.exit_code == 1);
+    CHECK_FALSE(r.err.empty());
+  }
 }

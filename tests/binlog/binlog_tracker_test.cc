@@ -201,3 +201,16 @@ TEST_CASE("binlog: rows of a table that was never mapped wake everyone", "[binlo
   REQUIRE(t.OnXid(&c));
   CHECK(c.all);
 }
+
+TEST_CASE("binlog: a dump thread from another client host under this instance_id is told apart",
+          "[binlog-unit]") {
+  CHECK(outbox::binlog::ClientHost("10.0.0.5:51234") == "10.0.0.5");
+  CHECK(outbox::binlog::ClientHost("[::1]:51234") == "::1");
+  CHECK(outbox::binlog::ClientHost("localhost") == "localhost");
+  CHECK(outbox::binlog::ClientHost("db-client.example") == "db-client.example");
+  // This host's own relay: the same client host as the check's session.
+  CHECK(outbox::binlog::OtherClientHost("10.0.0.5", {"10.0.0.5"}).empty());
+  CHECK(outbox::binlog::OtherClientHost("10.0.0.5", {}).empty());
+  // Another host with the same instance_id, hence the same server_id.
+  CHECK(outbox::binlog::OtherClientHost("10.0.0.5", {"10.0.0.5", "10.0.0.6"}) == "10.0.0.6");
+}

@@ -232,3 +232,14 @@ TEST_CASE("audit lines are written at info even when log.level is error", "[log]
   CHECK(Lines(out) == 1);
   CHECK(out.find("info  [r] audit: dead replay service=order outbox_id=5\n") != std::string::npos);
 }
+
+TEST_CASE("a double field is a JSON number with at most three decimals", "[log]") {
+  const std::vector<LogField> fields = {{"duration_ms", 12.5}, {"scan_ms", 0.1234}, {"x", 3.0}};
+  const std::string line =
+      FormatLogLine({LogFormat::kJson, "i", false}, spdlog::level::debug,
+                    std::chrono::system_clock::time_point{}, "claim pass ended", fields);
+  const auto j = nlohmann::json::parse(line);
+  CHECK(j.at("duration_ms") == 12.5);
+  CHECK(j.at("scan_ms") == 0.123);
+  CHECK(j.at("x") == 3);
+}

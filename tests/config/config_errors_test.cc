@@ -55,6 +55,11 @@ std::vector<BadConfig> YamlSyntaxCases() {
        "c.yaml:1:21: yaml: end of map flow not found (a value starting with [ is a list: quote an "
        "IPv6 address, \"[::1]:9464\")"},
       {"instance_id: *nope\n", "c.yaml:1:14: yaml: the referenced anchor is not defined"},
+      // yaml-cpp itself reads an unclosed quote to the end of the file.
+      {"instance_id: \"x\n" + Svc(),
+       "c.yaml:1:14: yaml: illegal EOF in scalar (the \" opened here is never closed)"},
+      {"instance_id: 'it''s\n" + Svc(),
+       "c.yaml:1:14: yaml: illegal EOF in scalar (the ' opened here is never closed)"},
       {"instance_id: a\n---\ninstance_id: b\n",
        "c.yaml:2:1: yaml: more than one YAML document (a second \"---\"); the config is one "
        "document"},
@@ -437,5 +442,71 @@ TEST_CASE(
     CHECK(r.exit_code == 2);
     CHECK(r.err == expected + "\n");
     CHECK(r.out.empty());
+  }
+}
+
+TEST_CASE("every problem of a file is reported in one run in file order each with its position",
+          "[config][bad]") {
+  TempDir dir;
+  const std::string file =
+      dir.Write("multi.yaml",
+                "instance_id: \"\"\n"
+                "log: {level: loud}\n"
+                "kafka: {bootstrap_servers: k:9092}\n"
+                "services:\n"
+                "  - name: order\n"
+                "    mysql: {user: u, database: d, port: 70000, pasword_env: X}\n"
+                "    batch_size: 0\n"
+                "    ordering: random\n"
+                "    retry: {max_attempts: 0}\n"
+                "  - name: \"bad name\"\n"
+                "    mysql: {database: d}\n");
+  const std::vector<std::string> expected = {
+      file + ":1:14: instance_id: must not be empty",
+      file + ":2:14: log.level: must be one of debug | info | warn | error (got \"loud\")",
+      file + ":6:41: services[0].mysql.port: must be between 1 and 65535 (got 70000)",
+      file + ":6:48: services[0].mysql.pasword_env: unknown key (did you mean \"password_env\"?)",
+      file + ":7:17: services[0].batch_size: must be between 1 and 10000 (got 0)",
+      file + ":8:15: services[0].ordering: must be one of per_aggregate | none (got \"random\")",
+      file + ":9:27: services[0].retry.max_attempts: must be between 1 and 1000 (got 0)",
+      file +
+          ":10:11: services[1].name: must be 1-64 characters of [A-Za-z0-9_.-] (got \"bad name\")",
+      file + ":11:12: services[1].mysql.user: is required",
+  };
+  std::string joined;
+  for (const auto& e : expected) joined += e + "\n";
+
+  try {
+    LoadConfigFile(file);
+    FAIL("no error");
+  } catch (const ConfigError& e) {
+    CHECK(e.problems() == expected);
+    CHECK(std::string(e.what()) + "\n" == joined);
+  }
+  ProcessResult r = RunProcess({OUTBOX_BINARY, "check", "--config", file}, ChildEnv());
+  CHECK(r.exit_code == 2);
+  CHECK(r.err == joined);
+}
+
+TEST_CASE("a file with more than 20 problems shows the first 20 and how many more there are",
+          "[config][bad]") {
+  std::string yaml = "kafka: {bootstrap_servers: k:9092}\nservices:\n";
+  for (int i = 0; i < 25; ++i)
+    yaml += "  - name: s" + std::to_string(i) + "\n    mysql: {user: u, database: d}\n" +
+            "    batch_size: 0\n";
+  TempDir dir;
+  const std::string file = dir.Write("many.yaml", yaml);
+  try {
+    LoadConfigFile(file);
+    FAIL("no error");
+  } catch (const ConfigError& e) {
+    REQUIRE(e.problems().size() == 20);
+    CHECK(e.problems().front() ==
+          file + ":5:17: services[0].batch_size: must be between 1 and 10000 (got 0)");
+    CHECK(e.problems().back() ==
+          file + ":62:17: services[19].batch_size: must be between 1 and 10000 (got 0)");
+    const std::string what = e.what();
+    CHECK(what.substr(what.rfind('\n') + 1) ==
+          file + ": 5 more problem(s) not shown: fix these and check again");
   }
 }

@@ -276,3 +276,28 @@ TEST_CASE("wakeup and binlog_server_id and the TLS mode parse into their enums a
   CHECK(std::string(ToString(Wakeup::kBinlog)) == "binlog");
   CHECK(std::string(ToString(TlsMode::kVerifyIdentity)) == "verify_identity");
 }
+
+TEST_CASE("LoadHttpListen reads http.listen alone and the default when the file has none",
+          "[config]") {
+  TempDir dir;
+  auto env = [](const std::string& name) -> std::optional<std::string> {
+    if (name == "PORT") return std::string("9999");
+    return std::nullopt;
+  };
+  // The rest of the file is neither read nor validated.
+  CHECK(LoadHttpListen(dir.Write("a.yaml",
+                                 "http: {listen: \"0.0.0.0:${PORT}\"}\nkafka: "
+                                 "{bootstrap_servers: \"\"}\nnope: 1\n"),
+                       env) == "0.0.0.0:9999");
+  CHECK(LoadHttpListen(dir.Write("b.yaml", "services: []\n"), env) == "127.0.0.1:9464");
+  const std::string bad = dir.Write("c.yaml", "http: {listen: nope}\n");
+  try {
+    LoadHttpListen(bad, env);
+    FAIL("no error");
+  } catch (const ConfigError& e) {
+    CHECK(std::string(e.what()) ==
+          bad + ":1:16: http.listen: must be host:port, e.g. 127.0.0.1:9464 (got \"nope\")");
+  }
+  CHECK_THROWS_AS(LoadHttpListen(dir.path() + "/missing.yaml", env), ConfigError);
+  CHECK_THROWS_AS(LoadHttpListen(dir.Write("d.yaml", "http: {listen: \"x\n"), env), ConfigError);
+}

@@ -1,5 +1,6 @@
 #include "fuzz_inputs.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <nlohmann/json.hpp>
@@ -78,9 +79,12 @@ void ConfigLoaderInput(const uint8_t* data, size_t size) {
               s.mysql.password_source != "none");
     }
   } catch (const ConfigError& e) {
-    // The expected answer to a bad file: one line, never the secret.
+    // The expected answer to a bad file: one line per problem, at most 20
+    // (and a line saying how many more), never the secret.
     std::string_view msg = e.what();
-    Require(msg.find('\n') == std::string_view::npos);
+    Require(!e.problems().empty() && e.problems().size() <= 20);
+    for (const auto& p : e.problems()) Require(p.find('\n') == std::string::npos);
+    Require(static_cast<size_t>(std::count(msg.begin(), msg.end(), '\n')) <= e.problems().size());
     Require(names_secret || msg.find("hunter2") == std::string_view::npos);
   }
 }

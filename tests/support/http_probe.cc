@@ -67,7 +67,9 @@ HttpReply HttpGet(int port, const std::string& path, int timeout_ms) {
 }
 
 int ServingPort(const std::string& log) {
-  static const std::regex kServing(R"(serving /metrics, /healthz, /readyz on [0-9.]+:(\d+))");
+  // JSON ("address":"127.0.0.1:PORT") or text (address=127.0.0.1:PORT).
+  static const std::regex kServing(
+      R"(serving /metrics, /healthz, /readyz[^\n]*address["=:]+[0-9.]+:(\d+))");
   std::smatch m;
   return std::regex_search(log, m, kServing) ? std::stoi(m[1]) : 0;
 }

@@ -18,8 +18,9 @@ struct HttpReply {
 // GET http://127.0.0.1:port/path with a short timeout.
 HttpReply HttpGet(int port, const std::string& path, int timeout_ms = 2000);
 
-// The port a relay logged that it serves HTTP on ("serving /metrics,
-// /healthz, /readyz on 127.0.0.1:PORT"), or 0 while `log` has no such line.
+// The port a relay logged that it serves HTTP on (the line "http: serving
+// /metrics, /healthz, /readyz" with address 127.0.0.1:PORT, JSON or text),
+// or 0 while `log` has no such line.
 int ServingPort(const std::string& log);
 
 }  // namespace outbox::testing

@@ -41,8 +41,8 @@ class TestBroker {
   // The next `count` Produce requests fail with `err`.
   void PushProduceErrors(rd_kafka_resp_err_t err, int count);
   void ClearProduceErrors();
-  // Metadata requests for `topic` answer `err` (UNKNOWN_TOPIC_OR_PART: a
-  // topic that does not exist and is not created on demand).
+  // Metadata requests for `topic` answer `err` (TOPIC_AUTHORIZATION_FAILED,
+  // UNKNOWN_TOPIC_OR_PART, ...).
   void SetTopicError(const std::string& topic, rd_kafka_resp_err_t err);
 
  private:
