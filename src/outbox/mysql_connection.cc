@@ -141,6 +141,14 @@ Status MysqlConnection::Connect() {
     // READ COMMITTED: locking reads see the latest committed row and take no
     // gap locks, so claims by replicas do not block each other.
     st->execute("SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED");
+    // A session this process gave up on (a read timeout under load, a
+    // statement cut off by a network fault) may stay open on the server with
+    // the claim's row locks, which SKIP LOCKED then skips: with the default
+    // wait_timeout (8 hours) its rows and the later events of their
+    // aggregates would wait that long. The relay never leaves a session idle
+    // inside a transaction, and an idle one it still wants is pinged and
+    // opened again (MysqlStore::Run), so the server may end it after a minute.
+    st->execute("SET SESSION wait_timeout = " + std::to_string(kSessionWaitTimeoutS));
     if (config_.time_zone) {
       std::unique_ptr<sql::PreparedStatement> ps(conn_->prepareStatement("SET time_zone = ?"));
       ps->setString(1, *config_.time_zone);

@@ -32,6 +32,10 @@ struct ServerState {
   std::vector<std::string> read_only;
 };
 
+// The server ends a relay session idle this long (seconds): a session the
+// relay gave up on cannot keep its row locks for the default 8 hours.
+inline constexpr int kSessionWaitTimeoutS = 60;
+
 // One MySQL/MariaDB connection with a cache of server-side prepared
 // statements. Not thread-safe; owned by one thread.
 class MysqlConnection {
@@ -40,11 +44,10 @@ class MysqlConnection {
   ~MysqlConnection();
 
   // Connects if not connected, applying session settings (READ COMMITTED,
-  // time_zone when configured), and reads server() anew. Safe to call
-  // repeatedly. A failure carries the StatusCode of the SQL error
-  // (kUnavailable, kPermission, ...). A read-only server is connected to:
-  // whether that is acceptable is the caller's decision (MysqlStore refuses
-  // it, `check` and the dead-letter commands read on).
+  // wait_timeout kSessionWaitTimeoutS, time_zone when configured), and reads server() anew. Safe to
+  // call repeatedly. A failure carries the StatusCode of the SQL error (kUnavailable, kPermission,
+  // ...). A read-only server is connected to: whether that is acceptable is the caller's decision
+  // (MysqlStore refuses it, `check` and the dead-letter commands read on).
   Status Connect();
   void Close();
   bool connected() const { return conn_ != nullptr; }

@@ -58,3 +58,17 @@ TEST_CASE("a JSON column is read through a cast that MariaDB returns byte for by
   REQUIRE(batch.rows[0].headers);
   CHECK(*batch.rows[0].headers == headers);
 }
+
+TEST_CASE(
+    "a relay session tells the server to end it after a minute idle, so that one the relay "
+    "gave up on cannot keep its row locks for hours",
+    "[store]") {
+  TestDatabase db("session_wait_timeout");
+  MysqlConnection conn(db.mysql());
+  REQUIRE(conn.Connect().ok());
+  auto* ps = conn.Prepare("SELECT @@SESSION.wait_timeout, @@GLOBAL.wait_timeout");
+  std::unique_ptr<sql::ResultSet> rs(ps->executeQuery());
+  REQUIRE(rs->next());
+  CHECK(rs->getInt(1) == kSessionWaitTimeoutS);
+  CHECK(rs->getInt(2) > kSessionWaitTimeoutS);  // the server's own default is left alone
+}
