@@ -20,12 +20,10 @@ void Relay::SetHeartbeats(bool on) {
 
 void Relay::Start() {
   const ServiceConfig& c = units_.config;
-  LogInfo("relaying service",
+  LogInfo("relaying",
           {{"service", c.name},
-           {"database", c.mysql.database},
-           {"table", c.mysql.table},
-           {"host", c.mysql.host},
-           {"port", c.mysql.port},
+           {"table", c.mysql.database + "." + c.mysql.table},
+           {"server", c.mysql.host + ":" + std::to_string(c.mysql.port)},
            {"user", c.mysql.user},
            {"password_from", c.mysql.password_source.empty() ? "none" : c.mysql.password_source},
            {"bootstrap_servers", c.kafka.bootstrap_servers},

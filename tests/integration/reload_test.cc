@@ -295,8 +295,8 @@ TEST_CASE(
   REQUIRE(WaitFor([&] { return Unsent(a) == 0; }, 30s));
   CHECK(relay.Stop() == 0);
   // A's Relay was never touched: it started once.
-  CHECK(Count(relay.err(), "relaying service service=a ") == 1);
-  CHECK(Count(relay.err(), "relaying service service=b ") == 4);
+  CHECK(Count(relay.err(), "relaying service=a ") == 1);
+  CHECK(Count(relay.err(), "relaying service=b ") == 4);
 
   CheckSteady(ConsumeAll(cluster.bootstrap(), {"a.Order"}), writer.written(),
               {baseline_start, reloads_start, reloads_end}, kPollMs);
