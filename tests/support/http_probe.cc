@@ -67,9 +67,10 @@ HttpReply HttpGet(int port, const std::string& path, int timeout_ms) {
 }
 
 int ServingPort(const std::string& log) {
-  // JSON ("address":"127.0.0.1:PORT") or text (address=127.0.0.1:PORT).
+  // The relay's JSON ("address":"127.0.0.1:PORT") or text
+  // (address=127.0.0.1:PORT); the example consumer's "on 127.0.0.1:PORT".
   static const std::regex kServing(
-      R"(serving /metrics, /healthz, /readyz[^\n]*address["=:]+[0-9.]+:(\d+))");
+      R"(serving /metrics, /healthz, /readyz(?:[^\n]*address["=:]+| on )[0-9.]+:(\d+))");
   std::smatch m;
   return std::regex_search(log, m, kServing) ? std::stoi(m[1]) : 0;
 }
