@@ -60,7 +60,7 @@ TEST_CASE("a JSON column is read through a cast that MariaDB returns byte for by
 }
 
 TEST_CASE(
-    "a relay session tells the server to end it after a minute idle, so that one the relay "
+    "a relay session tells the server to end it after a minute idle so that one the relay "
     "gave up on cannot keep its row locks for hours",
     "[store]") {
   TestDatabase db("session_wait_timeout");
