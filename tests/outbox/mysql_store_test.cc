@@ -414,11 +414,12 @@ TEST_CASE("a claim whose commit fails after before_commit leaves the rows to the
   db.InsertEvents(3, 1);
   MysqlStore a(db.mysql()), b(db.mysql());
   ClaimedBatch handed;
+  int64_t session = 0;
   // The claim's session is lost while its batch is being published: the
   // server rolls the claim back.
   auto kill_claim = [&](const ClaimedBatch& claimed) {
     handed = claimed;
-    const int64_t session = db.QueryInt(
+    session = db.QueryInt(
         "SELECT trx_mysql_thread_id FROM information_schema.INNODB_TRX WHERE trx_rows_modified > "
         "0");
     REQUIRE(session > 0);
@@ -438,6 +439,15 @@ TEST_CASE("a claim whose commit fails after before_commit leaves the rows to the
   CHECK(r.applied == 0);
   CHECK(r.stale == 3);
   CHECK(db.QueryInt("SELECT COUNT(*) FROM t_outbox WHERE status = 'NEW'") == 3);
+  // KILL returns before the killed session has rolled back; until it has,
+  // its row locks make the next claim skip the rows (SKIP LOCKED).
+  REQUIRE(WaitFor(
+      [&] {
+        return db.QueryInt("SELECT COUNT(*) FROM information_schema.INNODB_TRX WHERE "
+                           "trx_mysql_thread_id = " +
+                           std::to_string(session)) == 0;
+      },
+      std::chrono::seconds(10)));
   // And the next claim takes them again: a duplicate, never a loss.
   ClaimedBatch again;
   REQUIRE(b.ClaimDue(10, 30000, false, &again, {}).ok());
