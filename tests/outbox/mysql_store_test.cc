@@ -446,8 +446,9 @@ TEST_CASE("a claim whose commit fails after before_commit leaves the rows to the
   // its row locks make the next claim skip the rows (SKIP LOCKED).
   REQUIRE(WaitFor(
       [&] {
-        return db.QueryInt("SELECT COUNT(*) FROM (SELECT id FROM t_outbox FOR UPDATE SKIP LOCKED) "
-                           "AS unlocked") == 3;
+        return db.QueryInt(
+                   "SELECT COUNT(*) FROM (SELECT id FROM t_outbox FOR UPDATE SKIP LOCKED) "
+                   "AS unlocked") == 3;
       },
       std::chrono::seconds(10)));
   // And the next claim takes them again: a duplicate, never a loss.
