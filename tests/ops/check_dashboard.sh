@@ -28,9 +28,9 @@ metrics_md="${2:-$root/docs/METRICS.md}"
 need python3 "check_dashboard: python3 is required (apt-get install -y python3)"
 
 echo "== structure of $dashboard"
-python3 - "$dashboard" "$metrics_md" <<'PY' || fail=1
+python3 - "$dashboard" "$metrics_md" "$here" <<'PY' || fail=1
 import json, re, sys
-path, metrics_md = sys.argv[1], sys.argv[2]
+path, metrics_md, here = sys.argv[1], sys.argv[2], sys.argv[3]
 try:
     with open(path, encoding="utf-8") as f:
         d = json.load(f)
@@ -62,19 +62,9 @@ for name in ("cluster", "namespace", "job", "service", "instance"):
         errors.append(f"variable {name} needs includeAll with allValue .* (matches a missing label too)")
 FROM_DATABASE = {"outbox_backlog_events", "outbox_oldest_unsent_age_seconds", "outbox_dead_events",
                  "outbox_blocked_aggregates", "outbox_unknown_status_rows"}
-documented, header = set(), None
-for line in open(metrics_md, encoding="utf-8"):
-    line = line.strip()
-    if not line.startswith("|"):
-        header = None
-        continue
-    cells = [c.strip() for c in line.strip("|").split("|")]
-    if header is None:
-        header = cells[0].lower()
-        continue
-    m = re.fullmatch(r"`([A-Za-z_:][\w:]*)`", cells[0])
-    if header == "metric" and m:
-        documented.add(m.group(1))
+sys.path.insert(0, here)
+import promql_names  # noqa: E402  (METRICS.md's tables, read as the other checks read them)
+documented = promql_names.documented_metrics(metrics_md)
 queried = set()
 never_read_panel = False
 

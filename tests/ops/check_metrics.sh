@@ -110,9 +110,9 @@ for _ in $(seq 1 100); do
   sleep 0.1
 done
 
-python3 - "$tmp/metrics.txt" "$metrics_md" <<'PY' || fail=1
+python3 - "$tmp/metrics.txt" "$metrics_md" "$here" <<'PY' || fail=1
 import re, sys
-expo, md = sys.argv[1], sys.argv[2]
+expo, md, here = sys.argv[1], sys.argv[2], sys.argv[3]
 types, samples, reasons = {}, {}, {}
 for line in open(expo, encoding="utf-8"):
     m = re.match(r'outbox_publish_failures_total\{[^}]*reason="([^"]*)"[^}]*\}\s+(\S+)', line)
@@ -127,21 +127,11 @@ for line in open(expo, encoding="utf-8"):
     name, value = re.match(r"([A-Za-z_:][\w:]*)(?:\{[^}]*\})?\s+(\S+)", line).groups()
     samples.setdefault(name, []).append(float(value))
 
-documented, documented_reasons, header = {}, set(), None
-for line in open(md, encoding="utf-8"):
-    line = line.strip()
-    if not line.startswith("|"):
-        header = None
-        continue
-    cells = [c.strip() for c in line.strip("|").split("|")]
-    if header is None:
-        header = cells[0].lower()
-        continue
-    m = re.fullmatch(r"`([A-Za-z_:][\w:]*)`", cells[0])
-    if header == "metric" and m and len(cells) > 1:
-        documented[m.group(1)] = cells[1]
-    if header == "reason" and m:
-        documented_reasons.add(m.group(1))
+sys.path.insert(0, here)
+import promql_names  # noqa: E402  (METRICS.md's tables, read as the other checks read them)
+documented = {name: cells[1] for name, cells in promql_names.documented_names(md, "metric").items()
+              if len(cells) > 1}
+documented_reasons = set(promql_names.documented_names(md, "reason"))
 
 errors = []
 for name, t in sorted(types.items()):

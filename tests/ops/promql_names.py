@@ -54,6 +54,41 @@ def metric_names(expr):
     return names
 
 
+def markdown_tables(path):
+    """METRICS.md's tables: (header, cells) for each body row, in order.
+
+    `header` is the lower-cased first cell of the row's table header ("metric"
+    for the relay's metrics, "consumer metric" for the example inbox
+    consumer's, "reason" for the failure reasons); `cells` are the row's
+    stripped cells.
+    """
+    rows = []
+    header = None  # first header cell of the table being read, or None
+    with open(path, encoding="utf-8") as f:
+        for line in f:
+            line = line.strip()
+            if not line.startswith("|"):
+                header = None
+                continue
+            cells = [c.strip() for c in line.strip("|").split("|")]
+            if header is None:
+                header = cells[0].lower()
+                continue
+            rows.append((header, cells))
+    return rows
+
+
+def documented_names(path, header):
+    """{name: cells} of the rows of `header` tables whose first cell is a
+    name in backticks (a separator row is not)."""
+    out = {}
+    for h, cells in markdown_tables(path):
+        m = re.fullmatch(r"`([A-Za-z_:][\w:]*)`", cells[0])
+        if h == header and m:
+            out[m.group(1)] = cells
+    return out
+
+
 def documented_metrics(path, headers=("metric",)):
     """Names in backticks in the first column of METRICS.md's metric tables.
 
@@ -63,22 +98,8 @@ def documented_metrics(path, headers=("metric",)):
     `reason` values, say) do not declare metrics.
     """
     names = set()
-    header = None  # first header cell of the table being read, or None
-    with open(path, encoding="utf-8") as f:
-        for line in f:
-            line = line.strip()
-            if not line.startswith("|"):
-                header = None
-                continue
-            first = line.strip("|").split("|", 1)[0].strip()
-            if header is None:
-                header = first.lower()
-                continue
-            if header not in headers:
-                continue
-            m = re.fullmatch(r"`([A-Za-z_:][\w:]*)`", first)
-            if m:
-                names.add(m.group(1))
+    for h in headers:
+        names |= set(documented_names(path, h))
     return names
 
 

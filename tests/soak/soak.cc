@@ -198,7 +198,12 @@ int Run(const Options& o) {
     testing::CheckResult c = world.Check(i, "final");
     std::cout << c.output << std::endl;
     const auto& r = c.report;
-    if (!r.is_object()) return 2;
+    if (!r.is_object()) {
+      std::cerr << "soak: outbox-check gave no report for " << kServices[i].name << " (exit "
+                << c.exit_code << ", -1: timed out or killed; see " << world.dir() << ")"
+                << std::endl;
+      return 2;
+    }
     lost += r["lost"].get<int64_t>();
     order += r["order_violations"].get<int64_t>() + r["split_aggregates"].get<int64_t>() +
              r["overtaken"].get<int64_t>();

@@ -206,9 +206,11 @@ bool World::Drain(std::chrono::seconds timeout) {
 
 testing::CheckResult World::Check(int service, const std::string& tag) {
   const Service& s = kServices[service];
+  // An hour's events (about 360,000 a service) take the checker minutes on
+  // a loaded machine: far more time than the scenarios' few thousand need.
   return testing::RunCheck(pair_.primary().Admin(s.database), cluster_.bootstrap(),
                            {"--topic-regex", s.topic_regex, "--sample", "1000000"}, dir_,
-                           tag + "-" + s.name);
+                           tag + "-" + s.name, std::chrono::minutes(30));
 }
 
 }  // namespace outbox::soak

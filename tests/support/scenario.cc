@@ -176,7 +176,7 @@ bool StartLoad(LoggedProcess* proc, const MysqlConfig& mysql, const std::vector<
 
 CheckResult RunCheck(const MysqlConfig& mysql, const std::string& bootstrap,
                      const std::vector<std::string>& extra, const std::string& dir,
-                     const std::string& tag) {
+                     const std::string& tag, std::chrono::milliseconds timeout) {
   CheckResult r;
   std::string json = dir + "/check-" + tag + ".json";
   std::string out = dir + "/check-" + tag + ".txt";
@@ -187,7 +187,7 @@ CheckResult RunCheck(const MysqlConfig& mysql, const std::string& bootstrap,
   for (const auto& e : extra) has_topics = has_topics || e == "--topic" || e == "--topic-regex";
   if (!has_topics) argv.insert(argv.end(), {"--topic-regex", "^outbox\\.event\\."});
   for (const auto& e : extra) argv.push_back(e);
-  r.exit_code = RunToCompletion(argv, out, std::chrono::minutes(5),
+  r.exit_code = RunToCompletion(argv, out, timeout,
                                 {{"OUTBOX_CHECK_MYSQL_PASSWORD", mysql.password}});
   r.output = ReadFile(out);
   std::string text = ReadFile(json);

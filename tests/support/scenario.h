@@ -114,10 +114,12 @@ struct CheckResult {
   std::string output;     // the human summary
 };
 // outbox-check against `mysql` and `bootstrap`, topics by regex
-// "^outbox\.event\." unless `extra` says otherwise.
+// "^outbox\.event\." unless `extra` says otherwise; killed after `timeout`
+// (exit_code then says so and report is null).
 CheckResult RunCheck(const MysqlConfig& mysql, const std::string& bootstrap,
                      const std::vector<std::string>& extra, const std::string& dir,
-                     const std::string& tag);
+                     const std::string& tag,
+                     std::chrono::milliseconds timeout = std::chrono::minutes(5));
 
 int64_t UnsentRows(const MysqlConfig& mysql);
 std::map<std::string, int64_t> RowsByStatus(const MysqlConfig& mysql);
