@@ -33,6 +33,12 @@ class SettleLoop {
   void set_heartbeat(HeartbeatPtr beat) { beat_ = std::move(beat); }
 
  private:
+  struct Settled {
+    int count = 0;
+    bool failed = false;  // it stopped at a settle that failed
+  };
+  Settled SettleAdmitted(bool wait, std::chrono::milliseconds timeout);
+
   Settler* const settler_;
   const std::shared_ptr<SettleQueue> queue_;
   const ClockPtr clock_;
