@@ -20,20 +20,11 @@ namespace {
 const std::string kTopic = "outbox.event.Order";
 const std::string kInvoices = "outbox.event.Invoice";
 
-struct Rig {
-  explicit Rig(const std::string& db_name) : db(db_name), producer(cluster.bootstrap(), 2000000) {
-    cluster.CreateTopic(kTopic, 4);
-    cluster.CreateTopic(kTopic + ".dlq", 1);
-    cluster.CreateTopic(kInvoices, 1);
-    cluster.CreateTopic(kInvoices + ".dlq", 1);
-  }
-  ConsumerProcess Consumer(const std::string& name, ConsumerSpec spec = {}) {
-    return ConsumerProcess(dir.path(), name, cluster.bootstrap(), db.name(), std::move(spec));
-  }
-  TestBroker cluster;
-  TempDir dir;
-  ConsumerDatabase db;
-  TestProducer producer;
+struct Rig : ConsumerRig {
+  explicit Rig(const std::string& db_name)
+      : ConsumerRig(db_name,
+                    {{kTopic, 4}, {kTopic + ".dlq", 1}, {kInvoices, 1}, {kInvoices + ".dlq", 1}},
+                    2000000) {}
 };
 
 // A message that cannot be an event (no event_key header): a dead letter.

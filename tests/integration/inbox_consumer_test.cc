@@ -21,18 +21,9 @@ namespace {
 
 const std::string kTopic = "outbox.event.Order";
 
-struct Rig {
-  explicit Rig(const std::string& db_name) : db(db_name), producer(cluster.bootstrap()) {
-    cluster.CreateTopic(kTopic, 4);
-    cluster.CreateTopic(kTopic + ".dlq", 1);
-  }
-  ConsumerProcess Consumer(const std::string& name, ConsumerSpec spec = {}) {
-    return ConsumerProcess(dir.path(), name, cluster.bootstrap(), db.name(), std::move(spec));
-  }
-  TestBroker cluster;
-  TempDir dir;
-  ConsumerDatabase db;
-  TestProducer producer;
+struct Rig : ConsumerRig {
+  explicit Rig(const std::string& db_name)
+      : ConsumerRig(db_name, {{kTopic, 4}, {kTopic + ".dlq", 1}}) {}
 };
 
 // How every scenario ends: `c` stops cleanly (SIGTERM: finish, commit, exit

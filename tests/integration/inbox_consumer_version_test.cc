@@ -19,24 +19,17 @@ namespace {
 const std::string kTopic = "outbox.event.Order";
 const std::string kShipped = "order.shipped";
 
-struct Rig {
-  explicit Rig(const std::string& db_name) : db(db_name), producer(cluster.bootstrap()) {
-    cluster.CreateTopic(kTopic, 2);
-    cluster.CreateTopic(kShipped, 2);
-  }
+struct Rig : ConsumerRig {
+  explicit Rig(const std::string& db_name) : ConsumerRig(db_name, {{kTopic, 2}, {kShipped, 2}}) {}
   ConsumerProcess Consumer(const std::string& check, const std::string& more = "") {
     ConsumerSpec spec;
     spec.topics_yaml = "topics: [" + kTopic + ", " + kShipped + "]";
     spec.extra_yaml = "version_check: " + check + "\n" + more;
-    return ConsumerProcess(dir.path(), "c", cluster.bootstrap(), db.name(), spec);
+    return ConsumerRig::Consumer("c", spec);
   }
   int64_t Effect(const std::string& column) {
     return db.QueryInt("SELECT " + column + " FROM t_aggregate_effect WHERE aggregate_id = 7");
   }
-  TestBroker cluster;
-  TempDir dir;
-  ConsumerDatabase db;
-  TestProducer producer;
 };
 
 // Version v of aggregate 7; outbox ids grow with the version.

@@ -230,4 +230,11 @@ int ConsumerProcess::Count(const std::string& text) const {
   return n;
 }
 
+ConsumerRig::ConsumerRig(const std::string& db_name,
+                         const std::vector<std::pair<std::string, int>>& topics,
+                         int producer_max_bytes)
+    : db(db_name), producer(cluster.bootstrap(), producer_max_bytes) {
+  for (const auto& [name, partitions] : topics) cluster.CreateTopic(name, partitions);
+}
+
 }  // namespace outbox::testing

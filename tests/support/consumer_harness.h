@@ -19,6 +19,8 @@
 
 #include "subprocess.h"
 #include "support/kafka_reader.h"  // GroupLag, ConsumeAll
+#include "support/process.h"       // TempDir
+#include "support/test_broker.h"
 #include "support/test_env.h"
 
 namespace outbox::testing {
@@ -124,6 +126,21 @@ class ConsumerProcess {
  private:
   std::string config_path_, log_path_;
   Subprocess proc_;
+};
+
+// What every consumer scenario starts from: a broker with `topics` (name,
+// partitions), a scratch directory, a consumer database and a producer
+// (`producer_max_bytes`: its message.max.bytes).
+struct ConsumerRig {
+  ConsumerRig(const std::string& db_name, const std::vector<std::pair<std::string, int>>& topics,
+              int producer_max_bytes = 1000000);
+  ConsumerProcess Consumer(const std::string& name, ConsumerSpec spec = {}) {
+    return ConsumerProcess(dir.path(), name, cluster.bootstrap(), db.name(), std::move(spec));
+  }
+  TestBroker cluster;
+  TempDir dir;
+  ConsumerDatabase db;
+  TestProducer producer;
 };
 
 std::string ReadSourceFile(const std::string& relative);
