@@ -187,8 +187,8 @@ CheckResult RunCheck(const MysqlConfig& mysql, const std::string& bootstrap,
   for (const auto& e : extra) has_topics = has_topics || e == "--topic" || e == "--topic-regex";
   if (!has_topics) argv.insert(argv.end(), {"--topic-regex", "^outbox\\.event\\."});
   for (const auto& e : extra) argv.push_back(e);
-  r.exit_code = RunToCompletion(argv, out, timeout,
-                                {{"OUTBOX_CHECK_MYSQL_PASSWORD", mysql.password}});
+  r.exit_code =
+      RunToCompletion(argv, out, timeout, {{"OUTBOX_CHECK_MYSQL_PASSWORD", mysql.password}});
   r.output = ReadFile(out);
   std::string text = ReadFile(json);
   if (!text.empty()) r.report = nlohmann::json::parse(text, nullptr, false);
