@@ -4,6 +4,7 @@
 #include <signal.h>
 #include <sys/wait.h>
 
+#include <algorithm>
 #include <cmath>
 #include <fstream>
 #include <iostream>
@@ -49,6 +50,16 @@ int64_t OpenFds(int pid) {
 
 }  // namespace
 
+int Partitions(const Options& o) {
+  // librdkafka's mock cluster keeps at most 5 MB (and 100,000 message sets)
+  // a partition and deletes the oldest beyond that, and the checker reads
+  // everything at the end: an hour at 100 events/s, about 180,000 events a
+  // topic at about 400 bytes, needs more than 4 partitions to keep them all.
+  // At most 8,000 events a partition (about 3 MB), at least 4.
+  const double per_topic = o.rate * o.minutes * 60 / 2;
+  return std::max(4, static_cast<int>(std::ceil(per_topic / 8000)));
+}
+
 World::World(const Options& options, const std::string& dir)
     : options_(options), dir_(dir), pair_(dir), proxy_(pair_.primary().port()) {
   if (!pair_.started()) return;
@@ -58,7 +69,7 @@ World::World(const Options& options, const std::string& dir)
   }
   if (!pair_.WaitCaughtUp(30)) return;
   for (const char* t : {"Order", "Payment", "Invoice", "Shipment"})
-    cluster_.CreateTopic(std::string("outbox.event.") + t, 4);
+    cluster_.CreateTopic(std::string("outbox.event.") + t, Partitions(options_));
   relay_ = std::make_unique<RelayProcess>("relay", dir_, Spec());
   ok_ = relay_->Start();
 }

@@ -36,6 +36,10 @@ struct Service {
 
 extern const Service kServices[2];
 
+// Partitions per topic: enough that the mock cluster keeps every message of
+// the run (it deletes the oldest beyond a few MB a partition).
+int Partitions(const Options& o);
+
 class World {
  public:
   World(const Options& options, const std::string& dir);
