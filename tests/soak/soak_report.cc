@@ -1,7 +1,10 @@
+#include <algorithm>
 #include <cmath>
 #include <fstream>
 #include <iomanip>
 #include <sstream>
+#include <string>
+#include <vector>
 
 #include "soak/soak.h"
 
@@ -15,47 +18,57 @@ std::string Fixed(double v, int digits) {
   return o.str();
 }
 
-// RSS `settle` seconds after `since` and the highest after that: flat when
-// within 5%; -1 when the run was shorter.
+// RSS `settle` seconds into [since, until) and the highest after that, in
+// MiB: flat when within 5%; at < 0 when the window holds no sample.
 struct RssWindow {
   double at = -1, peak = 0;
 };
-RssWindow Rss(const nlohmann::json& samples, double since, double settle) {
+RssWindow Rss(const nlohmann::json& samples, double since, double until, double settle) {
   RssWindow w;
   for (const auto& s : samples) {
     const double t = s["t"].get<double>(), rss = s["rss_kb"].get<double>() / 1024;
-    if (t < since + settle) continue;
+    if (t < since + settle || t >= until) continue;
     if (w.at < 0) w.at = rss;
     w.peak = std::max(w.peak, rss);
   }
   return w;
 }
 
-// RSS after minute 5 within 5% of its value then. A kill -9 starts a new
-// process, whose RSS starts lower and warms up again: its own 5 minutes are
-// reported too.
+// RSS 5 minutes into each relay process within 5% of its highest after
+// that. Every kill -9 starts a new process, whose RSS starts lower and warms
+// up again, so each process is judged on its own; one that lived less than
+// 6 minutes has no minute to judge.
 std::string RssVerdict(const nlohmann::json& r, bool* flat) {
-  auto line = [](const std::string& what, const RssWindow& w, bool* ok) {
-    *ok = w.peak <= w.at * 1.05;
-    return what + " " + Fixed(w.at, 1) + " MiB, highest after it " + Fixed(w.peak, 1) + " MiB (" +
-           (*ok ? "within" : "MORE than") + " 5%)";
-  };
-  const RssWindow all = Rss(r["samples"], 0, 300);
-  if (all.at < 0) {
-    *flat = true;
-    return "the run was shorter than 5 minutes: RSS not judged";
-  }
-  std::string out = line("RSS at minute 5", all, flat);
-  double restart = -1;
+  std::vector<double> starts = {0};
   for (const auto& f : r["faults"])
-    if (f["fault"].get<std::string>().rfind("kill -9", 0) == 0) restart = f["end_s"].get<double>();
-  const RssWindow last = restart < 0 ? RssWindow{} : Rss(r["samples"], restart, 300);
-  if (last.at > 0) {
-    bool ok = false;
-    out += "; the process started by the last kill -9 (minute " + Fixed(restart / 60, 1) +
-           "): " + line("RSS 5 minutes after its start", last, &ok);
+    if (f["fault"].get<std::string>().rfind("kill -9", 0) == 0)
+      starts.push_back(f["end_s"].get<double>());
+  const double end = r["samples"].empty() ? 0 : r["samples"].back()["t"].get<double>() + 1;
+  *flat = true;
+  int judged = 0;
+  double longest = 0;
+  std::string worst;
+  double worst_ratio = 0;
+  for (size_t i = 0; i < starts.size(); ++i) {
+    const double until = i + 1 < starts.size() ? starts[i + 1] : end;
+    if (until - starts[i] < 360) continue;
+    const RssWindow w = Rss(r["samples"], starts[i], until, 300);
+    if (w.at <= 0) continue;
+    ++judged;
+    longest = std::max(longest, until - starts[i]);
+    const double ratio = w.peak / w.at;
+    if (ratio > 1.05) *flat = false;
+    if (ratio >= worst_ratio) {
+      worst_ratio = ratio;
+      worst = "the process started at minute " + Fixed(starts[i] / 60, 1) + ": " + Fixed(w.at, 1) +
+              " MiB at its minute 5, highest after it " + Fixed(w.peak, 1) + " MiB";
+    }
   }
-  return out;
+  if (judged == 0) return "no relay process lived 6 minutes: RSS not judged";
+  return "RSS of " + std::to_string(judged) + " relay process(es) that lived 6 minutes or more " +
+         "(the longest " + Fixed(longest / 60, 0) +
+         " minutes): " + (*flat ? "each within" : "MORE than") +
+         " 5% of its value at its minute 5 (the most: " + worst + ")";
 }
 
 // Whether FDs, threads and connections are back to their level before the
