@@ -3,7 +3,7 @@
 namespace outbox {
 
 HousekeepingLoop::HousekeepingLoop(const ServiceConfig& config, Housekeeper* housekeeper,
-                                   ClockPtr clock)
+                                   const ClockPtr& clock)
     : config_(config), housekeeper_(housekeeper), clock_(clock), stop_(clock) {}
 
 void HousekeepingLoop::set_heartbeat(HeartbeatPtr beat) {

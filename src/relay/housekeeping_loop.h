@@ -17,7 +17,7 @@ namespace outbox {
 class HousekeepingLoop {
  public:
   // `*housekeeper` must outlive the loop.
-  HousekeepingLoop(const ServiceConfig& config, Housekeeper* housekeeper, ClockPtr clock);
+  HousekeepingLoop(const ServiceConfig& config, Housekeeper* housekeeper, const ClockPtr& clock);
 
   void Run();
   void Stop() { stop_.Stop(); }
