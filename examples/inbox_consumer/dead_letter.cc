@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cstring>
 #include <ctime>
+#include <utility>
 
 namespace inbox {
 
@@ -64,21 +65,10 @@ std::string NowRfc3339() {
 
 namespace {
 
-struct Delivery {
-  bool done = false;
-  rd_kafka_resp_err_t err = RD_KAFKA_RESP_ERR_NO_ERROR;
-};
-
 // The consumer reports a broker outage already; the idle producer's view of
 // it is detail.
 void OnProducerError(rd_kafka_t*, int, const char* reason, void*) {
   spdlog::debug("kafka (dead-letter producer): {}", reason);
-}
-
-void OnDelivery(rd_kafka_t*, const rd_kafka_message_t* m, void*) {
-  auto* d = static_cast<Delivery*>(m->_private);
-  d->err = m->err;
-  d->done = true;
 }
 
 bool Set(rd_kafka_conf_t* conf, const std::string& key, const std::string& value,
@@ -102,7 +92,8 @@ DeadLetterProducer::~DeadLetterProducer() {
 
 bool DeadLetterProducer::Start(std::string* error) {
   rd_kafka_conf_t* conf = rd_kafka_conf_new();
-  rd_kafka_conf_set_dr_msg_cb(conf, OnDelivery);
+  rd_kafka_conf_set_dr_msg_cb(conf, &DeadLetterProducer::OnDelivery);
+  rd_kafka_conf_set_opaque(conf, this);
   rd_kafka_conf_set_log_cb(conf, KafkaLogToSpdlog);
   rd_kafka_conf_set_error_cb(conf, OnProducerError);
   // Defaults first, then the user's properties: a dead letter must not be
@@ -129,20 +120,43 @@ bool DeadLetterProducer::Start(std::string* error) {
   return true;
 }
 
-void DeadLetterProducer::Poll() {
-  if (rk_) rd_kafka_poll(rk_, 0);
+void DeadLetterProducer::OnDelivery(rd_kafka_t*, const rd_kafka_message_t* m, void* opaque) {
+  auto* self = static_cast<DeadLetterProducer*>(opaque);
+  Delivery d;
+  d.ticket = *static_cast<const uint64_t*>(m->_private);
+  d.result = !m->err                      ? Result::kSent
+             : IsPermanentRefusal(m->err) ? Result::kRefused
+                                          : Result::kFailed;
+  if (m->err)
+    d.error = "dead-letter topic " + std::string(rd_kafka_topic_name(m->rkt)) +
+              " did not take the message: " + rd_kafka_err2str(m->err);
+  if (self->outstanding_.erase(d.ticket)) self->delivered_.push_back(std::move(d));
+}
+
+std::vector<DeadLetterProducer::Delivery> DeadLetterProducer::Poll(int timeout_ms) {
+  if (rk_) rd_kafka_poll(rk_, timeout_ms);
+  return std::exchange(delivered_, {});
+}
+
+bool DeadLetterProducer::Restart(std::string* error) {
+  if (rk_) {
+    // Their reports say _PURGE_*: failed, sent again after the stall.
+    rd_kafka_purge(rk_, RD_KAFKA_PURGE_F_QUEUE | RD_KAFKA_PURGE_F_INFLIGHT);
+    rd_kafka_poll(rk_, 0);
+    rd_kafka_destroy(rk_);
+    rk_ = nullptr;
+  }
+  for (uint64_t ticket : outstanding_)
+    delivered_.push_back({ticket, Result::kFailed, "the dead-letter producer was restarted"});
+  outstanding_.clear();
+  return Start(error);
 }
 
 DeadLetterProducer::Result DeadLetterProducer::Send(const rd_kafka_message_t* m,
                                                     const std::string& topic,
                                                     const std::string& reason, int attempts,
-                                                    std::string* error) {
-  if (!rk_ || rd_kafka_fatal_error(rk_, nullptr, 0)) {
-    // An idempotent producer in a fatal state takes nothing more: start anew.
-    if (rk_) rd_kafka_destroy(rk_);
-    rk_ = nullptr;
-    if (!Start(error)) return Result::kFailed;
-  }
+                                                    uint64_t ticket, std::string* error) {
+  if ((!rk_ || rd_kafka_fatal_error(rk_, nullptr, 0)) && !Restart(error)) return Result::kFailed;
   rd_kafka_headers_t* headers = nullptr;
   rd_kafka_headers_t* original = nullptr;
   headers = rd_kafka_message_headers(m, &original) == RD_KAFKA_RESP_ERR_NO_ERROR
@@ -162,24 +176,21 @@ DeadLetterProducer::Result DeadLetterProducer::Send(const rd_kafka_message_t* m,
         {"dlq_attempts", &n},
         {"dlq_at", &at}})
     rd_kafka_header_add(headers, name, -1, value->data(), static_cast<ssize_t>(value->size()));
-  Delivery d;
-  rd_kafka_resp_err_t err = rd_kafka_producev(
-      rk_, RD_KAFKA_V_TOPIC(topic.c_str()), RD_KAFKA_V_KEY(m->key, m->key_len),
-      RD_KAFKA_V_VALUE(m->payload, m->len), RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY),
-      RD_KAFKA_V_HEADERS(headers), RD_KAFKA_V_OPAQUE(&d), RD_KAFKA_V_END);
+  // The message's opaque is its ticket's element in outstanding_ (a set's
+  // elements stay where they are until erased).
+  const auto sent = outstanding_.insert(ticket).first;
+  rd_kafka_resp_err_t err =
+      rd_kafka_producev(rk_, RD_KAFKA_V_TOPIC(topic.c_str()), RD_KAFKA_V_KEY(m->key, m->key_len),
+                        RD_KAFKA_V_VALUE(m->payload, m->len),
+                        RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY), RD_KAFKA_V_HEADERS(headers),
+                        RD_KAFKA_V_OPAQUE(const_cast<uint64_t*>(&*sent)), RD_KAFKA_V_END);
   if (err) {
+    outstanding_.erase(sent);
     rd_kafka_headers_destroy(headers);  // owned by the message only when producev succeeds
     *error = "cannot produce to " + topic + ": " + rd_kafka_err2str(err);
     return IsPermanentRefusal(err) ? Result::kRefused : Result::kFailed;
   }
-  // Wait for the acknowledgement: the caller stores the source offset only
-  // after the dead letter is safely in Kafka. message.timeout.ms bounds this.
-  while (!d.done) rd_kafka_poll(rk_, 100);
-  if (d.err) {
-    *error = "dead-letter topic " + topic + " did not take the message: " + rd_kafka_err2str(d.err);
-    return IsPermanentRefusal(d.err) ? Result::kRefused : Result::kFailed;
-  }
-  return Result::kSent;
+  return Result::kQueued;
 }
 
 }  // namespace inbox

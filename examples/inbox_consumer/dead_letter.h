@@ -2,7 +2,10 @@
 
 #include <librdkafka/rdkafka.h>
 
+#include <cstdint>
+#include <set>
 #include <string>
+#include <vector>
 
 #include "consumer_config.h"
 
@@ -13,8 +16,10 @@ namespace inbox {
 // value and headers, plus `dlq_reason` (why), `dlq_source` ("topic/partition/
 // offset" it was read from), `dlq_consumer`, `dlq_attempts` (how often it
 // was tried) and `dlq_at` (when it was dead-lettered, RFC 3339 UTC).
-// Idempotent producer, acks=all. Not thread-safe; used by the consumer loop
-// only.
+// Idempotent producer, acks=all. Asynchronous: Send hands the message over
+// and returns; the broker's answer comes back from Poll, so waiting for it
+// never blocks the consumer's poll loop (only the message's partition
+// waits). Not thread-safe; used by the consumer loop only.
 class DeadLetterProducer {
  public:
   explicit DeadLetterProducer(const ConsumerConfig& config);
@@ -25,23 +30,40 @@ class DeadLetterProducer {
   // False (and *error) if the producer could not be created.
   bool Start(std::string* error);
 
-  // Serves the producer's callbacks (errors) without blocking; call it often.
-  void Poll();
-
   enum class Result {
+    kQueued,   // handed to the producer: its Delivery comes from Poll
     kSent,     // acknowledged by the broker
     kRefused,  // refused for good (IsPermanentRefusal): sending it again cannot help
     kFailed,   // not taken now (broker down, timeout): try again later
   };
-  // Sends `message` to `topic` and waits for the broker's acknowledgement
-  // (at most message.timeout.ms, 30 s unless kafka.properties says
-  // otherwise). *error says why when it is not kSent.
+  // The broker's answer to the dead letter sent under `ticket`.
+  struct Delivery {
+    uint64_t ticket = 0;
+    Result result = Result::kFailed;
+    std::string error;  // why, when not kSent
+  };
+
+  // Hands `message` over for `topic` under `ticket` and returns at once:
+  // kQueued (its Delivery comes from Poll within message.timeout.ms, 30 s
+  // unless kafka.properties says otherwise), or kRefused / kFailed (and
+  // *error) when the producer does not even take it.
   Result Send(const rd_kafka_message_t* message, const std::string& topic,
-              const std::string& reason, int attempts, std::string* error);
+              const std::string& reason, int attempts, uint64_t ticket, std::string* error);
+
+  // Serves the producer's callbacks, waiting at most `timeout_ms` for one;
+  // returns the answers that arrived. Call it often.
+  std::vector<Delivery> Poll(int timeout_ms = 0);
 
  private:
+  static void OnDelivery(rd_kafka_t* rk, const rd_kafka_message_t* m, void* opaque);
+  // An idempotent producer in a fatal state takes nothing more: its
+  // messages are reported failed and a new producer starts.
+  bool Restart(std::string* error);
+
   const ConsumerConfig& config_;
   rd_kafka_t* rk_ = nullptr;
+  std::set<uint64_t> outstanding_;  // tickets sent, not yet answered
+  std::vector<Delivery> delivered_;
 };
 
 // Errors with which a broker (or the producer itself) refuses a message for

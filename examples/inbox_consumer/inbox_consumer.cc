@@ -45,6 +45,7 @@ InboxConsumer::InboxConsumer(const ConsumerConfig& config, ConsumerOptions optio
 }
 
 InboxConsumer::~InboxConsumer() {
+  dead_letters_.clear();  // their messages belong to the consumer: gone before it
   if (rk_) rd_kafka_destroy(rk_);
 }
 
@@ -128,20 +129,20 @@ int InboxConsumer::Run(const std::atomic<bool>& stop) {
   // is finished (committed, its offset stored) before the consumer stops.
   while (!stop.load() && exit_code_ < 0) {
     MaybeResume();
-    rd_kafka_message_t* m = rd_kafka_consumer_poll(rk_, 100);
-    dlq_.Poll();
+    MessagePtr m(rd_kafka_consumer_poll(rk_, 100));
+    SettleDeadLetters(dlq_.Poll());
     if (Clock::now() >= next_stats_at_) LogStats("progress");
     if (Clock::now() >= next_housekeeping_at_) Housekeep();
     if (!m) continue;
     if (m->err)
-      OnKafkaError(m->err, rd_kafka_message_errstr(m));
-    else if (!gate_.Held(Of(m)))
-      Handle(m);
+      OnKafkaError(m->err, rd_kafka_message_errstr(m.get()));
+    else if (!gate_.Held(Of(m.get())))
+      Handle(std::move(m));
     // else: fetched before its partition was paused; read again from the
     // held offset when the partition resumes.
-    rd_kafka_message_destroy(m);
     if (options_.stop_after_messages && stats_.messages >= options_.stop_after_messages) break;
   }
+  DrainDeadLetters();
   // Shutdown: commit what was stored, synchronously, then leave the group
   // (its revoke callback commits again, finding nothing new).
   rd_kafka_resp_err_t e = rd_kafka_commit(rk_, nullptr, 0);
@@ -155,7 +156,7 @@ int InboxConsumer::Run(const std::atomic<bool>& stop) {
   return exit_code_ < 0 ? 0 : exit_code_;
 }
 
-void InboxConsumer::Handle(rd_kafka_message_t* m) {
+void InboxConsumer::Handle(MessagePtr m) {
   if (first_at_ == Clock::time_point{}) first_at_ = Clock::now();
   // A topic_regex such as '^outbox\.event\..*' also matches the dead-letter
   // topics ("{topic}.dlq"). Their messages failed here already: processing
@@ -169,32 +170,32 @@ void InboxConsumer::Handle(rd_kafka_message_t* m) {
           "skipping messages of {}: a dead-letter topic of this consumer "
           "(kafka.topic_regex matches it; anchor the pattern to leave it out)",
           topic);
-    return Done(m);
+    return Done(m.get());
   }
   Event ev;
   std::string reason;
-  if (!ParseEvent(m, config_.version_check, &ev, &reason)) {
+  if (!ParseEvent(m.get(), config_.version_check, &ev, &reason)) {
     // Headers or a key that do not parse: no retry can change that.
     ++stats_.failed_attempts;
     if (options_.observer) options_.observer->FailedAttempt();
-    return DeadLetter(m, reason, 1);
+    return DeadLetter(std::move(m), reason, 1);
   }
   const Source source{topic, m->partition, m->offset};
   int drained = 0;
   const ApplyResult r = store_.Apply(ev, source, &reason, &drained);
-  if (r == ApplyResult::kUnavailable) return Stall(m, "database: " + reason);
+  if (r == ApplyResult::kUnavailable) return Stall(m.get(), "database: " + reason);
   if (r == ApplyResult::kRejected) {
     // The database refused a value: retried after a backoff (a trigger or
     // a constraint may change), then dead-lettered.
     ++stats_.failed_attempts;
     if (options_.observer) options_.observer->FailedAttempt();
-    const int attempts = gate_.Attempts(Of(m), m->offset) + 1;
-    if (attempts >= config_.max_attempts) return DeadLetter(m, reason, attempts);
-    return Retry(m, reason);
+    const int attempts = gate_.Attempts(Of(m.get()), m->offset) + 1;
+    if (attempts >= config_.max_attempts) return DeadLetter(std::move(m), reason, attempts);
+    return Retry(m.get(), reason);
   }
   if (r == ApplyResult::kApplied && options_.after_db_commit) options_.after_db_commit();
-  Count(r, drained, ev, m);
-  Done(m);
+  Count(r, drained, ev, m.get());
+  Done(m.get());
 }
 
 void InboxConsumer::Count(ApplyResult r, int drained, const Event& ev,
@@ -221,24 +222,75 @@ void InboxConsumer::Count(ApplyResult r, int drained, const Event& ev,
                 ev.aggregate_version, rd_kafka_topic_name(m->rkt), m->partition, m->offset);
 }
 
-// To the dead-letter topic; a refusal for good parks the message instead, a
-// failure to deliver now stalls its partition (tried again after a backoff).
-void InboxConsumer::DeadLetter(rd_kafka_message_t* m, const std::string& reason, int attempts) {
-  const std::string source = rd_kafka_topic_name(m->rkt);
-  const std::string topic = DeadLetterTopic(config_.kafka.dead_letter_topic, source);
+// To the dead-letter topic. The partition waits for the broker's answer
+// (the loop polls on, the other partitions go on): acknowledged, the message
+// is finished; refused for good, it is parked instead; not taken now, its
+// partition stalls and the message is dead-lettered again after a backoff.
+void InboxConsumer::DeadLetter(MessagePtr m, const std::string& reason, int attempts) {
+  const std::string topic =
+      DeadLetterTopic(config_.kafka.dead_letter_topic, rd_kafka_topic_name(m->rkt));
   std::string error;
-  switch (dlq_.Send(m, topic, reason, attempts, &error)) {
-    case DeadLetterProducer::Result::kSent:
-      ++stats_.dead_lettered;
-      if (options_.observer) options_.observer->Outcome("dead_lettered");
-      spdlog::warn("message {}/{}/{} sent to dead-letter topic {} after {} attempt(s): {}", source,
-                   m->partition, m->offset, topic, attempts, reason);
-      return Done(m);
+  const uint64_t ticket = next_ticket_++;
+  switch (dlq_.Send(m.get(), topic, reason, attempts, ticket, &error)) {
+    case DeadLetterProducer::Result::kQueued: {
+      const TopicPartition tp = Of(m.get());
+      gate_.AwaitDeadLetter(tp, m->offset);
+      if (!PauseAndSeek(tp, m->offset)) gate_.SeekFailed(tp, Clock::now());
+      dead_letters_[ticket] = {std::move(m), reason, attempts, topic};
+      return;
+    }
     case DeadLetterProducer::Result::kRefused:
-      return ParkUndeliverable(m, error + " (dead letter because: " + reason + ")");
+      return ParkUndeliverable(m.get(), error + " (dead letter because: " + reason + ")");
+    case DeadLetterProducer::Result::kSent:  // only ever a Delivery's result
     case DeadLetterProducer::Result::kFailed:
-      return Stall(m, "broker: " + error);
+      return Stall(m.get(), "broker: " + error);
   }
+}
+
+void InboxConsumer::SettleDeadLetters(const std::vector<DeadLetterProducer::Delivery>& answers) {
+  for (const auto& a : answers) {
+    auto it = dead_letters_.find(a.ticket);
+    if (it == dead_letters_.end()) continue;
+    PendingDeadLetter p = std::move(it->second);
+    dead_letters_.erase(it);
+    rd_kafka_message_t* m = p.message.get();
+    if (p.revoked) {
+      // Its offset cannot be stored any more: the partition's next owner
+      // reads the message again and dead-letters it (again, if this one
+      // was sent).
+      spdlog::info("dead letter of {}/{} answered after its partition was revoked", Name(Of(m)),
+                   m->offset);
+      continue;
+    }
+    switch (a.result) {
+      case DeadLetterProducer::Result::kSent:
+        ++stats_.dead_lettered;
+        if (options_.observer) options_.observer->Outcome("dead_lettered");
+        spdlog::warn("message {}/{} sent to dead-letter topic {} after {} attempt(s): {}",
+                     Name(Of(m)), m->offset, p.topic, p.attempts, p.reason);
+        Done(m);
+        break;
+      case DeadLetterProducer::Result::kRefused:
+        ParkUndeliverable(m, a.error + " (dead letter because: " + p.reason + ")");
+        break;
+      case DeadLetterProducer::Result::kQueued:  // never an answer
+      case DeadLetterProducer::Result::kFailed:
+        Stall(m, "broker: " + a.error);
+        break;
+    }
+  }
+}
+
+void InboxConsumer::DrainDeadLetters() {
+  // Bounded: a broker that does not answer must not hold the stop up. An
+  // unanswered dead letter's offset is not stored, so its message is read
+  // again at the next start (and dead-lettered again if this one arrives).
+  const auto until = Clock::now() + std::chrono::seconds(10);
+  while (!dead_letters_.empty() && Clock::now() < until) SettleDeadLetters(dlq_.Poll(100));
+  if (!dead_letters_.empty())
+    spdlog::warn("stopping with {} dead letter(s) unanswered: their messages are read again",
+                 dead_letters_.size());
+  dead_letters_.clear();
 }
 
 void InboxConsumer::ParkUndeliverable(rd_kafka_message_t* m, const std::string& why) {
@@ -399,7 +451,10 @@ void InboxConsumer::Rebalance(rd_kafka_resp_err_t err, rd_kafka_topic_partition_
     spdlog::info("revoked {} partition(s): {}; offsets commit: {}", parts->cnt, names,
                  e == RD_KAFKA_RESP_ERR__NO_OFFSET ? "nothing new" : rd_kafka_err2str(e));
     for (int i = 0; i < parts->cnt; ++i) {
-      gate_.Forget({parts->elems[i].topic, parts->elems[i].partition});
+      const TopicPartition tp{parts->elems[i].topic, parts->elems[i].partition};
+      for (auto& [ticket, p] : dead_letters_)
+        if (Of(p.message.get()) == tp) p.revoked = true;
+      gate_.Forget(tp);
       if (options_.observer)
         options_.observer->ForgetPartition(parts->elems[i].topic, parts->elems[i].partition);
     }

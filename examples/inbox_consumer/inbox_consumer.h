@@ -7,9 +7,11 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <memory>
 #include <set>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "consumer_config.h"
 #include "dead_letter.h"
@@ -37,6 +39,11 @@ struct ConsumerOptions {
   // (consumer_metrics.h); may be empty.
   ConsumerObserver* observer = nullptr;
 };
+
+struct MessageDeleter {
+  void operator()(rd_kafka_message_t* m) const { rd_kafka_message_destroy(m); }
+};
+using MessagePtr = std::unique_ptr<rd_kafka_message_t, MessageDeleter>;
 
 // What the consumer did since it started; logged every minute and at exit.
 struct ConsumerStats {
@@ -83,9 +90,14 @@ class InboxConsumer {
   using Clock = std::chrono::steady_clock;
 
   bool Start(std::string* error);
-  void Handle(rd_kafka_message_t* m);
+  void Handle(MessagePtr m);
   void Count(ApplyResult r, int drained, const Event& ev, const rd_kafka_message_t* m);
-  void DeadLetter(rd_kafka_message_t* m, const std::string& reason, int attempts);
+  // Hands `m` to the dead-letter producer; its partition waits (paused)
+  // for the broker's answer, which SettleDeadLetters acts on.
+  void DeadLetter(MessagePtr m, const std::string& reason, int attempts);
+  void SettleDeadLetters(const std::vector<DeadLetterProducer::Delivery>& answers);
+  // At shutdown: waits a little for the answers still due.
+  void DrainDeadLetters();
   void ParkUndeliverable(rd_kafka_message_t* m, const std::string& why);
   void Done(rd_kafka_message_t* m);
   void Stall(rd_kafka_message_t* m, const std::string& what);
@@ -107,6 +119,17 @@ class InboxConsumer {
   InboxStore store_;
   DeadLetterProducer dlq_;
   rd_kafka_t* rk_ = nullptr;
+  // Dead letters sent and not yet answered, by ticket: the message (kept
+  // for its offset, or to park it if the broker refuses it) and why.
+  struct PendingDeadLetter {
+    MessagePtr message;
+    std::string reason;
+    int attempts = 0;
+    std::string topic;
+    bool revoked = false;  // its partition went to another member meanwhile
+  };
+  std::map<uint64_t, PendingDeadLetter> dead_letters_;
+  uint64_t next_ticket_ = 1;
   std::set<std::string> skipped_topics_;  // dead-letter topics already warned about
   int exit_code_ = -1;                    // >= 0: stop with this code
 

@@ -18,7 +18,14 @@ void PartitionGate::Hold(State* s, int64_t offset, Clock::time_point until) {
   if (!s->held || offset < s->offset) s->offset = offset;
   s->held = true;
   s->needs_seek = true;
+  s->awaiting = false;
   s->resume_at = until;
+}
+
+void PartitionGate::AwaitDeadLetter(const TopicPartition& tp, int64_t offset) {
+  State& s = state_[tp];
+  Hold(&s, offset, Clock::time_point::max());
+  s.awaiting = true;
 }
 
 PartitionGate::Ms PartitionGate::Stall(const TopicPartition& tp, int64_t offset,
@@ -81,7 +88,7 @@ int64_t PartitionGate::HeldOffset(const TopicPartition& tp) const {
 std::vector<TopicPartition> PartitionGate::Due(Clock::time_point now) const {
   std::vector<TopicPartition> out;
   for (const auto& [tp, s] : state_)
-    if (s.held && now >= s.resume_at) out.push_back(tp);
+    if (s.held && !s.awaiting && now >= s.resume_at) out.push_back(tp);
   return out;
 }
 
@@ -95,6 +102,13 @@ bool PartitionGate::Finished(const TopicPartition& tp, int64_t offset) {
   auto it = state_.find(tp);
   if (it == state_.end()) return false;
   const bool was_stalled = it->second.stalled;
+  if (it->second.awaiting && it->second.offset == offset) {
+    // Resume after the message (it was read again from its offset meanwhile).
+    it->second.awaiting = false;
+    it->second.offset = offset + 1;
+    it->second.needs_seek = true;
+    it->second.resume_at = Clock::time_point{};
+  }
   if (it->second.attempt_offset <= offset) {
     it->second.attempt_offset = -1;
     it->second.attempts = 0;

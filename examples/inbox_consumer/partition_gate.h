@@ -29,6 +29,11 @@ class PartitionGate {
   // Attempt `attempt` (from 1) at the message at `offset` failed and may be
   // tried again: wait 100 ms, 200 ms, ... up to 2 s. Returns the wait.
   Ms Retry(const TopicPartition& tp, int64_t offset, Clock::time_point now);
+  // The message at `offset` was handed to the dead-letter producer: the
+  // partition waits, without a deadline, until the broker answers. Finished
+  // then lets it go on after the message (Due lists it at once); a Stall or
+  // Retry sets a deadline again.
+  void AwaitDeadLetter(const TopicPartition& tp, int64_t offset);
   // Failed attempts so far at the message at `offset` (0 for another offset).
   int Attempts(const TopicPartition& tp, int64_t offset) const;
 
@@ -46,7 +51,8 @@ class PartitionGate {
   std::vector<TopicPartition> Due(Clock::time_point now) const;
   void Resumed(const TopicPartition& tp);
 
-  // The message at `offset` is finished. True when its partition had
+  // The message at `offset` is finished (a partition waiting for its dead
+  // letter goes on after it). True when its partition had
   // stalled since its last finished message (the consumer says "resumed").
   bool Finished(const TopicPartition& tp, int64_t offset);
   // The partition was revoked: its next owner starts at the committed offset.
@@ -58,8 +64,9 @@ class PartitionGate {
   struct State {
     bool held = false;
     bool needs_seek = false;
-    bool stalled = false;  // a stall since the last finished message
-    int64_t offset = -1;   // the held (first unfinished) message
+    bool stalled = false;   // a stall since the last finished message
+    bool awaiting = false;  // a dead letter's answer: no deadline
+    int64_t offset = -1;    // the held (first unfinished) message
     Clock::time_point resume_at{};
     Ms stall_backoff{0};
     int64_t attempt_offset = -1;

@@ -82,3 +82,36 @@ TEST_CASE("a revoked partition is forgotten: its next owner starts afresh", "[co
   CHECK(g.held() == 1);
   CHECK(g.Due(kT0 + 1s) == std::vector<inbox::TopicPartition>{kP1});
 }
+
+TEST_CASE(
+    "a partition waiting for its dead letter's answer has no deadline and goes on after the "
+    "message once it is finished",
+    "[consumer][gate]") {
+  PartitionGate g;
+  g.AwaitDeadLetter(kP0, 4);
+  CHECK(g.Held(kP0));
+  CHECK_FALSE(g.Held(kP1));
+  CHECK(g.Due(kT0 + 24h).empty());  // the broker's answer, not a clock, ends the wait
+  g.SeekFailed(kP0, kT0);
+  CHECK(g.Due(kT0 + 24h).empty());
+  g.Finished(kP0, 4);  // acknowledged (or parked)
+  REQUIRE(g.Due(kT0).size() == 1);
+  CHECK(g.NeedsSeek(kP0));        // it was read again from 4 meanwhile
+  CHECK(g.HeldOffset(kP0) == 5);  // resumes after the dead letter
+  g.Seeked(kP0);
+  g.Resumed(kP0);
+  CHECK_FALSE(g.Held(kP0));
+}
+
+TEST_CASE("a dead letter the broker did not take stalls its partition at the message",
+          "[consumer][gate]") {
+  PartitionGate g;
+  g.AwaitDeadLetter(kP0, 9);
+  CHECK(g.Stall(kP0, 9, kT0) == 200ms);
+  CHECK(g.Due(kT0 + 199ms).empty());
+  REQUIRE(g.Due(kT0 + 200ms).size() == 1);
+  CHECK(g.HeldOffset(kP0) == 9);  // the message is handled (and dead-lettered) again
+  g.AwaitDeadLetter(kP1, 9);
+  g.Finished(kP1, 8);  // another message's end does not answer this one
+  CHECK(g.Due(kT0 + 24h) == std::vector<inbox::TopicPartition>{kP0});
+}

@@ -148,6 +148,42 @@ TEST_CASE(
   CHECK(rig.db.Parked("undeliverable") == 0);
 }
 
+TEST_CASE(
+    "a consumer stopped while its dead letter is unanswered leaves the message to the next "
+    "start",
+    "[consumer][mock-faults]") {
+  Rig rig("inbox_dlq_stop");
+  rig.producer.Send(kInvoices, Poison(1000));
+  const auto invoices = Invoices(3, 1);
+  rig.producer.Send(kInvoices, invoices);
+  rig.cluster.PushProduceErrors(RD_KAFKA_RESP_ERR_NOT_ENOUGH_REPLICAS, 100000);
+  ConsumerSpec spec = BothTopics();
+  spec.properties_yaml = "message.timeout.ms: \"2000\"";
+  {
+    auto c = rig.Consumer("c", spec);
+    REQUIRE(c.Start());
+    INFO(c.Log());
+    REQUIRE(
+        WaitFor([&] { return c.Count("pausing consumption of " + kInvoices + "/0") >= 1; }, 60s));
+    CHECK(c.Stop() == 0);  // the dead letter is unanswered or failed: nothing stored
+    CHECK(c.Count("sent to dead-letter topic") == 0);
+  }
+  CHECK(GroupLag(rig.cluster.bootstrap(), "fulfillment", kInvoices) == 4);
+  CHECK(InvoiceApplied(rig.db) == 0);
+  rig.cluster.ClearProduceErrors();
+  auto d = rig.Consumer("d", spec);
+  REQUIRE(d.Start());
+  INFO(d.Log());
+  REQUIRE(WaitFor([&] { return InvoiceApplied(rig.db) >= 3; }, 60s));
+  REQUIRE(WaitFor([&] { return GroupLag(rig.cluster.bootstrap(), "fulfillment", kInvoices) == 0; },
+                  30s));
+  CHECK(d.Stop() == 0);
+  const auto dead = ConsumeAll(rig.cluster.bootstrap(), {kInvoices + ".dlq"});
+  REQUIRE(dead.size() == 1);
+  CHECK(dead[0].headers.at("dlq_source") == kInvoices + "/0/0");
+  CHECK(rig.db.Parked("undeliverable") == 0);
+}
+
 TEST_CASE("a failed seek keeps its partition stalled and no message is skipped", "[consumer]") {
   Rig rig("inbox_seek_fails");
   rig.db.SetConsumerGrants("SELECT");  // every transaction fails: the partitions stall
