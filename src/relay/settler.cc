@@ -145,8 +145,10 @@ void Settler::LogBatch(const PublishedBatch& done, const std::vector<SettleOp>& 
                        const SettleResult& result) {
   if (result.stale > 0) {
     std::string ids;
-    for (size_t i = 0; i < result.stale_ids.size() && i < 10; ++i)
-      ids += (i ? "," : "") + std::to_string(result.stale_ids[i]);
+    for (size_t i = 0; i < result.stale_ids.size() && i < 10; ++i) {
+      if (i > 0) ids += ',';
+      ids += std::to_string(result.stale_ids[i]);
+    }
     if (result.stale_ids.size() > 10) ids += ",...";
     LogWarn(
         "rows of a batch were no longer ours when settled: the lease expired and another relay "
