@@ -163,7 +163,10 @@ void MakeConsumer(const Args& a, KafkaHandle* h) {
     set(kv.substr(0, eq), kv.substr(eq + 1));
   }
   h->rk = rd_kafka_new(RD_KAFKA_CONSUMER, conf, err, sizeof(err));
-  if (!h->rk) throw Fatal(std::string("cannot create a Kafka consumer: ") + err);
+  if (!h->rk) {
+    rd_kafka_conf_destroy(conf);  // rd_kafka_new takes it only on success
+    throw Fatal(std::string("cannot create a Kafka consumer: ") + err);
+  }
 }
 
 // Every topic of the cluster with its partition count.

@@ -109,13 +109,14 @@ rd_kafka_t* KafkaPublisher::NewProducer(const std::map<std::string, std::string>
   rd_kafka_t* rk = rd_kafka_new(RD_KAFKA_PRODUCER, conf, errstr, sizeof(errstr));
   tls_creation_log = nullptr;
   if (rk == nullptr) {
+    rd_kafka_conf_destroy(conf);  // rd_kafka_new takes it only on success
     *error = "cannot create the Kafka producer: " + Trimmed(errstr);
     std::string why;
     for (const auto& l : logged) why += (why.empty() ? "" : "; ") + l;
     if (!why.empty()) *error += " (librdkafka: " + why + ")";
     if (error->find("ssl") != std::string::npos) *error += KafkaHint(KafkaCause::kTls);
   }
-  return rk;  // on failure rd_kafka_new destroyed conf
+  return rk;
 }
 
 std::shared_ptr<KafkaPublisher> KafkaPublisher::Create(
