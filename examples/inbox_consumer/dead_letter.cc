@@ -152,11 +152,13 @@ bool DeadLetterProducer::Restart(std::string* error) {
   return Start(error);
 }
 
-DeadLetterProducer::Result DeadLetterProducer::Send(const rd_kafka_message_t* m,
-                                                    const std::string& topic,
-                                                    const std::string& reason, int attempts,
-                                                    uint64_t ticket, std::string* error) {
-  if ((!rk_ || rd_kafka_fatal_error(rk_, nullptr, 0)) && !Restart(error)) return Result::kFailed;
+void DeadLetterProducer::Send(const rd_kafka_message_t* m, const std::string& topic,
+                              const std::string& reason, int attempts, uint64_t ticket) {
+  std::string error;
+  if ((!rk_ || rd_kafka_fatal_error(rk_, nullptr, 0)) && !Restart(&error)) {
+    delivered_.push_back({ticket, Result::kFailed, error});
+    return;
+  }
   rd_kafka_headers_t* headers = nullptr;
   rd_kafka_headers_t* original = nullptr;
   headers = rd_kafka_message_headers(m, &original) == RD_KAFKA_RESP_ERR_NO_ERROR
@@ -187,10 +189,9 @@ DeadLetterProducer::Result DeadLetterProducer::Send(const rd_kafka_message_t* m,
   if (err) {
     outstanding_.erase(sent);
     rd_kafka_headers_destroy(headers);  // owned by the message only when producev succeeds
-    *error = "cannot produce to " + topic + ": " + rd_kafka_err2str(err);
-    return IsPermanentRefusal(err) ? Result::kRefused : Result::kFailed;
+    delivered_.push_back({ticket, IsPermanentRefusal(err) ? Result::kRefused : Result::kFailed,
+                          "cannot produce to " + topic + ": " + rd_kafka_err2str(err)});
   }
-  return Result::kQueued;
 }
 
 }  // namespace inbox

@@ -31,24 +31,23 @@ class DeadLetterProducer {
   bool Start(std::string* error);
 
   enum class Result {
-    kQueued,   // handed to the producer: its Delivery comes from Poll
     kSent,     // acknowledged by the broker
     kRefused,  // refused for good (IsPermanentRefusal): sending it again cannot help
     kFailed,   // not taken now (broker down, timeout): try again later
   };
-  // The broker's answer to the dead letter sent under `ticket`.
+  // The answer to the dead letter sent under `ticket`.
   struct Delivery {
     uint64_t ticket = 0;
     Result result = Result::kFailed;
     std::string error;  // why, when not kSent
   };
 
-  // Hands `message` over for `topic` under `ticket` and returns at once:
-  // kQueued (its Delivery comes from Poll within message.timeout.ms, 30 s
-  // unless kafka.properties says otherwise), or kRefused / kFailed (and
-  // *error) when the producer does not even take it.
-  Result Send(const rd_kafka_message_t* message, const std::string& topic,
-              const std::string& reason, int attempts, uint64_t ticket, std::string* error);
+  // Hands `message` over for `topic` under `ticket` and returns at once.
+  // Its Delivery comes from Poll: the broker's answer within
+  // message.timeout.ms (30 s unless kafka.properties says otherwise), or at
+  // the next Poll when the producer does not even take the message.
+  void Send(const rd_kafka_message_t* message, const std::string& topic, const std::string& reason,
+            int attempts, uint64_t ticket);
 
   // Serves the producer's callbacks, waiting at most `timeout_ms` for one;
   // returns the answers that arrived. Call it often.

@@ -227,24 +227,13 @@ void InboxConsumer::Count(ApplyResult r, int drained, const Event& ev,
 // is finished; refused for good, it is parked instead; not taken now, its
 // partition stalls and the message is dead-lettered again after a backoff.
 void InboxConsumer::DeadLetter(MessagePtr m, const std::string& reason, int attempts) {
-  const std::string topic =
-      DeadLetterTopic(config_.kafka.dead_letter_topic, rd_kafka_topic_name(m->rkt));
-  std::string error;
+  const TopicPartition tp = Of(m.get());
   const uint64_t ticket = next_ticket_++;
-  switch (dlq_.Send(m.get(), topic, reason, attempts, ticket, &error)) {
-    case DeadLetterProducer::Result::kQueued: {
-      const TopicPartition tp = Of(m.get());
-      gate_.AwaitDeadLetter(tp, m->offset);
-      if (!PauseAndSeek(tp, m->offset)) gate_.SeekFailed(tp, Clock::now());
-      dead_letters_[ticket] = {std::move(m), reason, attempts, topic};
-      return;
-    }
-    case DeadLetterProducer::Result::kRefused:
-      return ParkUndeliverable(m.get(), error + " (dead letter because: " + reason + ")");
-    case DeadLetterProducer::Result::kSent:  // only ever a Delivery's result
-    case DeadLetterProducer::Result::kFailed:
-      return Stall(m.get(), "broker: " + error);
-  }
+  dlq_.Send(m.get(), DeadLetterTopic(config_.kafka.dead_letter_topic, tp.first), reason, attempts,
+            ticket);
+  gate_.AwaitDeadLetter(tp, m->offset);
+  if (!PauseAndSeek(tp, m->offset)) gate_.SeekFailed(tp, Clock::now());
+  dead_letters_[ticket] = {std::move(m), reason, attempts};
 }
 
 void InboxConsumer::SettleDeadLetters(const std::vector<DeadLetterProducer::Delivery>& answers) {
@@ -267,13 +256,14 @@ void InboxConsumer::SettleDeadLetters(const std::vector<DeadLetterProducer::Deli
         ++stats_.dead_lettered;
         if (options_.observer) options_.observer->Outcome("dead_lettered");
         spdlog::warn("message {}/{} sent to dead-letter topic {} after {} attempt(s): {}",
-                     Name(Of(m)), m->offset, p.topic, p.attempts, p.reason);
+                     Name(Of(m)), m->offset,
+                     DeadLetterTopic(config_.kafka.dead_letter_topic, rd_kafka_topic_name(m->rkt)),
+                     p.attempts, p.reason);
         Done(m);
         break;
       case DeadLetterProducer::Result::kRefused:
         ParkUndeliverable(m, a.error + " (dead letter because: " + p.reason + ")");
         break;
-      case DeadLetterProducer::Result::kQueued:  // never an answer
       case DeadLetterProducer::Result::kFailed:
         Stall(m, "broker: " + a.error);
         break;

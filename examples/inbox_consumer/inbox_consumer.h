@@ -125,7 +125,6 @@ class InboxConsumer {
     MessagePtr message;
     std::string reason;
     int attempts = 0;
-    std::string topic;
     bool revoked = false;  // its partition went to another member meanwhile
   };
   std::map<uint64_t, PendingDeadLetter> dead_letters_;

@@ -63,6 +63,23 @@ int64_t InvoiceApplied(ConsumerDatabase& db) {
       "'Invoice'");
 }
 
+// A poison message at offset 0 of the Invoice topic, then three invoices.
+std::vector<TestEvent> SendPoisonThenInvoices(Rig& rig, size_t poison_bytes = 2) {
+  rig.producer.Send(kInvoices, Poison(1000, poison_bytes));
+  auto invoices = Invoices(3, 1);
+  rig.producer.Send(kInvoices, invoices);
+  return invoices;
+}
+
+// Every Produce answered NOT_ENOUGH_REPLICAS until ClearProduceErrors:
+// retriable, so a dead letter fails after the spec's message.timeout.ms (2 s).
+ConsumerSpec RefuseDeadLetters(Rig& rig) {
+  rig.cluster.PushProduceErrors(RD_KAFKA_RESP_ERR_NOT_ENOUGH_REPLICAS, 100000);
+  ConsumerSpec spec = BothTopics();
+  spec.properties_yaml = "message.timeout.ms: \"2000\"";
+  return spec;
+}
+
 }  // namespace
 
 TEST_CASE(
@@ -73,9 +90,7 @@ TEST_CASE(
   // About 1,000,000 bytes: a stock broker takes it (its limit is 1,048,588)
   // but the dead-letter producer's message.max.bytes (1,000,000) does not,
   // once the dlq_* headers are added.
-  rig.producer.Send(kInvoices, Poison(1000, 999900));
-  const auto invoices = Invoices(3, 1);
-  rig.producer.Send(kInvoices, invoices);
+  SendPoisonThenInvoices(rig, 999900);
   auto c = rig.Consumer("c", BothTopics());
   REQUIRE(c.Start());
   INFO(c.Log());
@@ -97,9 +112,7 @@ TEST_CASE(
     "on",
     "[consumer][mock-faults]") {
   Rig rig("inbox_dlq_denied");
-  rig.producer.Send(kInvoices, Poison(1000));
-  const auto invoices = Invoices(3, 1);
-  rig.producer.Send(kInvoices, invoices);
+  SendPoisonThenInvoices(rig);
   // Every message is in: the next Produce request, the dead letter's, is denied.
   rig.cluster.PushProduceErrors(RD_KAFKA_RESP_ERR_TOPIC_AUTHORIZATION_FAILED, 1);
   auto c = rig.Consumer("c", BothTopics());
@@ -117,16 +130,10 @@ TEST_CASE(
     "once the broker takes it",
     "[consumer][mock-faults]") {
   Rig rig("inbox_dlq_failed");
-  rig.producer.Send(kInvoices, Poison(1000));
-  const auto invoices = Invoices(3, 1);
-  rig.producer.Send(kInvoices, invoices);
+  const auto invoices = SendPoisonThenInvoices(rig);
   const auto orders = MakeEvents(8, 5, 100);
   rig.producer.Send(kTopic, orders);
-  // A broker that keeps answering NOT_ENOUGH_REPLICAS: retriable, so the
-  // dead-letter producer retries until its message.timeout.ms (2 s here).
-  rig.cluster.PushProduceErrors(RD_KAFKA_RESP_ERR_NOT_ENOUGH_REPLICAS, 100000);
-  ConsumerSpec spec = BothTopics();
-  spec.properties_yaml = "message.timeout.ms: \"2000\"";
+  const ConsumerSpec spec = RefuseDeadLetters(rig);
   auto c = rig.Consumer("c", spec);
   REQUIRE(c.Start());
   INFO(c.Log());
@@ -153,12 +160,8 @@ TEST_CASE(
     "start",
     "[consumer][mock-faults]") {
   Rig rig("inbox_dlq_stop");
-  rig.producer.Send(kInvoices, Poison(1000));
-  const auto invoices = Invoices(3, 1);
-  rig.producer.Send(kInvoices, invoices);
-  rig.cluster.PushProduceErrors(RD_KAFKA_RESP_ERR_NOT_ENOUGH_REPLICAS, 100000);
-  ConsumerSpec spec = BothTopics();
-  spec.properties_yaml = "message.timeout.ms: \"2000\"";
+  SendPoisonThenInvoices(rig);
+  const ConsumerSpec spec = RefuseDeadLetters(rig);
   {
     auto c = rig.Consumer("c", spec);
     REQUIRE(c.Start());
