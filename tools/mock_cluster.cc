@@ -112,6 +112,7 @@ std::string MockCluster::Command(const std::string& line) {
     ClearProduceErrors();
     return "ok cleared";
   }
+  if (cmd == "coordinator" || cmd == "broker") return BrokerCommand(cmd, in);
   if (cmd == "topic") {
     std::string name;
     int partitions = 0;
@@ -132,7 +133,31 @@ std::string MockCluster::Command(const std::string& line) {
   }
   return "error unknown command (down | up | rtt MS | produce-errors COUNT [ERRNAME] | "
          "clear-errors | topic NAME PARTITIONS | leader TOPIC PARTITION BROKER | "
-         "topic-error TOPIC ERRNAME)";
+         "topic-error TOPIC ERRNAME | coordinator GROUP BROKER | broker BROKER down|up)";
+}
+
+std::string MockCluster::BrokerCommand(const std::string& cmd, std::istringstream& in) {
+  const std::string range = "(1.." + std::to_string(brokers_) + ")";
+  if (cmd == "coordinator") {
+    std::string group;
+    int broker = 0;
+    in >> group >> broker;
+    if (group.empty() || broker < 1 || broker > brokers_)
+      return "error usage: coordinator GROUP BROKER " + range;
+    if (rd_kafka_mock_coordinator_set(cluster_, "group", group.c_str(), broker) != 0)
+      return "error cannot make broker " + std::to_string(broker) + " the coordinator";
+    return "ok the coordinator of group " + group + " is broker " + std::to_string(broker);
+  }
+  int broker = 0;
+  std::string state;
+  in >> broker >> state;
+  if (broker < 1 || broker > brokers_ || (state != "down" && state != "up"))
+    return "error usage: broker BROKER down|up " + range;
+  const rd_kafka_resp_err_t err = state == "down"
+                                      ? rd_kafka_mock_broker_set_down(cluster_, broker)
+                                      : rd_kafka_mock_broker_set_up(cluster_, broker);
+  if (err != RD_KAFKA_RESP_ERR_NO_ERROR) return std::string("error ") + rd_kafka_err2str(err);
+  return "ok broker " + std::to_string(broker) + " " + state;
 }
 
 }  // namespace outbox::testing

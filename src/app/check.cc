@@ -6,7 +6,9 @@
 #include "app/commands.h"
 #include "app/wakeups.h"
 #include "config/topic_template.h"
+#include "fleet/shard.h"
 #include "kafka/kafka_config.h"
+#include "kafka/kafka_group_member.h"
 #include "kafka/kafka_publisher.h"
 #include "outbox/outbox_admin.h"
 
@@ -116,6 +118,25 @@ int CheckBrokers(const Config& c) {
   return problems;
 }
 
+// The fleet's topic: it exists, its partitions are the shards, and every
+// service's shard is one of them.
+int CheckFleet(const Config& c) {
+  if (!c.fleet) return 0;
+  const std::string where = "fleet " + c.fleet->group_id + " on topic " + c.fleet->topic + ": ";
+  int partitions = 0;
+  if (Status s = KafkaGroupMember::TopicPartitions(*c.fleet, &partitions); !s.ok()) {
+    std::cout << where << s.message() << "\n";
+    return 1;
+  }
+  std::cout << where << partitions << " partitions (shards 0.." << partitions - 1 << ")\n";
+  const std::vector<std::string> problems = ShardProblems(c, partitions);
+  for (const auto& s : c.services)
+    std::cout << where << "service " << s.name << " is in shard " << ShardOf(s, partitions)
+              << (s.shard ? " (services[].shard)" : " (murmur2 of its name)") << "\n";
+  for (const auto& p : problems) std::cout << where << p << "\n";
+  return static_cast<int>(problems.size());
+}
+
 }  // namespace
 
 int RunCheck(const LoadedConfig& loaded, bool connect) {
@@ -127,6 +148,7 @@ int RunCheck(const LoadedConfig& loaded, bool connect) {
   for (const auto& s : c.services) problems += CheckDatabase(s);
   problems += CheckBrokers(c);
   problems += CheckBinlogWakeups(c);  // services with wakeup: binlog, once per server
+  problems += CheckFleet(c);
   return problems == 0 ? kExitOk : kExitFailure;
 }
 

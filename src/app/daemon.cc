@@ -6,6 +6,7 @@
 #include <thread>
 
 #include "app/app.h"
+#include "app/fleet.h"
 #include "app/http_handler.h"
 #include "app/reloader.h"
 #include "app/service_set.h"
@@ -15,6 +16,7 @@
 #include "common/build_info.h"
 #include "common/liveness.h"
 #include "common/log.h"
+#include "kafka/kafka_group_member.h"
 
 namespace outbox {
 
@@ -39,6 +41,11 @@ void Tick(TickState& t) {
   t.timer.async_wait([&t](const boost::system::error_code& ec) {
     if (!ec) Tick(t);
   });
+}
+
+std::unique_ptr<GroupMembership> NewMembership(const Config& config) {
+  if (!config.fleet) return nullptr;
+  return std::make_unique<KafkaGroupMember>(*config.fleet, config.instance_id);
 }
 
 void LogStart(const LoadedConfig& loaded) {
@@ -101,19 +108,25 @@ int RunDaemon(const LoadedConfig& loaded) {
   LivenessRegistry liveness(DefaultClock());
   Wakeups wakeups;  // before the relays: their BinlogWakeups subscribe to its streams
   ServiceSet services({&metrics, &liveness, &wakeups});
-  if (!services.Init(config)) return 1;
+  // In a fleet, nothing runs before the group's first assignment.
+  Fleet fleet(config, NewMembership(config), &metrics);
+  if (!services.Init(fleet.Current().Filter(config))) return 1;
 
   boost::asio::io_context io;
   // Caught from here on: a SIGHUP right after READY=1 (systemctl reload)
   // waits for io.run() instead of ending the process.
   boost::asio::signal_set signals(io, SIGINT, SIGTERM, SIGHUP);
-  HttpServer http(io, MakeHttpHandler({&metrics, &services, &liveness}));
+  HttpServer http(io, MakeHttpHandler({&metrics, &services, &liveness, &fleet}));
   if (!ServeHttp(config, http)) return 1;
   services.StartAll();
   {
     // Reloads run on their own thread: stopping a service may take its
     // grace period, and HTTP and the watchdog must go on meanwhile.
-    Reloader reloader(config.path, &services, &metrics);
+    Reloader reloader(config, &services, &fleet, &metrics);
+    if (Status s = fleet.Start([&reloader] { reloader.RequestAssignment(); }); !s.ok()) {
+      LogError("cannot join the fleet", {{"error", s.message()}});
+      return 1;
+    }
     SystemdNotifier systemd(io, liveness);
     systemd.Ready();
     boost::asio::steady_timer timer(io);
@@ -127,7 +140,10 @@ int RunDaemon(const LoadedConfig& loaded) {
           http.Close();
           io.stop();
         });
-  }  // a reload in progress finishes first
+    // Its shards move to the other members at once; they skip the rows this
+    // relay still has in flight (their leases are live) while it settles them.
+    fleet.Stop();
+  }  // a reload or an assignment change in progress finishes first
 
   services.StopAll();
   LogInfo("stopped");

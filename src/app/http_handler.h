@@ -3,6 +3,7 @@
 #include <memory>
 #include <vector>
 
+#include "app/fleet.h"
 #include "app/service_set.h"
 #include "common/liveness.h"
 #include "http/http_server.h"
@@ -16,10 +17,12 @@ struct Endpoints {
   Metrics* metrics = nullptr;
   const ServiceSet* services = nullptr;  // the running services, changed by reloads
   const LivenessRegistry* liveness = nullptr;
+  const Fleet* fleet = nullptr;  // the fleet's line of /readyz; null: none
 };
 
-// /metrics, /healthz (liveness: src/http/healthz.h), /readyz (every database
-// and broker reachable: ServiceSet::Readyz), 404 otherwise.
+// /metrics, /healthz (liveness: src/http/healthz.h), /readyz (a member of
+// its fleet, if any: Fleet::Readyz; every database and broker of what it
+// runs reachable: ServiceSet::Readyz), 404 otherwise.
 HttpServer::Handler MakeHttpHandler(Endpoints endpoints);
 
 }  // namespace outbox

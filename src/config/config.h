@@ -116,7 +116,30 @@ struct ServiceConfig {
   // A service listed in the file relays. true stops its claims (maintenance,
   // a DEAD storm) while its gauges and liveness go on; applied by a reload.
   bool paused = false;
+  // With a fleet: the shard (a partition of fleet.topic) the service belongs
+  // to. Unset: murmur2(name) mod the partition count (src/fleet/shard.h), so
+  // services spread over the shards without a list to keep.
+  std::optional<int> shard;
   bool operator==(const ServiceConfig&) const = default;
+};
+
+// Relays sharing one file of services through a Kafka consumer group
+// (docs/DEPLOY.md "A fleet"): each partition of `topic` is a shard, and a
+// relay serves the services of the shards the group assigns to it.
+struct FleetConfig {
+  std::string group_id;
+  std::string topic;
+  // A relay silent this long loses its shards. 10 s rather than Kafka's 45 s:
+  // a dead relay's databases wait at most about this long (plus a rebalance)
+  // for their next owner, and a relay's heartbeat thread is not busy.
+  int session_timeout_ms = 10000;
+  // group.instance.id = instance_id: a restart within the session timeout
+  // keeps its shards without a rebalance. Off by default: a stopping static
+  // member does not leave the group, so its shards wait out the session
+  // timeout instead of moving at once.
+  bool static_membership = false;
+  KafkaConfig kafka;  // the group's cluster: the top-level kafka block with this one on top
+  bool operator==(const FleetConfig&) const = default;
 };
 
 struct Config {
@@ -126,6 +149,7 @@ struct Config {
   std::string log_level = "info";
   std::string log_format = "json";
   KafkaConfig kafka;
+  std::optional<FleetConfig> fleet;  // unset: this relay serves every service
   std::vector<ServiceConfig> services;
 };
 

@@ -49,6 +49,7 @@ const ServiceKey kServiceKeys[] = {
        return a.gauge_interval_ms == b.gauge_interval_ms;
      }},
     {"paused", [](const ServiceConfig& a, const ServiceConfig& b) { return a.paused == b.paused; }},
+    {"shard", [](const ServiceConfig& a, const ServiceConfig& b) { return a.shard == b.shard; }},
 };
 
 const ServiceConfig* Find(const Config& c, const std::string& name) {
@@ -67,13 +68,16 @@ void Keep(const char* key, const T& running, T* value, std::vector<std::string>*
 
 // The top-level keys only a restart applies: instance_id names the
 // producers and the binlog server_id, http.listen is bound once, the logger
-// is configured once, and the producers are made from the kafka block.
+// is configured once, the producers are made from the kafka block, and the
+// fleet's group is joined once.
 void KeepRestartOnly(const Config& running, ReloadPlan* plan) {
   Config& c = plan->config;
   Keep("instance_id", running.instance_id, &c.instance_id, &plan->restart_only);
   Keep("http.listen", running.http_listen, &c.http_listen, &plan->restart_only);
   Keep("log.level", running.log_level, &c.log_level, &plan->restart_only);
   Keep("log.format", running.log_format, &c.log_format, &plan->restart_only);
+  // The group is joined once; its topic's partitions are the shards.
+  Keep("fleet", running.fleet, &c.fleet, &plan->restart_only);
   if (c.kafka == running.kafka) return;
   Keep("kafka", running.kafka, &c.kafka, &plan->restart_only);
   for (size_t i = 0; i < c.services.size(); ++i) {

@@ -26,7 +26,7 @@ struct ReloadPlan {
   Config config;
   // Top-level keys that changed in the file but keep their running values
   // until a restart ("instance_id", "http.listen", "log.level",
-  // "log.format", "kafka").
+  // "log.format", "kafka", "fleet").
   std::vector<std::string> restart_only;
   std::vector<std::string> added;      // in the new file only, in its order
   std::vector<std::string> removed;    // in the running config only, in its order

@@ -37,7 +37,7 @@ LoadedConfig Parser::Root(const YAML::Node& root) const {
   c.path = file_;
   if (!root || root.IsNull()) Fail(YAML::Mark(), "", "the file is empty");
   RequireMap(root, "");
-  CheckKeys(root, "", {"instance_id", "http", "log", "kafka", "services"});
+  CheckKeys(root, "", {"instance_id", "http", "log", "kafka", "fleet", "services"});
   TopLevel(root, &c);
   const YAML::Node services = root["services"];
   if (!services) Fail(root.Mark(), "services", "is required (a list of at least one service)");
@@ -56,6 +56,7 @@ LoadedConfig Parser::Root(const YAML::Node& root) const {
     c.services.push_back(std::move(s));
     if (whole) (void)Guard([&] { CheckSameServer(services, i, c, &out.warnings); });
   }
+  CheckShards(services, c);
   return out;
 }
 
@@ -88,6 +89,8 @@ void Parser::TopLevel(const YAML::Node& root, Config* c) const {
     if (l["format"]) c->log_format = kFormats[OneOf(l["format"], "log.format", kFormats)];
   });
   (void)Guard([&] { c->kafka = Kafka(root["kafka"], "kafka", KafkaConfig{}); });
+  if (const YAML::Node f = root["fleet"]; f && !f.IsNull())
+    (void)Guard([&] { c->fleet = Fleet(f, c->kafka); });
 }
 
 // Checks the last of c.services against the earlier ones on the same server.

@@ -60,6 +60,10 @@ class Parser {
   MysqlConfig Mysql(const YAML::Node& parent, const YAML::Node& n, const std::string& path,
                     std::vector<std::string>* warnings) const;
   KafkaConfig Kafka(const YAML::Node& n, const std::string& path, const KafkaConfig& base) const;
+  // The fleet block (src/config/config_fleet.cc); `kafka` is the top-level block.
+  FleetConfig Fleet(const YAML::Node& n, const KafkaConfig& kafka) const;
+  // services[i].shard against the fleet block: a shard needs one.
+  void CheckShards(const YAML::Node& services, const Config& c) const;
 
   // --- problems ---------------------------------------------------------
   // Thrown by Fail after it recorded the problem; caught by Guard.

@@ -41,7 +41,7 @@ ServiceConfig Parser::Service(const YAML::Node& n, const std::string& path,
   CheckKeys(n, path,
             {"name", "mysql", "topic", "topics", "batch_size", "poll_interval_ms", "wakeup",
              "lease_ms", "ordering", "dead_policy", "retry", "retention", "kafka",
-             "max_inflight_batches", "gauge_interval_ms", "paused"});
+             "max_inflight_batches", "gauge_interval_ms", "paused", "shard"});
   if (!n["name"]) Fail(n.Mark(), path + ".name", "is required");
   s.name = Str(n["name"], path + ".name");
   if (!IsServiceName(s.name))
@@ -66,6 +66,9 @@ ServiceConfig Parser::Service(const YAML::Node& n, const std::string& path,
     s.gauge_interval_ms =
         static_cast<int>(Int(n["gauge_interval_ms"], path + ".gauge_interval_ms", 100, 600000));
   if (n["paused"]) s.paused = OneOf(n["paused"], path + ".paused", {"false", "true"}) == 1;
+  // Beyond the topic's partitions is checked against the topic itself
+  // (check --connect, and at start): its partition count is not in the file.
+  if (n["shard"]) s.shard = static_cast<int>(Int(n["shard"], path + ".shard", 0, 99999));
   return s;
 }
 

@@ -128,7 +128,7 @@ std::vector<BadConfig> UnknownKeyCases() {
       {Svc("    colour: red\n"),
        "c.yaml:5:5: services[0].colour: unknown key (known keys: name mysql topic topics "
        "batch_size poll_interval_ms wakeup lease_ms ordering dead_policy retry retention kafka "
-       "max_inflight_batches gauge_interval_ms paused)"},
+       "max_inflight_batches gauge_interval_ms paused shard)"},
       {Svc("", ", password: hunter2"),
        "c.yaml:4:45: services[0].mysql.password: a password is never written in the config file: "
        "use password_env (the name of an environment variable holding it) or password_file (a "
@@ -385,12 +385,31 @@ std::vector<BadConfig> WakeupCases() {
   };
 }
 
+// The fleet block and services[].shard (docs/CONFIG.md "fleet").
+std::vector<BadConfig> FleetCases() {
+  return {
+      {"fleet: {topic: shards}\n" + Svc(), "c.yaml:1:8: fleet.group_id: is required"},
+      {"fleet: {group_id: g}\n" + Svc(), "c.yaml:1:8: fleet.topic: is required"},
+      {"fleet: {group_id: g, topic: \"a b\"}\n" + Svc(),
+       "c.yaml:1:29: fleet.topic: topic name \"a b\" has a character outside [A-Za-z0-9._-]"},
+      {"fleet: {group_id: g, topic: t, sesion_timeout_ms: 5000}\n" + Svc(),
+       "c.yaml:1:32: fleet.sesion_timeout_ms: unknown key (did you mean \"session_timeout_ms\"?)"},
+      {"fleet: {group_id: g, topic: t, session_timeout_ms: 10}\n" + Svc(),
+       "c.yaml:1:52: fleet.session_timeout_ms: must be between 1000 and 1800000 (got 10)"},
+      {"fleet: {group_id: g, topic: t}\n" + Svc("    shard: -1\n"),
+       "c.yaml:6:12: services[0].shard: must be between 0 and 99999 (got -1)"},
+      {Svc("    shard: 3\n"),
+       "c.yaml:5:12: services[0].shard: needs a fleet block: without one every relay serves "
+       "every service"},
+  };
+}
+
 const std::vector<BadConfig>& Cases() {
   static const std::vector<BadConfig> cases = [] {
     std::vector<BadConfig> all;
     for (auto section :
          {YamlSyntaxCases, WrongTypeCases, UnknownKeyCases, MissingKeyCases, OutOfRangeCases,
-          EnvironmentCases, FileCases, NameCases, TopicTemplateCases, WakeupCases}) {
+          EnvironmentCases, FileCases, NameCases, TopicTemplateCases, WakeupCases, FleetCases}) {
       for (BadConfig& c : section()) all.push_back(std::move(c));
     }
     return all;

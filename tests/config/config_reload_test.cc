@@ -192,3 +192,30 @@ TEST_CASE("paused is false by default and takes true or false", "[config]") {
           "c.yaml:4:54: services[0].paused: must be one of false | true (got \"yes\")");
   }
 }
+
+TEST_CASE("the fleet block is parsed with its defaults and only a restart changes it",
+          "[config][fleet]") {
+  const std::string fleet =
+      "fleet: {group_id: g1, topic: shards, kafka: {properties: {security.protocol: ssl}}}\n";
+  const Config running = Load(fleet + kTop, {{"a", "shard: 3"}, {"b", ""}});
+  REQUIRE(running.fleet.has_value());
+  CHECK(running.fleet->group_id == "g1");
+  CHECK(running.fleet->topic == "shards");
+  CHECK(running.fleet->session_timeout_ms == 10000);
+  CHECK_FALSE(running.fleet->static_membership);
+  // The group's cluster is the top-level kafka block with its own on top.
+  CHECK(running.fleet->kafka.bootstrap_servers == "k1:9092");
+  CHECK(running.fleet->kafka.properties.at("security.protocol") == "ssl");
+  CHECK(running.services[0].shard == 3);
+  CHECK_FALSE(running.services[1].shard.has_value());
+
+  const Config loaded =
+      Load("fleet: {group_id: g2, topic: shards, session_timeout_ms: 6000}\n" + kTop,
+           {{"a", "shard: 4"}, {"b", ""}});
+  const ReloadPlan p = PlanReload(running, loaded);
+  CHECK(p.restart_only == Names{"fleet"});
+  CHECK(p.config.fleet == running.fleet);
+  // A service's shard is its own key: the service may move.
+  REQUIRE(p.changed.size() == 1);
+  CHECK(p.changed[0].keys == Names{"shard"});
+}

@@ -177,10 +177,11 @@ def main(argv):
         print(__doc__, file=sys.stderr)
         return 2
     mode, path, metrics_md = argv[0], argv[1], argv[2]
-    # Rules may alert on the example consumer's metrics too; the dashboard
-    # shows the relay's.
+    # Rules may alert on a fleet's and the example consumer's metrics too;
+    # the dashboard shows the relay's.
     documented = documented_metrics(
-        metrics_md, ("metric", "consumer metric") if mode == "rules" else ("metric",))
+        metrics_md,
+        ("metric", "fleet metric", "consumer metric") if mode == "rules" else ("metric",))
     if not documented:
         print(f"{metrics_md}: no metric names found in its tables", file=sys.stderr)
         return 2

@@ -64,8 +64,9 @@ RelayProcess::RelayProcess(std::string name, const std::string& dir, RelaySpec s
     f << "  properties:\n";
     for (const auto& [k, v] : s.kafka_properties) f << "    " << k << ": \"" << v << "\"\n";
   }
-  f << "services:\n"
+  f << s.top_yaml << "services:\n"
     << "  - name: " << s.service << "\n"
+    << (s.topic.empty() ? "" : "    topic: \"" + s.topic + "\"\n")
     << "    mysql:\n"
     << "      host: " << s.mysql.host << "\n"
     << "      port: " << s.mysql.port << "\n"

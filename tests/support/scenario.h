@@ -56,6 +56,9 @@ struct RelaySpec {
   // More entries of the `services` list, as YAML ("  - name: ...\n"), e.g.
   // a second service on another database of the same process.
   std::string extra_services_yaml;
+  // More top-level keys, as YAML (e.g. a `fleet:` block).
+  std::string top_yaml;
+  std::string topic;  // the service's topic template; empty: the default
 };
 
 // One `outbox-relay run --config FILE` process.
@@ -80,6 +83,7 @@ class RelayProcess {
   int port() const { return port_; }
   const std::string& name() const { return name_; }
   const std::string& log_path() const { return log_; }
+  const std::string& config_path() const { return config_; }
   const RelaySpec& spec() const { return spec_; }
   std::string Metrics();                   // "" when it does not answer
   double Metric(const std::string& name);  // summed over this relay's service

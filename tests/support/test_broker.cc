@@ -248,6 +248,19 @@ void TestBroker::PushProduceErrors(rd_kafka_resp_err_t err, int count) {
 
 void TestBroker::ClearProduceErrors() { RequireOk(Command("clear-errors")); }
 
+void TestBroker::SetCoordinator(const std::string& group, int broker) {
+  RequireOk(Command("coordinator " + group + " " + std::to_string(broker)));
+}
+
+void TestBroker::SetLeader(const std::string& topic, int partition, int broker) {
+  RequireOk(Command("leader " + topic + " " + std::to_string(partition) + " " +
+                    std::to_string(broker)));
+}
+
+void TestBroker::SetBrokerDown(int broker, bool down) {
+  RequireOk(Command("broker " + std::to_string(broker) + (down ? " down" : " up")));
+}
+
 void TestBroker::SetTopicError(const std::string& topic, rd_kafka_resp_err_t err) {
   RequireOk(Command("topic-error " + topic + " " + rd_kafka_err2name(err)));
 }

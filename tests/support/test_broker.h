@@ -44,6 +44,12 @@ class TestBroker {
   // Metadata requests for `topic` answer `err` (TOPIC_AUTHORIZATION_FAILED,
   // UNKNOWN_TOPIC_OR_PART, ...).
   void SetTopicError(const std::string& topic, rd_kafka_resp_err_t err);
+  // Makes broker `broker` (1-based) the coordinator of `group`.
+  void SetCoordinator(const std::string& group, int broker);
+  // Makes broker `broker` (1-based) the leader of topic/partition.
+  void SetLeader(const std::string& topic, int partition, int broker);
+  // One broker down (connections closed, new ones refused) or up again.
+  void SetBrokerDown(int broker, bool down);
 
  private:
   class Control;
