@@ -44,9 +44,10 @@ std::string Name(int i) {
 
 // One services[] entry of the file: database fleet_svcNN, topic fleet.svcNN.
 std::string ServiceYaml(int i, const std::string& wakeup) {
-  return "  - name: " + Name(i) + "\n    topic: \"fleet.{service}\"\n    mysql: {host: " +
-         TestMysql("").host + ", port: " + std::to_string(TestMysql("").port) +
-         ", user: " + RelayMysql("").user + RelayPasswordYaml() + ", database: fleet_" + Name(i) +
+  return "  - name: " + Name(i) +
+         "\n    topic: \"fleet.{service}\"\n    mysql: {host: " + TestMysql("").host +
+         ", port: " + std::to_string(TestMysql("").port) + ", user: " + RelayMysql("").user +
+         RelayPasswordYaml() + ", database: fleet_" + Name(i) +
          ", tls: {mode: disabled}, connect_timeout_ms: 1000, read_timeout_ms: 5000}\n"
          "    batch_size: 50\n    poll_interval_ms: 50\n    lease_ms: 4000\n"
          "    gauge_interval_ms: 300\n    wakeup: " +
@@ -78,9 +79,10 @@ class Writer {
       const int64_t round = n / databases_;
       const std::string agg = std::to_string(1 + round % 20);
       clients[db]->Exec(
-          "INSERT INTO t_outbox (aggregate_type, aggregate_id, event_type, event_key, payload, "
-          "status, next_retry_at, created_at, updated_at) VALUES ('Order', " +
-          agg + ", 'OrderTick', 'tick-" + std::to_string(n) + "', '{\"n\":" + std::to_string(n) +
+          "INSERT INTO t_outbox (id, aggregate_type, aggregate_id, event_type, event_key, payload, "
+          "status, next_retry_at, created_at, updated_at) VALUES (" +
+          std::to_string(round + 1) + ", 'Order', " + agg + ", 'OrderTick', 'tick-" +
+          std::to_string(n) + "', '{\"n\":" + std::to_string(n) +
           "}', 'NEW', NOW(), NOW(), NOW())");
       ++written_;
       std::this_thread::sleep_for(gap);
@@ -156,7 +158,8 @@ struct Bed {
   }
 
   int64_t Unsent(int i) {
-    return databases[i]->QueryInt("SELECT COUNT(*) FROM t_outbox WHERE status IN ('NEW','SENDING')");
+    return databases[i]->QueryInt(
+        "SELECT COUNT(*) FROM t_outbox WHERE status IN ('NEW','SENDING')");
   }
 
   // outbox-check of one service's database against its topic.
@@ -213,13 +216,17 @@ TEST_CASE(
     "again",
     "[fleet][mock-faults]") {
   Bed bed("fleet_lifecycle", "poll");
+  // The writer first: the sessions before the relays are the test's own.
+  Writer writer(kServices, 100);
+  REQUIRE(WaitFor([&] { return writer.written() >= 60; }, 30s, 100ms));
+  const int64_t own_sessions = FleetConnections(*bed.databases[0]);
   for (const char* n : {"r1", "r2", "r3"}) bed.Add(n);
   // (a) Every service owned by exactly one relay.
   REQUIRE(WaitFor([&] { return bed.OwnedOnce(); }, kTakeover + kSlack, 200ms));
-  Writer writer(kServices, 100);
-  REQUIRE(WaitFor([&] { return writer.written() >= 300; }, 30s, 100ms));
-  // One relay's sessions per database, not three (about 3 per service).
-  const int64_t connections = FleetConnections(*bed.databases[0]);
+  REQUIRE(WaitFor([&] { return writer.written() >= 300 + 60; }, 30s, 100ms));
+  // One relay's sessions per database (up to four a service), not three
+  // relays' as without a fleet.
+  const int64_t connections = FleetConnections(*bed.databases[0]) - own_sessions;
   CHECK(connections <= 4 * kServices);
 
   // (c) A fourth relay joins: a service that keeps its owner never stops
@@ -231,8 +238,8 @@ TEST_CASE(
     starts_before[r->name()] = Starts(*r);
   }
   bed.Add("r4");
-  REQUIRE(WaitFor([&] { return !bed.OwnedBy("r4").empty() && bed.OwnedOnce(); },
-                  kTakeover + kSlack, 200ms));
+  REQUIRE(WaitFor([&] { return !bed.OwnedBy("r4").empty() && bed.OwnedOnce(); }, kTakeover + kSlack,
+                  200ms));
   int kept = 0;
   for (auto& r : bed.relays) {
     if (r->name() == "r4") continue;
@@ -258,8 +265,8 @@ TEST_CASE(
   const auto killed = std::chrono::steady_clock::now();
   for (const auto& s : orphaned)
     bed.databases[IndexOf(s)]->Exec(
-        "INSERT INTO t_outbox (aggregate_type, aggregate_id, event_type, event_key, payload, "
-        "status, next_retry_at, created_at, updated_at) VALUES ('Fresh', 1, 'AfterKill', "
+        "INSERT INTO t_outbox (id, aggregate_type, aggregate_id, event_type, event_key, payload, "
+        "status, next_retry_at, created_at, updated_at) VALUES (90000001, 'Fresh', 1, 'AfterKill', "
         "'after-kill', '{}', 'NEW', NOW(), NOW(), NOW())");
   REQUIRE(WaitFor(
       [&] {
@@ -304,11 +311,9 @@ TEST_CASE(
   Bed bed("fleet_coordinator", "binlog", 3);
   // The group's coordinator alone on broker 3; every event topic led by 1 or 2.
   bed.broker.SetCoordinator(kGroup, 3);
+  REQUIRE(bed.broker.CreateTopic("fleet." + Name(kServices), 2));  // for the reload below
   for (int i = 0; i <= kServices; ++i)
-    for (int p = 0; p < 2; ++p) {
-      if (i == kServices) REQUIRE(bed.broker.CreateTopic("fleet." + Name(i), 2));
-      bed.broker.SetLeader("fleet." + Name(i), p, 1 + p);
-    }
+    for (int p = 0; p < 2; ++p) bed.broker.SetLeader("fleet." + Name(i), p, 1 + p);
   for (const char* n : {"r1", "r2", "r3"}) bed.Add(n);
   REQUIRE(WaitFor([&] { return bed.OwnedOnce(); }, kTakeover + kSlack, 200ms));
   Writer writer(kServices, 100);
@@ -325,8 +330,9 @@ TEST_CASE(
   CHECK(let_go);
   for (int i = 0; i < kServices; ++i)
     bed.databases[i]->Exec(
-        "INSERT INTO t_outbox (aggregate_type, aggregate_id, event_type, event_key, payload, "
-        "status, next_retry_at, created_at, updated_at) VALUES ('Fresh', 1, 'AfterOutage', "
+        "INSERT INTO t_outbox (id, aggregate_type, aggregate_id, event_type, event_key, payload, "
+        "status, next_retry_at, created_at, updated_at) VALUES (90000002, 'Fresh', 1, "
+        "'AfterOutage', "
         "'after-outage', '{}', 'NEW', NOW(), NOW(), NOW())");
   REQUIRE(WaitFor(
       [&] {
@@ -357,8 +363,8 @@ TEST_CASE(
   for (int i = 0; i < kServices; ++i)
     REQUIRE(WaitFor([&] { return bed.Unsent(i) == 0; }, 60s, 100ms));
   for (int i = 0; i < kServices; ++i) bed.Check(i, "end");
-  RecordFigures("fleet_coordinator", {{"events", writer.written()},
-                                      {"served_again_after_return_s", served_again_s}});
+  RecordFigures("fleet_coordinator",
+                {{"events", writer.written()}, {"served_again_after_return_s", served_again_s}});
 }
 
 TEST_CASE(
@@ -385,9 +391,9 @@ TEST_CASE(
 
   SECTION("a shard beyond the partitions") {
     RelayProcess relay("relay", dir, spec(kShardTopic));
-    const ProcessResult check = RunProcess(
-        {OUTBOX_BINARY, "check", "--connect", "--config", relay.config_path()},
-        ChildEnv(RelayChildEnv()));
+    const ProcessResult check =
+        RunProcess({OUTBOX_BINARY, "check", "--connect", "--config", relay.config_path()},
+                   ChildEnv(RelayChildEnv()));
     INFO(check.out << check.err);
     CHECK(check.exit_code == 1);
     CHECK(check.out.find("services[1].shard: 5 is beyond the 2 partitions of fleet.topic " +
@@ -398,8 +404,8 @@ TEST_CASE(
                     200ms));
     a.InsertEvents(3, 2);
     REQUIRE(WaitFor(
-        [&] { return a.QueryInt("SELECT COUNT(*) FROM t_outbox WHERE status = 'SENT'") == 6; },
-        30s, 100ms));
+        [&] { return a.QueryInt("SELECT COUNT(*) FROM t_outbox WHERE status = 'SENT'") == 6; }, 30s,
+        100ms));
     CHECK(ReadFile(relay.log_path()).find("fleet: a service no relay can serve") !=
           std::string::npos);
     CHECK(MetricValue(relay.Metrics(), "outbox_service_owned{service=\"svc01\"}") == 0);
@@ -410,9 +416,9 @@ TEST_CASE(
     // auto-creation answers this.
     broker.SetTopicError("no-such-topic", RD_KAFKA_RESP_ERR_UNKNOWN_TOPIC_OR_PART);
     RelayProcess relay("relay", dir, spec("no-such-topic"));
-    const ProcessResult check = RunProcess(
-        {OUTBOX_BINARY, "check", "--connect", "--config", relay.config_path()},
-        ChildEnv(RelayChildEnv()));
+    const ProcessResult check =
+        RunProcess({OUTBOX_BINARY, "check", "--connect", "--config", relay.config_path()},
+                   ChildEnv(RelayChildEnv()));
     INFO(check.out << check.err);
     CHECK(check.exit_code == 1);
     CHECK(check.out.find("topic no-such-topic does not exist") != std::string::npos);

@@ -98,7 +98,8 @@ std::string RelaySpec::DefaultWakeup() {
 RelayProcess::~RelayProcess() { proc_.Kill(); }
 
 bool RelayProcess::WaitWakeupsUp(std::chrono::milliseconds timeout) {
-  if (spec_.wakeup != "binlog") return true;
+  // In a fleet the relay serves only what the group assigns it, later.
+  if (spec_.wakeup != "binlog" || spec_.top_yaml.find("fleet:") != std::string::npos) return true;
   return WaitFor([&] { return Metric("outbox_wakeup_binlog_up") == 1; }, timeout);
 }
 

@@ -71,7 +71,7 @@ class RelayProcess {
   // and, with `wakeup: binlog`, until its binlog stream is up.
   bool Start();
   // With `wakeup: binlog`: waits until outbox_wakeup_binlog_up is 1 (true at
-  // once for `wakeup: poll`).
+  // once for `wakeup: poll`, and in a fleet, whose services start later).
   bool WaitWakeupsUp(std::chrono::milliseconds timeout);
   // SIGTERM and wait; returns the wait status or nullopt on timeout.
   std::optional<int> Stop(std::chrono::milliseconds timeout);
