@@ -204,7 +204,11 @@ void RunFailover(const std::string& name, const std::string& wakeup, bool kill_o
   const int64_t fresh_delay = MaxDelaySeconds(new_primary, at, false);
   const int64_t inflight_delay = MaxDelaySeconds(new_primary, at, true);
   CHECK(fresh_delay >= 0);
-  CHECK(fresh_delay <= 5);
+  // Found by the relay's own timers, not by a restart or a lease: a stuck
+  // session is noticed within read_timeout_ms (2 s) and reconnected within
+  // the backoff's cap (5 s), at the columns' whole-second resolution. On a
+  // quiet machine it takes 2-3 s (the figures); a loaded one adds to it.
+  CHECK(fresh_delay <= 2 + 5 + 1 + 2);
   CHECK(inflight_delay <= kLeaseMs / 1000 + 5);
   CheckResult c = Verdict(bed, new_primary, "after");
   RecordFigures(name, {{"wakeup", wakeup},

@@ -112,7 +112,12 @@ TEST_CASE("a relay with wakeup binlog publishes an inserted row long before its 
     INFO("row " << id << " SENT after " << took.count() << " ms");
     CHECK(took < 15s);
   }
-  CHECK(h.Metric("outbox_events_published_total", "topic=\"outbox.event.Order\"") == 3);
+  // Counted after the SENT commits, which TimeToSent saw.
+  CHECK(WaitFor(
+      [&] {
+        return h.Metric("outbox_events_published_total", "topic=\"outbox.event.Order\"") == 3;
+      },
+      10s));
 }
 
 TEST_CASE("a relay whose binlog stream stalls reports binlog_up 0 and still delivers by polling",
