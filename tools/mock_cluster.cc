@@ -153,9 +153,8 @@ std::string MockCluster::BrokerCommand(const std::string& cmd, std::istringstrea
   in >> broker >> state;
   if (broker < 1 || broker > brokers_ || (state != "down" && state != "up"))
     return "error usage: broker BROKER down|up " + range;
-  const rd_kafka_resp_err_t err = state == "down"
-                                      ? rd_kafka_mock_broker_set_down(cluster_, broker)
-                                      : rd_kafka_mock_broker_set_up(cluster_, broker);
+  const rd_kafka_resp_err_t err = state == "down" ? rd_kafka_mock_broker_set_down(cluster_, broker)
+                                                  : rd_kafka_mock_broker_set_up(cluster_, broker);
   if (err != RD_KAFKA_RESP_ERR_NO_ERROR) return std::string("error ") + rd_kafka_err2str(err);
   return "ok broker " + std::to_string(broker) + " " + state;
 }

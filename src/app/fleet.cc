@@ -68,12 +68,11 @@ void Fleet::OnAssignment(const GroupAssignment& a) {
   {
     MutexLock lock(&mu_);
     current_ = Ownership::Shards(a.shards, a.partitions);
-    LogInfo("fleet: assignment changed",
-            {{"kind", ToString(a.kind)},
-             {"shards_changed", JoinShards(a.changed)},
-             {"shards", JoinShards(a.shards)},
-             {"partitions", a.partitions},
-             {"services", Join(current_.Names(file_))}});
+    LogInfo("fleet: assignment changed", {{"kind", ToString(a.kind)},
+                                          {"shards_changed", JoinShards(a.changed)},
+                                          {"shards", JoinShards(a.shards)},
+                                          {"partitions", a.partitions},
+                                          {"services", Join(current_.Names(file_))}});
     if (a.partitions > 0 && a.partitions != reported_partitions_) {
       reported_partitions_ = a.partitions;
       problems = ShardProblems(file_, a.partitions);

@@ -95,9 +95,9 @@ bool Reloader::Follow(const std::vector<std::string>& restart_only) {
   fleet_->ExportOwned();
   if (ok)
     LogInfo("services follow the file and the fleet", {{"started", Join(plan.added)},
-                                                      {"stopped", Join(plan.removed)},
-                                                      {"restarted", Join(ChangedNames(plan))},
-                                                      {"unchanged", plan.unchanged.size()}});
+                                                       {"stopped", Join(plan.removed)},
+                                                       {"restarted", Join(ChangedNames(plan))},
+                                                       {"unchanged", plan.unchanged.size()}});
   return ok;
 }
 

@@ -11,7 +11,8 @@ uint32_t Murmur2(std::string_view data) {
   const size_t length = data.size();
   uint32_t h = kSeed ^ static_cast<uint32_t>(length);
   for (size_t i = 0; i + 4 <= length; i += 4) {
-    uint32_t k = p[i] | (p[i + 1] << 8) | (p[i + 2] << 16) | (static_cast<uint32_t>(p[i + 3]) << 24);
+    uint32_t k =
+        p[i] | (p[i + 1] << 8) | (p[i + 2] << 16) | (static_cast<uint32_t>(p[i + 3]) << 24);
     k *= kM;
     k ^= k >> kR;
     k *= kM;
@@ -38,7 +39,8 @@ uint32_t Murmur2(std::string_view data) {
 
 int ShardOf(const ServiceConfig& service, int partitions) {
   if (service.shard) return *service.shard;
-  return static_cast<int>((Murmur2(service.name) & 0x7fffffffU) % static_cast<uint32_t>(partitions));
+  return static_cast<int>((Murmur2(service.name) & 0x7fffffffU) %
+                          static_cast<uint32_t>(partitions));
 }
 
 std::vector<std::string> ShardProblems(const Config& config, int partitions) {
@@ -46,11 +48,11 @@ std::vector<std::string> ShardProblems(const Config& config, int partitions) {
   for (size_t i = 0; i < config.services.size(); ++i) {
     const ServiceConfig& s = config.services[i];
     if (!s.shard || *s.shard < partitions) continue;
-    problems.push_back("services[" + std::to_string(i) + "].shard: " + std::to_string(*s.shard) +
-                       " is beyond the " + std::to_string(partitions) + " partitions of fleet.topic " +
-                       (config.fleet ? config.fleet->topic : std::string("?")) +
-                       " (shards are 0.." + std::to_string(partitions - 1) +
-                       "): no relay serves service " + s.name);
+    problems.push_back(
+        "services[" + std::to_string(i) + "].shard: " + std::to_string(*s.shard) +
+        " is beyond the " + std::to_string(partitions) + " partitions of fleet.topic " +
+        (config.fleet ? config.fleet->topic : std::string("?")) + " (shards are 0.." +
+        std::to_string(partitions - 1) + "): no relay serves service " + s.name);
   }
   return problems;
 }

@@ -110,7 +110,8 @@ rd_kafka_t* KafkaGroupMember::NewConsumer(std::string* error) {
   const rd_kafka_resp_err_t err = rd_kafka_subscribe(rk, topics);
   rd_kafka_topic_partition_list_destroy(topics);
   if (err != RD_KAFKA_RESP_ERR_NO_ERROR) {
-    *error = std::string("fleet: cannot subscribe to ") + fleet_.topic + ": " + rd_kafka_err2str(err);
+    *error =
+        std::string("fleet: cannot subscribe to ") + fleet_.topic + ": " + rd_kafka_err2str(err);
     rd_kafka_destroy(rk);
     return nullptr;
   }
@@ -198,8 +199,8 @@ void KafkaGroupMember::OnConsumerError(const rd_kafka_message_t& m) {
 
 void KafkaGroupMember::OnError(rd_kafka_t*, int err, const char* reason, void*) {
   LogWarn("fleet: the group's cluster reports an error",
-          {{"error", std::string(rd_kafka_err2name(static_cast<rd_kafka_resp_err_t>(err))) +
-                         ": " + reason}});
+          {{"error", std::string(rd_kafka_err2name(static_cast<rd_kafka_resp_err_t>(err))) + ": " +
+                         reason}});
 }
 
 void KafkaGroupMember::OnRebalance(rd_kafka_t*, rd_kafka_resp_err_t err,
@@ -216,7 +217,8 @@ void KafkaGroupMember::Rebalance(rd_kafka_resp_err_t err, rd_kafka_topic_partiti
   } else if (err == RD_KAFKA_RESP_ERR__REVOKE_PARTITIONS) {
     Revoke(parts, cooperative);
   } else {
-    LogError("fleet: rebalance failed; giving back every shard", {{"error", rd_kafka_err2str(err)}});
+    LogError("fleet: rebalance failed; giving back every shard",
+             {{"error", rd_kafka_err2str(err)}});
     Revoke(parts, cooperative);
   }
 }

@@ -19,8 +19,9 @@ FleetMetrics::FleetMetrics(prometheus::Registry& registry) {
                      .Register(registry);
   owned_family_ = &prometheus::BuildGauge()
                        .Name("outbox_service_owned")
-                       .Help("1 on the relay that serves the service, 0 on the fleet's other "
-                             "members")
+                       .Help(
+                           "1 on the relay that serves the service, 0 on the fleet's other "
+                           "members")
                        .Register(registry);
   MutexLock lock(&mu_);
   for (const char* kind : kKinds) rebalance_[kind] = &rebalances_->Add({{"kind", kind}});

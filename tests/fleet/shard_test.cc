@@ -42,8 +42,7 @@ TEST_CASE("murmur2 gives what Kafka's Java client computes for the same bytes", 
   }
 }
 
-TEST_CASE("a service's default shard is the Java partitioner's partition for its name",
-          "[fleet]") {
+TEST_CASE("a service's default shard is the Java partitioner's partition for its name", "[fleet]") {
   // toPositive(murmur2("foobar")) % 12, as DefaultPartitioner computes it.
   const uint32_t positive = static_cast<uint32_t>(-790332482) & 0x7fffffffU;
   CHECK(ShardOf(Named("foobar"), 12) == static_cast<int>(positive % 12));
@@ -60,8 +59,7 @@ TEST_CASE("default shards spread services over the partitions", "[fleet]") {
   }
 }
 
-TEST_CASE("a shard beyond the topic's partitions is named with the service it strands",
-          "[fleet]") {
+TEST_CASE("a shard beyond the topic's partitions is named with the service it strands", "[fleet]") {
   const Config c = File({Named("a", 3), Named("b"), Named("c", 12)});
   const auto problems = ShardProblems(c, 12);
   REQUIRE(problems.size() == 1);

@@ -369,7 +369,7 @@ def check_root(name, objects, generated, images, errors):
 ROOTS = ("base", "sidecar")
 # Each root alone and with its optional component (deploy/k8s/ROOT/monitoring).
 VARIANTS = {v: (r, c) for r in ROOTS for v, c in ((r, ()), (f"{r}+monitoring", (f"{r}/monitoring",)))}
-KNOWN = set(ROOTS) | {"rules"} | {f"{r}/monitoring" for r in ROOTS}
+KNOWN = set(ROOTS) | {"rules", "base/fleet"} | {f"{r}/monitoring" for r in ROOTS}
 
 
 def load_variant(name, errors):
@@ -384,6 +384,39 @@ def check_all(loaded):
         objects, generated, images, _ = loaded[name]
         check_root(name, objects, generated, images, errors)
     return errors
+
+
+def fleet_renders():
+    """base with the fleet component (docs/DEPLOY.md "A fleet"): kustomize
+    accepts it, the Deployment runs 3 replicas, and the one ConfigMap holds
+    the component's config.yaml, with its `fleet` block."""
+    import shutil
+    import subprocess
+    import tempfile
+    kubectl = shutil.which("kubectl")
+    if not kubectl:
+        return []
+    with tempfile.TemporaryDirectory() as d:
+        relp = lambda p: os.path.relpath(os.path.join(K8S, p), d)
+        with open(os.path.join(d, "kustomization.yaml"), "w", encoding="utf-8") as f:
+            f.write("apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\n"
+                    f"resources:\n  - {relp('base')}\ncomponents:\n  - {relp('base/fleet')}\n")
+        r = subprocess.run([kubectl, "kustomize", d], capture_output=True, text=True, timeout=120)
+    if r.returncode != 0:
+        return [f"kubectl kustomize base+fleet: {r.stderr.strip()[:400]}"]
+    docs = [x for x in yaml.safe_load_all(r.stdout) if x]
+    problems = []
+    deps = [o for o in docs if o["kind"] == "Deployment"]
+    if [o["spec"].get("replicas") for o in deps] != [3]:
+        problems.append("kubectl kustomize base+fleet: want one Deployment with 3 replicas")
+    cms = [o for o in docs if o["kind"] == "ConfigMap"]
+    config = yaml.safe_load(cms[0]["data"]["config.yaml"]) if len(cms) == 1 else {}
+    if not (config.get("fleet") or {}).get("group_id"):
+        problems.append("kubectl kustomize base+fleet: the ConfigMap has no fleet block")
+    if not problems:
+        print(f"ok    base with the fleet component renders: 3 replicas, "
+              f"{len(config.get('services', []))} services in one fleet")
+    return problems
 
 
 def kubectl_renders():
@@ -559,6 +592,7 @@ def main():
     errors += check_all(loaded)
     rendered, _ = kubectl_renders()
     errors += rendered
+    errors += fleet_renders()
     missed = self_test(loaded) if "--self-test" in sys.argv else []
     for e in errors:
         print(f"FAIL  {e}")

@@ -66,8 +66,7 @@ RelayProcess::RelayProcess(std::string name, const std::string& dir, RelaySpec s
   }
   f << s.top_yaml << "services:\n"
     << "  - name: " << s.service << "\n"
-    << (s.topic.empty() ? "" : "    topic: \"" + s.topic + "\"\n")
-    << "    mysql:\n"
+    << (s.topic.empty() ? "" : "    topic: \"" + s.topic + "\"\n") << "    mysql:\n"
     << "      host: " << s.mysql.host << "\n"
     << "      port: " << s.mysql.port << "\n"
     << "      user: " << s.mysql.user << "\n"

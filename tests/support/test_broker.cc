@@ -253,8 +253,8 @@ void TestBroker::SetCoordinator(const std::string& group, int broker) {
 }
 
 void TestBroker::SetLeader(const std::string& topic, int partition, int broker) {
-  RequireOk(Command("leader " + topic + " " + std::to_string(partition) + " " +
-                    std::to_string(broker)));
+  RequireOk(
+      Command("leader " + topic + " " + std::to_string(partition) + " " + std::to_string(broker)));
 }
 
 void TestBroker::SetBrokerDown(int broker, bool down) {
