@@ -261,9 +261,9 @@ double KillAndServeAgain(Bed& bed, RelayProcess& relay, const std::vector<std::s
 }  // namespace
 
 TEST_CASE(
-    "fleet: three relays share thirty databases one owner each, a joining relay moves only its "
-    "shards, a stopped one hands over without duplicates and a killed one's services are served "
-    "again",
+    "fleet: three relays share thirty databases one owner each while a joining relay moves only "
+    "its shards and a stopped one hands over without duplicates and a killed one's services are "
+    "served again",
     "[fleet][mock-faults]") {
   Bed bed("fleet_lifecycle", "poll");
   // The writer first: the sessions before the relays are the test's own.
@@ -317,8 +317,8 @@ TEST_CASE(
 }
 
 TEST_CASE(
-    "fleet: relays woken by the binlog stop serving while the group's coordinator is away, serve "
-    "again after it returns, lose nothing, and a reload's new service starts on one relay",
+    "fleet: relays woken by the binlog stop serving while the group's coordinator is away and "
+    "serve again after it returns losing nothing and a reload's new service starts on one relay",
     "[fleet][mock-faults]") {
   Bed bed("fleet_coordinator", "binlog", 3);
   // The group's coordinator alone on broker 3; every event topic led by 1 or 2.
