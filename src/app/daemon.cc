@@ -97,6 +97,48 @@ void RunUntilStopSignal(boost::asio::io_context& io, boost::asio::signal_set& si
   io.run();
 }
 
+// What the daemon serves with, made by RunDaemon.
+struct Serving {
+  boost::asio::io_context& io;
+  boost::asio::signal_set& signals;
+  HttpServer& http;
+  ServiceSet& services;
+  Fleet& fleet;
+  Metrics& metrics;
+  const LivenessRegistry& liveness;
+};
+
+// Joins the fleet, serves until SIGTERM or SIGINT, leaves the fleet; a
+// reload or an assignment change in progress finishes first. False when the
+// fleet cannot be joined.
+bool ServeUntilStopped(const Config& config, const Serving& r) {
+  auto& [io, signals, http, services, fleet, metrics, liveness] = r;
+  // Reloads run on their own thread: stopping a service may take its
+  // grace period, and HTTP and the watchdog must go on meanwhile.
+  Reloader reloader(config, &services, &fleet, &metrics);
+  if (Status s = fleet.Start([&reloader] { reloader.RequestAssignment(); }); !s.ok()) {
+    LogError("cannot join the fleet", {{"error", s.message()}});
+    return false;
+  }
+  SystemdNotifier systemd(io, liveness);
+  systemd.Ready();
+  boost::asio::steady_timer timer(io);
+  TickState tick{timer, services, metrics, liveness, {}};
+  Tick(tick);
+  RunUntilStopSignal(
+      io, signals, [&] { reloader.Request(); },
+      [&] {
+        systemd.Stopping();
+        timer.cancel();
+        http.Close();
+        io.stop();
+      });
+  // Its shards move to the other members at once; they skip the rows this
+  // relay still has in flight (their leases are live) while it settles them.
+  fleet.Stop();
+  return true;
+}
+
 }  // namespace
 
 int RunDaemon(const LoadedConfig& loaded) {
@@ -119,31 +161,7 @@ int RunDaemon(const LoadedConfig& loaded) {
   HttpServer http(io, MakeHttpHandler({&metrics, &services, &liveness, &fleet}));
   if (!ServeHttp(config, http)) return 1;
   services.StartAll();
-  {
-    // Reloads run on their own thread: stopping a service may take its
-    // grace period, and HTTP and the watchdog must go on meanwhile.
-    Reloader reloader(config, &services, &fleet, &metrics);
-    if (Status s = fleet.Start([&reloader] { reloader.RequestAssignment(); }); !s.ok()) {
-      LogError("cannot join the fleet", {{"error", s.message()}});
-      return 1;
-    }
-    SystemdNotifier systemd(io, liveness);
-    systemd.Ready();
-    boost::asio::steady_timer timer(io);
-    TickState tick{timer, services, metrics, liveness, {}};
-    Tick(tick);
-    RunUntilStopSignal(
-        io, signals, [&] { reloader.Request(); },
-        [&] {
-          systemd.Stopping();
-          timer.cancel();
-          http.Close();
-          io.stop();
-        });
-    // Its shards move to the other members at once; they skip the rows this
-    // relay still has in flight (their leases are live) while it settles them.
-    fleet.Stop();
-  }  // a reload or an assignment change in progress finishes first
+  if (!ServeUntilStopped(config, {io, signals, http, services, fleet, metrics, liveness})) return 1;
 
   services.StopAll();
   LogInfo("stopped");
