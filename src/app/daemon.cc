@@ -112,21 +112,25 @@ struct Serving {
 // reload or an assignment change in progress finishes first. False when the
 // fleet cannot be joined.
 bool ServeUntilStopped(const Config& config, const Serving& r) {
-  auto& [io, signals, http, services, fleet, metrics, liveness] = r;
+  // Named references rather than a structured binding: clang 14 cannot
+  // capture a structured binding in a lambda.
+  boost::asio::io_context& io = r.io;
+  HttpServer& http = r.http;
+  Fleet& fleet = r.fleet;
   // Reloads run on their own thread: stopping a service may take its
   // grace period, and HTTP and the watchdog must go on meanwhile.
-  Reloader reloader(config, &services, &fleet, &metrics);
+  Reloader reloader(config, &r.services, &fleet, &r.metrics);
   if (Status s = fleet.Start([&reloader] { reloader.RequestAssignment(); }); !s.ok()) {
     LogError("cannot join the fleet", {{"error", s.message()}});
     return false;
   }
-  SystemdNotifier systemd(io, liveness);
+  SystemdNotifier systemd(io, r.liveness);
   systemd.Ready();
   boost::asio::steady_timer timer(io);
-  TickState tick{timer, services, metrics, liveness, {}};
+  TickState tick{timer, r.services, r.metrics, r.liveness, {}};
   Tick(tick);
   RunUntilStopSignal(
-      io, signals, [&] { reloader.Request(); },
+      io, r.signals, [&] { reloader.Request(); },
       [&] {
         systemd.Stopping();
         timer.cancel();
