@@ -134,6 +134,10 @@ Metrics::Metrics() : registry_(std::make_shared<prometheus::Registry>()) {
   counters_[Index(C::kServerChanges)] =
       counter("outbox_database_server_changes_total",
               "The server behind mysql.host changed identity (a failover)");
+  counters_[Index(C::kTraceInvalid)] =
+      counter("outbox_trace_context_invalid_total",
+              "Rows whose traceparent was not valid W3C trace context (header left out, event "
+              "sent)");
   histograms_[Index(H::kPublishLatency)] =
       histogram("outbox_publish_latency_seconds",
                 "created_at to broker acknowledgement, on the database's clock");
