@@ -223,3 +223,34 @@ TEST_CASE("check --connect lists the trace context columns and warns about a nar
                    "32 characters, a W3C traceparent has 55: make it varchar(55) or wider") !=
         std::string::npos);
 }
+
+TEST_CASE("dead list and the dead replay audit line carry the trace id of a DEAD row",
+          "[ops][trace]") {
+  TestBroker cluster(1);
+  TestDatabase db("trace_dead", kColumns);
+  InsertRow(db, {.id = 1, .status = "DEAD", .traceparent = kTraceparent});
+  InsertRow(db, {.id = 2, .status = "DEAD", .traceparent = "00-bad"});
+  TempDir dir;
+  const std::string config =
+      dir.Write("relay.yaml", RelayConfigYaml(db, "t", cluster.bootstrap(), ""));
+  auto cli = [&](const std::vector<std::string>& args) {
+    std::vector<std::string> argv = {OUTBOX_BINARY};
+    argv.insert(argv.end(), args.begin(), args.end());
+    argv.insert(argv.end(), {"--config", config});
+    return RunProcess(argv, ChildEnv(RelayChildEnv()), 60s);
+  };
+  const ProcessResult list = cli({"dead", "list", "--service", "t", "--json"});
+  INFO(list.out << list.err);
+  REQUIRE(list.exit_code == 0);
+  const auto j = nlohmann::json::parse(list.out);
+  REQUIRE(j.size() == 2);
+  CHECK(j[0].at("trace_id") == "4bf92f3577b34da6a3ce929d0e0e4736");
+  CHECK(j[1].at("trace_id").is_null());  // not valid: no trace id
+  const ProcessResult replay = cli({"dead", "replay", "--service", "t", "--all"});
+  INFO(replay.out << replay.err);
+  REQUIRE(replay.exit_code == 0);
+  CHECK(replay.err.find("audit: dead replay service=t outbox_id=1") != std::string::npos);
+  CHECK(replay.err.find("trace_id=4bf92f3577b34da6a3ce929d0e0e4736") != std::string::npos);
+  CHECK(replay.err.find("outbox_id=2 aggregate_type=Order aggregate_id=1 event_type=OrderCreated "
+                        "user=") != std::string::npos);
+}
