@@ -26,7 +26,11 @@ std::vector<std::string> Ownership::Names(const Config& file) const {
 
 std::string JoinShards(const std::set<int>& shards) {
   std::string out;
-  for (int s : shards) out += (out.empty() ? "" : ",") + std::to_string(s);
+  // Appended, not `"," + std::to_string(s)`: see common/text.h on GCC bug 105329.
+  for (int s : shards) {
+    if (!out.empty()) out += ',';
+    out += std::to_string(s);
+  }
   return out.empty() ? "none" : out;
 }
 
