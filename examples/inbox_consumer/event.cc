@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "common/trace_context.h"
+
 namespace inbox {
 namespace {
 
@@ -34,6 +36,24 @@ std::string HeaderValue(const rd_kafka_message_t* m, const char* name, bool* fou
            rd_kafka_header_get_last(hdrs, name, &value, &size) == RD_KAFKA_RESP_ERR_NO_ERROR &&
            value != nullptr;
   return *found ? std::string(static_cast<const char*>(value), size) : std::string();
+}
+
+void SetTraceContext(std::string traceparent, std::string tracestate, Event* ev) {
+  const outbox::TraceparentCheck check = outbox::CheckTraceparent(traceparent);
+  if (!check.valid) {
+    ev->traceparent.clear();
+    ev->tracestate.clear();
+    ev->trace_id.clear();
+    return;
+  }
+  ev->trace_id = std::string(check.trace_id);
+  ev->traceparent = std::move(traceparent);
+  ev->tracestate = std::move(tracestate);
+}
+
+std::vector<outbox::LogField> TraceLogFields(const Event& ev) {
+  if (ev.trace_id.empty()) return {};
+  return {{"trace_id", ev.trace_id}};
 }
 
 bool ParsePositiveId(std::string_view s, int64_t* out) {
@@ -83,13 +103,15 @@ int64_t Utf8Length(std::string_view s) {
 }
 
 bool ParseEvent(const rd_kafka_message_t* m, VersionCheck check, Event* ev, std::string* reason) {
+  bool found = false;
+  std::string traceparent = HeaderValue(m, "traceparent", &found);
+  SetTraceContext(std::move(traceparent), HeaderValue(m, "tracestate", &found), ev);
   // Lengths are the columns' (sql/t_inbox.sql, sql/t_aggregate_effect.sql):
   // a value that cannot be stored is this message's fault, found here.
   if (!TextHeader(m, "event_key", 128, &ev->event_key, reason) ||
       !TextHeader(m, "event_type", 64, &ev->event_type, reason) ||
       !TextHeader(m, "aggregate_type", 32, &ev->aggregate_type, reason))
     return false;
-  bool found = false;
   const std::string outbox_id = HeaderValue(m, "outbox_id", &found);
   if (!ParsePositiveId(outbox_id, &ev->outbox_id)) {
     *reason = found ? "header outbox_id is not a positive decimal id" : "missing header outbox_id";

@@ -5,7 +5,9 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <vector>
 
+#include "common/log.h"
 #include "consumer_config.h"
 
 namespace inbox {
@@ -20,6 +22,12 @@ struct Event {
   int64_t outbox_id = 0;          // header outbox_id: t_outbox.id, grows within an aggregate
   int64_t aggregate_version = 0;  // header aggregate_version; 0 when the relay sends none
   std::string_view payload;       // the message value; valid while the message lives
+  // W3C trace context of the transaction that wrote the event (headers
+  // traceparent and tracestate), for a handler to continue its trace: set
+  // only when the traceparent is valid, else all three are empty.
+  std::string traceparent;
+  std::string tracestate;
+  std::string trace_id;  // the traceparent's trace-id: on every log line about the event
 };
 
 // Where a message was read: topic/partition/offset.
@@ -35,7 +43,18 @@ struct Source {
 // Reads and validates the relay's headers and key. False with *reason when
 // the message cannot be an event: no retry can change that, so the caller
 // dead-letters it at once. `check` kStrict also requires aggregate_version.
+// The trace context is read first, so that it is set even when the rest
+// does not parse.
 bool ParseEvent(const rd_kafka_message_t* m, VersionCheck check, Event* event, std::string* reason);
+
+// Sets ev's trace context from a message's traceparent and tracestate header
+// values: kept when the traceparent is valid W3C trace context, else left
+// empty. An invalid one is ignored, as OpenTelemetry's propagators ignore
+// it: trace context is never a reason to refuse an event.
+void SetTraceContext(std::string traceparent, std::string tracestate, Event* ev);
+
+// The log fields of ev's trace context: trace_id when it has one.
+std::vector<outbox::LogField> TraceLogFields(const Event& ev);
 
 // The value of the last header `name`; *found false when there is none.
 std::string HeaderValue(const rd_kafka_message_t* m, const char* name, bool* found);

@@ -13,6 +13,10 @@ CallOutcome CallWithEventKey(const Event& ev, const std::string& url, const Http
   call.headers["Content-Type"] = "application/json";
   call.headers["X-Event-Type"] = ev.event_type;
   call.headers["X-Aggregate"] = ev.aggregate_type + "/" + std::to_string(ev.aggregate_id);
+  // W3C trace context over HTTP: the remote side's spans join the trace of
+  // the transaction that wrote the event.
+  if (!ev.traceparent.empty()) call.headers["traceparent"] = ev.traceparent;
+  if (!ev.tracestate.empty()) call.headers["tracestate"] = ev.tracestate;
   call.body = std::string(ev.payload);
   const HttpAnswer a = send(call);
   if (a.status >= 200 && a.status < 300) return CallOutcome::kDone;

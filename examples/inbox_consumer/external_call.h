@@ -38,7 +38,8 @@ enum class CallOutcome {
 };
 
 // POSTs the event's payload to `url` with `Idempotency-Key: <event_key>`
-// (and the event's type and aggregate as headers). *why says what the
+// (and the event's type and aggregate as headers, and its trace context as
+// traceparent and tracestate when it has one). *why says what the
 // remote side answered when the outcome is not kDone.
 CallOutcome CallWithEventKey(const Event& event, const std::string& url, const HttpSend& send,
                              std::string* why);

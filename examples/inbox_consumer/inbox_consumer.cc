@@ -156,29 +156,35 @@ int InboxConsumer::Run(const std::atomic<bool>& stop) {
   return exit_code_ < 0 ? 0 : exit_code_;
 }
 
-void InboxConsumer::Handle(MessagePtr m) {
-  if (first_at_ == Clock::time_point{}) first_at_ = Clock::now();
+bool InboxConsumer::SkipDeadLetterTopic(const std::string& topic) {
   // A topic_regex such as '^outbox\.event\..*' also matches the dead-letter
   // topics ("{topic}.dlq"). Their messages failed here already: processing
   // them again would dead-letter them again, to "{topic}.dlq.dlq", forever.
+  if (!IsDeadLetterTopic(config_.kafka.dead_letter_topic, topic)) return false;
+  ++stats_.dead_letters_read;
+  if (options_.observer) options_.observer->Outcome("dead_letter_read");
+  if (skipped_topics_.insert(topic).second)
+    spdlog::warn(
+        "skipping messages of {}: a dead-letter topic of this consumer "
+        "(kafka.topic_regex matches it; anchor the pattern to leave it out)",
+        topic);
+  return true;
+}
+
+void InboxConsumer::Handle(MessagePtr m) {
+  if (first_at_ == Clock::time_point{}) first_at_ = Clock::now();
   const std::string topic = rd_kafka_topic_name(m->rkt);
-  if (IsDeadLetterTopic(config_.kafka.dead_letter_topic, topic)) {
-    ++stats_.dead_letters_read;
-    if (options_.observer) options_.observer->Outcome("dead_letter_read");
-    if (skipped_topics_.insert(topic).second)
-      spdlog::warn(
-          "skipping messages of {}: a dead-letter topic of this consumer "
-          "(kafka.topic_regex matches it; anchor the pattern to leave it out)",
-          topic);
-    return Done(m.get());
-  }
+  if (SkipDeadLetterTopic(topic)) return Done(m.get());
   Event ev;
   std::string reason;
-  if (!ParseEvent(m.get(), config_.version_check, &ev, &reason)) {
+  const bool parsed = ParseEvent(m.get(), config_.version_check, &ev, &reason);
+  // Every line about this message, from here to its end, carries trace_id.
+  const outbox::ScopedLogFields trace_fields(TraceLogFields(ev));
+  if (!parsed) {
     // Headers or a key that do not parse: no retry can change that.
     ++stats_.failed_attempts;
     if (options_.observer) options_.observer->FailedAttempt();
-    return DeadLetter(std::move(m), reason, 1);
+    return DeadLetter(std::move(m), reason, 1, ev.trace_id);
   }
   const Source source{topic, m->partition, m->offset};
   int drained = 0;
@@ -190,7 +196,8 @@ void InboxConsumer::Handle(MessagePtr m) {
     ++stats_.failed_attempts;
     if (options_.observer) options_.observer->FailedAttempt();
     const int attempts = gate_.Attempts(Of(m.get()), m->offset) + 1;
-    if (attempts >= config_.max_attempts) return DeadLetter(std::move(m), reason, attempts);
+    if (attempts >= config_.max_attempts)
+      return DeadLetter(std::move(m), reason, attempts, ev.trace_id);
     return Retry(m.get(), reason);
   }
   if (r == ApplyResult::kApplied && options_.after_db_commit) options_.after_db_commit();
@@ -226,14 +233,15 @@ void InboxConsumer::Count(ApplyResult r, int drained, const Event& ev,
 // (the loop polls on, the other partitions go on): acknowledged, the message
 // is finished; refused for good, it is parked instead; not taken now, its
 // partition stalls and the message is dead-lettered again after a backoff.
-void InboxConsumer::DeadLetter(MessagePtr m, const std::string& reason, int attempts) {
+void InboxConsumer::DeadLetter(MessagePtr m, const std::string& reason, int attempts,
+                               const std::string& trace_id) {
   const TopicPartition tp = Of(m.get());
   const uint64_t ticket = next_ticket_++;
   dlq_.Send(m.get(), DeadLetterTopic(config_.kafka.dead_letter_topic, tp.first), reason, attempts,
             ticket);
   gate_.AwaitDeadLetter(tp, m->offset);
   if (!PauseAndSeek(tp, m->offset)) gate_.SeekFailed(tp, Clock::now());
-  dead_letters_[ticket] = {std::move(m), reason, attempts};
+  dead_letters_[ticket] = {std::move(m), reason, attempts, false, trace_id};
 }
 
 void InboxConsumer::SettleDeadLetters(const std::vector<DeadLetterProducer::Delivery>& answers) {
@@ -243,6 +251,9 @@ void InboxConsumer::SettleDeadLetters(const std::vector<DeadLetterProducer::Deli
     PendingDeadLetter p = std::move(it->second);
     dead_letters_.erase(it);
     rd_kafka_message_t* m = p.message.get();
+    const outbox::ScopedLogFields trace_fields(
+        p.trace_id.empty() ? std::vector<outbox::LogField>{}
+                           : std::vector<outbox::LogField>{{"trace_id", p.trace_id}});
     if (p.revoked) {
       // Its offset cannot be stored any more: the partition's next owner
       // reads the message again and dead-letters it (again, if this one

@@ -91,10 +91,13 @@ class InboxConsumer {
 
   bool Start(std::string* error);
   void Handle(MessagePtr m);
+  // True (counted, warned about once) for a message of a dead-letter topic.
+  bool SkipDeadLetterTopic(const std::string& topic);
   void Count(ApplyResult r, int drained, const Event& ev, const rd_kafka_message_t* m);
   // Hands `m` to the dead-letter producer; its partition waits (paused)
   // for the broker's answer, which SettleDeadLetters acts on.
-  void DeadLetter(MessagePtr m, const std::string& reason, int attempts);
+  void DeadLetter(MessagePtr m, const std::string& reason, int attempts,
+                  const std::string& trace_id);
   void SettleDeadLetters(const std::vector<DeadLetterProducer::Delivery>& answers);
   // At shutdown: waits a little for the answers still due.
   void DrainDeadLetters();
@@ -126,6 +129,7 @@ class InboxConsumer {
     std::string reason;
     int attempts = 0;
     bool revoked = false;  // its partition went to another member meanwhile
+    std::string trace_id;  // the message's, for the lines about its answer
   };
   std::map<uint64_t, PendingDeadLetter> dead_letters_;
   uint64_t next_ticket_ = 1;

@@ -35,7 +35,14 @@ OUTBOX_DEPS=(
     python3-yaml systemd
     # scripts/lint: formatting, bug-finding checks, function size/complexity
     clang-format clang-tidy pmccabe
+    # tests/cloudevents: the CloudEvents SDK for JavaScript decodes the
+    # relay's messages (npm installs it into the build tree)
+    nodejs
 )
+# Debian's nodejs comes without npm (its own package); a nodejs built by
+# NodeSource brings npm and conflicts with Debian's, so npm is asked for only
+# when there is none.
+command -v npm >/dev/null 2>&1 || OUTBOX_DEPS+=(npm)
 
 # _outbox_pkg_installed PKG — true when dpkg reports "install ok installed".
 _outbox_pkg_installed() {

@@ -16,6 +16,20 @@ namespace outbox {
 
 namespace {
 
+// Trace context columns that cannot do their job: the relay still relays
+// every event, without its trace context.
+void WarnAboutTraceColumns(const std::string& where, const std::string& table,
+                           const TableSchema& schema) {
+  if (schema.has_traceparent && schema.traceparent_max_len < 55)
+    std::cout << "warning: " << where << "column traceparent of " << table << " holds at most "
+              << schema.traceparent_max_len
+              << " characters, a W3C traceparent has 55: make it varchar(55) or wider\n";
+  if (schema.has_tracestate && !schema.has_traceparent)
+    std::cout << "warning: " << where << "column tracestate of " << table
+              << " is sent only with a valid traceparent, and the table has no traceparent "
+                 "column\n";
+}
+
 // The table's problems found by CheckTableAccess, each printed on its own
 // line; returns how many (a failed connection is one).
 int CheckDatabase(const ServiceConfig& s) {
@@ -50,6 +64,7 @@ int CheckDatabase(const ServiceConfig& s) {
     std::cout << where << "database ok (" << table << "), optional columns: " << schema.Describe()
               << ", privileges: " << access.granted << "\n";
   }
+  WarnAboutTraceColumns(where, table, schema);
   return problems;
 }
 

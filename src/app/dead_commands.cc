@@ -11,11 +11,19 @@
 #include "common/log.h"
 #include "common/text.h"
 #include "common/time_format.h"
+#include "common/trace_context.h"
 #include "outbox/outbox_admin.h"
 
 namespace outbox {
 
 namespace {
+
+// The row's trace id when its traceparent column holds a valid one, else "".
+std::string TraceId(const DeadRow& d) {
+  if (!d.traceparent) return "";
+  const TraceparentCheck trace = CheckTraceparent(*d.traceparent);
+  return trace.valid ? std::string(trace.trace_id) : "";
+}
 
 nlohmann::json ToJson(const DeadRow& d) {
   nlohmann::json j = {{"id", d.id},
@@ -27,6 +35,8 @@ nlohmann::json ToJson(const DeadRow& d) {
                       {"created_at", FormatRfc3339Utc(d.created_at_unix)},
                       {"age_seconds", d.age_s}};
   j["last_error"] = d.last_error ? nlohmann::json(*d.last_error) : nlohmann::json(nullptr);
+  const std::string trace_id = TraceId(d);
+  j["trace_id"] = trace_id.empty() ? nlohmann::json(nullptr) : nlohmann::json(trace_id);
   return j;
 }
 
@@ -78,6 +88,24 @@ AuditUser CurrentAuditUser() {
   return who;
 }
 
+// One audit line per replayed row, written whatever log.level says (LogAudit).
+void AuditReplay(const ServiceConfig& service, const std::vector<DeadRow>& changed) {
+  if (changed.empty()) return;
+  const AuditUser user = CurrentAuditUser();
+  for (const auto& d : changed) {
+    std::vector<LogField> fields = {{"service", service.name},
+                                    {"outbox_id", d.id},
+                                    {"aggregate_type", d.aggregate.type},
+                                    {"aggregate_id", d.aggregate.id},
+                                    {"event_type", d.event_type},
+                                    {"user", user.user}};
+    if (!user.sudo_user.empty()) fields.emplace_back("sudo_user", user.sudo_user);
+    if (const std::string trace_id = TraceId(d); !trace_id.empty())
+      fields.emplace_back("trace_id", trace_id);
+    LogAudit("audit: dead replay", fields);
+  }
+}
+
 }  // namespace
 
 int RunDeadList(const ServiceConfig& service, int limit, bool json) {
@@ -120,20 +148,7 @@ int RunDeadReplay(const ServiceConfig& service, std::vector<int64_t> ids, bool a
     std::cout << (dry_run ? "would replay " : "replayed ") << changed.size()
               << " DEAD row(s) -> NEW\n";
   }
-  if (!dry_run && !changed.empty()) {
-    // Audit lines are written whatever log.level says (LogAudit).
-    const AuditUser user = CurrentAuditUser();
-    for (const auto& d : changed) {
-      std::vector<LogField> fields = {{"service", service.name},
-                                      {"outbox_id", d.id},
-                                      {"aggregate_type", d.aggregate.type},
-                                      {"aggregate_id", d.aggregate.id},
-                                      {"event_type", d.event_type},
-                                      {"user", user.user}};
-      if (!user.sudo_user.empty()) fields.emplace_back("sudo_user", user.sudo_user);
-      LogAudit("audit: dead replay", fields);
-    }
-  }
+  if (!dry_run) AuditReplay(service, changed);
   if (!ids.empty() && changed.size() < ids.size())
     std::cerr << (ids.size() - changed.size()) << " of the given id(s) "
               << (dry_run ? "are" : "were") << " not DEAD (already replayed, or no such row)\n";

@@ -17,6 +17,8 @@ namespace {
 // The fields of the Log() call in progress on this thread. The default logger
 // is synchronous, so its formatter runs inside that call, on this thread.
 thread_local std::span<const LogField> tls_fields;
+// The innermost ScopedLogFields' fields on this thread, or null.
+thread_local const std::vector<LogField>* tls_scoped = nullptr;
 
 int SyslogPriority(spdlog::level::level_enum level) {
   switch (level) {
@@ -130,9 +132,16 @@ class LineFormatter : public spdlog::formatter {
   explicit LineFormatter(LogLineOptions options) : options_(std::move(options)) {}
 
   void format(const spdlog::details::log_msg& msg, spdlog::memory_buf_t& dest) override {
+    std::vector<LogField> joined;
+    std::span<const LogField> fields = tls_fields;
+    if (tls_scoped != nullptr && !tls_scoped->empty()) {
+      joined.assign(tls_fields.begin(), tls_fields.end());
+      joined.insert(joined.end(), tls_scoped->begin(), tls_scoped->end());
+      fields = joined;
+    }
     std::string line =
         FormatLogLine(options_, msg.level, msg.time,
-                      std::string_view(msg.payload.data(), msg.payload.size()), tls_fields);
+                      std::string_view(msg.payload.data(), msg.payload.size()), fields);
     dest.append(line.data(), line.data() + line.size());
   }
   std::unique_ptr<spdlog::formatter> clone() const override {
@@ -214,12 +223,24 @@ void Log(spdlog::level::level_enum level, std::string_view msg, LogFields fields
         std::span<const LogField>(fields.begin(), fields.size()));
 }
 
+void Log(spdlog::level::level_enum level, std::string_view msg,
+         const std::vector<LogField>& fields) {
+  LogTo(*spdlog::default_logger_raw(), level, msg, fields);
+}
+
 void LogAtSyslogLevel(int severity, std::string_view msg, LogFields fields) {
   const auto level = severity <= 3   ? spdlog::level::err
                      : severity == 4 ? spdlog::level::warn
                                      : spdlog::level::debug;
   Log(level, msg, fields);
 }
+
+ScopedLogFields::ScopedLogFields(std::vector<LogField> fields)
+    : fields_(std::move(fields)), previous_(tls_scoped) {
+  tls_scoped = &fields_;
+}
+
+ScopedLogFields::~ScopedLogFields() { tls_scoped = previous_; }
 
 void PrepareLoggingForThreads() { (void)spdlog::default_logger_raw(); }
 

@@ -91,6 +91,34 @@ inline void LogError(std::string_view msg, LogFields fields = {}) {
   Log(spdlog::level::err, msg, fields);
 }
 
+// The same with fields chosen at run time, for a field only some lines have
+// (trace_id, when the event has trace context).
+void Log(spdlog::level::level_enum level, std::string_view msg,
+         const std::vector<LogField>& fields);
+inline void LogWarn(std::string_view msg, const std::vector<LogField>& fields) {
+  Log(spdlog::level::warn, msg, fields);
+}
+inline void LogError(std::string_view msg, const std::vector<LogField>& fields) {
+  Log(spdlog::level::err, msg, fields);
+}
+
+// Fields added to every line logged on this thread while it lives, after the
+// line's own fields, whether the line comes through Log() or straight from
+// spdlog (the inbox consumer's lines): what every line about one event
+// carries, such as its trace_id, wherever it is logged from. An inner scope's
+// fields replace the outer's until it ends. Lives on one thread's stack.
+class ScopedLogFields {
+ public:
+  explicit ScopedLogFields(std::vector<LogField> fields);
+  ~ScopedLogFields();
+  ScopedLogFields(const ScopedLogFields&) = delete;
+  ScopedLogFields& operator=(const ScopedLogFields&) = delete;
+
+ private:
+  std::vector<LogField> fields_;
+  const std::vector<LogField>* previous_;
+};
+
 // For libraries that report a syslog severity (librdkafka): 0-3 error, 4
 // warn, 5-7 debug (their notices are routine).
 void LogAtSyslogLevel(int severity, std::string_view msg, LogFields fields = {});

@@ -20,6 +20,7 @@ class ServiceStats {
     kRetentionDeleted,   // outbox_retention_deleted_total
     kRetentionFailures,  // outbox_retention_failures_total
     kServerChanges,      // outbox_database_server_changes_total
+    kTraceInvalid,       // outbox_trace_context_invalid_total
   };
   enum class Gauge {
     kBacklog,            // outbox_backlog_events

@@ -17,12 +17,16 @@ enum class DeadPolicy { kBlock, kSkip };
 enum class Wakeup { kPoll, kBinlog };
 // mysql.tls.mode, as the MySQL client's --ssl-mode names them.
 enum class TlsMode { kDisabled, kPreferred, kRequired, kVerifyCa, kVerifyIdentity };
+// What a message carries besides the relay's own headers (docs/CONFIG.md
+// "envelope"): nothing more, or the CloudEvents Kafka binding's binary mode.
+enum class Envelope { kPlain, kCloudEvents };
 
 // The config file's spelling of each value ("per_aggregate", "verify_ca", ...).
 const char* ToString(Ordering o);
 const char* ToString(DeadPolicy p);
 const char* ToString(Wakeup w);
 const char* ToString(TlsMode m);
+const char* ToString(Envelope e);
 // True for verify_ca and verify_identity: the server certificate is checked.
 bool VerifiesServer(TlsMode m);
 
@@ -85,6 +89,17 @@ struct RetentionConfig {
   bool operator==(const RetentionConfig&) const = default;
 };
 
+// The CloudEvents attributes that come from templates (envelope: cloudevents).
+// Placeholders {service}, {aggregate_type}, {event_type}, as in `topic`.
+struct CloudEventsConfig {
+  // A URI reference naming where events happen: the service and the kind of
+  // aggregate, the same for every event of one aggregate type.
+  std::string source = "/outbox/{service}/{aggregate_type}";
+  // What happened: the event_type consumers already dispatch on.
+  std::string type = "{event_type}";
+  bool operator==(const CloudEventsConfig&) const = default;
+};
+
 struct ServiceConfig {
   std::string name;
   MysqlConfig mysql;
@@ -120,6 +135,10 @@ struct ServiceConfig {
   // to. Unset: murmur2(name) mod the partition count (src/fleet/shard.h), so
   // services spread over the shards without a list to keep.
   std::optional<int> shard;
+  // Plain keeps the message format consumers of earlier releases read;
+  // CloudEvents only adds headers, so switching is safe for them.
+  Envelope envelope = Envelope::kPlain;
+  CloudEventsConfig cloudevents;
   bool operator==(const ServiceConfig&) const = default;
 };
 

@@ -50,6 +50,10 @@ const ServiceKey kServiceKeys[] = {
      }},
     {"paused", [](const ServiceConfig& a, const ServiceConfig& b) { return a.paused == b.paused; }},
     {"shard", [](const ServiceConfig& a, const ServiceConfig& b) { return a.shard == b.shard; }},
+    {"envelope",
+     [](const ServiceConfig& a, const ServiceConfig& b) { return a.envelope == b.envelope; }},
+    {"cloudevents",
+     [](const ServiceConfig& a, const ServiceConfig& b) { return a.cloudevents == b.cloudevents; }},
 };
 
 const ServiceConfig* Find(const Config& c, const std::string& name) {

@@ -15,6 +15,7 @@
 
 #include "config/config.h"
 #include "config/config_loader.h"
+#include "config/topic_template.h"
 
 namespace outbox::config_internal {
 
@@ -117,6 +118,12 @@ class Parser {
   void ServiceRetry(const YAML::Node& r, const std::string& path, RetryConfig* retry) const;
   void ServiceRetention(const YAML::Node& r, const std::string& path,
                         RetentionConfig* retention) const;
+  // envelope and cloudevents (config_envelope.cc).
+  void ServiceEnvelope(const YAML::Node& n, const std::string& path, ServiceConfig* s,
+                       std::vector<std::string>* warnings) const;
+  // A CloudEvents attribute's template, checked against `syntax`.
+  std::string EventTemplate(const YAML::Node& n, const std::string& path,
+                            TopicTemplate::Syntax syntax) const;
   void TopLevel(const YAML::Node& root, Config* c) const;
   void CheckSameServer(const YAML::Node& services, size_t i, const Config& c,
                        std::vector<std::string>* warnings) const;

@@ -38,10 +38,11 @@ ServiceConfig Parser::Service(const YAML::Node& n, const std::string& path,
                               const KafkaConfig& kafka, std::vector<std::string>* warnings) const {
   ServiceConfig s;
   RequireMap(n, path);
-  CheckKeys(n, path,
-            {"name", "mysql", "topic", "topics", "batch_size", "poll_interval_ms", "wakeup",
-             "lease_ms", "ordering", "dead_policy", "retry", "retention", "kafka",
-             "max_inflight_batches", "gauge_interval_ms", "paused", "shard"});
+  CheckKeys(
+      n, path,
+      {"name", "mysql", "topic", "topics", "batch_size", "poll_interval_ms", "wakeup", "lease_ms",
+       "ordering", "dead_policy", "retry", "retention", "kafka", "max_inflight_batches",
+       "gauge_interval_ms", "paused", "shard", "envelope", "cloudevents"});
   if (!n["name"]) Fail(n.Mark(), path + ".name", "is required");
   s.name = Str(n["name"], path + ".name");
   if (!IsServiceName(s.name))
@@ -69,6 +70,7 @@ ServiceConfig Parser::Service(const YAML::Node& n, const std::string& path,
   // Beyond the topic's partitions is checked against the topic itself
   // (check --connect, and at start): its partition count is not in the file.
   if (n["shard"]) s.shard = static_cast<int>(Int(n["shard"], path + ".shard", 0, 99999));
+  (void)Guard([&] { ServiceEnvelope(n, path, &s, warnings); });
   return s;
 }
 

@@ -87,73 +87,101 @@ void ServiceMetrics::Observe(Histogram histogram, double value) {
   histograms_[Index(histogram)]->Observe(value);
 }
 
+namespace {
+
+using GaugeFamilies = std::array<prometheus::Family<prometheus::Gauge>*, ServiceMetrics::kGauges>;
+using CounterFamilies =
+    std::array<prometheus::Family<prometheus::Counter>*, ServiceMetrics::kCounters>;
+
+prometheus::Family<prometheus::Gauge>* AddGauge(prometheus::Registry& r, const char* name,
+                                                const char* help) {
+  return &BuildGauge().Name(name).Help(help).Register(r);
+}
+
+prometheus::Family<prometheus::Counter>* AddCounter(prometheus::Registry& r, const char* name,
+                                                    const char* help) {
+  return &BuildCounter().Name(name).Help(help).Register(r);
+}
+
+// The families of ServiceStats::Gauge, one series per service each.
+void AddServiceGauges(prometheus::Registry& r, GaugeFamilies* gauges) {
+  using G = ServiceStats::Gauge;
+  auto& g = *gauges;
+  g[Index(G::kBacklog)] = AddGauge(r, "outbox_backlog_events", "Rows in NEW or SENDING");
+  g[Index(G::kOldestUnsentAge)] =
+      AddGauge(r, "outbox_oldest_unsent_age_seconds",
+               "Age of the oldest NEW or SENDING row by created_at; 0 when none");
+  g[Index(G::kDead)] = AddGauge(r, "outbox_dead_events", "Rows in DEAD");
+  g[Index(G::kBlockedAggregates)] = AddGauge(
+      r, "outbox_blocked_aggregates", "Aggregates held back by a DEAD event (dead_policy: block)");
+  g[Index(G::kUnknownStatus)] =
+      AddGauge(r, "outbox_unknown_status_rows",
+               "Rows whose status is not NEW, SENDING, SENT or DEAD (left alone)");
+  g[Index(G::kDatabaseUp)] =
+      AddGauge(r, "outbox_database_up", "1 if the last database call succeeded");
+  g[Index(G::kLastPoll)] =
+      AddGauge(r, "outbox_last_poll_timestamp_seconds", "Unix time of the last successful poll");
+  g[Index(G::kWakeupBinlogUp)] =
+      AddGauge(r, "outbox_wakeup_binlog_up",
+               "1 while the service is woken by its server's binlog stream; 0 when it polls "
+               "instead (only with wakeup: binlog)");
+  g[Index(G::kPaused)] =
+      AddGauge(r, "outbox_service_paused", "1 while the service is paused by its config");
+}
+
+// The families of ServiceStats::Counter, one series per service each.
+void AddServiceCounters(prometheus::Registry& r, CounterFamilies* counters) {
+  using C = ServiceStats::Counter;
+  auto& c = *counters;
+  c[Index(C::kEventsDead)] =
+      AddCounter(r, "outbox_events_dead_total", "Transitions to DEAD made by this instance");
+  c[Index(C::kLeasesReclaimed)] = AddCounter(r, "outbox_leases_reclaimed_total",
+                                             "Expired SENDING rows this instance reclaimed");
+  c[Index(C::kStaleTransitions)] = AddCounter(r, "outbox_stale_transitions_total",
+                                              "Updates that found the claim no longer ours");
+  c[Index(C::kRetentionDeleted)] =
+      AddCounter(r, "outbox_retention_deleted_total", "SENT rows deleted by retention");
+  c[Index(C::kRetentionFailures)] = AddCounter(r, "outbox_retention_failures_total",
+                                               "Retention passes stopped by a database error");
+  c[Index(C::kServerChanges)] =
+      AddCounter(r, "outbox_database_server_changes_total",
+                 "The server behind mysql.host changed identity (a failover)");
+  c[Index(C::kTraceInvalid)] =
+      AddCounter(r, "outbox_trace_context_invalid_total",
+                 "Rows whose traceparent was not valid W3C trace context (header left out, "
+                 "event sent)");
+}
+
+}  // namespace
+
 Metrics::Metrics() : registry_(std::make_shared<prometheus::Registry>()) {
   auto& r = *registry_;
-  auto gauge = [&r](const char* name, const char* help) {
-    return &BuildGauge().Name(name).Help(help).Register(r);
-  };
-  auto counter = [&r](const char* name, const char* help) {
-    return &BuildCounter().Name(name).Help(help).Register(r);
-  };
   auto histogram = [&r](const char* name, const char* help) {
     return &BuildHistogram().Name(name).Help(help).Register(r);
   };
-  using G = ServiceStats::Gauge;
-  using C = ServiceStats::Counter;
+  AddServiceGauges(r, &gauges_);
+  AddServiceCounters(r, &counters_);
   using H = ServiceStats::Histogram;
-  gauges_[Index(G::kBacklog)] = gauge("outbox_backlog_events", "Rows in NEW or SENDING");
-  gauges_[Index(G::kOldestUnsentAge)] =
-      gauge("outbox_oldest_unsent_age_seconds",
-            "Age of the oldest NEW or SENDING row by created_at; 0 when none");
-  gauges_[Index(G::kDead)] = gauge("outbox_dead_events", "Rows in DEAD");
-  gauges_[Index(G::kBlockedAggregates)] = gauge(
-      "outbox_blocked_aggregates", "Aggregates held back by a DEAD event (dead_policy: block)");
-  gauges_[Index(G::kUnknownStatus)] =
-      gauge("outbox_unknown_status_rows",
-            "Rows whose status is not NEW, SENDING, SENT or DEAD (left alone)");
-  gauges_[Index(G::kDatabaseUp)] =
-      gauge("outbox_database_up", "1 if the last database call succeeded");
-  gauges_[Index(G::kLastPoll)] =
-      gauge("outbox_last_poll_timestamp_seconds", "Unix time of the last successful poll");
-  gauges_[Index(G::kWakeupBinlogUp)] =
-      gauge("outbox_wakeup_binlog_up",
-            "1 while the service is woken by its server's binlog stream; 0 when it polls "
-            "instead (only with wakeup: binlog)");
-  gauges_[Index(G::kPaused)] =
-      gauge("outbox_service_paused", "1 while the service is paused by its config");
-  counters_[Index(C::kEventsDead)] =
-      counter("outbox_events_dead_total", "Transitions to DEAD made by this instance");
-  counters_[Index(C::kLeasesReclaimed)] =
-      counter("outbox_leases_reclaimed_total", "Expired SENDING rows this instance reclaimed");
-  counters_[Index(C::kStaleTransitions)] =
-      counter("outbox_stale_transitions_total", "Updates that found the claim no longer ours");
-  counters_[Index(C::kRetentionDeleted)] =
-      counter("outbox_retention_deleted_total", "SENT rows deleted by retention");
-  counters_[Index(C::kRetentionFailures)] =
-      counter("outbox_retention_failures_total", "Retention passes stopped by a database error");
-  counters_[Index(C::kServerChanges)] =
-      counter("outbox_database_server_changes_total",
-              "The server behind mysql.host changed identity (a failover)");
   histograms_[Index(H::kPublishLatency)] =
       histogram("outbox_publish_latency_seconds",
                 "created_at to broker acknowledgement, on the database's clock");
   histograms_[Index(H::kPollDuration)] =
       histogram("outbox_poll_duration_seconds", "One claim round");
-  published_ =
-      counter("outbox_events_published_total", "Events acknowledged by the broker and marked SENT");
-  failures_ = counter("outbox_publish_failures_total", "Failed publish attempts");
-  build_info_ =
-      gauge("outbox_relay_build_info",
-            "Always 1; labels name the version, the source revision and this relay's instance_id");
-  kafka_up_ = &gauge("outbox_kafka_up", "1 if the broker is reachable")->Add({});
-  stalled_loops_ = &gauge("outbox_stalled_loops",
-                          "Service loops past their stall limit; /healthz is 503 while > 0")
+  published_ = AddCounter(r, "outbox_events_published_total",
+                          "Events acknowledged by the broker and marked SENT");
+  failures_ = AddCounter(r, "outbox_publish_failures_total", "Failed publish attempts");
+  build_info_ = AddGauge(
+      r, "outbox_relay_build_info",
+      "Always 1; labels name the version, the source revision and this relay's instance_id");
+  kafka_up_ = &AddGauge(r, "outbox_kafka_up", "1 if the broker is reachable")->Add({});
+  stalled_loops_ = &AddGauge(r, "outbox_stalled_loops",
+                             "Service loops past their stall limit; /healthz is 503 while > 0")
                         ->Add({});
-  auto* reloads = counter("outbox_config_reloads_total", "Configuration reloads by result");
+  auto* reloads = AddCounter(r, "outbox_config_reloads_total", "Configuration reloads by result");
   reloads_success_ = &reloads->Add({{"result", "success"}});
   reloads_failure_ = &reloads->Add({{"result", "failure"}});
-  last_reload_success_ = &gauge("outbox_config_last_reload_success_timestamp_seconds",
-                                "Unix time of the last successful configuration load")
+  last_reload_success_ = &AddGauge(r, "outbox_config_last_reload_success_timestamp_seconds",
+                                   "Unix time of the last successful configuration load")
                               ->Add({});
 }
 

@@ -143,7 +143,9 @@ std::string MysqlStore::SelectColumns() const {
   cols += ", retry_count, UNIX_TIMESTAMP(created_at), status, ";
   cols += schema_.has_topic ? "topic, " : "NULL, ";
   cols += schema_.has_headers ? JsonAsText("headers", schema_.headers_is_json) : "NULL";
-  cols += schema_.has_aggregate_version ? ", aggregate_version, " : ", NULL, ";
+  cols += schema_.has_aggregate_version ? ", aggregate_version" : ", NULL";
+  cols += schema_.has_traceparent ? ", traceparent" : ", NULL";
+  cols += schema_.has_tracestate ? ", tracestate, " : ", NULL, ";
   // The lease deadline, computed once per statement on the database clock.
   cols += kDeadlineSql;
   // The row's age on the database clock. TIMESTAMPDIFF works on DATETIME
@@ -155,7 +157,7 @@ std::string MysqlStore::SelectColumns() const {
 
 void MysqlStore::ReadRows(sql::ResultSet* rs, ClaimedBatch* out, std::string* next_retry_at) const {
   while (rs->next()) {
-    if (next_retry_at) *next_retry_at = rs->getString(15);
+    if (next_retry_at) *next_retry_at = rs->getString(17);
     OutboxRow r;
     r.id = rs->getInt64(1);
     r.aggregate.type = rs->getString(2);
@@ -169,8 +171,10 @@ void MysqlStore::ReadRows(sql::ResultSet* rs, ClaimedBatch* out, std::string* ne
     if (!rs->isNull(10)) r.topic = rs->getString(10);
     if (!rs->isNull(11)) r.headers = rs->getString(11);
     if (!rs->isNull(12)) r.aggregate_version = rs->getInt64(12);
-    out->lease_token = rs->getString(13);
-    r.age_at_claim_us = rs->isNull(14) ? 0 : rs->getInt64(14);
+    if (!rs->isNull(13)) r.traceparent = rs->getString(13);
+    if (!rs->isNull(14)) r.tracestate = rs->getString(14);
+    out->lease_token = rs->getString(15);
+    r.age_at_claim_us = rs->isNull(16) ? 0 : rs->getInt64(16);
     if (r.reclaimed) ++out->reclaimed;
     out->rows.push_back(std::move(r));
   }

@@ -14,7 +14,8 @@ namespace {
 std::string DeadColumns(const TableSchema& schema) {
   return std::string("id, aggregate_type, aggregate_id, event_type, event_key, retry_count, ") +
          (schema.has_last_error ? "last_error" : "NULL") +
-         ", UNIX_TIMESTAMP(created_at), TIMESTAMPDIFF(SECOND, updated_at, NOW())";
+         ", UNIX_TIMESTAMP(created_at), TIMESTAMPDIFF(SECOND, updated_at, NOW()), " +
+         (schema.has_traceparent ? "traceparent" : "NULL");
 }
 
 DeadRow ReadDead(sql::ResultSet& rs) {
@@ -27,6 +28,7 @@ DeadRow ReadDead(sql::ResultSet& rs) {
   if (!rs.isNull(7)) d.last_error = rs.getString(7);
   d.created_at_unix = rs.isNull(8) ? 0 : static_cast<int64_t>(rs.getDouble(8));
   d.age_s = rs.isNull(9) ? 0 : rs.getInt64(9);
+  if (!rs.isNull(10)) d.traceparent = rs.getString(10);
   return d;
 }
 

@@ -22,7 +22,8 @@ struct DeadRow {
   int retry_count = 0;
   std::optional<std::string> last_error;
   int64_t created_at_unix = 0;
-  int64_t age_s = 0;  // since updated_at (when it became DEAD), database clock
+  int64_t age_s = 0;                       // since updated_at (when it became DEAD), database clock
+  std::optional<std::string> traceparent;  // the optional column, as written
 };
 
 struct DeadSelector {

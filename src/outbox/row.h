@@ -43,6 +43,11 @@ struct OutboxRow {
   // Optional `aggregate_version` column: the event's version within its
   // aggregate, sent as the aggregate_version header (SPEC §4).
   std::optional<int64_t> aggregate_version;
+  // Optional `traceparent` and `tracestate` columns: the W3C trace context of
+  // the transaction that wrote the row, as written (checked by the router,
+  // src/relay/router.h; sent only when the traceparent is valid).
+  std::optional<std::string> traceparent;
+  std::optional<std::string> tracestate;
   bool reclaimed = false;  // was SENDING with an expired lease when claimed
 };
 

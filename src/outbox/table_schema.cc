@@ -13,6 +13,8 @@ std::string TableSchema::Describe() const {
   if (has_topic) s += std::string(s.empty() ? "" : ", ") + "topic";
   if (has_headers) s += std::string(s.empty() ? "" : ", ") + "headers";
   if (has_aggregate_version) s += std::string(s.empty() ? "" : ", ") + "aggregate_version";
+  if (has_traceparent) s += std::string(s.empty() ? "" : ", ") + "traceparent";
+  if (has_tracestate) s += std::string(s.empty() ? "" : ", ") + "tracestate";
   return s.empty() ? "none" : s;
 }
 
@@ -70,6 +72,11 @@ void ReadColumns(MysqlConnection& conn, TableSchema* out) {
   out->has_topic = cols.count("topic") > 0;
   out->has_headers = cols.count("headers") > 0;
   out->has_aggregate_version = cols.count("aggregate_version") > 0;
+  if (auto it = cols.find("traceparent"); it != cols.end()) {
+    out->has_traceparent = true;
+    out->traceparent_max_len = static_cast<int>(std::min<int64_t>(it->second, 1 << 30));
+  }
+  out->has_tracestate = cols.count("tracestate") > 0;
 }
 
 // The first index that starts with (status, next_retry_at). Throws

@@ -25,6 +25,12 @@ struct TableSchema {
   bool has_topic = false;
   bool has_headers = false;
   bool has_aggregate_version = false;
+  // W3C trace context (docs/DEPLOY.md "Tracing"). A traceparent column
+  // narrower than 55 characters cannot hold a valid value: check --connect
+  // says so.
+  bool has_traceparent = false;
+  int traceparent_max_len = 0;
+  bool has_tracestate = false;
   // Columns of MySQL's JSON type (MySQL 8; MariaDB's JSON is LONGTEXT and
   // reports "longtext"): read through JsonAsText (mysql_store_sql.h).
   bool payload_is_json = false;

@@ -34,6 +34,7 @@ void Relay::Start() {
            {"lease_ms", c.lease_ms},
            {"ordering", ToString(c.ordering)},
            {"dead_policy", ToString(c.dead_policy)},
+           {"envelope", ToString(c.envelope)},
            {"max_attempts", c.retry.max_attempts}});
   SetHeartbeats(true);
   threads_[0] = std::thread([this] { units_.claim.Run(); });

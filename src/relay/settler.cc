@@ -124,21 +124,38 @@ void Settler::Account(const PublishedBatch& done, const std::vector<SettleOp>& o
 
 void Settler::AccountRow(const PublishedBatch& done, size_t i, const SettleOp& op) {
   const OutboxRow& row = done.batch.rows[i];
+  const TraceparentCheck trace = RowTraceparent(row);
   if (op.kind == SettleKind::kSent) {
     metrics_->AddPublished(router_->TopicFor(row));
     metrics_->Observe(ServiceStats::Histogram::kPublishLatency,
                       PublishLatencySeconds(row, done.claimed_at, done.finished_at));
+    if (HasTraceparent(row) && !trace.valid) NoteInvalidTrace(row, trace);
   } else if (op.kind == SettleKind::kDead) {
     metrics_->Add(ServiceStats::Counter::kEventsDead);
-    LogError("row is DEAD", {{"service", config_.name},
-                             {"outbox_id", row.id},
-                             {"event_type", row.event_type},
-                             {"event_key", row.event_key},
-                             {"aggregate_type", row.aggregate.type},
-                             {"aggregate_id", row.aggregate.id},
-                             {"reason", Reason(done.outcomes[i])},
-                             {"error", op.error}});
+    std::vector<LogField> fields = {{"service", config_.name},
+                                    {"outbox_id", row.id},
+                                    {"event_type", row.event_type},
+                                    {"event_key", row.event_key},
+                                    {"aggregate_type", row.aggregate.type},
+                                    {"aggregate_id", row.aggregate.id},
+                                    {"reason", Reason(done.outcomes[i])},
+                                    {"error", op.error}};
+    if (trace.valid) fields.emplace_back("trace_id", trace.trace_id);
+    LogError("row is DEAD", fields);
   }
+}
+
+void Settler::NoteInvalidTrace(const OutboxRow& row, const TraceparentCheck& trace) {
+  metrics_->Add(ServiceStats::Counter::kTraceInvalid);
+  // At most 128 bytes of the value: the column may be wide.
+  LogWarn("traceparent is not valid W3C trace context: the event was sent without it",
+          {{"service", config_.name},
+           {"outbox_id", row.id},
+           {"event_type", row.event_type},
+           {"aggregate_type", row.aggregate.type},
+           {"aggregate_id", row.aggregate.id},
+           {"traceparent", std::string_view(*row.traceparent).substr(0, 128)},
+           {"error", trace.why}});
 }
 
 void Settler::LogBatch(const PublishedBatch& done, const std::vector<SettleOp>& ops,

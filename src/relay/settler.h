@@ -66,6 +66,9 @@ class Settler {
                const SettleResult& result);
   // The metrics and the DEAD log line of row `i`, a transition that was ours.
   void AccountRow(const PublishedBatch& done, size_t i, const SettleOp& op);
+  // A row sent without its traceparent, which was not valid: counted and
+  // logged once, when the event is SENT (the router left the header out).
+  void NoteInvalidTrace(const OutboxRow& row, const TraceparentCheck& trace);
   void LogBatch(const PublishedBatch& done, const std::vector<SettleOp>& ops,
                 const SettleResult& result);
 

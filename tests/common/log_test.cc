@@ -10,42 +10,18 @@
 #include <nlohmann/json.hpp>
 #include <random>
 
+#include "support/log_capture.h"
 #include "support/process.h"
 
 using namespace outbox;
 
 namespace {
 
-// What `log` writes to stderr with the given settings. `journal_stream`:
-// point JOURNAL_STREAM at the capture file ("self"), at another file
-// ("other"), or leave it unset ("").
+// What `log` writes to stderr with the given settings (testing::CapturedLog).
 std::string Captured(const std::string& format, const std::string& instance,
                      const std::function<void()>& log, const std::string& level = "info",
                      const std::string& journal_stream = "") {
-  testing::TempDir dir;
-  std::string path = dir.path() + "/stderr";
-  std::fflush(stderr);
-  int saved = ::dup(2);
-  FILE* f = std::fopen(path.c_str(), "w");
-  ::dup2(::fileno(f), 2);
-  struct stat st {};
-  ::fstat(2, &st);
-  if (journal_stream == "self")
-    ::setenv("JOURNAL_STREAM",
-             (std::to_string(st.st_dev) + ":" + std::to_string(st.st_ino)).c_str(), 1);
-  if (journal_stream == "other")
-    ::setenv("JOURNAL_STREAM",
-             (std::to_string(st.st_dev) + ":" + std::to_string(st.st_ino + 1)).c_str(), 1);
-  ConfigureLogging(level, format, instance);
-  ::unsetenv("JOURNAL_STREAM");
-  log();
-  spdlog::default_logger()->flush();
-  std::fflush(stderr);
-  ::dup2(saved, 2);
-  ::close(saved);
-  std::fclose(f);
-  ConfigureLogging("info", "text", "test");
-  return testing::ReadFile(path);
+  return testing::CapturedLog(format, instance, log, level, journal_stream);
 }
 
 std::string Captured(const std::string& format, const std::string& instance,

@@ -128,7 +128,7 @@ std::vector<BadConfig> UnknownKeyCases() {
       {Svc("    colour: red\n"),
        "c.yaml:5:5: services[0].colour: unknown key (known keys: name mysql topic topics "
        "batch_size poll_interval_ms wakeup lease_ms ordering dead_policy retry retention kafka "
-       "max_inflight_batches gauge_interval_ms paused shard)"},
+       "max_inflight_batches gauge_interval_ms paused shard envelope cloudevents)"},
       {Svc("", ", password: hunter2"),
        "c.yaml:4:45: services[0].mysql.password: a password is never written in the config file: "
        "use password_env (the name of an environment variable holding it) or password_file (a "
@@ -404,12 +404,38 @@ std::vector<BadConfig> FleetCases() {
   };
 }
 
+// envelope and the CloudEvents templates (docs/CONFIG.md "envelope").
+std::vector<BadConfig> EnvelopeCases() {
+  return {
+      {Svc("    envelope: cloud\n"),
+       "c.yaml:5:15: services[0].envelope: must be one of plain | cloudevents (got \"cloud\")"},
+      {Svc("    envelope: cloudevents\n    cloudevents: {source: orders service}\n"),
+       "c.yaml:6:27: services[0].cloudevents.source: character ' ' at offset 6 of \"orders "
+       "service\" is not allowed in a URI reference (RFC 3986): percent-encode it"},
+      {Svc("    envelope: cloudevents\n    cloudevents: {source: /a/%zz}\n"),
+       "c.yaml:6:27: services[0].cloudevents.source: '%' at offset 3 of \"/a/%zz\" does not "
+       "start a %XX escape"},
+      {Svc("    envelope: cloudevents\n    cloudevents: {source: \"/{aggregate}\"}\n"),
+       "c.yaml:6:27: services[0].cloudevents.source: unknown placeholder {aggregate} (known: "
+       "{aggregate_type}, {event_type}, {service})"},
+      {Svc("    envelope: cloudevents\n    cloudevents: {type: \"\"}\n"),
+       "c.yaml:6:25: services[0].cloudevents.type: template is empty"},
+      {Svc("    envelope: cloudevents\n    cloudevents: {type: \"a\\tb\"}\n"),
+       "c.yaml:6:25: services[0].cloudevents.type: control character '\\x09' at offset 1 of "
+       "\"a\\tb\""},
+      {Svc("    envelope: cloudevents\n    cloudevents: {typ: x}\n"),
+       "c.yaml:6:19: services[0].cloudevents.typ: unknown key (did you mean \"type\"?)"},
+      {Svc("    envelope: cloudevents\n    cloudevents: [a]\n"),
+       "c.yaml:6:18: services[0].cloudevents: must be a mapping (key: value pairs)"},
+  };
+}
+
 const std::vector<BadConfig>& Cases() {
   static const std::vector<BadConfig> cases = [] {
     std::vector<BadConfig> all;
-    for (auto section :
-         {YamlSyntaxCases, WrongTypeCases, UnknownKeyCases, MissingKeyCases, OutOfRangeCases,
-          EnvironmentCases, FileCases, NameCases, TopicTemplateCases, WakeupCases, FleetCases}) {
+    for (auto section : {YamlSyntaxCases, WrongTypeCases, UnknownKeyCases, MissingKeyCases,
+                         OutOfRangeCases, EnvironmentCases, FileCases, NameCases,
+                         TopicTemplateCases, WakeupCases, FleetCases, EnvelopeCases}) {
       for (BadConfig& c : section()) all.push_back(std::move(c));
     }
     return all;

@@ -301,3 +301,35 @@ TEST_CASE("LoadHttpListen reads http.listen alone and the default when the file 
   CHECK_THROWS_AS(LoadHttpListen(dir.path() + "/missing.yaml", env), ConfigError);
   CHECK_THROWS_AS(LoadHttpListen(dir.Write("d.yaml", "http: {listen: \"x\n"), env), ConfigError);
 }
+
+TEST_CASE("envelope and the CloudEvents templates parse with their defaults", "[config]") {
+  auto loaded = LoadConfigText(kValid, "c.yaml", Env({{"ORDER_PW", "pw"}}));
+  const ServiceConfig& d = loaded.config.services.at(0);
+  CHECK(d.envelope == Envelope::kPlain);
+  CHECK(d.cloudevents.source == "/outbox/{service}/{aggregate_type}");
+  CHECK(d.cloudevents.type == "{event_type}");
+  auto ce = LoadConfigText(
+      "kafka: {bootstrap_servers: k:9092}\nservices:\n  - name: a\n    mysql: {user: u, database: "
+      "d}\n    envelope: cloudevents\n    cloudevents:\n      source: "
+      "\"https://shop.example/{service}/{aggregate_type}?v=1#x\"\n      type: "
+      "\"com.example.{aggregate_type}.{event_type} v1\"\n",
+      "c.yaml", Env({}));
+  const ServiceConfig& s = ce.config.services.at(0);
+  CHECK(s.envelope == Envelope::kCloudEvents);
+  CHECK(s.cloudevents.source == "https://shop.example/{service}/{aggregate_type}?v=1#x");
+  CHECK(s.cloudevents.type == "com.example.{aggregate_type}.{event_type} v1");
+  CHECK(ce.warnings.empty());
+  CHECK(std::string(ToString(Envelope::kCloudEvents)) == "cloudevents");
+}
+
+TEST_CASE("a cloudevents block under envelope plain loads with a warning that it has no effect",
+          "[config]") {
+  auto loaded = LoadConfigText(
+      "kafka: {bootstrap_servers: k:9092}\nservices:\n  - name: a\n    mysql: {user: u, database: "
+      "d}\n    cloudevents: {type: \"com.example.{event_type}\"}\n",
+      "c.yaml", Env({}));
+  REQUIRE(loaded.warnings.size() == 1);
+  CHECK(loaded.warnings[0] ==
+        "services[0].cloudevents: has no effect with envelope plain (set envelope: cloudevents to "
+        "send the CloudEvents attributes)");
+}

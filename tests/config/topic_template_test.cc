@@ -38,3 +38,39 @@ TEST_CASE("topic names follow Kafka's rules", "[routing]") {
   CHECK_FALSE(IsValidTopicName("a/b", &why));
   CHECK_FALSE(IsValidTopicName(std::string(250, 'a'), &why));
 }
+
+TEST_CASE("a URI reference template allows URI characters and percent-encodes the row's values",
+          "[routing][cloudevents]") {
+  TopicTemplate t;
+  std::string err;
+  const auto uri = TopicTemplate::Syntax::kUriReference;
+  REQUIRE(TopicTemplate::Parse("https://a.example:8443/{service}/{aggregate_type}?x=1&y=%2F#f", &t,
+                               &err, uri));
+  CHECK(t.Render("Order Line", "", "shop") ==
+        "https://a.example:8443/shop/Order%20Line?x=1&y=%2F#f");
+  CHECK(t.Render("a/b?c#d%e", "", "s") == "https://a.example:8443/s/a%2Fb%3Fc%23d%25e?x=1&y=%2F#f");
+  CHECK(t.Render("\xc3\xa9~._-", "", "s").find("/s/%C3%A9~._-?") != std::string::npos);
+  REQUIRE(TopicTemplate::Parse("/outbox/{event_type}", &t, &err, uri));
+  CHECK(t.Render("", "", "s") == "/outbox/");
+  CHECK_FALSE(TopicTemplate::Parse("/a b", &t, &err, uri));
+  CHECK(err ==
+        "character ' ' at offset 2 of \"/a b\" is not allowed in a URI reference (RFC "
+        "3986): percent-encode it");
+  CHECK_FALSE(TopicTemplate::Parse("/a%2", &t, &err, uri));
+  CHECK(err == "'%' at offset 2 of \"/a%2\" does not start a %XX escape");
+  CHECK_FALSE(TopicTemplate::Parse("/\"quoted\"", &t, &err, uri));
+  CHECK_FALSE(TopicTemplate::Parse("", &t, &err, uri));
+  CHECK(err == "template is empty");
+}
+
+TEST_CASE("a text template takes any printable text and the row's values as they are",
+          "[routing][cloudevents]") {
+  TopicTemplate t;
+  std::string err;
+  const auto text = TopicTemplate::Syntax::kText;
+  REQUIRE(
+      TopicTemplate::Parse("com.example/{aggregate_type} {event_type} \xc3\xa9", &t, &err, text));
+  CHECK(t.Render("Order Line", "Paid/1", "s") == "com.example/Order Line Paid/1 \xc3\xa9");
+  CHECK_FALSE(TopicTemplate::Parse("a\nb", &t, &err, text));
+  CHECK(err == "control character '\\x0a' at offset 1 of \"a\nb\"");
+}

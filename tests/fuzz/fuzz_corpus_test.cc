@@ -49,3 +49,7 @@ TEST_CASE("every fuzz corpus and regression input gives one valid log line in ea
           "[fuzz][log]") {
   CHECK(Replay("log_line", fuzz::LogLineInput) >= 4);
 }
+
+TEST_CASE("every fuzz corpus and regression traceparent gets the W3C verdict", "[fuzz][trace]") {
+  CHECK(Replay("trace_context", fuzz::TraceparentInput) >= 8);
+}

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "common/log.h"
+#include "common/trace_context.h"
 #include "config/config_loader.h"
 #include "config/topic_template.h"
 #include "relay/router.h"
@@ -106,13 +107,44 @@ void TopicTemplateInput(const uint8_t* data, size_t size) {
   if (!t.uses_row_fields()) Require(topic == t.Render("", "", f[3]));
 }
 
+namespace {
+
+// The value of the last header `name` of `m`, or nullopt.
+std::optional<std::string> HeaderOf(const Message& m, const std::string& name) {
+  std::optional<std::string> out;
+  for (const auto& [k, v] : m.headers)
+    if (k == name) out = v;
+  return out;
+}
+
+// What a routed message promises about trace context and the envelope.
+void CheckRouted(const OutboxRow& row, const Message& m, bool cloudevents) {
+  std::string why;
+  Require(IsValidTopicName(m.topic, &why));
+  Require(m.key == std::to_string(row.aggregate.id));
+  Require(m.headers.size() >= 5);
+  // A row without a traceparent may name the trace headers in its headers
+  // column; with one (valid or not) only the relay sets them.
+  const bool has = row.traceparent && !row.traceparent->empty();
+  const bool valid = has && CheckTraceparent(*row.traceparent).valid;
+  const auto traceparent = HeaderOf(m, "traceparent");
+  if (has) Require(traceparent == (valid ? row.traceparent : std::nullopt));
+  if (has && !valid) Require(!HeaderOf(m, "tracestate"));
+  if (!cloudevents) return;
+  Require(HeaderOf(m, "ce_specversion") == std::optional<std::string>("1.0"));
+  Require(HeaderOf(m, "ce_id") == std::optional<std::string>(row.event_key));
+  Require(!row.event_key.empty() && !HeaderOf(m, "ce_source").value_or("").empty());
+  Require(HeaderOf(m, "ce_traceparent") == (valid ? row.traceparent : std::nullopt));
+}
+
+}  // namespace
+
 void RouterInput(const uint8_t* data, size_t size) {
-  std::vector<std::string> f = Fields(data, size, 8);
+  std::vector<std::string> f = Fields(data, size, 10);
   ServiceConfig s;
   s.name = "fuzz";
   s.topic = "outbox.{service}.{aggregate_type}.{event_type}";
   s.topics = {{"Override", "over.ride"}};
-  Router router(s);
   OutboxRow row;
   auto num = [](const std::string& v) -> int64_t {
     int64_t n = 0;
@@ -120,6 +152,9 @@ void RouterInput(const uint8_t* data, size_t size) {
     return n;
   };
   row.id = num(f[0]);
+  // The id's lowest bit picks the envelope.
+  if (row.id & 1) s.envelope = Envelope::kCloudEvents;
+  Router router(s);
   row.aggregate.id = num(f[1]);
   row.created_at_unix = num(f[2]);
   row.aggregate.type = f[3];
@@ -127,6 +162,8 @@ void RouterInput(const uint8_t* data, size_t size) {
   row.event_key = f[5];
   if (!f[6].empty()) row.topic = f[6].substr(1);  // first byte: present or not
   if (!f[7].empty()) row.headers = f[7];
+  if (!f[8].empty()) row.traceparent = f[8].substr(1);
+  if (!f[9].empty()) row.tracestate = f[9];
   row.payload = "{}";
   std::string error;
   std::optional<Message> m = router.Route(row, &error);
@@ -134,10 +171,28 @@ void RouterInput(const uint8_t* data, size_t size) {
     Require(!error.empty());
     return;
   }
-  std::string why;
-  Require(IsValidTopicName(m->topic, &why));
-  Require(m->key == std::to_string(row.aggregate.id));
-  Require(m->headers.size() >= 5);
+  CheckRouted(row, *m, s.envelope == Envelope::kCloudEvents);
+}
+
+void TraceparentInput(const uint8_t* data, size_t size) {
+  // A copy of exactly `size` bytes: ASan catches a read past the value.
+  std::vector<char> bytes(data, data + size);
+  const std::string_view v(bytes.data(), bytes.size());
+  const TraceparentCheck c = CheckTraceparent(v);
+  auto lower_hex = [](std::string_view s) {
+    return std::all_of(s.begin(), s.end(), [](char ch) {
+      return (ch >= '0' && ch <= '9') || (ch >= 'a' && ch <= 'f');
+    });
+  };
+  auto zero = [](std::string_view s) { return s.find_first_not_of('0') == std::string_view::npos; };
+  const bool expected =
+      v.size() >= 55 && lower_hex(v.substr(0, 2)) && v.substr(0, 2) != "ff" &&
+      (v.substr(0, 2) == "00" ? v.size() == 55 : v.size() == 55 || v[55] == '-') && v[2] == '-' &&
+      v[35] == '-' && v[52] == '-' && lower_hex(v.substr(3, 32)) && !zero(v.substr(3, 32)) &&
+      lower_hex(v.substr(36, 16)) && !zero(v.substr(36, 16)) && lower_hex(v.substr(53, 2));
+  Require(c.valid == expected);
+  Require(c.valid ? c.trace_id == v.substr(3, 32) && c.parent_id == v.substr(36, 16)
+                  : c.trace_id.empty() && *c.why != '\0');
 }
 
 void LogLineInput(const uint8_t* data, size_t size) {

@@ -21,10 +21,17 @@ void ConfigLoaderInput(const uint8_t* data, size_t size);
 // values are themselves valid topic characters.
 void TopicTemplateInput(const uint8_t* data, size_t size);
 
-// A row as the database might hand it over: topic and headers columns,
-// event and aggregate types, ids and created_at from the bytes; Route()
-// must answer a message or an error, never crash.
+// A row as the database might hand it over: topic, headers, traceparent and
+// tracestate columns, event and aggregate types, ids and created_at from the
+// bytes, in either envelope; Route() must answer a message or an error, never
+// crash, and send trace context only when it is valid (the CloudEvents
+// extension with it).
 void RouterInput(const uint8_t* data, size_t size);
+
+// The bytes as a traceparent value: CheckTraceparent's answer must agree
+// with the W3C rules restated independently (length, lowercase hex, the
+// version's rules, non-zero ids), and never read past the value.
+void TraceparentInput(const uint8_t* data, size_t size);
 
 // "msg\0key\0value\0error": one log line in each format, with and without
 // the journald prefix: always exactly one line; JSON parses back as one

@@ -63,3 +63,25 @@ TEST_CASE("ids are positive decimal BIGINTs of ASCII digits only", "[consumer]")
   CHECK_FALSE(ParsePositiveId("1\xD9\xA3", &v));  // an Arabic-Indic digit: bytes >= 0x80
   CHECK_FALSE(ParsePositiveId("\xB2", &v));       // superscript two in Latin-1
 }
+
+TEST_CASE("an event keeps a valid trace context and ignores an invalid one", "[consumer][trace]") {
+  const std::string tp = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
+  inbox::Event ev;
+  inbox::SetTraceContext(tp, "congo=t61rcWkgMzE", &ev);
+  CHECK(ev.traceparent == tp);
+  CHECK(ev.tracestate == "congo=t61rcWkgMzE");
+  CHECK(ev.trace_id == "4bf92f3577b34da6a3ce929d0e0e4736");
+  const auto fields = inbox::TraceLogFields(ev);
+  REQUIRE(fields.size() == 1);
+  CHECK(fields[0].key() == "trace_id");
+  CHECK(fields[0].value() == "4bf92f3577b34da6a3ce929d0e0e4736");
+  // Invalid or absent: nothing is kept, tracestate neither; nothing is refused.
+  for (const std::string& bad : {std::string(""), std::string("00-zz"), "ff" + tp.substr(2)}) {
+    INFO(bad);
+    inbox::SetTraceContext(bad, "congo=t61rcWkgMzE", &ev);
+    CHECK(ev.traceparent.empty());
+    CHECK(ev.tracestate.empty());
+    CHECK(ev.trace_id.empty());
+    CHECK(inbox::TraceLogFields(ev).empty());
+  }
+}

@@ -113,3 +113,23 @@ TEST_CASE("the call carries the event's key and type and payload and a 4xx is th
   CHECK(CallWithEventKey(Paid(), "http://x/s", answer(429), &why) == CallOutcome::kRetryLater);
   CHECK(CallWithEventKey(Paid(), "http://x/s", answer(502), &why) == CallOutcome::kRetryLater);
 }
+
+TEST_CASE("the call carries the event's trace context so the remote side continues its trace",
+          "[consumer][external][trace]") {
+  HttpCall seen;
+  std::string why;
+  const auto send = [&seen](const HttpCall& c) {
+    seen = c;
+    return HttpAnswer{201, ""};
+  };
+  Event ev = Paid();
+  CHECK(CallWithEventKey(ev, "http://x/s", send, &why) == CallOutcome::kDone);
+  CHECK(seen.headers.count("traceparent") == 0);
+  CHECK(seen.headers.count("tracestate") == 0);
+  inbox::SetTraceContext("00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01",
+                         "congo=t61rcWkgMzE", &ev);
+  CHECK(CallWithEventKey(ev, "http://x/s", send, &why) == CallOutcome::kDone);
+  CHECK(seen.headers.at("traceparent") ==
+        "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01");
+  CHECK(seen.headers.at("tracestate") == "congo=t61rcWkgMzE");
+}

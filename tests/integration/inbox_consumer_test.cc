@@ -342,3 +342,37 @@ TEST_CASE("a consumer started before its topic exists applies the events once th
   CHECK(c.Stop() == 0);
   CHECK(db.CheckExactlyOnce(events) == "");
 }
+
+TEST_CASE(
+    "the consumer's lines about a message carry its trace_id and bad trace context is ignored",
+    "[consumer][trace]") {
+  Rig rig("inbox_trace");
+  const std::string traceparent = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
+  auto events = MakeEvents(2, 2);
+  RawMessage poison = ToMessage(events[0]);
+  poison.headers["event_key"] = std::nullopt;
+  poison.headers["traceparent"] = traceparent;
+  std::vector<RawMessage> traced;
+  for (size_t i = 1; i < events.size(); ++i) {
+    traced.push_back(ToMessage(events[i]));
+    // A valid context, then ones a propagator must ignore: none is a reason to refuse an event.
+    traced.back().headers["traceparent"] =
+        i == 1   ? traceparent
+        : i == 2 ? "garbage"
+                 : "00-" + std::string(32, '0') + "-" + "00f067aa0ba902b7-01";
+  }
+  rig.producer.Send(kTopic, poison);
+  for (const auto& m : traced) rig.producer.Send(kTopic, m);
+  auto c = rig.Consumer("c");
+  REQUIRE(c.Start());
+  REQUIRE(WaitFor([&] { return rig.db.Applied() >= 3 && c.Count("dead-letter topic") >= 1; }, 60s));
+  CHECK(c.Stop() == 0);
+  INFO(c.Log());
+  CHECK(rig.db.CheckExactlyOnce(std::vector<TestEvent>(events.begin() + 1, events.end())) == "");
+  CHECK(c.Count("sent to dead-letter topic") == 1);
+  CHECK(c.Count("trace_id=4bf92f3577b34da6a3ce929d0e0e4736") >= 1);
+  CHECK(c.Count("trace_id=00000000000000000000000000000000") == 0);
+  const auto dead = ConsumeAll(rig.cluster.bootstrap(), {kTopic + ".dlq"});
+  REQUIRE(dead.size() == 1);
+  CHECK(dead[0].headers.at("traceparent") == traceparent);  // the dead letter keeps its context
+}

@@ -67,13 +67,18 @@ void InsertRow(TestDatabase& db, const RowSpec& r) {
                      SqlQuote(r.event_key.empty() ? "k" + std::to_string(r.id) : r.event_key) +
                      ", " + SqlQuote(r.payload) + ", " + SqlQuote(r.status) +
                      ", NOW(), NOW(), NOW()";
-  if (r.topic) {
-    cols += ", topic";
-    vals += ", " + SqlQuote(*r.topic);
-  }
-  if (r.headers) {
-    cols += ", headers";
-    vals += ", " + SqlQuote(*r.headers);
+  auto optional = [&](const char* column, const std::optional<std::string>& value) {
+    if (!value) return;
+    cols.append(", ").append(column);
+    vals.append(", ").append(SqlQuote(*value));
+  };
+  optional("topic", r.topic);
+  optional("headers", r.headers);
+  optional("traceparent", r.traceparent);
+  optional("tracestate", r.tracestate);
+  if (r.aggregate_version) {
+    cols += ", aggregate_version";
+    vals.append(", ").append(std::to_string(*r.aggregate_version));
   }
   db.Exec("INSERT INTO t_outbox (" + cols + ") VALUES (" + vals + ")");
 }
