@@ -3,8 +3,8 @@
 # given, the package's dependencies:
 #   1. the build stage makes the Debian package with scripts/package (the
 #      release build, the command CI runs: scripts/check-image), passing
-#      REVISION, and installs at least the Build-Depends of
-#      packaging/debian/control; the runtime stage installs that .deb with
+#      REVISION, and installs the Build-Depends of packaging/debian/control
+#      (and build-essential), no more; the runtime stage installs that .deb with
 #      apt and nothing else, so that the image's libraries are the package's
 #      Depends;
 #   2. the runtime stage: no curl, the HEALTHCHECK is `outbox-relay health`,
@@ -53,11 +53,15 @@ stage_pkgs = set(t for t in m.group(1).split() if not t.startswith("-")) if m el
 bd = re.search(r"(?ms)^Build-Depends:(.*?)^\S", control)
 want = {re.split(r"[\s(]", d.strip(), 1)[0] for d in bd.group(1).split(",") if d.strip()} if bd else set()
 want = {"debhelper" if d == "debhelper-compat" else d for d in want} | {"build-essential"}
+# The same list twice, so that scripts/check-build-deps, which checks the
+# build stage's list against what the build used, checks Build-Depends too.
 if not want - {"build-essential", "debhelper"}:
     errors.append("no Build-Depends in packaging/debian/control")
-elif want - stage_pkgs:
-    errors.append(f"the build stage's apt-get install lacks Build-Depends of packaging/debian/control: "
-                  f"{' '.join(sorted(want - stage_pkgs))}")
+elif want != stage_pkgs:
+    errors.append(f"the build stage's apt-get install and the Build-Depends of "
+                  f"packaging/debian/control (with build-essential) differ: only in the stage "
+                  f"{' '.join(sorted(stage_pkgs - want)) or '-'}, only in Build-Depends "
+                  f"{' '.join(sorted(want - stage_pkgs)) or '-'}")
 if not re.search(r"(?m)^COPY --from=build /outbox-relay\.deb /tmp/outbox-relay\.deb$", runtime):
     errors.append("the runtime stage does not copy the build stage's package")
 installs = re.findall(r"apt-get\s+install\s+(.*?)(?:&&|;|\n|$)", runtime)
