@@ -48,7 +48,7 @@ WORKDIR /src
 COPY . .
 # Tests and tools (mock broker, benchmarks) are not part of the package. No
 # lintian here (CI runs it on the same package); debhelper strips the binary.
-RUN deb=$(OUTBOX_REVISION="${REVISION}" OUTBOX_NO_LINTIAN=1 scripts/package | tail -n 1) \
+RUN deb=$(OUTBOX_REVISION="${REVISION}" OUTBOX_NO_LINTIAN=1 scripts/package) \
  && cp "$deb" /outbox-relay.deb
 
 ############################## runtime ##############################

@@ -44,7 +44,7 @@ errors = []
 if len(stages) != 3:
     errors.append(f"want two stages (build, runtime), found {len(stages) - 1}")
 build, runtime = stages[1], stages[-1]
-if not re.search(r'(?m)^RUN deb=\$\(OUTBOX_REVISION="\$\{REVISION\}" OUTBOX_NO_LINTIAN=1 scripts/package ', build):
+if not re.search(r'(?m)^RUN deb=\$\(OUTBOX_REVISION="\$\{REVISION\}" OUTBOX_NO_LINTIAN=1 scripts/package\)', build):
     errors.append("the build stage does not RUN scripts/package with REVISION (the package CI builds)")
 if not re.search(r"(?m)^ARG REVISION\s*$", build):
     errors.append("the build stage does not declare ARG REVISION")

@@ -17,7 +17,6 @@ need man "man (Debian package man-db) is needed to render the page"
 text=$(sed -e 's/\\-/-/g' -e 's/\\f[BIRP]//g' -e 's/\\&//g' "$page")
 
 # Subcommands of the help of COMMAND... (the lines under "Subcommands:").
-
 subcommands() {
   "$bin" "$@" --help | awk '/^Subcommands:/{s=1; next} s && /^  [a-z]/{print $1} /^$/{s=0}' |
     sort -u
