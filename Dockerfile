@@ -12,10 +12,13 @@
 # outside the container (Prometheus, kubelet probes) to reach it; the
 # HEALTHCHECK below works with either address.
 #
-# CI builds what this file builds and checks its runtime package list
-# (scripts/check-image): the build command is scripts/build-release, and the
-# runtime stage's `apt-get install` line below is parsed by
-# scripts/check-runtime-libs. Keep that line a plain package list.
+# The build stage makes the Debian package (scripts/package: the release
+# build, scripts/build-release, packaged with debhelper) and the runtime stage
+# installs it with apt, so that the image and the package cannot disagree
+# about the libraries the relay needs: they are the package's Depends,
+# computed from the binary. CI builds the same package and checks it
+# (scripts/check-image); the build stage's package list is checked by
+# scripts/check-build-deps. Keep that list a plain package list.
 
 # The version of the OCI label; tests/ops/check_image.sh checks it equals
 # project(VERSION) in CMakeLists.txt. The binary takes its version from CMake.
@@ -35,7 +38,7 @@ ARG REVISION
 
 RUN apt-get update \
  && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
-      build-essential cmake ninja-build pkg-config \
+      build-essential cmake ninja-build pkg-config debhelper \
       libboost-dev libmysqlcppconn-dev librdkafka-dev libyaml-cpp-dev \
       prometheus-cpp-dev libcli11-dev nlohmann-json3-dev libspdlog-dev \
       libfmt-dev libsystemd-dev libmariadb-dev \
@@ -43,9 +46,10 @@ RUN apt-get update \
 
 WORKDIR /src
 COPY . .
-# Tests and tools (mock broker, benchmarks) are not part of the image.
-RUN OUTBOX_REVISION="${REVISION}" scripts/build-release \
- && strip build-release/outbox-relay
+# Tests and tools (mock broker, benchmarks) are not part of the package. No
+# lintian here (CI runs it on the same package); debhelper strips the binary.
+RUN deb=$(OUTBOX_REVISION="${REVISION}" OUTBOX_NO_LINTIAN=1 scripts/package) \
+ && cp "$deb" /outbox-relay.deb
 
 ############################## runtime ##############################
 FROM debian:12-slim
@@ -62,30 +66,31 @@ LABEL org.opencontainers.image.title="outbox-relay" \
       org.opencontainers.image.documentation="https://github.com/outbox-relay/outbox-relay/blob/main/docs/DEPLOY.md" \
       org.opencontainers.image.licenses="Apache-2.0"
 
-# Exactly the libraries the binary links (scripts/check-runtime-libs maps
-# `ldd` to these packages), plus ca-certificates for `tls: mode: verify_ca`
-# against a public CA. libsystemd0: sd_notify. libmariadb3: the binlog stream
-# (src/binlog/ links MariaDB Connector/C directly).
+# The package and what its Depends name (the libraries the binary links,
+# ca-certificates, adduser for its postinst), from Debian's archive. Its
+# systemd unit, conffiles and system user outbox-relay go unused here: the
+# image runs the relay as its own user `outbox` and reads a mounted config.
+COPY --from=build /outbox-relay.deb /tmp/outbox-relay.deb
 RUN apt-get update \
  && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
-      libmysqlcppconn7v5 librdkafka1 libyaml-cpp0.7 libprometheus-cpp-core1.0 \
-      libspdlog1.10 libfmt9 libsystemd0 libmariadb3 ca-certificates \
- && rm -rf /var/lib/apt/lists/* \
+      /tmp/outbox-relay.deb \
+ && rm -rf /var/lib/apt/lists/* /tmp/outbox-relay.deb \
  && groupadd --system --gid 10001 outbox \
  && useradd --system --uid 10001 --gid outbox --no-create-home \
-      --home-dir /nonexistent --shell /usr/sbin/nologin outbox \
- && install -d -m 0755 /etc/outbox-relay
+      --home-dir /nonexistent --shell /usr/sbin/nologin outbox
 
-COPY --from=build /src/build-release/outbox-relay /usr/local/bin/outbox-relay
+# debian:12-slim leaves out /usr/share/doc but its copyright files: the
+# licence text beside the package's copyright.
 COPY LICENSE /usr/share/doc/outbox-relay/LICENSE
 
 # Fail the image build, not the first start, if a shared library the binary
-# links is missing from the runtime packages above.
-RUN if ldd /usr/local/bin/outbox-relay | grep -q 'not found'; then \
+# links is missing (the package's Depends are checked by CI:
+# scripts/check-runtime-libs).
+RUN if ldd /usr/bin/outbox-relay | grep -q 'not found'; then \
       echo 'missing runtime libraries:' >&2; \
-      ldd /usr/local/bin/outbox-relay | grep 'not found' >&2; exit 1; \
+      ldd /usr/bin/outbox-relay | grep 'not found' >&2; exit 1; \
     fi \
- && /usr/local/bin/outbox-relay version
+ && /usr/bin/outbox-relay version
 
 USER 10001:10001
 EXPOSE 9464
@@ -94,7 +99,7 @@ STOPSIGNAL SIGTERM
 # `outbox-relay health` GETs /healthz on the config's http.listen (no curl in
 # the image); exit 0 on 200. A config elsewhere: set OUTBOX_RELAY_CONFIG.
 HEALTHCHECK --interval=15s --timeout=3s --start-period=10s --retries=3 \
-  CMD ["/usr/local/bin/outbox-relay", "health"]
+  CMD ["/usr/bin/outbox-relay", "health"]
 
-ENTRYPOINT ["/usr/local/bin/outbox-relay"]
+ENTRYPOINT ["/usr/bin/outbox-relay"]
 CMD ["run", "--config", "/etc/outbox-relay/config.yaml"]

@@ -4,6 +4,7 @@
 #   outbox_missing_deps [extra...]   print (one per line) the packages not installed
 #   outbox_install_deps [extra...]   install the missing ones (root), or print the
 #                                    sudo command and return 1 (non-root)
+#   outbox_install_packages PKG...   the same for these packages alone
 #
 # Only apt-get/dpkg are used; `apt-get update` runs only when something is
 # missing.
@@ -31,13 +32,18 @@ OUTBOX_DEPS=(
     # scripts/fuzz: libFuzzer comes with clang's runtime (-fsanitize=fuzzer)
     clang libclang-rt-14-dev
     # tests/ops: PyYAML for the deploy-file checks, systemd-analyze for the
-    # unit check (the package installs the tools; nothing is started).
-    python3-yaml systemd
+    # unit check (the package installs the tools; nothing is started), man
+    # for the manual page's check.
+    python3-yaml systemd man-db
     # scripts/lint: formatting, bug-finding checks, function size/complexity
     clang-format clang-tidy pmccabe
     # tests/cloudevents: the CloudEvents SDK for JavaScript decodes the
     # relay's messages (npm installs it into the build tree)
     nodejs
+    # scripts/package: the Debian package (dpkg-buildpackage, debhelper),
+    # checked by lintian; scripts/test-package installs it in a throwaway
+    # Debian root that mmdebstrap makes from the archive
+    debhelper lintian mmdebstrap
 )
 # Debian's nodejs comes without npm (its own package); a nodejs built by
 # NodeSource brings npm and conflicts with Debian's, so npm is asked for only
@@ -61,10 +67,16 @@ outbox_missing_deps() {
 }
 
 outbox_install_deps() {
+    outbox_install_packages "${OUTBOX_DEPS[@]}" "$@"
+}
+
+# outbox_install_packages PKG... — as outbox_install_deps, for these packages
+# only (scripts/package in the image's build stage, which has no test tools).
+outbox_install_packages() {
     local missing=() p aptlog rc
-    while IFS= read -r p; do
-        [[ -n "$p" ]] && missing+=("$p")
-    done < <(outbox_missing_deps "$@")
+    for p in "$@"; do
+        _outbox_pkg_installed "$p" || missing+=("$p")
+    done
 
     if ((${#missing[@]} == 0)); then
         log "all build/test dependencies are installed"

@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # Verifies systemd/outbox-relay.service with `systemd-analyze verify`, and
 # the settings the relay relies on (Type=notify, WatchdogSec, the default
-# config path, TimeoutStopSec, ExecReload sending SIGHUP, a per-host
-# HOSTNAME for the example config's instance_id).
+# config path, TimeoutStopSec, ExecReload checking the file and sending
+# SIGHUP, a per-host HOSTNAME for the example config's instance_id), and the
+# Debian package's paths and user (/usr/bin, User=outbox-relay).
 #
 # systemd-analyze checks that ExecStart's binary exists, so a copy of the unit
-# is checked with /usr/local/bin/outbox-relay replaced by a binary that does:
+# is checked with /usr/bin/outbox-relay replaced by a binary that does:
 # the relay binary given as $1 (e.g. build/outbox-relay), else /bin/true.
 # Also prints the unit's `systemd-analyze security` exposure score when this
 # systemd supports --offline (information only).
@@ -35,22 +36,30 @@ fi
 
 tmp="$(mktemp -d)"
 trap 'rm -rf "$tmp"' EXIT
-sed "s#/usr/local/bin/outbox-relay#$bin#g" "$unit" > "$tmp/outbox-relay.service"
+sed "s#/usr/bin/outbox-relay#$bin#g" "$unit" > "$tmp/outbox-relay.service"
 
 fail=0
 # The config is the default path (/etc/outbox-relay/config.yaml): no -c.
-grep -q '^ExecStart=/usr/local/bin/outbox-relay run$' "$unit" \
-  || { echo "check_systemd: ExecStart is not '/usr/local/bin/outbox-relay run'"; fail=1; }
-for key in DynamicUser=yes ProtectSystem=strict ProtectHome=yes NoNewPrivileges=yes \
-           PrivateTmp=yes PrivateDevices=yes CapabilityBoundingSet= Restart=on-failure \
-           Type=notify NotifyAccess=main; do
+# The binary is where the Debian package installs it.
+grep -q '^ExecStart=/usr/bin/outbox-relay run$' "$unit" \
+  || { echo "check_systemd: ExecStart is not '/usr/bin/outbox-relay run'"; fail=1; }
+# The user is the package's system user (its postinst creates it), which the
+# config is group-readable by (root:outbox-relay 0640): not DynamicUser=.
+for key in User=outbox-relay Group=outbox-relay ProtectSystem=strict ProtectHome=yes \
+           NoNewPrivileges=yes PrivateTmp=yes PrivateDevices=yes CapabilityBoundingSet= \
+           RestrictSUIDSGID=yes RemoveIPC=yes Restart=on-failure Type=notify NotifyAccess=main \
+           ExecStartPre=/usr/bin/outbox-relay\ check; do
   grep -qx "$key" "$unit" || { echo "check_systemd: $unit lacks $key"; fail=1; }
 done
+if grep -q '^DynamicUser=' "$unit"; then
+  echo "check_systemd: DynamicUser= would not be the package's user"; fail=1
+fi
 
-# Reload: `systemctl reload` sends SIGHUP to the relay itself (the main
-# process; the relay reads its file again, SPEC "Reload").
-grep -qx 'ExecReload=/bin/kill -HUP $MAINPID' "$unit" \
-  || { echo "check_systemd: ExecReload is not '/bin/kill -HUP \$MAINPID'"; fail=1; }
+# Reload: `systemctl reload` checks the file, then sends SIGHUP to the relay
+# itself (the main process; the relay reads its file again, SPEC "Reload").
+if [[ "$(grep '^ExecReload=' "$unit")" != $'ExecReload=/usr/bin/outbox-relay check\nExecReload=/bin/kill -HUP $MAINPID' ]]; then
+  echo "check_systemd: ExecReload is not 'outbox-relay check', then '/bin/kill -HUP \$MAINPID'"; fail=1
+fi
 # Identity: the example configs take instance_id from ${HOSTNAME}, which
 # systemd does not set; the unit sets it to the host name (%H), before the
 # env file (whose values win), so two hosts never share an instance_id (and
@@ -62,7 +71,7 @@ if [[ -z "$env_line" ]]; then
 elif [[ -n "$file_line" && "$env_line" -gt "$file_line" ]]; then
   echo "check_systemd: Environment=HOSTNAME=%H must come before EnvironmentFile= (the file overrides it)"; fail=1
 else
-  echo "ok    ExecReload sends SIGHUP; HOSTNAME=%H gives each host its own instance_id"
+  echo "ok    ExecReload checks the file, then sends SIGHUP; HOSTNAME=%H gives each host its own instance_id"
 fi
 cfg="$root/config/example.yaml"
 grep -q '^instance_id: \${HOSTNAME' "$cfg" \
