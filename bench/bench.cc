@@ -31,8 +31,10 @@ bool Bench::Want(const std::string& stage) const {
 void Bench::StartBroker() {
   std::string log = o_.out_dir + "/broker.log";
   std::remove(log.c_str());
+  // The fleet topic has partitions of its own (TOPIC:PARTITIONS).
   broker_ = Child({o_.broker_bin, "--partitions", std::to_string(kPartitions), "--topics",
-                   std::string("outbox.event.Order,") + kLatencyTopic + "," + kProbeTopic},
+                   std::string("outbox.event.Order,") + kLatencyTopic + "," + kProbeTopic + "," +
+                       kFleetTopic + ":" + std::to_string(s_.fleet_shards)},
                   log);
   double deadline = MonoSeconds() + 20;
   while (MonoSeconds() < deadline) {
@@ -143,6 +145,11 @@ std::string Bench::WriteConfig(const RelaySpec& spec, int http_port) {
     const size_t eq = kv.find('=');
     y += "    " + kv.substr(0, eq) + ": \"" + kv.substr(eq + 1) + "\"\n";
   }
+  if (!spec.fleet_topic.empty()) {
+    y += "fleet:\n  group_id: outbox-bench-fleet\n  topic: " + spec.fleet_topic + "\n";
+    if (spec.fleet_session_timeout_ms > 0)
+      y += "  session_timeout_ms: " + std::to_string(spec.fleet_session_timeout_ms) + "\n";
+  }
   y += "services:\n";
   for (int i = 0; i < spec.services; ++i) y += ServiceYaml(spec, i);
   WriteFile(path, y);
@@ -158,6 +165,8 @@ Running Bench::StartRelays(const RelaySpec& spec, int count, const std::string& 
     const std::string& bin = spec.relay_bin.empty() ? o_.relay_bin : spec.relay_bin;
     r.procs.emplace_back(std::vector<std::string>{bin, "run", "--config", cfg}, log);
     r.ports.push_back(port);
+    r.configs.push_back(cfg);
+    r.logs.push_back(log);
   }
   // Ready: every service's database answered and the broker is reachable.
   WaitReady(&r, tag, spec.services > 10 ? 180 : 60);
@@ -244,10 +253,10 @@ int Bench::Run() {
     void (Bench::*run)();
   };
   static constexpr Stage kStages[] = {
-      {"drain", &Bench::StageDrain},      {"sweep", &Bench::StageSweep},
-      {"latency", &Bench::StageLatency},  {"idle", &Bench::StageIdle},
-      {"scale", &Bench::StageScale},      {"wakeup", &Bench::StageWakeup},
-      {"services", &Bench::StageServices}};
+      {"drain", &Bench::StageDrain},       {"sweep", &Bench::StageSweep},
+      {"latency", &Bench::StageLatency},   {"idle", &Bench::StageIdle},
+      {"scale", &Bench::StageScale},       {"wakeup", &Bench::StageWakeup},
+      {"services", &Bench::StageServices}, {"fleet", &Bench::StageFleet}};
   for (const Stage& stage : kStages) {
     if (!Want(stage.name)) continue;
     PurgeBinlogs();

@@ -9,6 +9,8 @@
 //   stage_idle.cc      idle (and the idle window the other stages reuse)
 //   stage_wakeup.cc    wakeup: poll vs binlog over a rate sweep
 //   stage_services.cc  services: one relay serving 100 databases
+//   stage_fleet.cc     fleet: relays sharing 300 databases through a fleet:
+//                      block, against every relay serving every database
 // Not thread-safe: one instance, driven by main().
 
 #include <sys/types.h>
@@ -34,6 +36,7 @@ inline constexpr const char* kLatencyTable = "t_latency";
 inline constexpr const char* kWakeupTable = "t_wakeup";
 inline constexpr const char* kLatencyTopic = "outbox.event.Lat";
 inline constexpr const char* kProbeTopic = "outbox.bench.probe";
+inline constexpr const char* kFleetTopic = "outbox.bench.fleet";
 
 // Progress on stderr.
 void Say(const std::string& s);
@@ -53,11 +56,16 @@ struct RelaySpec {
   std::string database;   // one service: its database; empty: the bench database
   std::string wakeup;     // empty: the default (poll), key left out
   std::string relay_bin;  // empty: Options::relay_bin
+  // Non-empty: a fleet: block with this topic (group outbox-bench-fleet).
+  std::string fleet_topic;
+  int fleet_session_timeout_ms = 0;  // 0: the default, key left out
 };
 
 struct Running {
   std::vector<Child> procs;
   std::vector<int> ports;
+  std::vector<std::string> configs;  // per relay, for a restart
+  std::vector<std::string> logs;
   // wakeup: binlog only: every service's stream reported up
   // (outbox_wakeup_binlog_up) before StartRelays returned.
   bool binlog_up = false;
@@ -162,6 +170,20 @@ class Bench {
   LatencyRun ServicesLoad(const Running& relay, const std::vector<std::string>& dbs,
                           int64_t base_connections, ServicesRun* out);
   int64_t ThreadsConnected();
+  // --- fleet (stage_fleet.cc)
+  void StageFleet();
+  FleetRun MeasureFleet(bool fleet, const std::vector<std::string>& dbs);
+  // service name -> how many of the relays report outbox_service_owned 1.
+  std::map<std::string, int> Owners(const Running& r);
+  // Every one of `services` owned by exactly one relay (and, when `member`
+  // is not -1, some of them by that relay); false on timeout.
+  bool WaitOwnedOnce(const Running& r, int services, double timeout_s, int member = -1);
+  void Takeover(int kill, Running* r, const std::vector<std::string>& dbs, FleetRun* out);
+  // Restarts `member` after a kill and waits until it owns services again.
+  void Rejoin(int kill, Running* r, size_t member, FleetRun* out);
+  // Seconds from `t0` until each `ids` row of `dbs` is SENT (-1: not by the timeout).
+  std::vector<double> AwaitSent(const std::vector<std::string>& dbs, int64_t id, double t0,
+                                double timeout_s);
 
   Options o_;
   Sizes s_;

@@ -51,6 +51,14 @@ std::string Db::QueryString(const std::string& sql) {
   return rs->getString(1);
 }
 
+std::vector<std::string> Db::QueryColumn(const std::string& sql) {
+  std::unique_ptr<sql::Statement> st(conn_->createStatement());
+  std::unique_ptr<sql::ResultSet> rs(st->executeQuery(sql));
+  std::vector<std::string> out;
+  while (rs->next()) out.push_back(rs->getString(1));
+  return out;
+}
+
 std::map<std::string, double> Db::GlobalStatus() {
   std::map<std::string, double> out;
   std::unique_ptr<sql::Statement> st(conn_->createStatement());

@@ -9,6 +9,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <vector>
 
 namespace outbox::bench {
 
@@ -30,6 +31,8 @@ class Db {
   void Exec(const std::string& sql);
   int64_t QueryInt(const std::string& sql);
   std::string QueryString(const std::string& sql);
+  // The first column of every row, as strings.
+  std::vector<std::string> QueryColumn(const std::string& sql);
   // SHOW GLOBAL STATUS, numeric values only.
   std::map<std::string, double> GlobalStatus();
   // Waits until InnoDB's purge has caught up (history list length below

@@ -61,8 +61,27 @@ Defaults FillDefaults(const char* argv0, Options* o) {
 struct Lists {
   std::string stages, drains, wakeup_rates;
   bool no_latency = false;
-  int services = 0;  // 0: the size's default
+  int services = 0;        // 0: the size's default
+  int fleet_services = 0;  // 0: the size's default
+  int fleet_kills = -1;    // -1: the size's default
 };
+
+// The options that size the stages.
+void AddSizeOptions(CLI::App& app, Lists& l) {
+  app.add_option("--services", l.services,
+                 "services (databases) of the services stage (default 100, --quick 10)")
+      ->check(CLI::Range(1, 1000));
+  app.add_option("--fleet-services", l.fleet_services,
+                 "databases of the fleet stage (default 300, --quick 12)")
+      ->check(CLI::Range(3, 1000));
+  app.add_option("--fleet-kills", l.fleet_kills,
+                 "kill -9 of a fleet member, one at a time (default 5, --quick 1)")
+      ->check(CLI::Range(0, 100));
+  app.add_option("--wakeup-rates", l.wakeup_rates,
+                 "offered rates (events/s) of the wakeup stage, comma-separated (default "
+                 "1,10,100,1000,10000; 90 s of load at 1/s, 30 s up to 1,000/s, 15 s above, in 3 "
+                 "slices per mode)");
+}
 
 void AddOptions(CLI::App& app, Options& o, Defaults& d, Lists& l) {
   app.add_option("--mysql-host", o.db.host)->capture_default_str();
@@ -102,15 +121,10 @@ void AddOptions(CLI::App& app, Options& o, Defaults& d, Lists& l) {
       ->check(CLI::Range(1, 100));
   app.add_option("--sweep-runs", o.sweep_runs)->capture_default_str();
   app.add_option("--stages", l.stages,
-                 "comma-separated subset of drain,sweep,latency,idle,scale,wakeup,services");
+                 "comma-separated subset of drain,sweep,latency,idle,scale,wakeup,services,fleet "
+                 "(fleet alone: --doc gets only its part)");
   app.add_flag("--no-latency", l.no_latency, "skip the latency stage");
-  app.add_option("--services", l.services,
-                 "services (databases) of the services stage (default 100, --quick 10)")
-      ->check(CLI::Range(1, 1000));
-  app.add_option("--wakeup-rates", l.wakeup_rates,
-                 "offered rates (events/s) of the wakeup stage, comma-separated (default "
-                 "1,10,100,1000,10000; 90 s of load at 1/s, 30 s up to 1,000/s, 15 s above, in 3 "
-                 "slices per mode)");
+  AddSizeOptions(app, l);
   app.add_option("--drains", l.drains,
                  "drain stage configurations MODE:RELAYS[:cost], comma-separated (default: all)");
 }
@@ -132,7 +146,29 @@ Sizes QuickSizes() {
                .wakeup_idle_seconds = 3,
                .settle_seconds = 2,
                .services = 10,
-               .services_seconds = 3};
+               .services_seconds = 3,
+               .fleet_services = 12,
+               .fleet_shards = 6,
+               .fleet_kills = 1,
+               .fleet_session_timeout_ms = 6000};
+}
+
+// The size options given on the command line, over the defaults or --quick's.
+void ApplySizes(const Lists& l, Sizes* sizes) {
+  Sizes& s = *sizes;
+  if (l.services > 0) s.services = l.services;
+  if (l.fleet_services > 0) s.fleet_services = l.fleet_services;
+  if (l.fleet_kills >= 0) s.fleet_kills = l.fleet_kills;
+  if (!l.wakeup_rates.empty()) {
+    s.wakeup_rates.clear();
+    s.wakeup_seconds.clear();
+    for (const std::string& r : SplitList(l.wakeup_rates, ',')) {
+      s.wakeup_rates.push_back(std::stod(r));
+      s.wakeup_seconds.push_back(s.wakeup_rates.back() <= 1      ? 90
+                                 : s.wakeup_rates.back() <= 1000 ? 30
+                                                                 : 15);
+    }
+  }
 }
 
 int RunBench(const Options& o, const Sizes& s) {
@@ -172,17 +208,7 @@ int main(int argc, char** argv) {
     if (app.count("--runs") == 0) o.runs = 1;  // a quick comparison may ask for more
     o.sweep_runs = 1;
   }
-  if (l.services > 0) s.services = l.services;
-  if (!l.wakeup_rates.empty()) {
-    s.wakeup_rates.clear();
-    s.wakeup_seconds.clear();
-    for (const std::string& r : SplitList(l.wakeup_rates, ',')) {
-      s.wakeup_rates.push_back(std::stod(r));
-      s.wakeup_seconds.push_back(s.wakeup_rates.back() <= 1      ? 90
-                                 : s.wakeup_rates.back() <= 1000 ? 30
-                                                                 : 15);
-    }
-  }
+  ApplySizes(l, &s);
   if (o.relay_bin.empty() || o.broker_bin.empty()) {
     std::cerr << "outbox-bench: cannot find outbox-relay / outbox-mock-broker next to "
               << d.build_dir << "; pass --relay and --broker\n";

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <ctime>
 #include <filesystem>
+#include <iostream>
 #include <map>
 #include <set>
 #include <sstream>
@@ -322,15 +323,53 @@ void Report::WriteData() const {
   WriteWakeupData();
 }
 
-void Report::WriteFiles() const {
-  WriteFile(o_.out_dir + "/results.json", Json());
-  WriteData();
+std::string LoadAverages(const std::string& loadavg) {
+  std::string out;
+  size_t p = 0;
+  for (int i = 0; i < 3 && p < loadavg.size(); ++i) {
+    const size_t e = std::min(loadavg.find(' ', p), loadavg.size());
+    out += (i ? " " : "") + loadavg.substr(p, e - p);
+    p = e + 1;
+  }
+  return out;
+}
+
+namespace {
+
+// [begin, end) of the part NAME in `doc`: the lines "<!-- NAME: begin -->"
+// and "<!-- NAME: end -->" included; npos if absent.
+std::pair<size_t, size_t> Part(const std::string& doc, const std::string& name) {
+  const std::string begin = "<!-- " + name + ": begin -->", end = "<!-- " + name + ": end -->";
+  const size_t b = doc.find(begin);
+  const size_t e = b == std::string::npos ? b : doc.find(end, b);
+  if (e == std::string::npos) return {std::string::npos, std::string::npos};
+  return {b, e + end.size()};
+}
+
+}  // namespace
+
+bool Report::WritePart(const std::string& rendered, const std::string& name) const {
+  const auto [rb, re] = Part(rendered, name);
+  std::string doc = ReadFile(o_.doc_path);
+  const auto [db, de] = Part(doc, name);
+  if (rb == std::string::npos || db == std::string::npos) {
+    std::cerr << "outbox-bench: " << o_.doc_path << " or its template has no " << name
+              << " part (<!-- " << name << ": begin --> ... end); the report is in " << o_.out_dir
+              << "/BENCHMARKS.md only\n";
+    return false;
+  }
+  doc.replace(db, de - db, rendered.substr(rb, re - rb));
+  WriteFile(o_.doc_path, doc);
+  return true;
+}
+
+std::string Report::Render() const {
   std::string tpl = o_.doc_template.empty() ? "" : ReadFile(o_.doc_template);
   if (tpl.empty())
     tpl =
         "# Benchmarks\n\n{{MACHINE}}\n\n{{TARGETS}}\n\n{{DRAINS}}\n\n{{SWEEP}}\n\n{{LATENCY}}"
-        "\n\n{{IDLE}}\n\n{{SCALE}}\n\n{{WAKEUP}}\n\n{{SERVICES}}\n\n{{COMPARE}}\n\n{{RUNS}}\n\n{{"
-        "NOTES}}\n";
+        "\n\n{{IDLE}}\n\n{{SCALE}}\n\n{{WAKEUP}}\n\n{{SERVICES}}\n\n{{FLEET}}\n\n{{COMPARE}}"
+        "\n\n{{RUNS}}\n\n{{NOTES}}\n";
   std::string notes;
   for (const auto& n : r_.notes) notes += "- " + n + "\n";
   if (notes.empty()) notes = "None.\n";
@@ -344,19 +383,30 @@ void Report::WriteFiles() const {
   doc = Replace(doc, "{{SCALE}}", ScaleTable());
   doc = Replace(doc, "{{WAKEUP}}", WakeupTable());
   doc = Replace(doc, "{{SERVICES}}", ServicesTable());
+  doc = Replace(doc, "{{FLEET}}", FleetTable());
   doc = Replace(doc, "{{COMPARE}}", CompareTable());
   doc = Replace(doc, "{{RUNS}}", RunsTable());
   doc = Replace(doc, "{{NOTES}}", notes);
   doc = Replace(doc, "{{FIGURES}}", o_.figures_rel.empty() ? "." : o_.figures_rel);
   doc = Replace(doc, "{{RUNS_N}}", std::to_string(o_.runs));
+  return doc;
+}
+
+void Report::WriteFiles() const {
+  WriteFile(o_.out_dir + "/results.json", Json());
+  WriteData();
+  const std::string doc = Render();
   WriteFile(o_.out_dir + "/BENCHMARKS.md", doc);
   if (o_.doc_path.empty()) return;
-  // A comparison of two builds is its own part of the doc: the full run's
-  // figures stay (the whole report of this run is in out_dir).
-  if (o_.compare_relay_bin.empty())
-    WriteFile(o_.doc_path, doc);
+  // A comparison of two builds, and a run of the fleet stage alone, write
+  // their own part of the doc: the full run's figures stay (the whole report
+  // of this run is in out_dir).
+  if (!o_.compare_relay_bin.empty())
+    (void)WritePart(doc, "compare");
+  else if (o_.stages == std::vector<std::string>{"fleet"})
+    (void)WritePart(doc, "fleet");
   else
-    (void)WriteComparePart(doc);
+    WriteFile(o_.doc_path, doc);
 }
 
 }  // namespace bench

@@ -15,6 +15,8 @@ namespace outbox::bench {
 std::string Thousands(double v);
 // 0.953 -> "95.3%".
 std::string Pct(double ratio);
+// "/proc/loadavg"'s first three fields.
+std::string LoadAverages(const std::string& loadavg);
 // "n/a" when not measured, else "PASS" or "MISS".
 std::string PassMiss(bool measured, bool ok);
 
@@ -64,6 +66,13 @@ class Report {
   // bench/report_wakeup.cc: the wakeup and services stages.
   void WakeupTargets(std::vector<Target>* t) const;
   void ServicesTargets(std::vector<Target>* t) const;
+  // bench/report_fleet.cc
+  void FleetTargets(std::vector<Target>* t) const;
+  const FleetRun* FindFleet(const std::string& mode) const;
+  std::string FleetTable() const;
+  // The kill rows of FleetTable; `row(what, get)` writes one.
+  template <typename Row>
+  void FleetKillRows(Row& row) const;
   const WakeupRun* FindWakeup(const std::string& mode, double rate) const;
   const ServicesRun* FindServices(const std::string& mode) const;
   const Idle* FindWakeupIdle(const std::string& mode) const;
@@ -76,9 +85,10 @@ class Report {
   std::string RunDate() const;  // "2026-01-31 12:00 UTC"
   void AddLatencyComparisons(std::vector<CompareRow>* rows) const;
   void AddDrainComparisons(std::vector<CompareRow>* rows) const;
-  // docs/BENCHMARKS.md with only its comparison part replaced (a comparison
-  // run leaves the full run's figures alone); false if it has no such part.
-  bool WriteComparePart(const std::string& rendered) const;
+  // docs/BENCHMARKS.md with only its part `name` replaced (a comparison run
+  // and a fleet-only run leave the full run's figures alone); false if it
+  // has no such part.
+  bool WritePart(const std::string& rendered, const std::string& name) const;
   std::string DrainTable() const;
   std::string SweepTable() const;
   std::string LatencyTable() const;
@@ -86,6 +96,8 @@ class Report {
   std::string ScaleTable() const;
   std::string RunsTable() const;
   std::string Json() const;
+  // The whole report: the template with every part filled in.
+  std::string Render() const;
   void WriteData() const;
 
   const Options& o_;

@@ -3,7 +3,6 @@
 // build's range over the same alternating runs, per drain configuration the
 // two median rates, and a verdict for each row.
 #include <algorithm>
-#include <iostream>
 #include <set>
 #include <sstream>
 #include <tuple>
@@ -15,11 +14,6 @@ namespace outbox {
 namespace bench {
 
 namespace {
-
-// The comparison's part of docs/BENCHMARKS.md lies between these lines
-// (bench/BENCHMARKS.md.in): a comparison run replaces only it.
-constexpr const char* kBegin = "<!-- compare: begin -->";
-constexpr const char* kEnd = "<!-- compare: end -->";
 
 // A drain at least this share of the other build's median rate passes.
 constexpr double kDrainShare = 0.95;
@@ -37,26 +31,6 @@ std::string Range(const std::vector<double>& v, Format format) {
 }
 
 std::string Ms(double v) { return Fmt("%.1f", v); }
-
-// "/proc/loadavg"'s first three fields.
-std::string LoadAverages(const std::string& loadavg) {
-  std::string out;
-  size_t p = 0;
-  for (int i = 0; i < 3 && p < loadavg.size(); ++i) {
-    const size_t e = std::min(loadavg.find(' ', p), loadavg.size());
-    out += (i ? " " : "") + loadavg.substr(p, e - p);
-    p = e + 1;
-  }
-  return out;
-}
-
-// [begin, end) of the comparison part in `doc`, markers included; npos if absent.
-std::pair<size_t, size_t> Part(const std::string& doc) {
-  const size_t b = doc.find(kBegin);
-  const size_t e = b == std::string::npos ? b : doc.find(kEnd, b);
-  if (e == std::string::npos) return {std::string::npos, std::string::npos};
-  return {b, e + std::string(kEnd).size()};
-}
 
 std::string DrainName(const Drain& d) {
   const bool wakeup = d.stage == "wakeup";
@@ -147,21 +121,6 @@ std::string Report::CompareTable() const {
                      : Fmt("%d of %zu rows PASS.", pass, rows.size()))
     << "\n";
   return s.str();
-}
-
-bool Report::WriteComparePart(const std::string& rendered) const {
-  const auto [rb, re] = Part(rendered);
-  std::string doc = ReadFile(o_.doc_path);
-  const auto [db, de] = Part(doc);
-  if (rb == std::string::npos || db == std::string::npos) {
-    std::cerr << "outbox-bench: " << o_.doc_path << " or its template has no comparison part ("
-              << kBegin << " ... " << kEnd << "); the report is in " << o_.out_dir
-              << "/BENCHMARKS.md only\n";
-    return false;
-  }
-  doc.replace(db, de - db, rendered.substr(rb, re - rb));
-  WriteFile(o_.doc_path, doc);
-  return true;
 }
 
 }  // namespace bench

@@ -21,6 +21,8 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(WakeupRun, mode, target_rate, run, slice_p50_
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(ServicesRun, mode, services, binlog_up, startup_s, threads_idle,
                                    threads_load, connections_idle, connections_load,
                                    replication_connections, idle, load)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(FleetRun, mode, relays, services, shards, startup_s, connections,
+                                   idle, threads, rss_mib, owned, takeover_s, moved, rejoin_s)
 
 std::string Report::Json() const {
   nlohmann::json j;
@@ -36,6 +38,7 @@ std::string Report::Json() const {
   j["wakeup"] = r_.wakeup;
   j["wakeup_idle"] = r_.wakeup_idle;
   j["services"] = r_.services;
+  j["fleet"] = r_.fleet;
   for (const Target& t : Targets())
     j["targets"].push_back(
         {{"what", t.what}, {"value", t.value}, {"target", t.target}, {"result", t.result}});

@@ -18,6 +18,7 @@ std::vector<Report::Target> Report::Targets() const {
   ScaleTargets(&t);
   WakeupTargets(&t);
   ServicesTargets(&t);
+  FleetTargets(&t);
   return t;
 }
 

@@ -44,8 +44,8 @@ struct Options {
   std::vector<std::string> kafka_properties;
   int runs = 3;        // repetitions of the headline drains (medians reported)
   int sweep_runs = 1;  // repetitions of each batch-size sweep point
-  std::vector<std::string> stages = {"drain", "sweep",  "latency", "idle",
-                                     "scale", "wakeup", "services"};
+  std::vector<std::string> stages = {"drain", "sweep",  "latency",  "idle",
+                                     "scale", "wakeup", "services", "fleet"};
   // Drain stage configurations, MODE:RELAYS[:WORKLOAD] with WORKLOAD main or
   // cost; the default is the full set.
   std::vector<std::string> drain_set = {"db:0",
@@ -87,6 +87,13 @@ struct Sizes {
   int services = 100;        // services stage: databases served by one relay
   double services_rate = 1;  // events/s per service during its load
   double services_seconds = 30;
+  // fleet stage: relays sharing databases through a fleet: block against
+  // the same number of relays each serving every database.
+  int fleet_services = 300;
+  int fleet_relays = 3;
+  int fleet_shards = 60;                 // partitions of the fleet topic (virtual shards)
+  int fleet_kills = 5;                   // kill -9 of a member, one at a time
+  int fleet_session_timeout_ms = 10000;  // the relay's default
 };
 
 struct Drain {
@@ -182,6 +189,26 @@ struct ServicesRun {
   LatencyRun load;  // services_rate per service, all services at once
 };
 
+// Relays serving the same databases with and without a fleet: block
+// (stage_fleet.cc).
+struct FleetRun {
+  std::string mode;  // fleet | every relay
+  int relays = 0;
+  int services = 0;
+  int shards = 0;                // fleet only: partitions of the fleet topic
+  double startup_s = 0;          // start -> every relay ready (fleet: every service owned once)
+  int64_t connections = 0;       // idle: Threads_connected above the benchmark's own
+  Idle idle;                     // all relays together
+  std::vector<int64_t> threads;  // per relay, idle
+  std::vector<double> rss_mib;   // per relay, idle
+  std::vector<int> owned;        // per relay: services it serves
+  // fleet only, over all kills: kill -9 of a member -> the first publish
+  // (SENT) of an event inserted right after the kill, per moved service.
+  std::vector<double> takeover_s;
+  std::vector<int> moved;        // per kill: services of the killed member
+  std::vector<double> rejoin_s;  // per kill: restart -> every service owned once again
+};
+
 struct Results {
   std::vector<Drain> drains;
   std::vector<LatencyRun> latency;
@@ -199,6 +226,7 @@ struct Results {
   std::vector<WakeupRun> wakeup;
   std::vector<Idle> wakeup_idle;  // one service per mode, after settling
   std::vector<ServicesRun> services;
+  std::vector<FleetRun> fleet;
   std::vector<std::string> notes;  // anything that went wrong or was skipped
 };
 

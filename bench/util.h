@@ -63,6 +63,8 @@ class Child {
   // SIGTERM, wait up to `grace_s`, then SIGKILL. Returns the exit status
   // (as from waitpid) or -1.
   int Stop(double grace_s = 30);
+  // SIGKILL (a crash, for the benchmark's fault stages) and reap.
+  void Kill() { proc_.Kill(); }
   // Waits for the process to exit on its own, up to timeout_s; exit code or
   // -1 on timeout (the process is left running).
   int Wait(double timeout_s);

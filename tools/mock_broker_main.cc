@@ -48,7 +48,7 @@ bool ParseArgs(int argc, char** argv, Args* args) {
     } else if (a == "--topics") {
       args->topics = next();
     } else {
-      std::cerr << "usage: outbox-mock-broker [--brokers N] [--partitions N] [--topics a,b]"
+      std::cerr << "usage: outbox-mock-broker [--brokers N] [--partitions N] [--topics a,b:N]"
                    " [--control FIFO] [--control-port PORT]\n"
                    "commands on stdin/FIFO: down | up | rtt MS | produce-errors COUNT [ERRNAME]"
                    " | clear-errors | topic NAME PARTITIONS | leader TOPIC PARTITION BROKER"
@@ -70,9 +70,9 @@ void StopOnSignals() {
   sigaction(SIGTERM, &sa, nullptr);
 }
 
-// --partitions applies to the --topics created here; a topic created on its
-// first use gets the mock cluster's own default (4), which librdkafka does
-// not let us change.
+// --partitions applies to the --topics created here, except to one written
+// NAME:PARTITIONS; a topic created on its first use gets the mock cluster's
+// own default (4), which librdkafka does not let us change.
 void CreateTopics(const Args& args, outbox::testing::MockCluster* cluster) {
   const std::string& topics = args.topics;
   size_t start = 0;
@@ -80,7 +80,11 @@ void CreateTopics(const Args& args, outbox::testing::MockCluster* cluster) {
     size_t comma = topics.find(',', start);
     std::string t =
         topics.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
-    if (!t.empty()) cluster->CreateTopic(t, args.partitions);
+    const size_t colon = t.find(':');
+    if (colon != std::string::npos)
+      cluster->CreateTopic(t.substr(0, colon), std::stoi(t.substr(colon + 1)));
+    else if (!t.empty())
+      cluster->CreateTopic(t, args.partitions);
     if (comma == std::string::npos) break;
     start = comma + 1;
   }

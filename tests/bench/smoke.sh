@@ -35,7 +35,10 @@ for what in "database limit" "ordering none, 1 relay" "per_aggregate, 3 relays" 
   grep -q "$what" "$out/table.md" || { echo "missing from the table: $what"; fail=1; }
 done
 for what in "services, one relay, wakeup binlog: idle statements/s" \
-    "wakeup binlog: replication connections"; do
+    "wakeup binlog: replication connections" \
+    "fleet vs every relay serving all: connections" \
+    "fleet vs every relay serving all: idle statements/s" \
+    "kill -9 of a member -> its services publish again"; do
   grep -q "$what" "$out/table.md" || { echo "missing from the table: $what"; fail=1; }
 done
 if [[ -x "$build/outbox-load" ]]; then
@@ -54,6 +57,10 @@ if [[ -x "$build/outbox-load" ]]; then
   grep -Eq '"commit_create_p99_ms": -?(0\.[0-9]*[1-9]|[1-9])' "$out/results.json" ||
     { echo "no commit -> CreateTime split in results.json"; fail=1; }
 fi
+# The fleet's kill: every moved database published again (a number, not "-").
+grep -Eq 'kill -9 of a member -> its services publish again.*\| [0-9.]+ / [0-9.]+ s \|' \
+  "$out/table.md" || { echo "no takeover time"; fail=1; }
+grep -E "fleet: (kill|the services)" "$out/BENCHMARKS.md" && { echo "the fleet stage noted a failure"; fail=1; }
 for f in results.json throughput.dat headline.dat rss.dat BENCHMARKS.md; do
   [[ -s "$out/$f" ]] || { echo "missing $f"; fail=1; }
 done
