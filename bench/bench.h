@@ -173,6 +173,9 @@ class Bench {
   // --- fleet (stage_fleet.cc)
   void StageFleet();
   FleetRun MeasureFleet(bool fleet, const std::vector<std::string>& dbs);
+  // The idle window: statements, connections, CPU; threads, RSS and
+  // services of each relay.
+  void FleetIdle(Running* relays, int64_t base_connections, FleetRun* out);
   // service name -> how many of the relays report outbox_service_owned 1.
   std::map<std::string, int> Owners(const Running& r);
   // Every one of `services` owned by exactly one relay (and, when `member`

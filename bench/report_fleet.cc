@@ -82,8 +82,15 @@ std::string Report::FleetTable() const {
   row("databases served, per relay", [](const FleetRun& r) { return PerRelay(r.owned, "%.0f"); });
   row("threads, per relay", [](const FleetRun& r) { return PerRelay(r.threads, "%.0f"); });
   row("RSS, per relay (MiB)", [](const FleetRun& r) { return PerRelay(r.rss_mib, "%.1f"); });
-  row("idle CPU, all relays",
-      [](const FleetRun& r) { return Fmt("%.0f ms/s", r.idle.cpu_ms_per_s); });
+  row("idle statements/s per service a relay runs", [](const FleetRun& r) {
+    // Without a fleet every relay runs every service; with one, one relay.
+    const int runs = r.shards > 0 ? r.services : r.relays * r.services;
+    return Fmt("%.1f", r.idle.statements_per_s / runs);
+  });
+  row("idle CPU: all relays; the database server", [](const FleetRun& r) {
+    return Fmt("%.0f; %s ms/s", r.idle.cpu_ms_per_s,
+               r.db_cpu_ms_per_s > 0 ? Fmt("%.0f", r.db_cpu_ms_per_s).c_str() : "-");
+  });
   FleetKillRows(row);
   return s.str();
 }

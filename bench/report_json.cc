@@ -22,7 +22,8 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(ServicesRun, mode, services, binlog_up, start
                                    threads_load, connections_idle, connections_load,
                                    replication_connections, idle, load)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(FleetRun, mode, relays, services, shards, startup_s, connections,
-                                   idle, threads, rss_mib, owned, takeover_s, moved, rejoin_s)
+                                   idle, db_cpu_ms_per_s, threads, rss_mib, owned, takeover_s,
+                                   moved, rejoin_s)
 
 std::string Report::Json() const {
   nlohmann::json j;

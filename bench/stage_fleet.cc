@@ -134,6 +134,22 @@ void Bench::Rejoin(int kill, Running* r, size_t member, FleetRun* out) {
     r_.notes.push_back(Fmt("fleet: kill %d: ownership not settled after a restart", kill + 1));
 }
 
+void Bench::FleetIdle(Running* relays, int64_t base_connections, FleetRun* out) {
+  const double db0 = ProcessCpuSeconds(o_.mysqld_pid).value_or(0), w0 = MonoSeconds();
+  IdleWindow(&relays->procs, s_.wakeup_idle_seconds, &out->idle);
+  if (o_.mysqld_pid > 0)
+    out->db_cpu_ms_per_s =
+        1000 * (ProcessCpuSeconds(o_.mysqld_pid).value_or(0) - db0) / (MonoSeconds() - w0);
+  out->connections = ThreadsConnected() - base_connections;
+  for (size_t i = 0; i < relays->procs.size(); ++i) {
+    const pid_t pid = relays->procs[i].pid();
+    out->threads.push_back(static_cast<int64_t>(ProcessStatusNumber(pid, "Threads").value_or(0)));
+    out->rss_mib.push_back(ProcessStatusMiB(pid, "VmRSS").value_or(0));
+    out->owned.push_back(out->shards > 0 ? static_cast<int>(OwnedBy(relays->ports[i]).size())
+                                         : out->services);
+  }
+}
+
 FleetRun Bench::MeasureFleet(bool fleet, const std::vector<std::string>& dbs) {
   FleetRun out;
   out.mode = fleet ? "fleet" : "every relay";
@@ -154,14 +170,7 @@ FleetRun Bench::MeasureFleet(bool fleet, const std::vector<std::string>& dbs) {
   SleepSeconds(s_.settle_seconds);
   out.idle.label =
       Fmt("%d services over %d relays, %s", out.services, out.relays, out.mode.c_str());
-  IdleWindow(&relays.procs, s_.wakeup_idle_seconds, &out.idle);
-  out.connections = ThreadsConnected() - base;
-  for (size_t i = 0; i < relays.procs.size(); ++i) {
-    const pid_t pid = relays.procs[i].pid();
-    out.threads.push_back(static_cast<int64_t>(ProcessStatusNumber(pid, "Threads").value_or(0)));
-    out.rss_mib.push_back(ProcessStatusMiB(pid, "VmRSS").value_or(0));
-    out.owned.push_back(fleet ? static_cast<int>(OwnedBy(relays.ports[i]).size()) : out.services);
-  }
+  FleetIdle(&relays, base, &out);
   if (fleet)
     for (int k = 0; k < s_.fleet_kills; ++k) Takeover(k, &relays, dbs, &out);
   StopAll(&relays, "the fleet stage");

@@ -199,6 +199,7 @@ struct FleetRun {
   double startup_s = 0;          // start -> every relay ready (fleet: every service owned once)
   int64_t connections = 0;       // idle: Threads_connected above the benchmark's own
   Idle idle;                     // all relays together
+  double db_cpu_ms_per_s = 0;    // the server's CPU over the idle window (0: not measured)
   std::vector<int64_t> threads;  // per relay, idle
   std::vector<double> rss_mib;   // per relay, idle
   std::vector<int> owned;        // per relay: services it serves
