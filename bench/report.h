@@ -38,6 +38,8 @@ class Report {
     std::string why;     // how the value was computed
   };
   std::vector<Target> Targets() const;
+  // `targets` as a Markdown table.
+  static std::string TargetTable(const std::vector<Target>& targets);
 
   // --compare-relay: this build against the other, one row per rate and
   // wake-up mode and per drain configuration (bench/report_compare.cc).
@@ -83,6 +85,8 @@ class Report {
   void WriteWakeupData() const;
   std::string Machine() const;
   std::string RunDate() const;  // "2026-01-31 12:00 UTC"
+  // "Run of DATE: `command`, load average ... before, after: ...; ...."
+  std::string RunLine() const;
   void AddLatencyComparisons(std::vector<CompareRow>* rows) const;
   void AddDrainComparisons(std::vector<CompareRow>* rows) const;
   // docs/BENCHMARKS.md with only its part `name` replaced (a comparison run

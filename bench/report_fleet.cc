@@ -24,6 +24,14 @@ double Max(const std::vector<double>& v) {
 
 }  // namespace
 
+std::string Report::RunLine() const {
+  auto it = r_.machine.find("command");
+  return "Run of " + RunDate() +
+         (it == r_.machine.end() || it->second.empty() ? std::string() : ": `" + it->second + "`") +
+         ", load average (1/5/15 min) before, after: " + LoadAverages(r_.load_before) + "; " +
+         LoadAverages(r_.load_after) + ".";
+}
+
 const FleetRun* Report::FindFleet(const std::string& mode) const {
   for (const FleetRun& f : r_.fleet)
     if (f.mode == mode) return &f;
@@ -63,12 +71,8 @@ std::string Report::FleetTable() const {
   auto row = [&](const std::string& what, auto get) {
     s << "| " << what << " | " << (a ? get(*a) : "-") << " | " << (f ? get(*f) : "-") << " |\n";
   };
-  auto it = r_.machine.find("command");
-  s << "Run of " << RunDate()
-    << (it == r_.machine.end() || it->second.empty() ? std::string() : ": `" + it->second + "`")
-    << ", load average (1/5/15 min) before, after: " << LoadAverages(r_.load_before) << "; "
-    << LoadAverages(r_.load_after) << ".\n\n";
-  s << "| | every relay serves every database | `fleet:` (one owner per database) |\n"
+  s << RunLine()
+    << "\n\n| | every relay serves every database | `fleet:` (one owner per database) |\n"
        "|---|---|---|\n";
   row("relays x databases", [](const FleetRun& r) { return Fmt("%d x %d", r.relays, r.services); });
   row("shards (partitions of the fleet topic)",
@@ -92,6 +96,10 @@ std::string Report::FleetTable() const {
                r.db_cpu_ms_per_s > 0 ? Fmt("%.0f", r.db_cpu_ms_per_s).c_str() : "-");
   });
   FleetKillRows(row);
+  // The stage's targets here too: a fleet-only run writes only this part.
+  std::vector<Target> targets;
+  FleetTargets(&targets);
+  s << "\n" << TargetTable(targets);
   return s.str();
 }
 

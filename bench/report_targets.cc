@@ -136,13 +136,15 @@ void Report::ScaleTargets(std::vector<Target>* out) const {
   }
 }
 
-std::string Report::Table() const {
+std::string Report::TargetTable(const std::vector<Target>& targets) {
   std::ostringstream s;
   s << "| measurement | value | target | result |\n|---|---|---|---|\n";
-  for (const Target& t : Targets())
+  for (const Target& t : targets)
     s << "| " << t.what << " | " << t.value << " | " << t.target << " | " << t.result << " |\n";
   return s.str();
 }
+
+std::string Report::Table() const { return TargetTable(Targets()); }
 
 }  // namespace bench
 }  // namespace outbox
