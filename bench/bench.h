@@ -170,6 +170,9 @@ class Bench {
   LatencyRun ServicesLoad(const Running& relay, const std::vector<std::string>& dbs,
                           int64_t base_connections, ServicesRun* out);
   int64_t ThreadsConnected();
+  // Databases <database><suffix>0..n-1, each with an empty outbox table.
+  std::vector<std::string> CreateServiceDatabases(const std::string& stage,
+                                                  const std::string& suffix, int n);
   // --- fleet (stage_fleet.cc)
   void StageFleet();
   FleetRun MeasureFleet(bool fleet, const std::vector<std::string>& dbs);

@@ -183,14 +183,7 @@ FleetRun Bench::MeasureFleet(bool fleet, const std::vector<std::string>& dbs) {
 }
 
 void Bench::StageFleet() {
-  std::vector<std::string> dbs;
-  Say(Fmt("fleet: creating %d databases with an outbox table each", s_.fleet_services));
-  for (int i = 0; i < s_.fleet_services; ++i) {
-    dbs.push_back(o_.db.database + "_fleet" + std::to_string(i));
-    db_->Exec("CREATE DATABASE IF NOT EXISTS `" + dbs.back() +
-              "` CHARACTER SET utf8mb4 COLLATE utf8mb4_general_ci");
-    db_->CreateOutbox(kMainTable, dbs.back());
-  }
+  const std::vector<std::string> dbs = CreateServiceDatabases("fleet", "_fleet", s_.fleet_services);
   r_.fleet.push_back(MeasureFleet(false, dbs));
   r_.fleet.push_back(MeasureFleet(true, dbs));
   for (const auto& d : dbs) db_->Exec("DROP DATABASE `" + d + "`");

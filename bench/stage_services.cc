@@ -96,16 +96,22 @@ void Bench::StageServices() {
   if (!BinlogOn())
     r_.notes.push_back(
         "services: the server's binary log is off, so wakeup: binlog fell back to polling");
+  const std::vector<std::string> dbs = CreateServiceDatabases("services", "_svc", s_.services);
+  for (const char* mode : {"poll", "binlog"}) r_.services.push_back(MeasureServices(mode, dbs));
+  for (const auto& d : dbs) db_->Exec("DROP DATABASE `" + d + "`");
+}
+
+std::vector<std::string> Bench::CreateServiceDatabases(const std::string& stage,
+                                                       const std::string& suffix, int n) {
   std::vector<std::string> dbs;
-  Say(Fmt("services: creating %d databases with an outbox table each", s_.services));
-  for (int i = 0; i < s_.services; ++i) {
-    dbs.push_back(o_.db.database + "_svc" + std::to_string(i));
+  Say(Fmt("%s: creating %d databases with an outbox table each", stage.c_str(), n));
+  for (int i = 0; i < n; ++i) {
+    dbs.push_back(o_.db.database + suffix + std::to_string(i));
     db_->Exec("CREATE DATABASE IF NOT EXISTS `" + dbs.back() +
               "` CHARACTER SET utf8mb4 COLLATE utf8mb4_general_ci");
     db_->CreateOutbox(kMainTable, dbs.back());
   }
-  for (const char* mode : {"poll", "binlog"}) r_.services.push_back(MeasureServices(mode, dbs));
-  for (const auto& d : dbs) db_->Exec("DROP DATABASE `" + d + "`");
+  return dbs;
 }
 
 }  // namespace bench
