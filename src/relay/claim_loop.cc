@@ -165,7 +165,6 @@ void ClaimLoop::DrainNotes() {
   if (freed_by_ack_.exchange(false)) scheduler_.OnFreedByAck();
   const Clock::Duration::rep due = own_retry_due_.exchange(0);
   if (due != 0) scheduler_.OnOwnRetry(Clock::TimePoint(Clock::Duration(due)));
-  if (reconnected_.exchange(false)) scheduler_.OnReconnect();
 }
 
 void ClaimLoop::Publish(const ClaimedBatch& batch, Clock::TimePoint claimed_at) {
@@ -218,11 +217,6 @@ void ClaimLoop::NoteOwnRetry(int64_t backoff_ms) {
   while ((seen == 0 || ticks < seen) && !own_retry_due_.compare_exchange_weak(seen, ticks)) {
   }
   // The loop may be waiting for the stream already: let it look again.
-  parts_.wakeup->Interrupt();
-}
-
-void ClaimLoop::NoteReconnect() {
-  reconnected_ = true;
   parts_.wakeup->Interrupt();
 }
 

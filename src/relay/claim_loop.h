@@ -63,8 +63,6 @@ class ClaimLoop {
   void NoteOwnRetry(int64_t backoff_ms);
   // The producer's thread (per_aggregate): a batch's outcomes are in.
   void NoteDelivered(const PublishedBatch& done);
-  // The database session was opened again (maybe on another server).
-  void NoteReconnect();
 
   void set_heartbeat(HeartbeatPtr beat);
   // With `wakeup: binlog`, for /readyz: "wakeup binlog up", or down with the
@@ -102,7 +100,6 @@ class ClaimLoop {
   // Notes from other threads, taken by the claim thread before each step.
   std::atomic<bool> freed_by_ack_{false};
   std::atomic<Clock::Duration::rep> own_retry_due_{0};  // 0: none
-  std::atomic<bool> reconnected_{false};
   // The claim store's session as last seen (claim thread).
   SessionInfo session_;
 };

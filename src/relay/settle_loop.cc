@@ -12,10 +12,6 @@ SettleLoop::SettleLoop(Settler* settler, std::shared_ptr<SettleQueue> queue, Clo
       clock_(std::move(clock)),
       own_retry_(std::move(own_retry)) {}
 
-int SettleLoop::SettleReady(bool wait, std::chrono::milliseconds timeout) {
-  return SettleAdmitted(wait, timeout).count;
-}
-
 SettleLoop::Settled SettleLoop::SettleAdmitted(bool wait, std::chrono::milliseconds timeout) {
   Settled done;
   for (;;) {
