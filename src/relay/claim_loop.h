@@ -22,15 +22,18 @@
 
 namespace outbox {
 
-// What a ClaimLoop works with. The pointers must outlive the loop.
+// What a ClaimLoop works with. The references are to units its owner
+// (RelayUnits) declares before the loop: they are built before it and
+// destroyed after it. The queue is shared with the delivery callbacks, which
+// may outlive the loop (SettleQueue::Close).
 struct ClaimLoopParts {
-  const ServiceConfig* config = nullptr;
-  const Router* router = nullptr;
-  ClaimPlanner* planner = nullptr;
-  DbHealth* health = nullptr;
-  ServiceStats* stats = nullptr;
-  const Housekeeper* housekeeper = nullptr;  // Unsent(), for the binlog wait
-  WakeupSource* wakeup = nullptr;
+  const ServiceConfig& config;
+  const Router& router;
+  ClaimPlanner& planner;
+  DbHealth& health;
+  ServiceStats& stats;
+  const Housekeeper& housekeeper;  // Unsent(), for the binlog wait
+  WakeupSource& wakeup;
   std::shared_ptr<SettleQueue> queue;
   StoreFactory stores;  // two connections: claims and a pass's snapshot reads
   PublisherPtr publisher;
