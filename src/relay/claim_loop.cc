@@ -45,13 +45,15 @@ void ClaimLoop::Run() {
 void ClaimLoop::Stop() {
   stop_.Stop();
   parts_.wakeup.Interrupt();  // the loop may be waiting for a wake-up
-  parts_.queue->Notify();      // or for room
+  parts_.queue->Notify();     // or for room
 }
 
 ClaimRound ClaimLoop::ClaimOnce() {
-  if (parts_.queue->inflight() >= config_.max_inflight_batches) return ClaimRound::kBusy;
+  if (scheduler_.WindowFull(parts_.queue->inflight())) {
+    scheduler_.OnRound({ClaimRound::kBusy});
+    return ClaimRound::kBusy;
+  }
   round_start_ = parts_.clock->Now();
-  freed_by_ack_ = false;  // this round claims what they freed
   round_ = parts_.queue->BeginClaim();
   published_ = false;
   ClaimedBatch batch;
@@ -61,7 +63,7 @@ ClaimRound ClaimLoop::ClaimOnce() {
   if (published_) parts_.queue->EndClaim(round_);
   if (r == ClaimRound::kFailed) return r;
   parts_.stats.Observe(ServiceStats::Histogram::kPollDuration,
-                        std::chrono::duration<double>(parts_.clock->Now() - round_start_).count());
+                       std::chrono::duration<double>(parts_.clock->Now() - round_start_).count());
   parts_.stats.Set(ServiceStats::Gauge::kLastPoll, parts_.clock->UnixNow());
   if (batch.reclaimed > 0) {
     parts_.stats.Add(ServiceStats::Counter::kLeasesReclaimed, batch.reclaimed);
@@ -95,11 +97,9 @@ void ClaimLoop::NoteSession() {
 }
 
 ClaimRound ClaimLoop::ClaimAfter(WakeCause cause) {
-  DrainNotes();
   scheduler_.OnWake(cause);
   ClaimRound last = ClaimRound::kIdle;
   while (!stop_.stopped()) {
-    DrainNotes();
     const ClaimScheduler::Step step = scheduler_.Next(View());
     const bool attempt = step.action == ClaimScheduler::Action::kClaim ||
                          step.action == ClaimScheduler::Action::kProbe ||
@@ -109,9 +109,7 @@ ClaimRound ClaimLoop::ClaimAfter(WakeCause cause) {
       break;
     }
     if (step.action == ClaimScheduler::Action::kWaitWake) {
-      const WakeCause woken = parts_.wakeup.WaitUntil(step.until);
-      DrainNotes();
-      scheduler_.OnWake(woken);
+      scheduler_.OnWake(parts_.wakeup.WaitUntil(step.until));
       continue;
     }
     if (step.action == ClaimScheduler::Action::kProbe) {
@@ -123,21 +121,19 @@ ClaimRound ClaimLoop::ClaimAfter(WakeCause cause) {
     if (step.new_pass) claimer_.StartOver();
     if (step.probe_first) claimer_.ProbeFirst();
     last = ClaimOnce();
-    if (last == ClaimRound::kBusy) scheduler_.OnRound({last});
   }
   return last;
 }
 
-Clock::Duration ClaimLoop::IdleWait() {
-  DrainNotes();
-  return scheduler_.IdleWait(View());
-}
+Clock::Duration ClaimLoop::IdleWait() { return scheduler_.IdleWait(View()); }
 
 WakeCause ClaimLoop::WaitBetween() {
   const ClaimScheduler::Step step = pending_;
   switch (step.action) {
-    case ClaimScheduler::Action::kWaitWake:  // the idle wait, as the scheduler has it now
-      return parts_.wakeup.WaitUntil(parts_.clock->Now() + IdleWait());
+    case ClaimScheduler::Action::kWaitWake:  // the idle wait
+      // A note that came after the step was worked out interrupts the wait
+      // (WakeupSource::Interrupt is sticky): the next step sees it.
+      return parts_.wakeup.WaitUntil(step.until);
     case ClaimScheduler::Action::kWaitRoom:
       parts_.queue->WaitRoom(config_.max_inflight_batches, step.until,
                              [this] { return stop_.stopped(); });
@@ -159,12 +155,6 @@ ClaimScheduler::View ClaimLoop::View() const {
   v.deferred = parts_.planner.deferred_count();
   if (config_.wakeup == Wakeup::kBinlog) v.unsent = parts_.housekeeper.Unsent();
   return v;
-}
-
-void ClaimLoop::DrainNotes() {
-  if (freed_by_ack_.exchange(false)) scheduler_.OnFreedByAck();
-  const Clock::Duration::rep due = own_retry_due_.exchange(0);
-  if (due != 0) scheduler_.OnOwnRetry(Clock::TimePoint(Clock::Duration(due)));
 }
 
 void ClaimLoop::Publish(const ClaimedBatch& batch, Clock::TimePoint claimed_at) {
@@ -203,19 +193,13 @@ void ClaimLoop::NoteDelivered(const PublishedBatch& done) {
   // poll nor the stream would say so soon: the poll comes poll_interval_ms
   // later, and the stream reports the settle's commit only after it.
   if (parts_.planner.OnDelivered(acked)) {
-    freed_by_ack_ = true;
+    scheduler_.OnFreedByAck();
     parts_.wakeup.Interrupt();
   }
 }
 
 void ClaimLoop::NoteOwnRetry(int64_t backoff_ms) {
-  // next_retry_at is NOW() + backoff in a DATETIME: whole seconds, which
-  // MySQL rounds (MariaDB truncates). A second more claims it either way.
-  const Clock::TimePoint due = parts_.clock->Now() + std::chrono::milliseconds(backoff_ms + 1000);
-  const Clock::Duration::rep ticks = due.time_since_epoch().count();
-  Clock::Duration::rep seen = own_retry_due_.load();
-  while ((seen == 0 || ticks < seen) && !own_retry_due_.compare_exchange_weak(seen, ticks)) {
-  }
+  scheduler_.OnRetryWritten(backoff_ms);
   // The loop may be waiting for the stream already: let it look again.
   parts_.wakeup.Interrupt();
 }

@@ -1,6 +1,5 @@
 #pragma once
 
-#include <atomic>
 #include <memory>
 #include <string>
 
@@ -74,11 +73,9 @@ class ClaimLoop {
 
  private:
   ClaimScheduler::View View() const;
-  void Execute(const ClaimScheduler::Step& step);
   // Runs the step before the next attempt; the cause of a wake-up wait.
   WakeCause WaitBetween();
   void Publish(const ClaimedBatch& batch, Clock::TimePoint claimed_at);
-  void DrainNotes();
   void NoteWakeupState();
   // After a round: the claim store's session was opened again since the last
   // look (a lost connection or a read-only answer closed it). Then the next
@@ -99,10 +96,6 @@ class ClaimLoop {
   uint64_t round_ = 0;
   Clock::TimePoint round_start_{};
   bool published_ = false;
-
-  // Notes from other threads, taken by the claim thread before each step.
-  std::atomic<bool> freed_by_ack_{false};
-  std::atomic<Clock::Duration::rep> own_retry_due_{0};  // 0: none
   // The claim store's session as last seen (claim thread).
   SessionInfo session_;
 };

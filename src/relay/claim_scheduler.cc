@@ -25,7 +25,8 @@ std::chrono::milliseconds NextPollWait(milliseconds previous, size_t claimed,
 }
 
 ClaimScheduler::Options ClaimScheduler::OptionsFor(const ServiceConfig& c) {
-  return {c.wakeup, milliseconds(c.poll_interval_ms), milliseconds(c.gauge_interval_ms)};
+  return {c.wakeup, milliseconds(c.poll_interval_ms), milliseconds(c.gauge_interval_ms),
+          static_cast<size_t>(c.max_inflight_batches)};
 }
 
 ClaimScheduler::ClaimScheduler(Options options, ClockPtr clock)
@@ -101,12 +102,14 @@ void ClaimScheduler::OnRound(const RoundResult& r) {
   // Every other attempt is a whole per_aggregate pass: a round that only
   // started a pass or read pages (kMore, nothing claimed) is not an answer.
   if (r.kind == ClaimRound::kMore && got_ == 0) return;
-  const int result = !done ? -1 : got_ == 0 ? 0 : 1;
+  const PassEnd result = !done       ? PassEnd::kFailed
+                         : got_ == 0 ? PassEnd::kNothing
+                                     : PassEnd::kClaimed;
   EndPass(result, r.held_by_peer, now);
   if (phase_ == Phase::kClaiming) Finish(r.kind, now);
 }
 
-void ClaimScheduler::EndPass(int result, bool held_by_peer, Clock::TimePoint now) {
+void ClaimScheduler::EndPass(PassEnd result, bool held_by_peer, Clock::TimePoint now) {
   if (attempt_ != Attempt::kInsertRetry) {
     // A commit that updated rows: maybe another relay's settle, which frees
     // the next events of the aggregates it held. Like an insert it may not
@@ -114,23 +117,24 @@ void ClaimScheduler::EndPass(int result, bool held_by_peer, Clock::TimePoint now
     // claims and settles) it gets no retry, but one more look once the race
     // is over while rows wait behind another relay, or they would wait for
     // the next gauges' read.
-    if (result == 0 && held_by_peer) race_check_at_ = now + CommitRaceWindow();
+    if (result == PassEnd::kNothing && held_by_peer) race_check_at_ = now + CommitRaceWindow();
     return;
   }
   ++passes_;
-  if (result == 0 && next_pause_ < kCommitRaceRetry.size() && passes_ < kMaxCommitRaceClaims) {
+  if (result == PassEnd::kNothing && next_pause_ < kCommitRaceRetry.size() &&
+      passes_ < kMaxCommitRaceClaims) {
     phase_ = Phase::kRacePause;
     pause_until_ = now + kCommitRaceRetry[next_pause_];
     got_ = 0;
     return;
   }
-  if (result == 0) {
+  if (result == PassEnd::kNothing) {
     // Still nothing: the commit may be slower to show than the retries (a
     // loaded disk), or it touched another table of the database (MIXED).
     // Poll on the backoff for a while; after that the next gauges' read
     // shows a row that is there.
     timers_until_ = std::max(timers_until_, now + TimersWindow());
-  } else if (result > 0) {
+  } else if (result == PassEnd::kClaimed) {
     // It claimed rows, but maybe not the inserted one, still invisible, its
     // wake-up spent: one more look once the retry's window is over, or the
     // row waits for the next wake-up (after a burst's last insert, the
@@ -191,7 +195,16 @@ void ClaimScheduler::OnWake(WakeCause cause) {
 }
 
 void ClaimScheduler::OnOwnRetry(Clock::TimePoint due) {
-  if (!own_retry_due_ || due < *own_retry_due_) own_retry_due_ = due;
+  const Clock::Duration::rep ticks = due.time_since_epoch().count();
+  Clock::Duration::rep seen = own_retry_due_.load();
+  while ((seen == 0 || ticks < seen) && !own_retry_due_.compare_exchange_weak(seen, ticks)) {
+  }
+}
+
+void ClaimScheduler::OnRetryWritten(int64_t backoff_ms) {
+  // next_retry_at is NOW() + backoff in a DATETIME: whole seconds, which
+  // MySQL rounds (MariaDB truncates). A second more claims it either way.
+  OnOwnRetry(clock_->Now() + milliseconds(backoff_ms + 1000));
 }
 
 Clock::Duration ClaimScheduler::TimersWindow() const {
@@ -242,13 +255,16 @@ Clock::Duration ClaimScheduler::UnsentWait(Clock::Duration poll, const View& v,
 }
 
 Clock::Duration ClaimScheduler::OwnRetryWait(Clock::Duration wait, Clock::TimePoint now) {
-  if (!own_retry_due_) return wait;
+  Clock::Duration::rep ticks = own_retry_due_.load();
+  if (ticks == 0) return wait;
+  const Clock::TimePoint due{Clock::Duration(ticks)};
   // A claim after it came due took the rows (or they are another relay's now).
-  if (*own_retry_due_ <= last_claim_start_) {
-    own_retry_due_.reset();
+  // (An earlier retry noted meanwhile stays.)
+  if (due <= last_claim_start_) {
+    own_retry_due_.compare_exchange_strong(ticks, 0);
     return wait;
   }
-  return std::min(wait, Clamp0(*own_retry_due_ - now));
+  return std::min(wait, Clamp0(due - now));
 }
 
 Clock::Duration ClaimScheduler::RaceCheckWait(Clock::Duration wait, Clock::TimePoint now) const {

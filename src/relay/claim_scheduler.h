@@ -5,9 +5,13 @@
 // its cause, a round's result, a retry this relay's settle wrote, an
 // acknowledgement that freed deferred rows, a reconnect, a pause); the next
 // step comes out (claim, probe, or wait until a deadline, and on what).
-// Single-threaded, no I/O; time from an injected clock.
+// No I/O; time from an injected clock. One thread (the claim thread, or a
+// test's) calls everything but the notes OnFreedByAck and OnOwnRetry, which
+// come from the delivery and settle threads: they are atomics, read when the
+// next step is worked out.
 
 #include <array>
+#include <atomic>
 #include <chrono>
 #include <cstddef>
 #include <optional>
@@ -74,6 +78,7 @@ class ClaimScheduler {
     Wakeup wakeup = Wakeup::kPoll;
     std::chrono::milliseconds poll_interval{100};
     std::chrono::milliseconds gauge_interval{5000};
+    size_t max_inflight = 4;  // max_inflight_batches: a full window claims nothing
   };
   static Options OptionsFor(const ServiceConfig& config);
 
@@ -114,16 +119,20 @@ class ClaimScheduler {
   Clock::Duration IdleWait(const View& view) { return IdleWait(view, clock_->Now()); }
   // An attempt is under way: its next step is a claim or a commit-race pause.
   bool attempting() const { return phase_ == Phase::kClaiming || phase_ == Phase::kRacePause; }
-  // After a kClaim step. A round that finds max_inflight_batches in flight
-  // reports kBusy without claiming.
+  // Before a round: with `inflight` batches in flight the window is full, and
+  // the round claims nothing and reports kBusy (the next step waits for room).
+  bool WindowFull(size_t inflight) const { return inflight >= options_.max_inflight; }
+  // After a kClaim step.
   void OnRound(const RoundResult& result);
   // After a kWaitWake step: why the wait ended.
   void OnWake(WakeCause cause);
-  // An acknowledgement freed rows deferred behind this relay's deliveries
-  // (since the last round started): a commit-race pause ends.
+  // Any thread: an acknowledgement freed rows deferred behind this relay's
+  // deliveries (since the last claim step): a commit-race pause ends.
   void OnFreedByAck() { freed_by_ack_ = true; }
-  // A settle of this relay's wrote a retry that comes due at `due`.
+  // Any thread: a settle of this relay's wrote a retry that comes due at
+  // `due`; OnRetryWritten with the settle's backoff.
   void OnOwnRetry(Clock::TimePoint due);
+  void OnRetryWritten(int64_t backoff_ms);
   // The database session was opened again, maybe on another server (a
   // failover): the next attempt is a whole pass from the table's start.
   void OnReconnect() { cause_ = Attempt::kFullPass; }
@@ -134,10 +143,12 @@ class ClaimScheduler {
   // What a wake-up asks of the claim loop (docs/DESIGN.md's table).
   enum class Attempt { kOnce, kPass, kInsertRetry, kFullPass };
   enum class Phase { kStart, kClaiming, kRacePause, kIdle, kRoom, kBackoff };
+  // How a per_aggregate pass (every attempt but kOnce) ended.
+  enum class PassEnd { kFailed, kNothing, kClaimed };
 
   Step Start(const View& view, Clock::TimePoint now);
   Step Claim(bool probe_first, bool new_pass = false);
-  void EndPass(int result, bool held_by_peer, Clock::TimePoint now);
+  void EndPass(PassEnd result, bool held_by_peer, Clock::TimePoint now);
   void Finish(ClaimRound last, Clock::TimePoint now);
   Clock::Duration IdleWait(const View& view, Clock::TimePoint now);
   Clock::Duration UnsentWait(Clock::Duration poll, const View& view, Clock::TimePoint now) const;
@@ -156,10 +167,10 @@ class ClaimScheduler {
   Attempt cause_ = Attempt::kOnce;    // what the next attempt is for
   Attempt attempt_ = Attempt::kOnce;  // the attempt in progress
   bool paused_ = false;
-  bool freed_by_ack_ = false;
-  size_t got_ = 0;         // rows the attempt's current pass claimed
-  int passes_ = 0;         // passes the insert retry made
-  size_t next_pause_ = 0;  // the insert retry's next pause (kCommitRaceRetry)
+  std::atomic<bool> freed_by_ack_{false};  // OnFreedByAck, until the next claim step
+  size_t got_ = 0;                         // rows the attempt's current pass claimed
+  int passes_ = 0;                         // passes the insert retry made
+  size_t next_pause_ = 0;                  // the insert retry's next pause (kCommitRaceRetry)
   Clock::TimePoint pause_until_{};
   size_t last_claimed_ = 0;                 // rows the last completed round claimed
   Clock::TimePoint last_claim_start_{};     // when it began
@@ -175,7 +186,9 @@ class ClaimScheduler {
   // own, which may show only later; or rows wait behind another relay whose
   // settle may not show yet.
   Clock::TimePoint race_check_at_{};
-  std::optional<Clock::TimePoint> own_retry_due_;  // the earliest retry this relay wrote
+  // The earliest retry this relay wrote (OnOwnRetry), as ticks of Clock's
+  // epoch; 0: none.
+  std::atomic<Clock::Duration::rep> own_retry_due_{0};
 };
 
 }  // namespace outbox

@@ -346,5 +346,39 @@ TEST_CASE("the scheduler's table: the idle wait with wakeup binlog", "[relay][sc
   }
 }
 
+TEST_CASE("the scheduler's table: the in-flight window", "[relay][scheduler]") {
+  Rig r(Wakeup::kPoll);  // max_inflight_batches 4
+  CHECK_FALSE(r.scheduler->WindowFull(3));
+  CHECK(r.scheduler->WindowFull(4));
+  // The round that found it full claims nothing: the next step waits for a
+  // settle, then claims again.
+  r.Round(ClaimRound::kBusy);
+  CHECK(r.Wait() == 100ms);
+  CHECK(r.Next().action == Action::kClaim);
+}
+
+TEST_CASE("the scheduler's table: a retry this relay's settle wrote comes due a second late",
+          "[relay][scheduler]") {
+  Rig r(Wakeup::kBinlog);
+  r.clock->Advance(5ms);
+  r.view.unsent = {true, Clock::TimePoint{}, 0, std::nullopt};
+  r.Round(ClaimRound::kIdle, 0);
+  // next_retry_at is a DATETIME: whole seconds.
+  r.scheduler->OnRetryWritten(1000);
+  CHECK(r.Wait() == 2s);
+  r.scheduler->OnRetryWritten(3000);  // a later one: the earliest stays
+  CHECK(r.Wait() == 2s);
+}
+
+TEST_CASE("the scheduler's table: the idle step's deadline is the idle wait",
+          "[relay][scheduler]") {
+  Rig r(Wakeup::kPoll);
+  r.Round(ClaimRound::kIdle, 3);
+  const Step s = r.Next();
+  CHECK(s.action == Action::kWaitWake);
+  CHECK(s.idle);
+  CHECK(s.until - r.clock->Now() == r.scheduler->IdleWait(r.view));
+}
+
 }  // namespace
 }  // namespace outbox
