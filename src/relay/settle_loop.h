@@ -13,8 +13,8 @@ namespace outbox {
 
 // The settle thread (docs/DESIGN.md, "Threads"): writes each published
 // batch's outcome (Settler) on its own connection, in publication order,
-// once the SettleGate admits it; a failed settle is retried until it applies
-// (fencing makes a late one harmless). Run until the queue is drained after
+// once the SettleGate admits it; a failed settle is retried until it applies,
+// after the SettleScheduler's backoff (settle_timing.h). Run until the queue is drained after
 // the claims ended, or halted. Run and its step, SettleAdmitted, from one
 // thread (the settle thread, or a test's that steps it by hand).
 class SettleLoop {
@@ -38,7 +38,6 @@ class SettleLoop {
   void set_heartbeat(HeartbeatPtr beat) { beat_ = std::move(beat); }
 
  private:
-
   Settler* const settler_;
   const std::shared_ptr<SettleQueue> queue_;
   const ClockPtr clock_;
