@@ -57,7 +57,9 @@ ClaimRound ClaimLoop::ClaimOnce() {
   round_ = parts_.queue->BeginClaim();
   published_ = false;
   ClaimedBatch batch;
-  const ClaimRound r = claimer_.Claim(&batch);  // publishes what it claims, before the commit
+  const RoundPlan plan = scheduler_.PlanRound(parts_.planner.in_pass(), claimer_.pass_started());
+  const ClaimRound r = claimer_.Claim(plan, &batch);  // publishes what it claims, before the commit
+  scheduler_.OnClaimed({r, claimer_.stopped_at_probe(), batch.rows.size()});
   // The claim's transaction has ended (committed or rolled back): its batch
   // may be settled now, and not before (SettleGate).
   if (published_) parts_.queue->EndClaim(round_);
@@ -119,7 +121,6 @@ ClaimRound ClaimLoop::ClaimAfter(WakeCause cause) {
       continue;
     }
     if (step.new_pass) claimer_.StartOver();
-    if (step.probe_first) claimer_.ProbeFirst();
     last = ClaimOnce();
   }
   return last;

@@ -26,7 +26,7 @@ std::chrono::milliseconds NextPollWait(milliseconds previous, size_t claimed,
 
 ClaimScheduler::Options ClaimScheduler::OptionsFor(const ServiceConfig& c) {
   return {c.wakeup, milliseconds(c.poll_interval_ms), milliseconds(c.gauge_interval_ms),
-          static_cast<size_t>(c.max_inflight_batches)};
+          static_cast<size_t>(c.max_inflight_batches), c.ordering == Ordering::kPerAggregate};
 }
 
 ClaimScheduler::ClaimScheduler(Options options, ClockPtr clock)
@@ -84,6 +84,14 @@ ClaimScheduler::Step ClaimScheduler::Start(const View& view, Clock::TimePoint no
 ClaimScheduler::Step ClaimScheduler::Claim(bool probe_first, bool new_pass) {
   phase_ = Phase::kClaiming;
   freed_by_ack_ = false;  // this round claims what they freed
+  if (new_pass) {
+    // No probe before it: rows committed on a new server were announced to
+    // no one.
+    last_round_full_ = true;
+    last_pass_claimed_ = true;
+    probe_first_ = false;
+  }
+  if (probe_first) probe_first_ = true;
   Step s{Action::kClaim};
   s.probe_first = probe_first;
   s.new_pass = new_pass;
@@ -169,6 +177,35 @@ void ClaimScheduler::Finish(ClaimRound last, Clock::TimePoint now) {
       phase_ = Phase::kBackoff;
       break;
   }
+}
+
+RoundPlan ClaimScheduler::PlanRound(bool in_pass, Clock::TimePoint pass_started) {
+  const Clock::TimePoint now = clock_->Now();
+  RoundPlan plan;
+  if (options_.ordered) {
+    plan.end_pass = in_pass && now - pass_started > kMaxPassAge;
+    plan_starts_pass_ = !in_pass || plan.end_pass;
+    plan.probe = plan_starts_pass_ && (!last_pass_claimed_ || probe_first_);
+  } else {
+    plan.reclaim = now >= next_reclaim_;
+    plan.probe = (!last_round_full_ || probe_first_) && !plan.reclaim;
+    if (plan.reclaim) next_reclaim_ = now + kReclaimEvery;
+  }
+  if (plan.probe) probe_first_ = false;
+  return plan;
+}
+
+void ClaimScheduler::OnClaimed(const RoundFacts& f) {
+  if (f.stopped_at_probe) return;
+  if (options_.ordered) return FollowPass(f);
+  if (f.kind == ClaimRound::kIdle || f.kind == ClaimRound::kMore)
+    last_round_full_ = f.kind == ClaimRound::kMore;
+}
+
+void ClaimScheduler::FollowPass(const RoundFacts& f) {
+  if (plan_starts_pass_) last_pass_claimed_ = false;  // a pass began
+  if (f.kind != ClaimRound::kFailed && f.claimed > 0) last_pass_claimed_ = true;
+  plan_starts_pass_ = false;
 }
 
 void ClaimScheduler::OnWake(WakeCause cause) {

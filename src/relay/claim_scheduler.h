@@ -4,11 +4,12 @@
 // (docs/DESIGN.md, "When the claim loop runs"). Events go in (a wake-up and
 // its cause, a round's result, a retry this relay's settle wrote, an
 // acknowledgement that freed deferred rows, a reconnect, a pause); the next
-// step comes out (claim, probe, or wait until a deadline, and on what).
+// step comes out (claim, probe, or wait until a deadline, and on what), and
+// for each claim round its plan (reclaim, probe first, end a pass).
 // No I/O; time from an injected clock. One thread (the claim thread, or a
-// test's) calls everything but the notes OnFreedByAck and OnOwnRetry, which
-// come from the delivery and settle threads: they are atomics, read when the
-// next step is worked out.
+// test's) calls everything but the notes (OnFreedByAck, OnOwnRetry and
+// OnRetryWritten), which come from the delivery and settle threads: they are
+// atomics, read when the next step is worked out.
 
 #include <array>
 #include <atomic>
@@ -50,6 +51,15 @@ inline constexpr std::chrono::microseconds CommitRaceWindow() {
 // stalled-polling alert) true and finds what no commit announced.
 inline constexpr std::chrono::seconds kSafetyPoll{30};
 
+// ordering none: how often a claim also takes rows whose lease expired (a
+// relay that died, or lost its claims): they go again within a second of
+// their lease's end.
+inline constexpr std::chrono::seconds kReclaimEvery{1};
+// per_aggregate: a pass older than this ends at the next round, and the next
+// starts afresh. A long pass holds an old snapshot: it misses rows other
+// relays claimed since (wasted candidates) and keeps InnoDB from purging.
+inline constexpr std::chrono::seconds kMaxPassAge{10};
+
 // At most this many claims per insert wake-up, however many other inserts cut
 // its pauses short: with binlog_format MIXED every insert into the database
 // wakes the loop, and a busy table of the service's that is not the outbox
@@ -79,6 +89,7 @@ class ClaimScheduler {
     std::chrono::milliseconds poll_interval{100};
     std::chrono::milliseconds gauge_interval{5000};
     size_t max_inflight = 4;  // max_inflight_batches: a full window claims nothing
+    bool ordered = false;     // ordering per_aggregate: rounds make passes
   };
   static Options OptionsFor(const ServiceConfig& config);
 
@@ -92,7 +103,7 @@ class ClaimScheduler {
   struct Step {
     Action action = Action::kClaim;
     Clock::TimePoint until{};
-    bool probe_first = false;  // kClaim: probe before a pass or claim (Claimer::ProbeFirst)
+    bool probe_first = false;  // kClaim: the next probe (PlanRound) comes even after a claim
     bool new_pass = false;     // kClaim: start a new pass from the table's start (a reconnect)
     bool idle = false;         // kWaitWake: the idle wait between attempts, not a race pause
   };
@@ -110,6 +121,12 @@ class ClaimScheduler {
     size_t claimed = 0;
     bool held_by_peer = false;  // ClaimPlanner::held_by_peer after the round
   };
+  // What a round did that the next plans depend on (OnClaimed).
+  struct RoundFacts {
+    ClaimRound kind = ClaimRound::kIdle;
+    bool stopped_at_probe = false;  // Claimer::stopped_at_probe
+    size_t claimed = 0;             // rows in its batch
+  };
 
   ClaimScheduler(Options options, ClockPtr clock);
 
@@ -119,6 +136,17 @@ class ClaimScheduler {
   Clock::Duration IdleWait(const View& view) { return IdleWait(view, clock_->Now()); }
   // An attempt is under way: its next step is a claim or a commit-race pause.
   bool attempting() const { return phase_ == Phase::kClaiming || phase_ == Phase::kRacePause; }
+  // Before each claim round: what it does besides claiming. `in_pass` and
+  // `pass_started`: the per_aggregate pass in progress, if any. ordering
+  // none: a reclaim every kReclaimEvery; else the idle probe after a round
+  // that did not fill its batch. per_aggregate: a pass older than
+  // kMaxPassAge ends; a new pass probes first unless the last one claimed
+  // rows (more are likely, and the probe would only walk the status index
+  // entries those claims left behind for purge). Either way a probe_first
+  // step probes, and a new_pass step does not.
+  RoundPlan PlanRound(bool in_pass, Clock::TimePoint pass_started);
+  // After each claim round, failed ones included.
+  void OnClaimed(const RoundFacts& facts);
   // Before a round: with `inflight` batches in flight the window is full, and
   // the round claims nothing and reports kBusy (the next step waits for room).
   bool WindowFull(size_t inflight) const { return inflight >= options_.max_inflight; }
@@ -156,6 +184,7 @@ class ClaimScheduler {
   Clock::Duration RaceCheckWait(Clock::Duration wait, Clock::TimePoint now) const;
   bool RaceCheckPending() const { return last_claim_start_ < race_check_at_; }
   Clock::Duration TimersWindow() const;
+  void FollowPass(const RoundFacts& facts);
   // The longest idle wait: the safety poll while the stream is up, else the
   // poll interval.
   Clock::Duration MaxWait(const View& view) const;
@@ -186,6 +215,12 @@ class ClaimScheduler {
   // own, which may show only later; or rows wait behind another relay whose
   // settle may not show yet.
   Clock::TimePoint race_check_at_{};
+  // What the round plans depend on (PlanRound, OnClaimed).
+  Clock::TimePoint next_reclaim_{};  // ordering none
+  bool last_round_full_ = true;      // ordering none: the last claim filled its batch
+  bool last_pass_claimed_ = false;   // per_aggregate: the current or last pass claimed rows
+  bool probe_first_ = false;         // a probe_first step, until the next probe
+  bool plan_starts_pass_ = false;    // per_aggregate: the planned round starts a pass
   // The earliest retry this relay wrote (OnOwnRetry), as ticks of Clock's
   // epoch; 0: none.
   std::atomic<Clock::Duration::rep> own_retry_due_{0};
