@@ -6,6 +6,7 @@
 #include "app/wakeups.h"
 #include "common/log.h"
 #include "outbox/mysql_store_factory.h"
+#include "relay/settle_timing.h"
 
 namespace outbox {
 
@@ -19,18 +20,14 @@ bool Fits(const Cluster& c, const ServiceConfig& s) {
   return c.config == s.kafka && c.min_lease_ms <= s.lease_ms;
 }
 
-// The shutdown's grace for one service (README "Guarantees").
-std::chrono::milliseconds Grace(const ServiceConfig& s) {
-  return std::chrono::milliseconds(std::min<int64_t>(60000, s.lease_ms / 2 + 5000));
-}
-
 // Stops every relay of `entries` at once; each waits for its in-flight
 // batches.
 template <typename Entries>
 void StopInParallel(const Entries& entries) {
   std::vector<std::thread> stoppers;
   stoppers.reserve(entries.size());
-  for (const auto& e : entries) stoppers.emplace_back([&e] { e->relay->Stop(Grace(e->config)); });
+  for (const auto& e : entries)
+    stoppers.emplace_back([&e] { e->relay->Stop(StopGrace(e->config)); });
   for (auto& t : stoppers) t.join();
 }
 

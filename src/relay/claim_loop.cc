@@ -15,12 +15,12 @@ void Beat(const HeartbeatPtr& beat) {
 
 ClaimLoop::ClaimLoop(ClaimLoopParts parts)
     : parts_(std::move(parts)),
-      config_(*parts_.config),
-      claimer_(config_, parts_.stores, parts_.planner, parts_.health, parts_.clock,
+      config_(parts_.config),
+      claimer_(config_, parts_.stores, &parts_.planner, &parts_.health, parts_.clock,
                [this](const ClaimedBatch& batch, Clock::TimePoint claimed_at) {
                  Publish(batch, claimed_at);
                }),
-      publisher_(parts_.publisher, parts_.router, config_.ordering, parts_.clock),
+      publisher_(parts_.publisher, &parts_.router, config_.ordering, parts_.clock),
       scheduler_(ClaimScheduler::OptionsFor(config_), parts_.clock),
       stop_(parts_.clock) {
   // `paused: true` (a reload restarts the service with it): the scheduler
@@ -28,7 +28,7 @@ ClaimLoop::ClaimLoop(ClaimLoopParts parts)
   // service never looks stalled) and last_poll and database_up stay true;
   // in-flight batches settle and the gauges go on.
   scheduler_.SetPaused(config_.paused);
-  parts_.stats->Set(ServiceStats::Gauge::kPaused, config_.paused ? 1 : 0);
+  parts_.stats.Set(ServiceStats::Gauge::kPaused, config_.paused ? 1 : 0);
 }
 
 void ClaimLoop::Run() {
@@ -44,33 +44,37 @@ void ClaimLoop::Run() {
 
 void ClaimLoop::Stop() {
   stop_.Stop();
-  parts_.wakeup->Interrupt();  // the loop may be waiting for a wake-up
-  parts_.queue->Notify();      // or for room
+  parts_.wakeup.Interrupt();  // the loop may be waiting for a wake-up
+  parts_.queue->Notify();     // or for room
 }
 
 ClaimRound ClaimLoop::ClaimOnce() {
-  if (parts_.queue->inflight() >= config_.max_inflight_batches) return ClaimRound::kBusy;
+  if (scheduler_.WindowFull(parts_.queue->inflight())) {
+    scheduler_.OnRound({ClaimRound::kBusy});
+    return ClaimRound::kBusy;
+  }
   round_start_ = parts_.clock->Now();
-  freed_by_ack_ = false;  // this round claims what they freed
   round_ = parts_.queue->BeginClaim();
   published_ = false;
   ClaimedBatch batch;
-  const ClaimRound r = claimer_.Claim(&batch);  // publishes what it claims, before the commit
+  const RoundPlan plan = scheduler_.PlanRound(parts_.planner.in_pass(), claimer_.pass_started());
+  const ClaimRound r = claimer_.Claim(plan, &batch);  // publishes what it claims, before the commit
+  scheduler_.OnClaimed({r, claimer_.stopped_at_probe(), batch.rows.size()});
   // The claim's transaction has ended (committed or rolled back): its batch
   // may be settled now, and not before (SettleGate).
   if (published_) parts_.queue->EndClaim(round_);
   if (r == ClaimRound::kFailed) return r;
-  parts_.stats->Observe(ServiceStats::Histogram::kPollDuration,
-                        std::chrono::duration<double>(parts_.clock->Now() - round_start_).count());
-  parts_.stats->Set(ServiceStats::Gauge::kLastPoll, parts_.clock->UnixNow());
+  parts_.stats.Observe(ServiceStats::Histogram::kPollDuration,
+                       std::chrono::duration<double>(parts_.clock->Now() - round_start_).count());
+  parts_.stats.Set(ServiceStats::Gauge::kLastPoll, parts_.clock->UnixNow());
   if (batch.reclaimed > 0) {
-    parts_.stats->Add(ServiceStats::Counter::kLeasesReclaimed, batch.reclaimed);
+    parts_.stats.Add(ServiceStats::Counter::kLeasesReclaimed, batch.reclaimed);
     LogInfo("reclaimed rows whose lease expired", {{"service", config_.name},
                                                    {"count", batch.reclaimed},
                                                    {"first_id", batch.rows.front().id},
                                                    {"last_id", batch.rows.back().id}});
   }
-  scheduler_.OnRound({r, round_start_, batch.rows.size(), parts_.planner->held_by_peer()});
+  scheduler_.OnRound({r, round_start_, batch.rows.size(), parts_.planner.held_by_peer()});
   NoteSession();
   return r;
 }
@@ -87,19 +91,17 @@ void ClaimLoop::NoteSession() {
              {"port", config_.mysql.port},
              {"from", before.server_identity},
              {"to", now.server_identity}});
-    parts_.stats->Add(ServiceStats::Counter::kServerChanges);
+    parts_.stats.Add(ServiceStats::Counter::kServerChanges);
   }
   // Rows committed on the new server were announced to no one: a full pass.
   scheduler_.OnReconnect();
-  parts_.wakeup->DatabaseReconnected();
+  parts_.wakeup.DatabaseReconnected();
 }
 
 ClaimRound ClaimLoop::ClaimAfter(WakeCause cause) {
-  DrainNotes();
   scheduler_.OnWake(cause);
   ClaimRound last = ClaimRound::kIdle;
   while (!stop_.stopped()) {
-    DrainNotes();
     const ClaimScheduler::Step step = scheduler_.Next(View());
     const bool attempt = step.action == ClaimScheduler::Action::kClaim ||
                          step.action == ClaimScheduler::Action::kProbe ||
@@ -109,35 +111,30 @@ ClaimRound ClaimLoop::ClaimAfter(WakeCause cause) {
       break;
     }
     if (step.action == ClaimScheduler::Action::kWaitWake) {
-      const WakeCause woken = parts_.wakeup->WaitUntil(step.until);
-      DrainNotes();
-      scheduler_.OnWake(woken);
+      scheduler_.OnWake(parts_.wakeup.WaitUntil(step.until));
       continue;
     }
     if (step.action == ClaimScheduler::Action::kProbe) {
       // The broker is down (or the service paused): the database alone.
       if (claimer_.Probe().ok())
-        parts_.stats->Set(ServiceStats::Gauge::kLastPoll, parts_.clock->UnixNow());
+        parts_.stats.Set(ServiceStats::Gauge::kLastPoll, parts_.clock->UnixNow());
       continue;
     }
     if (step.new_pass) claimer_.StartOver();
-    if (step.probe_first) claimer_.ProbeFirst();
     last = ClaimOnce();
-    if (last == ClaimRound::kBusy) scheduler_.OnRound({last});
   }
   return last;
 }
 
-Clock::Duration ClaimLoop::IdleWait() {
-  DrainNotes();
-  return scheduler_.IdleWait(View());
-}
+Clock::Duration ClaimLoop::IdleWait() { return scheduler_.IdleWait(View()); }
 
 WakeCause ClaimLoop::WaitBetween() {
   const ClaimScheduler::Step step = pending_;
   switch (step.action) {
-    case ClaimScheduler::Action::kWaitWake:  // the idle wait, as the scheduler has it now
-      return parts_.wakeup->WaitUntil(parts_.clock->Now() + IdleWait());
+    case ClaimScheduler::Action::kWaitWake:  // the idle wait
+      // A note that came after the step was worked out interrupts the wait
+      // (WakeupSource::Interrupt is sticky): the next step sees it.
+      return parts_.wakeup.WaitUntil(step.until);
     case ClaimScheduler::Action::kWaitRoom:
       parts_.queue->WaitRoom(config_.max_inflight_batches, step.until,
                              [this] { return stop_.stopped(); });
@@ -154,18 +151,11 @@ WakeCause ClaimLoop::WaitBetween() {
 
 ClaimScheduler::View ClaimLoop::View() const {
   ClaimScheduler::View v;
-  v.stream_up = parts_.wakeup->binlog_up();
+  v.stream_up = parts_.wakeup.binlog_up();
   v.broker_up = publisher_.Healthy();
-  v.deferred = parts_.planner->deferred_count();
-  if (config_.wakeup == Wakeup::kBinlog) v.unsent = parts_.housekeeper->Unsent();
+  v.deferred = parts_.planner.deferred_count();
+  if (config_.wakeup == Wakeup::kBinlog) v.unsent = parts_.housekeeper.Unsent();
   return v;
-}
-
-void ClaimLoop::DrainNotes() {
-  if (freed_by_ack_.exchange(false)) scheduler_.OnFreedByAck();
-  const Clock::Duration::rep due = own_retry_due_.exchange(0);
-  if (due != 0) scheduler_.OnOwnRetry(Clock::TimePoint(Clock::Duration(due)));
-  if (reconnected_.exchange(false)) scheduler_.OnReconnect();
 }
 
 void ClaimLoop::Publish(const ClaimedBatch& batch, Clock::TimePoint claimed_at) {
@@ -203,27 +193,16 @@ void ClaimLoop::NoteDelivered(const PublishedBatch& done) {
   // per_aggregate: rows deferred behind these are claimable now. Neither a
   // poll nor the stream would say so soon: the poll comes poll_interval_ms
   // later, and the stream reports the settle's commit only after it.
-  if (parts_.planner->OnDelivered(acked)) {
-    freed_by_ack_ = true;
-    parts_.wakeup->Interrupt();
+  if (parts_.planner.OnDelivered(acked)) {
+    scheduler_.OnFreedByAck();
+    parts_.wakeup.Interrupt();
   }
 }
 
 void ClaimLoop::NoteOwnRetry(int64_t backoff_ms) {
-  // next_retry_at is NOW() + backoff in a DATETIME: whole seconds, which
-  // MySQL rounds (MariaDB truncates). A second more claims it either way.
-  const Clock::TimePoint due = parts_.clock->Now() + std::chrono::milliseconds(backoff_ms + 1000);
-  const Clock::Duration::rep ticks = due.time_since_epoch().count();
-  Clock::Duration::rep seen = own_retry_due_.load();
-  while ((seen == 0 || ticks < seen) && !own_retry_due_.compare_exchange_weak(seen, ticks)) {
-  }
+  scheduler_.OnRetryWritten(backoff_ms);
   // The loop may be waiting for the stream already: let it look again.
-  parts_.wakeup->Interrupt();
-}
-
-void ClaimLoop::NoteReconnect() {
-  reconnected_ = true;
-  parts_.wakeup->Interrupt();
+  parts_.wakeup.Interrupt();
 }
 
 void ClaimLoop::set_heartbeat(HeartbeatPtr beat) {
@@ -233,14 +212,14 @@ void ClaimLoop::set_heartbeat(HeartbeatPtr beat) {
 
 std::string ClaimLoop::WakeupStatus() const {
   if (config_.wakeup != Wakeup::kBinlog) return "";
-  if (parts_.wakeup->binlog_up()) return "wakeup binlog up";
+  if (parts_.wakeup.binlog_up()) return "wakeup binlog up";
   return "wakeup binlog down, polling every " + std::to_string(config_.poll_interval_ms) +
-         " ms: " + parts_.wakeup->reason();
+         " ms: " + parts_.wakeup.reason();
 }
 
 void ClaimLoop::NoteWakeupState() {
   if (config_.wakeup != Wakeup::kBinlog) return;
-  parts_.stats->Set(ServiceStats::Gauge::kWakeupBinlogUp, parts_.wakeup->binlog_up() ? 1 : 0);
+  parts_.stats.Set(ServiceStats::Gauge::kWakeupBinlogUp, parts_.wakeup.binlog_up() ? 1 : 0);
 }
 
 }  // namespace outbox

@@ -1,6 +1,5 @@
 #pragma once
 
-#include <atomic>
 #include <memory>
 #include <string>
 
@@ -22,15 +21,18 @@
 
 namespace outbox {
 
-// What a ClaimLoop works with. The pointers must outlive the loop.
+// What a ClaimLoop works with. The references are to units its owner
+// (RelayUnits) declares before the loop: they are built before it and
+// destroyed after it. The queue is shared with the delivery callbacks, which
+// may outlive the loop (SettleQueue::Close).
 struct ClaimLoopParts {
-  const ServiceConfig* config = nullptr;
-  const Router* router = nullptr;
-  ClaimPlanner* planner = nullptr;
-  DbHealth* health = nullptr;
-  ServiceStats* stats = nullptr;
-  const Housekeeper* housekeeper = nullptr;  // Unsent(), for the binlog wait
-  WakeupSource* wakeup = nullptr;
+  const ServiceConfig& config;
+  const Router& router;
+  ClaimPlanner& planner;
+  DbHealth& health;
+  ServiceStats& stats;
+  const Housekeeper& housekeeper;  // Unsent(), for the binlog wait
+  WakeupSource& wakeup;
   std::shared_ptr<SettleQueue> queue;
   StoreFactory stores;  // two connections: claims and a pass's snapshot reads
   PublisherPtr publisher;
@@ -63,8 +65,6 @@ class ClaimLoop {
   void NoteOwnRetry(int64_t backoff_ms);
   // The producer's thread (per_aggregate): a batch's outcomes are in.
   void NoteDelivered(const PublishedBatch& done);
-  // The database session was opened again (maybe on another server).
-  void NoteReconnect();
 
   void set_heartbeat(HeartbeatPtr beat);
   // With `wakeup: binlog`, for /readyz: "wakeup binlog up", or down with the
@@ -73,11 +73,9 @@ class ClaimLoop {
 
  private:
   ClaimScheduler::View View() const;
-  void Execute(const ClaimScheduler::Step& step);
   // Runs the step before the next attempt; the cause of a wake-up wait.
   WakeCause WaitBetween();
   void Publish(const ClaimedBatch& batch, Clock::TimePoint claimed_at);
-  void DrainNotes();
   void NoteWakeupState();
   // After a round: the claim store's session was opened again since the last
   // look (a lost connection or a read-only answer closed it). Then the next
@@ -98,11 +96,6 @@ class ClaimLoop {
   uint64_t round_ = 0;
   Clock::TimePoint round_start_{};
   bool published_ = false;
-
-  // Notes from other threads, taken by the claim thread before each step.
-  std::atomic<bool> freed_by_ack_{false};
-  std::atomic<Clock::Duration::rep> own_retry_due_{0};  // 0: none
-  std::atomic<bool> reconnected_{false};
   // The claim store's session as last seen (claim thread).
   SessionInfo session_;
 };

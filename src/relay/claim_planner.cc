@@ -177,9 +177,4 @@ void ClaimPlanner::OnSettled(const std::vector<SettledRow>& rows) {
   }
 }
 
-size_t ClaimPlanner::blocked_count() const {
-  MutexLock lock(&mu_);
-  return blocked_.size();
-}
-
 }  // namespace outbox

@@ -92,7 +92,6 @@ class ClaimPlanner {
   bool OnDelivered(const std::vector<SettledRow>& rows);
   void OnSettled(const std::vector<SettledRow>& rows);
 
-  size_t blocked_count() const;
   // The current pass, or the last one until the next starts or NothingDue,
   // blocked an aggregate behind a row another relay holds: SENDING under a
   // live lease, or locked by its claim (Choose). That relay's settle frees

@@ -25,7 +25,8 @@ std::chrono::milliseconds NextPollWait(milliseconds previous, size_t claimed,
 }
 
 ClaimScheduler::Options ClaimScheduler::OptionsFor(const ServiceConfig& c) {
-  return {c.wakeup, milliseconds(c.poll_interval_ms), milliseconds(c.gauge_interval_ms)};
+  return {c.wakeup, milliseconds(c.poll_interval_ms), milliseconds(c.gauge_interval_ms),
+          static_cast<size_t>(c.max_inflight_batches), c.ordering == Ordering::kPerAggregate};
 }
 
 ClaimScheduler::ClaimScheduler(Options options, ClockPtr clock)
@@ -83,6 +84,14 @@ ClaimScheduler::Step ClaimScheduler::Start(const View& view, Clock::TimePoint no
 ClaimScheduler::Step ClaimScheduler::Claim(bool probe_first, bool new_pass) {
   phase_ = Phase::kClaiming;
   freed_by_ack_ = false;  // this round claims what they freed
+  if (new_pass) {
+    // No probe before it: rows committed on a new server were announced to
+    // no one.
+    last_round_full_ = true;
+    last_pass_claimed_ = true;
+    probe_first_ = false;
+  }
+  if (probe_first) probe_first_ = true;
   Step s{Action::kClaim};
   s.probe_first = probe_first;
   s.new_pass = new_pass;
@@ -101,12 +110,14 @@ void ClaimScheduler::OnRound(const RoundResult& r) {
   // Every other attempt is a whole per_aggregate pass: a round that only
   // started a pass or read pages (kMore, nothing claimed) is not an answer.
   if (r.kind == ClaimRound::kMore && got_ == 0) return;
-  const int result = !done ? -1 : got_ == 0 ? 0 : 1;
+  const PassEnd result = !done       ? PassEnd::kFailed
+                         : got_ == 0 ? PassEnd::kNothing
+                                     : PassEnd::kClaimed;
   EndPass(result, r.held_by_peer, now);
   if (phase_ == Phase::kClaiming) Finish(r.kind, now);
 }
 
-void ClaimScheduler::EndPass(int result, bool held_by_peer, Clock::TimePoint now) {
+void ClaimScheduler::EndPass(PassEnd result, bool held_by_peer, Clock::TimePoint now) {
   if (attempt_ != Attempt::kInsertRetry) {
     // A commit that updated rows: maybe another relay's settle, which frees
     // the next events of the aggregates it held. Like an insert it may not
@@ -114,23 +125,24 @@ void ClaimScheduler::EndPass(int result, bool held_by_peer, Clock::TimePoint now
     // claims and settles) it gets no retry, but one more look once the race
     // is over while rows wait behind another relay, or they would wait for
     // the next gauges' read.
-    if (result == 0 && held_by_peer) race_check_at_ = now + CommitRaceWindow();
+    if (result == PassEnd::kNothing && held_by_peer) race_check_at_ = now + CommitRaceWindow();
     return;
   }
   ++passes_;
-  if (result == 0 && next_pause_ < kCommitRaceRetry.size() && passes_ < kMaxCommitRaceClaims) {
+  if (result == PassEnd::kNothing && next_pause_ < kCommitRaceRetry.size() &&
+      passes_ < kMaxCommitRaceClaims) {
     phase_ = Phase::kRacePause;
     pause_until_ = now + kCommitRaceRetry[next_pause_];
     got_ = 0;
     return;
   }
-  if (result == 0) {
+  if (result == PassEnd::kNothing) {
     // Still nothing: the commit may be slower to show than the retries (a
     // loaded disk), or it touched another table of the database (MIXED).
     // Poll on the backoff for a while; after that the next gauges' read
     // shows a row that is there.
     timers_until_ = std::max(timers_until_, now + TimersWindow());
-  } else if (result > 0) {
+  } else if (result == PassEnd::kClaimed) {
     // It claimed rows, but maybe not the inserted one, still invisible, its
     // wake-up spent: one more look once the retry's window is over, or the
     // row waits for the next wake-up (after a burst's last insert, the
@@ -167,6 +179,35 @@ void ClaimScheduler::Finish(ClaimRound last, Clock::TimePoint now) {
   }
 }
 
+RoundPlan ClaimScheduler::PlanRound(bool in_pass, Clock::TimePoint pass_started) {
+  const Clock::TimePoint now = clock_->Now();
+  RoundPlan plan;
+  if (options_.ordered) {
+    plan.end_pass = in_pass && now - pass_started > kMaxPassAge;
+    plan_starts_pass_ = !in_pass || plan.end_pass;
+    plan.probe = plan_starts_pass_ && (!last_pass_claimed_ || probe_first_);
+  } else {
+    plan.reclaim = now >= next_reclaim_;
+    plan.probe = (!last_round_full_ || probe_first_) && !plan.reclaim;
+    if (plan.reclaim) next_reclaim_ = now + kReclaimEvery;
+  }
+  if (plan.probe) probe_first_ = false;
+  return plan;
+}
+
+void ClaimScheduler::OnClaimed(const RoundFacts& f) {
+  if (f.stopped_at_probe) return;
+  if (options_.ordered) return FollowPass(f);
+  if (f.kind == ClaimRound::kIdle || f.kind == ClaimRound::kMore)
+    last_round_full_ = f.kind == ClaimRound::kMore;
+}
+
+void ClaimScheduler::FollowPass(const RoundFacts& f) {
+  if (plan_starts_pass_) last_pass_claimed_ = false;  // a pass began
+  if (f.kind != ClaimRound::kFailed && f.claimed > 0) last_pass_claimed_ = true;
+  plan_starts_pass_ = false;
+}
+
 void ClaimScheduler::OnWake(WakeCause cause) {
   if (phase_ == Phase::kRacePause) {
     // Another insert ends the pause: its row may be visible already. So does
@@ -191,7 +232,16 @@ void ClaimScheduler::OnWake(WakeCause cause) {
 }
 
 void ClaimScheduler::OnOwnRetry(Clock::TimePoint due) {
-  if (!own_retry_due_ || due < *own_retry_due_) own_retry_due_ = due;
+  const Clock::Duration::rep ticks = due.time_since_epoch().count();
+  Clock::Duration::rep seen = own_retry_due_.load();
+  while ((seen == 0 || ticks < seen) && !own_retry_due_.compare_exchange_weak(seen, ticks)) {
+  }
+}
+
+void ClaimScheduler::OnRetryWritten(int64_t backoff_ms) {
+  // next_retry_at is NOW() + backoff in a DATETIME: whole seconds, which
+  // MySQL rounds (MariaDB truncates). A second more claims it either way.
+  OnOwnRetry(clock_->Now() + milliseconds(backoff_ms + 1000));
 }
 
 Clock::Duration ClaimScheduler::TimersWindow() const {
@@ -242,13 +292,16 @@ Clock::Duration ClaimScheduler::UnsentWait(Clock::Duration poll, const View& v,
 }
 
 Clock::Duration ClaimScheduler::OwnRetryWait(Clock::Duration wait, Clock::TimePoint now) {
-  if (!own_retry_due_) return wait;
+  Clock::Duration::rep ticks = own_retry_due_.load();
+  if (ticks == 0) return wait;
+  const Clock::TimePoint due{Clock::Duration(ticks)};
   // A claim after it came due took the rows (or they are another relay's now).
-  if (*own_retry_due_ <= last_claim_start_) {
-    own_retry_due_.reset();
+  // (An earlier retry noted meanwhile stays.)
+  if (due <= last_claim_start_) {
+    own_retry_due_.compare_exchange_strong(ticks, 0);
     return wait;
   }
-  return std::min(wait, Clamp0(*own_retry_due_ - now));
+  return std::min(wait, Clamp0(due - now));
 }
 
 Clock::Duration ClaimScheduler::RaceCheckWait(Clock::Duration wait, Clock::TimePoint now) const {

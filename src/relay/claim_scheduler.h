@@ -4,10 +4,15 @@
 // (docs/DESIGN.md, "When the claim loop runs"). Events go in (a wake-up and
 // its cause, a round's result, a retry this relay's settle wrote, an
 // acknowledgement that freed deferred rows, a reconnect, a pause); the next
-// step comes out (claim, probe, or wait until a deadline, and on what).
-// Single-threaded, no I/O; time from an injected clock.
+// step comes out (claim, probe, or wait until a deadline, and on what), and
+// for each claim round its plan (reclaim, probe first, end a pass).
+// No I/O; time from an injected clock. One thread (the claim thread, or a
+// test's) calls everything but the notes (OnFreedByAck, OnOwnRetry and
+// OnRetryWritten), which come from the delivery and settle threads: they are
+// atomics, read when the next step is worked out.
 
 #include <array>
+#include <atomic>
 #include <chrono>
 #include <cstddef>
 #include <optional>
@@ -46,6 +51,15 @@ inline constexpr std::chrono::microseconds CommitRaceWindow() {
 // stalled-polling alert) true and finds what no commit announced.
 inline constexpr std::chrono::seconds kSafetyPoll{30};
 
+// ordering none: how often a claim also takes rows whose lease expired (a
+// relay that died, or lost its claims): they go again within a second of
+// their lease's end.
+inline constexpr std::chrono::seconds kReclaimEvery{1};
+// per_aggregate: a pass older than this ends at the next round, and the next
+// starts afresh. A long pass holds an old snapshot: it misses rows other
+// relays claimed since (wasted candidates) and keeps InnoDB from purging.
+inline constexpr std::chrono::seconds kMaxPassAge{10};
+
 // At most this many claims per insert wake-up, however many other inserts cut
 // its pauses short: with binlog_format MIXED every insert into the database
 // wakes the loop, and a busy table of the service's that is not the outbox
@@ -74,6 +88,8 @@ class ClaimScheduler {
     Wakeup wakeup = Wakeup::kPoll;
     std::chrono::milliseconds poll_interval{100};
     std::chrono::milliseconds gauge_interval{5000};
+    size_t max_inflight = 4;  // max_inflight_batches: a full window claims nothing
+    bool ordered = false;     // ordering per_aggregate: rounds make passes
   };
   static Options OptionsFor(const ServiceConfig& config);
 
@@ -87,7 +103,7 @@ class ClaimScheduler {
   struct Step {
     Action action = Action::kClaim;
     Clock::TimePoint until{};
-    bool probe_first = false;  // kClaim: probe before a pass or claim (Claimer::ProbeFirst)
+    bool probe_first = false;  // kClaim: the next probe (PlanRound) comes even after a claim
     bool new_pass = false;     // kClaim: start a new pass from the table's start (a reconnect)
     bool idle = false;         // kWaitWake: the idle wait between attempts, not a race pause
   };
@@ -105,6 +121,12 @@ class ClaimScheduler {
     size_t claimed = 0;
     bool held_by_peer = false;  // ClaimPlanner::held_by_peer after the round
   };
+  // What a round did that the next plans depend on (OnClaimed).
+  struct RoundFacts {
+    ClaimRound kind = ClaimRound::kIdle;
+    bool stopped_at_probe = false;  // Claimer::stopped_at_probe
+    size_t claimed = 0;             // rows in its batch
+  };
 
   ClaimScheduler(Options options, ClockPtr clock);
 
@@ -114,16 +136,31 @@ class ClaimScheduler {
   Clock::Duration IdleWait(const View& view) { return IdleWait(view, clock_->Now()); }
   // An attempt is under way: its next step is a claim or a commit-race pause.
   bool attempting() const { return phase_ == Phase::kClaiming || phase_ == Phase::kRacePause; }
-  // After a kClaim step. A round that finds max_inflight_batches in flight
-  // reports kBusy without claiming.
+  // Before each claim round: what it does besides claiming. `in_pass` and
+  // `pass_started`: the per_aggregate pass in progress, if any. ordering
+  // none: a reclaim every kReclaimEvery; else the idle probe after a round
+  // that did not fill its batch. per_aggregate: a pass older than
+  // kMaxPassAge ends; a new pass probes first unless the last one claimed
+  // rows (more are likely, and the probe would only walk the status index
+  // entries those claims left behind for purge). Either way a probe_first
+  // step probes, and a new_pass step does not.
+  RoundPlan PlanRound(bool in_pass, Clock::TimePoint pass_started);
+  // After each claim round, failed ones included.
+  void OnClaimed(const RoundFacts& facts);
+  // Before a round: with `inflight` batches in flight the window is full, and
+  // the round claims nothing and reports kBusy (the next step waits for room).
+  bool WindowFull(size_t inflight) const { return inflight >= options_.max_inflight; }
+  // After a kClaim step.
   void OnRound(const RoundResult& result);
   // After a kWaitWake step: why the wait ended.
   void OnWake(WakeCause cause);
-  // An acknowledgement freed rows deferred behind this relay's deliveries
-  // (since the last round started): a commit-race pause ends.
+  // Any thread: an acknowledgement freed rows deferred behind this relay's
+  // deliveries (since the last claim step): a commit-race pause ends.
   void OnFreedByAck() { freed_by_ack_ = true; }
-  // A settle of this relay's wrote a retry that comes due at `due`.
+  // Any thread: a settle of this relay's wrote a retry that comes due at
+  // `due`; OnRetryWritten with the settle's backoff.
   void OnOwnRetry(Clock::TimePoint due);
+  void OnRetryWritten(int64_t backoff_ms);
   // The database session was opened again, maybe on another server (a
   // failover): the next attempt is a whole pass from the table's start.
   void OnReconnect() { cause_ = Attempt::kFullPass; }
@@ -134,10 +171,12 @@ class ClaimScheduler {
   // What a wake-up asks of the claim loop (docs/DESIGN.md's table).
   enum class Attempt { kOnce, kPass, kInsertRetry, kFullPass };
   enum class Phase { kStart, kClaiming, kRacePause, kIdle, kRoom, kBackoff };
+  // How a per_aggregate pass (every attempt but kOnce) ended.
+  enum class PassEnd { kFailed, kNothing, kClaimed };
 
   Step Start(const View& view, Clock::TimePoint now);
   Step Claim(bool probe_first, bool new_pass = false);
-  void EndPass(int result, bool held_by_peer, Clock::TimePoint now);
+  void EndPass(PassEnd result, bool held_by_peer, Clock::TimePoint now);
   void Finish(ClaimRound last, Clock::TimePoint now);
   Clock::Duration IdleWait(const View& view, Clock::TimePoint now);
   Clock::Duration UnsentWait(Clock::Duration poll, const View& view, Clock::TimePoint now) const;
@@ -145,6 +184,7 @@ class ClaimScheduler {
   Clock::Duration RaceCheckWait(Clock::Duration wait, Clock::TimePoint now) const;
   bool RaceCheckPending() const { return last_claim_start_ < race_check_at_; }
   Clock::Duration TimersWindow() const;
+  void FollowPass(const RoundFacts& facts);
   // The longest idle wait: the safety poll while the stream is up, else the
   // poll interval.
   Clock::Duration MaxWait(const View& view) const;
@@ -156,10 +196,10 @@ class ClaimScheduler {
   Attempt cause_ = Attempt::kOnce;    // what the next attempt is for
   Attempt attempt_ = Attempt::kOnce;  // the attempt in progress
   bool paused_ = false;
-  bool freed_by_ack_ = false;
-  size_t got_ = 0;         // rows the attempt's current pass claimed
-  int passes_ = 0;         // passes the insert retry made
-  size_t next_pause_ = 0;  // the insert retry's next pause (kCommitRaceRetry)
+  std::atomic<bool> freed_by_ack_{false};  // OnFreedByAck, until the next claim step
+  size_t got_ = 0;                         // rows the attempt's current pass claimed
+  int passes_ = 0;                         // passes the insert retry made
+  size_t next_pause_ = 0;                  // the insert retry's next pause (kCommitRaceRetry)
   Clock::TimePoint pause_until_{};
   size_t last_claimed_ = 0;                 // rows the last completed round claimed
   Clock::TimePoint last_claim_start_{};     // when it began
@@ -175,7 +215,15 @@ class ClaimScheduler {
   // own, which may show only later; or rows wait behind another relay whose
   // settle may not show yet.
   Clock::TimePoint race_check_at_{};
-  std::optional<Clock::TimePoint> own_retry_due_;  // the earliest retry this relay wrote
+  // What the round plans depend on (PlanRound, OnClaimed).
+  Clock::TimePoint next_reclaim_{};  // ordering none
+  bool last_round_full_ = true;      // ordering none: the last claim filled its batch
+  bool last_pass_claimed_ = false;   // per_aggregate: the current or last pass claimed rows
+  bool probe_first_ = false;         // a probe_first step, until the next probe
+  bool plan_starts_pass_ = false;    // per_aggregate: the planned round starts a pass
+  // The earliest retry this relay wrote (OnOwnRetry), as ticks of Clock's
+  // epoch; 0: none.
+  std::atomic<Clock::Duration::rep> own_retry_due_{0};
 };
 
 }  // namespace outbox

@@ -8,8 +8,6 @@ namespace outbox {
 
 namespace {
 constexpr int kMaxPagesPerRound = 8;
-constexpr auto kReclaimEvery = std::chrono::seconds(1);
-constexpr auto kMaxPassAge = std::chrono::seconds(10);
 
 double Ms(Clock::Duration d) { return std::chrono::duration<double, std::milli>(d).count(); }
 }  // namespace
@@ -25,9 +23,20 @@ Claimer::Claimer(const ServiceConfig& config, const StoreFactory& stores, ClaimP
       claim_store_(stores()),
       scan_store_(stores()) {}
 
-ClaimRound Claimer::Claim(ClaimedBatch* batch) {
+ClaimRound Claimer::Claim(const RoundPlan& plan, ClaimedBatch* batch) {
   round_started_ = clock_->Now();
-  return config_.ordering == Ordering::kPerAggregate ? ClaimOrdered(batch) : ClaimUnordered(batch);
+  stopped_at_probe_ = false;
+  return config_.ordering == Ordering::kPerAggregate ? ClaimOrdered(plan, batch)
+                                                     : ClaimUnordered(plan, batch);
+}
+
+ClaimRound Claimer::ProbeDue(bool ordered) {
+  bool due = false;
+  Status s = claim_store_->HasDue(ordered, &due);
+  health_->NoteAndBeat(s, "poll", beat_);
+  stopped_at_probe_ = !s.ok() || !due;
+  if (!s.ok()) return ClaimRound::kFailed;
+  return due ? ClaimRound::kMore : ClaimRound::kIdle;
 }
 
 Status Claimer::Probe() {
@@ -37,32 +46,22 @@ Status Claimer::Probe() {
   return s;
 }
 
-ClaimRound Claimer::ClaimUnordered(ClaimedBatch* batch) {
-  auto now = clock_->Now();
-  bool reclaim = now >= next_reclaim_;
-  if ((!last_round_full_ || probe_first_) && !reclaim) {
+ClaimRound Claimer::ClaimUnordered(const RoundPlan& plan, ClaimedBatch* batch) {
+  if (plan.probe) {
     // The idle poll: one index probe, no transaction.
-    probe_first_ = false;
-    bool due = false;
-    Status s = claim_store_->HasDue(false, &due);
-    health_->NoteAndBeat(s, "poll", beat_);
-    if (!s.ok()) return ClaimRound::kFailed;
-    if (!due) return ClaimRound::kIdle;
+    const ClaimRound due = ProbeDue(false);
+    if (due != ClaimRound::kMore) return due;
   }
-  if (reclaim) next_reclaim_ = now + kReclaimEvery;
-  Status s =
-      claim_store_->ClaimDue(config_.batch_size, config_.lease_ms, reclaim, batch, publish_round_);
+  Status s = claim_store_->ClaimDue(config_.batch_size, config_.lease_ms, plan.reclaim, batch,
+                                    publish_round_);
   health_->NoteAndBeat(s, "claim", beat_);
   if (!s.ok()) return ClaimRound::kFailed;
-  last_round_full_ = static_cast<int>(batch->rows.size()) >= config_.batch_size;
-  return last_round_full_ ? ClaimRound::kMore : ClaimRound::kIdle;
+  const bool full = static_cast<int>(batch->rows.size()) >= config_.batch_size;
+  return full ? ClaimRound::kMore : ClaimRound::kIdle;
 }
 
 void Claimer::StartOver() {
   if (planner_->in_pass()) EndPass();
-  last_round_full_ = true;
-  last_pass_claimed_ = true;
-  probe_first_ = false;
 }
 
 void Claimer::EndPass() {
@@ -81,22 +80,13 @@ void Claimer::EndPass() {
   planner_->EndPass();
 }
 
-ClaimRound Claimer::StartPass() {
+ClaimRound Claimer::StartPass(bool probe) {
   // The idle poll: one index probe outside any snapshot. A row backing off or
-  // leased by a live relay starts no pass until it is due. After a pass that
-  // claimed rows more are likely, and the probe would only walk the status
-  // index entries those claims left behind for purge: start the next pass
-  // directly, unless ProbeFirst asked otherwise.
-  if (!last_pass_claimed_ || probe_first_) {
-    probe_first_ = false;
-    bool due = false;
-    Status s = claim_store_->HasDue(true, &due);
-    health_->NoteAndBeat(s, "poll", beat_);
-    if (!s.ok()) return ClaimRound::kFailed;
-    if (!due) {
-      planner_->NothingDue();
-      return ClaimRound::kIdle;
-    }
+  // leased by a live relay starts no pass until it is due.
+  if (probe) {
+    const ClaimRound due = ProbeDue(true);
+    if (due == ClaimRound::kIdle) planner_->NothingDue();
+    if (due != ClaimRound::kMore) return due;
   }
   // The pass reads everything from one snapshot (see OutboxStore::
   // BeginSnapshot), including its starting id and the DEAD rows: a row below
@@ -104,7 +94,6 @@ ClaimRound Claimer::StartPass() {
   // row replayed after it is NEW but invisible to this pass's scan.
   std::optional<int64_t> min_id;
   std::vector<DeadHead> heads;
-  last_pass_claimed_ = false;
   Status s = scan_store_->BeginSnapshot();
   if (s.ok()) s = scan_store_->MinPendingId(&min_id);
   health_->NoteAndBeat(s, "poll", beat_);
@@ -139,12 +128,10 @@ bool Claimer::ScanPages() {
   return true;
 }
 
-ClaimRound Claimer::ClaimOrdered(ClaimedBatch* batch) {
-  // A long pass holds an old snapshot: it misses rows other relays claimed
-  // since (wasted candidates) and keeps InnoDB from purging. Start afresh.
-  if (planner_->in_pass() && clock_->Now() - pass_started_ > kMaxPassAge) EndPass();
+ClaimRound Claimer::ClaimOrdered(const RoundPlan& plan, ClaimedBatch* batch) {
+  if (plan.end_pass && planner_->in_pass()) EndPass();
   if (!planner_->in_pass()) {
-    ClaimRound r = StartPass();
+    ClaimRound r = StartPass(plan.probe);
     if (r != ClaimRound::kMore) return r;
   }
   ++pass_stats_.rounds;
@@ -186,7 +173,6 @@ bool Claimer::ClaimCandidates(ClaimedBatch* batch) {
   health_->NoteAndBeat(s, "claim", beat_);
   if (!s.ok()) return false;
   pass_stats_.claimed += static_cast<int64_t>(batch->rows.size());
-  last_pass_claimed_ = last_pass_claimed_ || !batch->rows.empty();
   return true;
 }
 

@@ -13,6 +13,14 @@
 
 namespace outbox {
 
+// What one claim round does besides claiming, as the ClaimScheduler planned
+// it (ClaimScheduler::PlanRound).
+struct RoundPlan {
+  bool reclaim = false;   // ordering none: the claim also takes rows whose lease expired
+  bool probe = false;     // the idle probe first (HasDue): nothing due ends the round
+  bool end_pass = false;  // per_aggregate: end the pass in progress first
+};
+
 // The outcome of one claim round.
 enum class ClaimRound {
   kIdle,    // nothing more to claim now: wait for the next poll
@@ -23,15 +31,16 @@ enum class ClaimRound {
 
 // Claims batches from the table, with the strategy the service's ordering
 // asks for (docs/DESIGN.md, "Claiming"):
-//  - ordering none: ClaimDue, SKIP LOCKED over the status index, with a
-//    reclaim of expired leases every second; an idle table costs one index
-//    probe per poll.
+//  - ordering none: ClaimDue, SKIP LOCKED over the status index, and a
+//    reclaim of expired leases when the plan says; an idle table costs one
+//    index probe per poll.
 //  - ordering per_aggregate: passes over the unsent rows in id order from one
 //    snapshot, a ClaimPlanner choosing the rows whose older events are all
 //    SENT or claimed with them, ClaimIds locking and claiming them.
 // Every claimed batch goes to `publish` before its claim commits (see
 // OutboxStore::ClaimedFn), with the time its claim round began, with
-// ordering per_aggregate after the planner counted its rows in flight.
+// ordering per_aggregate after the planner counted its rows in flight. When
+// to reclaim, probe or end a pass is the ClaimScheduler's (RoundPlan).
 // Not thread-safe: one thread claims (the relay's claim loop). It owns two
 // store connections: one for claims, one for a pass's snapshot reads.
 class Claimer {
@@ -42,19 +51,17 @@ class Claimer {
           DbHealth* health, ClockPtr clock, PublishFn publish);
 
   // One claim round into *batch (rows in id order), which has gone to
-  // `publish`. kFailed after `publish` when the claim's commit failed: the
-  // batch's settle then finds its rows not this relay's.
-  ClaimRound Claim(ClaimedBatch* batch);
+  // `publish`, as `plan` says. kFailed after `publish` when the claim's
+  // commit failed: the batch's settle then finds its rows not this relay's.
+  ClaimRound Claim(const RoundPlan& plan, ClaimedBatch* batch);
+  // The last round ended at its probe: it found nothing due, or failed.
+  bool stopped_at_probe() const { return stopped_at_probe_; }
+  // When the per_aggregate pass in progress started (ClaimPlanner::in_pass).
+  Clock::TimePoint pass_started() const { return pass_started_; }
   // The idle poll's statement alone: checks the database while claiming is
   // paused (broker down).
   Status Probe();
-  // The next round that starts a pass (or claims, ordering none) probes
-  // first even after a round that claimed: for a wake-up by a commit that
-  // inserted nothing, mostly the relay's own claim or settle, which seldom
-  // leaves a row to claim.
-  void ProbeFirst() { probe_first_ = true; }
-  // The next round starts a new pass (or claims, ordering none) without the
-  // idle probe, ending the pass in progress: the session was opened again,
+  // Ends the per_aggregate pass in progress: the session was opened again,
   // maybe on another server (a failover), and the pass's snapshot is gone.
   void StartOver();
   // The claim store's sessions so far (OutboxStore::Session): the claim loop
@@ -67,10 +74,12 @@ class Claimer {
   void set_heartbeat(HeartbeatPtr beat) { beat_ = std::move(beat); }
 
  private:
-  ClaimRound ClaimUnordered(ClaimedBatch* batch);
-  ClaimRound ClaimOrdered(ClaimedBatch* batch);
+  ClaimRound ClaimUnordered(const RoundPlan& plan, ClaimedBatch* batch);
+  ClaimRound ClaimOrdered(const RoundPlan& plan, ClaimedBatch* batch);
+  // The idle probe: kMore if a row is due, else kIdle/kFailed.
+  ClaimRound ProbeDue(bool ordered);
   // Starts a per_aggregate pass: kMore when one started, else kIdle/kFailed.
-  ClaimRound StartPass();
+  ClaimRound StartPass(bool probe);
   // Reads pages into the planner until the round has a batch's worth of
   // candidates or the pass is read to its end. False if a read failed.
   bool ScanPages();
@@ -90,10 +99,7 @@ class Claimer {
   OutboxStorePtr claim_store_;
   OutboxStorePtr scan_store_;  // per_aggregate passes: one snapshot per pass
 
-  Clock::TimePoint next_reclaim_{};
-  bool last_round_full_ = true;
-  bool last_pass_claimed_ = false;  // the current or last per_aggregate pass claimed rows
-  bool probe_first_ = false;        // ProbeFirst, until the next probe
+  bool stopped_at_probe_ = false;
   Clock::TimePoint pass_started_{};
   // What the current per_aggregate pass did (logged at debug when it ends).
   struct PassStats {

@@ -9,19 +9,17 @@ WakeupSourcePtr TakeWakeup(RelayOptions& options) {
 }
 
 ClaimLoopParts PartsOf(RelayUnits& u) {
-  ClaimLoopParts p;
-  p.config = &u.config;
-  p.router = &u.router;
-  p.planner = &u.planner;
-  p.health = &u.health;
-  p.stats = u.options.metrics;
-  p.housekeeper = &u.housekeeper;
-  p.wakeup = u.wakeup.get();
-  p.queue = u.queue;
-  p.stores = u.options.store_factory;
-  p.publisher = u.options.publisher;
-  p.clock = u.options.clock;
-  return p;
+  return {.config = u.config,
+          .router = u.router,
+          .planner = u.planner,
+          .health = u.health,
+          .stats = *u.options.metrics,
+          .housekeeper = u.housekeeper,
+          .wakeup = *u.wakeup,
+          .queue = u.queue,
+          .stores = u.options.store_factory,
+          .publisher = u.options.publisher,
+          .clock = u.options.clock};
 }
 }  // namespace
 

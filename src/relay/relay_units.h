@@ -40,7 +40,8 @@ struct RelayOptions {
 
 // One service's units (docs/DESIGN.md) wired together, with no thread: the
 // Relay runs the three loops on threads; a test may step them on its own.
-// The members are in construction order.
+// The members are in construction order: each holds references to members
+// declared before it, which C++ builds before it and destroys after it.
 struct RelayUnits {
   explicit RelayUnits(RelayOptions options);
   ~RelayUnits();  // completions that arrive later are dropped (SettleQueue::Close)

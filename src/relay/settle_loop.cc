@@ -1,7 +1,8 @@
 #include "relay/settle_loop.h"
 
-#include <algorithm>
 #include <optional>
+
+#include "relay/settle_timing.h"
 
 namespace outbox {
 
@@ -11,10 +12,6 @@ SettleLoop::SettleLoop(Settler* settler, std::shared_ptr<SettleQueue> queue, Clo
       queue_(std::move(queue)),
       clock_(std::move(clock)),
       own_retry_(std::move(own_retry)) {}
-
-int SettleLoop::SettleReady(bool wait, std::chrono::milliseconds timeout) {
-  return SettleAdmitted(wait, timeout).count;
-}
 
 SettleLoop::Settled SettleLoop::SettleAdmitted(bool wait, std::chrono::milliseconds timeout) {
   Settled done;
@@ -35,7 +32,7 @@ SettleLoop::Settled SettleLoop::SettleAdmitted(bool wait, std::chrono::milliseco
 }
 
 void SettleLoop::Run() {
-  auto backoff = std::chrono::milliseconds(100);
+  SettleScheduler timing;
   while (!queue_->halted() && !queue_->Drained()) {
     if (beat_) beat_->Beat();
     // Only a failed settle waits here. (Asking the queue again whether a
@@ -43,14 +40,12 @@ void SettleLoop::Run() {
     // ended, and hold it, and the claims waiting for room behind it, for the
     // backoff: the 100 ms tail of the `wakeup: binlog` latency at 1,000
     // events/s.)
-    if (!SettleAdmitted(true, std::chrono::milliseconds(200)).failed) {
-      backoff = std::chrono::milliseconds(100);
+    if (!SettleAdmitted(true, SettleScheduler::kAdmitWait).failed) {
+      timing.OnSettled();
       continue;
     }
-    // The settle failed (database down): retry until it applies. The fencing
-    // makes a late settle harmless if the lease was taken over.
-    queue_->Sleep(clock_->Now() + backoff);
-    backoff = std::min<std::chrono::milliseconds>(backoff * 2, std::chrono::seconds(5));
+    // The settle failed (database down): retry until it applies.
+    queue_->Sleep(timing.OnFailed(clock_->Now()));
   }
 }
 

@@ -13,10 +13,10 @@ namespace outbox {
 
 // The settle thread (docs/DESIGN.md, "Threads"): writes each published
 // batch's outcome (Settler) on its own connection, in publication order,
-// once the SettleGate admits it; a failed settle is retried until it applies
-// (fencing makes a late one harmless). Run until the queue is drained after
-// the claims ended, or halted. SettleReady from the thread that runs it (or
-// a test's).
+// once the SettleGate admits it; a failed settle is retried until it applies,
+// after the SettleScheduler's backoff (settle_timing.h). Run until the queue is drained after
+// the claims ended, or halted. Run and its step, SettleAdmitted, from one
+// thread (the settle thread, or a test's that steps it by hand).
 class SettleLoop {
  public:
   // Called after a settle that wrote a retry `backoff_ms` from now.
@@ -25,20 +25,19 @@ class SettleLoop {
              OwnRetryFn own_retry);
 
   void Run();
-  // Settles every admitted batch. With `wait`, waits up to `timeout` for one.
-  // Returns the number settled; stops at the first failed settle (the batch
-  // stays queued).
-  int SettleReady(bool wait, std::chrono::milliseconds timeout);
 
-  void set_heartbeat(HeartbeatPtr beat) { beat_ = std::move(beat); }
-
- private:
   struct Settled {
     int count = 0;
     bool failed = false;  // it stopped at a settle that failed
   };
+  // Run's step: settles every admitted batch. With `wait`, waits up to
+  // `timeout` for one. Stops at the first failed settle (the batch stays
+  // queued).
   Settled SettleAdmitted(bool wait, std::chrono::milliseconds timeout);
 
+  void set_heartbeat(HeartbeatPtr beat) { beat_ = std::move(beat); }
+
+ private:
   Settler* const settler_;
   const std::shared_ptr<SettleQueue> queue_;
   const ClockPtr clock_;

@@ -6,7 +6,7 @@
 
 #include "common/clock.h"
 #include "common/mutex.h"
-#include "relay/settle_gate.h"
+#include "relay/settle_timing.h"
 #include "relay/settler.h"
 
 namespace outbox {

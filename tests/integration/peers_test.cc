@@ -213,14 +213,15 @@ TEST_CASE("a settle that waits on a lock past read_timeout is reported and then 
   REQUIRE(other.QueryInt("SELECT id FROM peers_slow_settle.t_outbox WHERE id = 2 FOR UPDATE") == 2);
   // The settle's UPDATE waits for the lock; the client gives up after the
   // read timeout, reports the database as not ready, and keeps the batch.
-  CHECK(h.steps().settle.SettleReady(true, 5s) == 0);
+  CHECK(h.steps().settle.SettleAdmitted(true, 5s).count == 0);
   CHECK_FALSE(h.steps().health.up());
   CHECK(h.steps().health.LastError().find("settle on peers_slow_settle.t_outbox: MySQL error 20") ==
         0);
   CHECK(h.Metric("outbox_database_up") == 0);
   other.Exec("ROLLBACK");
   int settled = 0;
-  for (int i = 0; i < 50 && settled == 0; ++i) settled = h.steps().settle.SettleReady(true, 200ms);
+  for (int i = 0; i < 50 && settled == 0; ++i)
+    settled = h.steps().settle.SettleAdmitted(true, 200ms).count;
   CHECK(settled == 1);
   CHECK(h.steps().health.up());
   // The abandoned UPDATE may have run on the server once the lock was

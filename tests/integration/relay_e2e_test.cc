@@ -145,7 +145,7 @@ TEST_CASE("a broker that stays down drives rows to DEAD after max_attempts", "[e
   h.steps().claim.ClaimOnce();
   int rounds = 0;
   while (db.CountByStatus()["DEAD"] < 3 && rounds++ < 60) {
-    h.steps().settle.SettleReady(true, 3000ms);
+    h.steps().settle.SettleAdmitted(true, 3000ms);
     std::this_thread::sleep_for(100ms);
     h.steps().claim.ClaimOnce();
   }

@@ -211,7 +211,7 @@ TEST_CASE(
   // Nothing more: its settle is a commit the stream announces, no polling
   // meanwhile.
   CHECK(rig.relay->claim.IdleWait() == 30s);
-  REQUIRE(rig.relay->settle.SettleReady(true, 1s) == 1);
+  REQUIRE(rig.relay->settle.SettleAdmitted(true, 1s).count == 1);
   CHECK(rig.relay->claim.ClaimOnce() == ClaimRound::kIdle);
   REQUIRE(rig.relay->housekeeping.RefreshGauges().ok());
   CHECK(rig.relay->claim.IdleWait() == 30s);
@@ -236,7 +236,7 @@ TEST_CASE("with wakeup binlog a retry its own settle wrote wakes the loop when i
   // the loop sleep a gauge interval.
   REQUIRE(rig.relay->housekeeping.RefreshGauges().ok());
   rig.clock->Advance(1ms);
-  REQUIRE(rig.relay->settle.SettleReady(true, 1s) == 1);  // NEW again, due in 1 to 2 s
+  REQUIRE(rig.relay->settle.SettleAdmitted(true, 1s).count == 1);  // NEW again, due in 1 to 2 s
   CHECK(rig.wakeup->WaitUntil(rig.clock->Now()) == WakeCause::kChange);  // Interrupt: look again
   CHECK(rig.relay->claim.ClaimOnce() == ClaimRound::kIdle);
   const Clock::Duration wait = rig.relay->claim.IdleWait();
@@ -293,7 +293,7 @@ TEST_CASE("an acknowledgement wakes the loop when rows wait behind it", "[relay]
     CHECK(rig.table->Get(1).status == "SENDING");  // its settle has not run
     CHECK(rig.table->Get(2).status == "SENDING");  // order 1's second event
     REQUIRE(rig.broker->CompleteAll() == 1);
-    CHECK(rig.relay->settle.SettleReady(true, 1s) == 3);
+    CHECK(rig.relay->settle.SettleAdmitted(true, 1s).count == 3);
     CHECK(rig.table->Get(1).status == "SENT");
     CHECK(rig.table->Get(2).status == "SENT");
     REQUIRE(rig.broker->acked().size() == 3);
@@ -304,7 +304,7 @@ TEST_CASE("an acknowledgement wakes the loop when rows wait behind it", "[relay]
     REQUIRE(rig.relay->queue->inflight() == 1);
     REQUIRE(rig.broker->CompleteAll() == 1);
     CHECK(rig.wakeup->WaitUntil(rig.clock->Now()) == WakeCause::kDeadline);
-    REQUIRE(rig.relay->settle.SettleReady(true, 1s) == 1);
+    REQUIRE(rig.relay->settle.SettleAdmitted(true, 1s).count == 1);
     CHECK(rig.wakeup->WaitUntil(rig.clock->Now()) == WakeCause::kDeadline);
   }
 }

@@ -21,9 +21,10 @@ using testing::FakeClock;
 constexpr auto kSafety = kSafetyPoll;  // the longest idle wait while the stream is up
 
 struct Rig {
-  explicit Rig(Wakeup mode) : clock(std::make_shared<FakeClock>()) {
+  explicit Rig(Wakeup mode, bool ordered = false) : clock(std::make_shared<FakeClock>()) {
     ClaimScheduler::Options o;
     o.wakeup = mode;
+    o.ordered = ordered;
     o.poll_interval = 100ms;
     o.gauge_interval = 5000ms;
     scheduler = std::make_unique<ClaimScheduler>(o, clock);
@@ -343,6 +344,127 @@ TEST_CASE("the scheduler's table: the idle wait with wakeup binlog", "[relay][sc
     CHECK(r.Wait() == 1ms);  // a busy table: look again as polling does
     r.view.deferred = 1;     // what frees them is an acknowledgement, which wakes the loop
     CHECK(r.Wait() == kSafety);
+  }
+}
+
+TEST_CASE("the scheduler's table: the in-flight window", "[relay][scheduler]") {
+  Rig r(Wakeup::kPoll);  // max_inflight_batches 4
+  CHECK_FALSE(r.scheduler->WindowFull(3));
+  CHECK(r.scheduler->WindowFull(4));
+  // The round that found it full claims nothing: the next step waits for a
+  // settle, then claims again.
+  r.Round(ClaimRound::kBusy);
+  CHECK(r.Wait() == 100ms);
+  CHECK(r.Next().action == Action::kClaim);
+}
+
+TEST_CASE("the scheduler's table: a retry this relay's settle wrote comes due a second late",
+          "[relay][scheduler]") {
+  Rig r(Wakeup::kBinlog);
+  r.clock->Advance(5ms);
+  r.view.unsent = {true, Clock::TimePoint{}, 0, std::nullopt};
+  r.Round(ClaimRound::kIdle, 0);
+  // next_retry_at is a DATETIME: whole seconds.
+  r.scheduler->OnRetryWritten(1000);
+  CHECK(r.Wait() == 2s);
+  r.scheduler->OnRetryWritten(3000);  // a later one: the earliest stays
+  CHECK(r.Wait() == 2s);
+}
+
+TEST_CASE("the scheduler's table: the idle step's deadline is the idle wait",
+          "[relay][scheduler]") {
+  Rig r(Wakeup::kPoll);
+  r.Round(ClaimRound::kIdle, 3);
+  const Step s = r.Next();
+  CHECK(s.action == Action::kWaitWake);
+  CHECK(s.idle);
+  CHECK(s.until - r.clock->Now() == r.scheduler->IdleWait(r.view));
+}
+
+TEST_CASE("the scheduler's table: a round's plan with ordering none", "[relay][scheduler]") {
+  Rig r(Wakeup::kPoll);
+  const auto plan = [&] { return r.scheduler->PlanRound(false, Clock::TimePoint{}); };
+  const auto claimed = [&](ClaimRound kind, bool stopped_at_probe = false) {
+    r.scheduler->OnClaimed({kind, stopped_at_probe, 0});
+  };
+  // The first round reclaims expired leases, without the probe.
+  RoundPlan p = plan();
+  CHECK(p.reclaim);
+  CHECK_FALSE(p.probe);
+  claimed(ClaimRound::kIdle);
+  // A round that did not fill its batch: the next probes first...
+  r.clock->Advance(999ms);
+  p = plan();
+  CHECK_FALSE(p.reclaim);
+  CHECK(p.probe);
+  claimed(ClaimRound::kIdle, /*stopped_at_probe=*/true);
+  // ...and a second after the last reclaim reclaims again, without it.
+  r.clock->Advance(1ms);
+  p = plan();
+  CHECK(p.reclaim);
+  CHECK_FALSE(p.probe);
+  claimed(ClaimRound::kMore);
+  // A full batch: no probe before the next claim.
+  CHECK_FALSE(plan().probe);
+  claimed(ClaimRound::kMore);
+  // A failed round leaves that as it was.
+  claimed(ClaimRound::kFailed);
+  CHECK_FALSE(plan().probe);
+  CHECK_FALSE(plan().end_pass);
+}
+
+TEST_CASE("the scheduler's table: a round's plan with per_aggregate", "[relay][scheduler]") {
+  Rig r(Wakeup::kPoll, /*ordered=*/true);
+  const Clock::TimePoint start = r.clock->Now();
+  // No pass yet: one starts, after the probe; never a reclaim.
+  RoundPlan p = r.scheduler->PlanRound(false, {});
+  CHECK(p.probe);
+  CHECK_FALSE(p.reclaim);
+  CHECK_FALSE(p.end_pass);
+  // A pass that claimed rows: the next starts without the probe.
+  r.scheduler->OnClaimed({ClaimRound::kMore, false, 5});
+  CHECK_FALSE(r.scheduler->PlanRound(false, {}).probe);
+  // A pass goes on: no probe; ten seconds old it still does...
+  r.scheduler->OnClaimed({ClaimRound::kMore, false, 0});  // that pass started, claimed nothing yet
+  r.clock->Advance(10s);
+  p = r.scheduler->PlanRound(true, start);
+  CHECK_FALSE(p.end_pass);
+  CHECK_FALSE(p.probe);
+  r.scheduler->OnClaimed({ClaimRound::kMore, false, 0});
+  // ...older it ends, and the next, after a pass that claimed nothing, probes.
+  r.clock->Advance(1ms);
+  p = r.scheduler->PlanRound(true, start);
+  CHECK(p.end_pass);
+  CHECK(p.probe);
+}
+
+TEST_CASE("the scheduler's table: probe_first and new_pass steps plan the next round",
+          "[relay][scheduler]") {
+  SECTION("a commit that inserted nothing probes even after a pass that claimed") {
+    Rig r(Wakeup::kBinlog, /*ordered=*/true);
+    IdleAfterEmptyRead(r);
+    r.scheduler->OnClaimed({ClaimRound::kMore, false, 3});
+    r.scheduler->OnWake(WakeCause::kChange);
+    REQUIRE(r.Next().probe_first);
+    CHECK(r.scheduler->PlanRound(false, {}).probe);
+  }
+  SECTION("a reconnect starts a pass without the probe") {
+    Rig r(Wakeup::kBinlog, /*ordered=*/true);
+    IdleAfterEmptyRead(r);
+    r.scheduler->OnReconnect();
+    r.scheduler->OnWake(WakeCause::kDeadline);
+    REQUIRE(r.Next().new_pass);
+    CHECK_FALSE(r.scheduler->PlanRound(false, {}).probe);
+  }
+  SECTION("ordering none: a reconnect claims without the probe") {
+    Rig r(Wakeup::kBinlog);
+    IdleAfterEmptyRead(r);
+    (void)r.scheduler->PlanRound(false, {});  // the first reclaim
+    r.scheduler->OnClaimed({ClaimRound::kIdle, false, 0});
+    r.scheduler->OnReconnect();
+    r.scheduler->OnWake(WakeCause::kDeadline);
+    REQUIRE(r.Next().new_pass);
+    CHECK_FALSE(r.scheduler->PlanRound(false, {}).probe);
   }
 }
 

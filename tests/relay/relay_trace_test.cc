@@ -58,7 +58,7 @@ struct Rig {
 
   void Step() {
     relay->claim.ClaimOnce();
-    relay->settle.SettleReady(false, 0ms);
+    relay->settle.SettleAdmitted(false, 0ms);
   }
 
   ServiceConfig config;

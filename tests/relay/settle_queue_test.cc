@@ -1,11 +1,11 @@
 // The settle gate and the queue between the claim and the settle loops
-// (src/relay/settle_gate.h, settle_queue.h).
+// (src/relay/settle_timing.h, settle_queue.h).
 #include "relay/settle_queue.h"
 
 #include <catch2/catch.hpp>
 
 #include "fakes/fake_clock.h"
-#include "relay/settle_gate.h"
+#include "relay/settle_timing.h"
 
 namespace outbox {
 namespace {
