@@ -63,7 +63,13 @@ ClaimRound ClaimLoop::ClaimOnce() {
   // The claim's transaction has ended (committed or rolled back): its batch
   // may be settled now, and not before (SettleGate).
   if (published_) parts_.queue->EndClaim(round_);
-  if (r == ClaimRound::kFailed) return r;
+  if (r == ClaimRound::kFailed) {
+    // The scheduler's backoff (200 ms doubling to 5 s) comes before the
+    // next attempt: without it a database that refuses connections would
+    // be asked again at once, in a loop.
+    scheduler_.OnRound({r, round_start_});
+    return r;
+  }
   parts_.stats.Observe(ServiceStats::Histogram::kPollDuration,
                        std::chrono::duration<double>(parts_.clock->Now() - round_start_).count());
   parts_.stats.Set(ServiceStats::Gauge::kLastPoll, parts_.clock->UnixNow());

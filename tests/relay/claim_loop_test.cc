@@ -588,6 +588,66 @@ TEST_CASE("a wake-up by another relay's settle that does not show yet is looked 
   }
 }
 
+// Records the (fake) time of every claim attempt: its first call to the
+// store (a connect, a probe or a claim) at a new time.
+class AttemptTimesStore : public OutboxStoreWrapper {
+ public:
+  AttemptTimesStore(std::shared_ptr<FakeTable> table, std::shared_ptr<FakeClock> clock,
+                    std::shared_ptr<std::vector<Clock::TimePoint>> times)
+      : OutboxStoreWrapper(std::make_shared<FakeStore>(std::move(table))),
+        clock_(std::move(clock)),
+        times_(std::move(times)) {}
+  Status Connect() override {
+    Note();
+    return OutboxStoreWrapper::Connect();
+  }
+  Status HasDue(bool include_expired, bool* due) override {
+    Note();
+    return OutboxStoreWrapper::HasDue(include_expired, due);
+  }
+  Status ClaimDue(int limit, int64_t lease_ms, bool include_expired, ClaimedBatch* out,
+                  const ClaimedFn& before_commit) override {
+    Note();
+    return OutboxStoreWrapper::ClaimDue(limit, lease_ms, include_expired, out, before_commit);
+  }
+
+ private:
+  void Note() {
+    if (times_->empty() || times_->back() != clock_->Now()) times_->push_back(clock_->Now());
+  }
+  std::shared_ptr<FakeClock> clock_;
+  std::shared_ptr<std::vector<Clock::TimePoint>> times_;
+};
+
+TEST_CASE("a claim round that fails waits 200 ms before the next and doubles the wait up to 5 s",
+          "[relay][wakeup]") {
+  ServiceConfig c = BinlogConfig();
+  auto clock = std::make_shared<FakeClock>();
+  clock->set_auto_advance(true);  // the loop's sleeps pass at once
+  auto table = std::make_shared<FakeTable>(clock);
+  table->set_down(true);
+  auto times = std::make_shared<std::vector<Clock::TimePoint>>();
+  testing::FakeStats metrics;
+  auto owned = RelayOn(
+      c, clock,
+      [table, clock, times] { return std::make_unique<AttemptTimesStore>(table, clock, times); },
+      &metrics);
+  // The loop on its thread: each failed round is followed by a sleep, which
+  // moves the fake time. A loop that claimed again at once after a failure
+  // would never move it (and would spin on the database).
+  RelayUnits& relay = *owned;
+  std::thread loop([&] { relay.claim.Run(); });
+  REQUIRE(WaitFor([&] { return clock->Now() >= Clock::TimePoint(30s); }, 10s, 1ms));
+  relay.claim.Stop();
+  loop.join();
+  std::vector<std::chrono::milliseconds> gaps;
+  for (size_t i = 1; i < times->size() && gaps.size() < 8; ++i)
+    gaps.push_back(
+        std::chrono::duration_cast<std::chrono::milliseconds>((*times)[i] - (*times)[i - 1]));
+  using ms = std::chrono::milliseconds;
+  CHECK(gaps == std::vector<ms>{200ms, 400ms, 800ms, 1600ms, 3200ms, 5000ms, 5000ms, 5000ms});
+}
+
 TEST_CASE("a wake-up ends the idle wait and Stop interrupts it", "[relay][wakeup]") {
   // Real time: the loop runs on its thread; the safety poll is an hour away.
   ServiceConfig c = BinlogConfig();
