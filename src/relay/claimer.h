@@ -22,7 +22,7 @@ enum class ClaimRound {
 };
 
 // Claims batches from the table, with the strategy the service's ordering
-// asks for (docs/DESIGN.md, "Claiming"):
+// asks for (docs/DESIGN.md, "The path of one event"):
 //  - ordering none: ClaimDue, SKIP LOCKED over the status index, with a
 //    reclaim of expired leases every second; an idle table costs one index
 //    probe per poll.
