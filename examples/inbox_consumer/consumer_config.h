@@ -41,7 +41,7 @@ struct ConsumerKafkaConfig {
 };
 
 // What the consumer does with an event that is not the next one for its
-// aggregate (docs/CONSUMERS.md "The version check").
+// aggregate (docs/CONSUMERS.md "Order: the per-aggregate version check").
 enum class VersionCheck {
   kNone,    // apply every new event; a late one is counted in out_of_order
   kNewer,   // apply only an event newer than the last applied; an older one is stale

@@ -5,6 +5,7 @@
 #include <functional>
 #include <string>
 
+#include "common/clock.h"
 #include "config/config.h"
 
 namespace outbox {
@@ -41,6 +42,8 @@ struct BinlogOptions {
   // step (at least every heartbeat_ms while up, every second while waiting to
   // reconnect): the liveness hook for /healthz. Must be cheap.
   std::function<void()> on_progress;
+  // Paces the reconnect backoff and times the silence behind a stall.
+  ClockPtr clock = DefaultClock();
 };
 
 // The default replica server_id: 0x80000000 | (FNV-1a-32(instance_id + "/" +

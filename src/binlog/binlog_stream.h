@@ -1,16 +1,15 @@
 #pragma once
 
 #include <atomic>
-#include <condition_variable>
 #include <cstdint>
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <thread>
 
 #include "binlog/binlog_options.h"
 #include "binlog/transaction_tracker.h"
+#include "common/mutex.h"
 
 namespace outbox {
 namespace binlog {
@@ -72,17 +71,17 @@ class BinlogStream {
 
   void Start();
   // Breaks a blocking read (shutdown(2) of the socket) and joins the thread.
-  void Stop();
+  void Stop() EXCLUDES(mu_);
   // Closes the current connection (or ends a backoff) and connects again at
   // once through options().mysql.host, following that server from its end
   // of log: after a failover the host leads to another server, whose log the
   // old position does not belong to. The stream is down in between (its
   // subscribers poll). Any thread; returns at once.
-  void Reopen();
+  void Reopen() EXCLUDES(mu_);
 
-  bool up() const;
-  std::string reason() const;
-  StreamState state() const;
+  bool up() const EXCLUDES(mu_);
+  std::string reason() const EXCLUDES(mu_);
+  StreamState state() const EXCLUDES(mu_);
   const BinlogOptions& options() const { return options_; }
 
  private:
@@ -92,21 +91,21 @@ class BinlogStream {
   void Run();
   // One connection: connect, check, dump, follow until it breaks. Sets
   // *problem and *reason; returns whether the stream got up.
-  bool RunSession(StreamProblem* problem, std::string* reason);
-  void SetUp(const std::string& format, bool table_granularity);
-  void SetDown(StreamProblem problem, const std::string& reason);
+  bool RunSession(StreamProblem* problem, std::string* reason) EXCLUDES(mu_);
+  void SetUp(const std::string& format, bool table_granularity) EXCLUDES(mu_);
+  void SetDown(StreamProblem problem, const std::string& reason) EXCLUDES(mu_);
   // Waits `ms` or until Stop(), calling on_progress at least every second.
-  void Backoff(int ms);
+  void Backoff(int ms) EXCLUDES(mu_);
   void Progress();
   bool stopping() const { return stopping_.load(std::memory_order_acquire); }
-  // The socket a Stop() must shut down; -1 when none. Guarded by mu_.
-  void SetSocket(int fd);
+  // The socket a Stop() must shut down; -1 when none.
+  void SetSocket(int fd) EXCLUDES(mu_);
   void CountEvent() { events_.fetch_add(1, std::memory_order_relaxed); }
   void CountHeartbeat() { heartbeats_.fetch_add(1, std::memory_order_relaxed); }
   void Deliver(const Commit& commit);
-  void SetFile(std::string file);
+  void SetFile(std::string file) EXCLUDES(mu_);
   // Whether Reopen() was called since the last call; clears it.
-  bool TakeReopen();
+  bool TakeReopen() EXCLUDES(mu_);
 
   // Constant after construction.
   const BinlogOptions options_;
@@ -120,11 +119,11 @@ class BinlogStream {
   std::atomic<uint64_t> heartbeats_{0};
   std::atomic<uint64_t> transactions_{0};
 
-  mutable std::mutex mu_;
-  std::condition_variable cv_;  // Stop() wakes Backoff()
-  StreamState state_;           // guarded by mu_ (counters above merged in state())
-  int socket_ = -1;             // guarded by mu_
-  bool reopen_ = false;         // guarded by mu_
+  mutable Mutex mu_;
+  CondVar cv_{&mu_};                   // Stop() and Reopen() wake Backoff()
+  StreamState state_ GUARDED_BY(mu_);  // the counters above merged in state()
+  int socket_ GUARDED_BY(mu_) = -1;
+  bool reopen_ GUARDED_BY(mu_) = false;
   std::thread thread_;
 };
 

@@ -44,6 +44,30 @@ std::string QuotedNameBefore(std::string_view statement, size_t close) {
   return "";
 }
 
+// What a QUERY event's statement does to the transaction around it.
+enum class QueryKind {
+  kBegin,   // one starts
+  kEnd,     // it ends
+  kEndAll,  // it ends, with rows logged elsewhere: wake every subscriber
+  kNone,    // nothing to track
+  kWrite,   // a statement-format write (or DDL)
+};
+
+QueryKind KindOf(std::string_view statement) {
+  if (StartsWithWord(statement, "BEGIN") || StartsWithWord(statement, "XA START"))
+    return QueryKind::kBegin;
+  if (StartsWithWord(statement, "COMMIT") || StartsWithWord(statement, "XA PREPARE"))
+    return QueryKind::kEnd;  // XA PREPARE: early (rows show at XA COMMIT), harmless
+  if (StartsWithWord(statement, "ROLLBACK") && statement.find(" TO ") == std::string_view::npos)
+    return QueryKind::kEnd;
+  // XA COMMIT: its rows were logged with the XA PREPARE group, maybe long ago.
+  if (StartsWithWord(statement, "XA COMMIT")) return QueryKind::kEndAll;
+  if (StartsWithWord(statement, "XA END") || StartsWithWord(statement, "XA ROLLBACK") ||
+      StartsWithWord(statement, "SAVEPOINT") || StartsWithWord(statement, "ROLLBACK"))
+    return QueryKind::kNone;
+  return QueryKind::kWrite;
+}
+
 }  // namespace
 
 std::vector<std::string> QualifiedNames(std::string_view statement) {
@@ -72,22 +96,20 @@ void TransactionTracker::OnGtid(bool standalone) {
 
 bool TransactionTracker::OnQuery(std::string_view database, std::string_view statement,
                                  Commit* out) {
-  if (StartsWithWord(statement, "BEGIN") || StartsWithWord(statement, "XA START")) {
-    in_transaction_ = true;
-    return false;
+  switch (KindOf(statement)) {
+    case QueryKind::kBegin:
+      in_transaction_ = true;
+      return false;
+    case QueryKind::kEnd:
+      return End(out);
+    case QueryKind::kEndAll:
+      pending_.all = true;
+      return End(out);
+    case QueryKind::kNone:
+      return false;
+    case QueryKind::kWrite:
+      break;
   }
-  if (StartsWithWord(statement, "COMMIT") || StartsWithWord(statement, "XA PREPARE"))
-    return End(out);  // XA PREPARE: early (rows show at XA COMMIT), harmless
-  if (StartsWithWord(statement, "ROLLBACK") && statement.find(" TO ") == std::string_view::npos)
-    return End(out);
-  if (StartsWithWord(statement, "XA COMMIT")) {
-    // Its rows were logged with the XA PREPARE group, maybe long ago.
-    pending_.all = true;
-    return End(out);
-  }
-  if (StartsWithWord(statement, "XA END") || StartsWithWord(statement, "XA ROLLBACK") ||
-      StartsWithWord(statement, "SAVEPOINT") || StartsWithWord(statement, "ROLLBACK"))
-    return false;
   // A statement-format write (or DDL): its default database and the ones it
   // names.
   const bool insert = !StartsWithWord(statement, "UPDATE") && !StartsWithWord(statement, "DELETE");

@@ -16,14 +16,14 @@ struct Subscription::Server {
     WakeupHub::WakeFn wake;
   };
 
-  std::mutex mu;
-  std::vector<Subscriber> subscribers;  // guarded by mu
+  Mutex mu;
+  std::vector<Subscriber> subscribers GUARDED_BY(mu);
 
   // The stream: replaced by WakeupHub::Reopen, so read through Stream().
-  mutable std::mutex stream_mu;
-  std::shared_ptr<BinlogStream> stream;  // guarded by stream_mu
-  std::shared_ptr<BinlogStream> Stream() const {
-    std::lock_guard<std::mutex> lock(stream_mu);
+  mutable Mutex stream_mu;
+  std::shared_ptr<BinlogStream> stream GUARDED_BY(stream_mu);
+  std::shared_ptr<BinlogStream> Stream() const EXCLUDES(stream_mu) {
+    MutexLock lock(&stream_mu);
     return stream;
   }
   // A stream whose callbacks reach this Server through a raw pointer: the
@@ -34,12 +34,12 @@ struct Subscription::Server {
         [this](const StreamState&) { WakeAll(); });
   }
 
-  void Dispatch(const Commit& commit) {
+  void Dispatch(const Commit& commit) EXCLUDES(mu) {
     std::vector<Commit::Table> touched;
     touched.reserve(commit.tables.size());
     for (const Commit::Table& t : commit.tables)
       touched.push_back({AsciiLower(t.database), AsciiLower(t.table), t.insert});
-    std::lock_guard<std::mutex> lock(mu);
+    MutexLock lock(&mu);
     for (const Subscriber& s : subscribers) {
       bool hit = commit.all, insert = commit.all;
       for (const Commit::Table& t : touched) {
@@ -51,14 +51,14 @@ struct Subscription::Server {
     }
   }
 
-  void WakeAll() {
-    std::lock_guard<std::mutex> lock(mu);
+  void WakeAll() EXCLUDES(mu) {
+    MutexLock lock(&mu);
     for (const Subscriber& s : subscribers) s.wake(false);
   }
 };
 
 Subscription::~Subscription() {
-  std::lock_guard<std::mutex> lock(server_->mu);
+  MutexLock lock(&server_->mu);
   auto& subs = server_->subscribers;
   subs.erase(std::remove_if(subs.begin(), subs.end(), [&](auto& s) { return s.id == id_; }),
              subs.end());
@@ -74,7 +74,7 @@ WakeupHub::WakeupHub() = default;
 WakeupHub::~WakeupHub() {
   std::map<std::string, std::shared_ptr<Subscription::Server>> servers;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     servers.swap(servers_);
   }
   for (auto& [key, server] : servers) server->Stream()->Stop();
@@ -88,18 +88,20 @@ SubscriptionPtr WakeupHub::Subscribe(const BinlogOptions& options, const std::st
   uint64_t id;
   bool start = false;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     id = next_id_++;
     auto& slot = servers_[key];
     if (!slot) {
       slot = std::make_shared<Subscription::Server>();
-      slot->stream = slot->NewStream(options);
+      std::shared_ptr<BinlogStream> stream = slot->NewStream(options);
+      MutexLock stream_lock(&slot->stream_mu);
+      slot->stream = std::move(stream);
       start = true;
     }
     server = slot;
   }
   {
-    std::lock_guard<std::mutex> lock(server->mu);
+    MutexLock lock(&server->mu);
     server->subscribers.push_back({id, AsciiLower(database), AsciiLower(table), std::move(wake)});
   }
   if (start) server->Stream()->Start();
@@ -107,7 +109,7 @@ SubscriptionPtr WakeupHub::Subscribe(const BinlogOptions& options, const std::st
 }
 
 std::vector<StreamState> WakeupHub::Streams() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   std::vector<StreamState> out;
   for (const auto& [key, server] : servers_) out.push_back(server->Stream()->state());
   return out;
@@ -116,7 +118,7 @@ std::vector<StreamState> WakeupHub::Streams() const {
 bool WakeupHub::Reopen(const BinlogOptions& options) {
   std::shared_ptr<Subscription::Server> server;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     auto it = servers_.find(ServerKey(options.mysql));
     if (it == servers_.end()) return false;
     server = it->second;
@@ -124,7 +126,7 @@ bool WakeupHub::Reopen(const BinlogOptions& options) {
   std::shared_ptr<BinlogStream> fresh = server->NewStream(options);
   std::shared_ptr<BinlogStream> old;
   {
-    std::lock_guard<std::mutex> lock(server->stream_mu);
+    MutexLock lock(&server->stream_mu);
     old = std::exchange(server->stream, fresh);
   }
   // The old stream ends before the new one starts: both would follow the
@@ -140,7 +142,7 @@ bool WakeupHub::Reopen(const BinlogOptions& options) {
 void WakeupHub::Close(const std::string& server_key) {
   std::shared_ptr<Subscription::Server> server;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     auto it = servers_.find(server_key);
     if (it == servers_.end()) return;
     server = std::move(it->second);

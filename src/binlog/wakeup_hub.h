@@ -4,12 +4,12 @@
 #include <functional>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <vector>
 
 #include "binlog/binlog_options.h"
 #include "binlog/binlog_stream.h"
+#include "common/mutex.h"
 
 namespace outbox {
 namespace binlog {
@@ -78,26 +78,26 @@ class WakeupHub {
   // compare case-insensitively (a spurious wake-up costs one claim; a missed
   // one costs latency).
   SubscriptionPtr Subscribe(const BinlogOptions& options, const std::string& database,
-                            const std::string& table, WakeFn wake);
+                            const std::string& table, WakeFn wake) EXCLUDES(mu_);
 
   // One entry per server, for metrics and logs.
-  std::vector<StreamState> Streams() const;
+  std::vector<StreamState> Streams() const EXCLUDES(mu_);
 
   // Stops the stream of options.mysql's server and opens a new one with
   // `options` (another service's credentials, after a reload removed or
   // changed the one whose they were); the subscriptions stay and poll until
   // it is up. False when the server has no stream. Blocks until the old
   // stream's thread ended: not from a `wake` callback.
-  bool Reopen(const BinlogOptions& options);
+  bool Reopen(const BinlogOptions& options) EXCLUDES(mu_);
   // Stops the stream of `server_key` (ServerKey) and forgets it; the next
   // Subscribe for that server opens a new one. REQUIRES: no Subscription to
   // it is left (a reload destroyed every relay of that server).
-  void Close(const std::string& server_key);
+  void Close(const std::string& server_key) EXCLUDES(mu_);
 
  private:
-  mutable std::mutex mu_;
-  uint64_t next_id_ = 1;                                                  // guarded by mu_
-  std::map<std::string, std::shared_ptr<Subscription::Server>> servers_;  // guarded by mu_
+  mutable Mutex mu_;
+  uint64_t next_id_ GUARDED_BY(mu_) = 1;
+  std::map<std::string, std::shared_ptr<Subscription::Server>> servers_ GUARDED_BY(mu_);
 };
 
 }  // namespace binlog

@@ -220,40 +220,46 @@ std::string SyntaxHint(const std::string& text, const YAML::Mark& mark) {
 
 namespace config_internal {
 
+namespace {
+
+// Looks at the documents before the first is loaded. Not YAML::LoadAll:
+// yaml-cpp 0.7 answers a ',' outside [...] or {...} with an endless series
+// of empty documents that never advance, and LoadAll collects them until
+// memory runs out (found by fuzzing: a file starting with ',' hung check).
+void ScanDocuments(const std::string& text, const Parser* parser) {
+  std::istringstream in(text);
+  YAML::Parser stream(in);
+  config_internal::DocumentScan scan;
+  for (int i = 0; i < 3 && stream.HandleNextDocument(scan); ++i) {
+    const auto& docs = scan.docs;
+    if (docs.size() >= 2 && docs.back().start.pos == docs[docs.size() - 2].start.pos) {
+      const YAML::Mark& at = docs.back().start;
+      char c = at.pos >= 0 && static_cast<size_t>(at.pos) < text.size() ? text[at.pos] : ' ';
+      parser->Fail(at, "yaml",
+                   c == ',' ? "unexpected ',' (a comma separates items only inside [...] or {...})"
+                            : "cannot parse the text here");
+    }
+    // A second document would be ignored silently; a bare trailing "---" is harmless.
+    if (docs.size() >= 2 && docs.back().has_content)
+      parser->Fail(docs.back().start, "yaml",
+                   "more than one YAML document (a second \"---\"); the config is one document");
+  }
+  for (const YAML::Mark& at : scan.quoted)
+    if (config_internal::Unclosed(text, at.pos))
+      parser->Fail(at, "yaml",
+                   std::string(YAML::ErrorMsg::EOF_IN_SCALAR) + " (the " + text[at.pos] +
+                       " opened here is never closed)");
+}
+
+}  // namespace
+
 YAML::Node ParseYaml(const std::string& text, const Parser* parser) {
   YAML::Node root;
   // A syntax error is the one problem of the file: nothing after it can be
   // trusted to be what the author meant.
   (void)parser->Guard([&] {
     try {
-      // Look at the documents before loading the first. Not YAML::LoadAll:
-      // yaml-cpp 0.7 answers a ',' outside [...] or {...} with an endless series
-      // of empty documents that never advance, and LoadAll collects them until
-      // memory runs out (found by fuzzing: a file starting with ',' hung check).
-      std::istringstream in(text);
-      YAML::Parser stream(in);
-      config_internal::DocumentScan scan;
-      for (int i = 0; i < 3 && stream.HandleNextDocument(scan); ++i) {
-        const auto& docs = scan.docs;
-        if (docs.size() >= 2 && docs.back().start.pos == docs[docs.size() - 2].start.pos) {
-          const YAML::Mark& at = docs.back().start;
-          char c = at.pos >= 0 && static_cast<size_t>(at.pos) < text.size() ? text[at.pos] : ' ';
-          parser->Fail(at, "yaml",
-                       c == ','
-                           ? "unexpected ',' (a comma separates items only inside [...] or {...})"
-                           : "cannot parse the text here");
-        }
-        // A second document would be ignored silently; a bare trailing "---" is harmless.
-        if (docs.size() >= 2 && docs.back().has_content)
-          parser->Fail(
-              docs.back().start, "yaml",
-              "more than one YAML document (a second \"---\"); the config is one document");
-      }
-      for (const YAML::Mark& at : scan.quoted)
-        if (config_internal::Unclosed(text, at.pos))
-          parser->Fail(at, "yaml",
-                       std::string(YAML::ErrorMsg::EOF_IN_SCALAR) + " (the " + text[at.pos] +
-                           " opened here is never closed)");
+      ScanDocuments(text, parser);
       root = YAML::Load(text);
     } catch (const YAML::ParserException& e) {
       parser->Fail(e.mark, "yaml", e.msg + config_internal::SyntaxHint(text, e.mark));

@@ -121,23 +121,34 @@ bool IsTimeZone(const std::string& tz) {
   return IsZoneName(tz);
 }
 
+namespace {
+
+bool IsPortNumber(const std::string& port) {
+  return !port.empty() && port.size() <= 5 && std::all_of(port.begin(), port.end(), IsDigit) &&
+         std::stoi(port) <= 65535;
+}
+
+bool IsHexOrColon(char c) {
+  return IsDigit(c) || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F') || c == ':' || c == '.';
+}
+
+// A host name, an IPv4 address or a bracketed IPv6 address (not empty).
+bool IsListenHost(const std::string& host) {
+  if (host.size() > 255) return false;  // DNS names have at most 253 characters
+  if (host.front() == '[')
+    return host.size() >= 3 && host.back() == ']' &&
+           std::all_of(host.begin() + 1, host.end() - 1, IsHexOrColon);
+  return std::all_of(host.begin(), host.end(),
+                     [](char c) { return IsAlpha(c) || IsDigit(c) || c == '.' || c == '-'; });
+}
+
+}  // namespace
+
 // host:port with a host name, an IPv4 address or a bracketed IPv6 address.
 bool IsListenAddress(const std::string& s) {
   size_t colon = s.rfind(':');
   if (colon == std::string::npos || colon == 0) return false;
-  std::string host = s.substr(0, colon), port = s.substr(colon + 1);
-  if (host.size() > 255) return false;  // DNS names have at most 253 characters
-  if (port.empty() || port.size() > 5 || !std::all_of(port.begin(), port.end(), IsDigit) ||
-      std::stoi(port) > 65535)
-    return false;
-  if (host.front() == '[') {
-    if (host.size() < 3 || host.back() != ']') return false;
-    return std::all_of(host.begin() + 1, host.end() - 1, [](char c) {
-      return IsDigit(c) || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F') || c == ':' || c == '.';
-    });
-  }
-  return std::all_of(host.begin(), host.end(),
-                     [](char c) { return IsAlpha(c) || IsDigit(c) || c == '.' || c == '-'; });
+  return IsListenHost(s.substr(0, colon)) && IsPortNumber(s.substr(colon + 1));
 }
 
 void Parser::Report(const YAML::Mark& mark, const std::string& path,

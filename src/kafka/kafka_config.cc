@@ -4,6 +4,39 @@
 
 namespace outbox {
 
+namespace {
+
+// A warning for each kafka.properties override `k`=`v` that weakens what
+// the relay promises.
+void WarnOfOverride(const std::string& k, const std::string& v, int64_t min_lease_ms,
+                    std::vector<std::string>* warnings) {
+  if ((k == "enable.idempotence" && v != "true") || (k == "acks" && v != "all" && v != "-1")) {
+    warnings->push_back("kafka.properties." + k + "=" + v +
+                        " weakens delivery: SENT will no longer mean acknowledged by all "
+                        "in-sync replicas");
+  }
+  // murmur2 and murmur2_random differ only for a null key, which the relay
+  // never sends; anything else breaks README "How it works"'s Java-compatible partition.
+  if (k == "partitioner" && v != "murmur2_random" && v != "murmur2") {
+    warnings->push_back("kafka.properties.partitioner=" + v +
+                        " breaks per-aggregate order: an aggregate's events no longer share "
+                        "one partition (nor the Java client's), so consumers can see them out "
+                        "of order");
+  }
+  if ((k == "message.timeout.ms" || k == "delivery.timeout.ms")) {
+    try {
+      if (std::stoll(v) >= min_lease_ms)
+        warnings->push_back("kafka.properties." + k + "=" + v + " is not below lease_ms (" +
+                            std::to_string(min_lease_ms) +
+                            "): a slow delivery can outlive its lease and be sent twice");
+    } catch (...) {
+      // librdkafka reports the bad value itself.
+    }
+  }
+}
+
+}  // namespace
+
 std::map<std::string, std::string> ProducerProperties(const KafkaConfig& kafka,
                                                       const std::string& client_id,
                                                       int64_t min_lease_ms,
@@ -30,29 +63,7 @@ std::map<std::string, std::string> ProducerProperties(const KafkaConfig& kafka,
       {"socket.keepalive.enable", "true"},
   };
   for (const auto& [k, v] : kafka.properties) {
-    if ((k == "enable.idempotence" && v != "true") || (k == "acks" && v != "all" && v != "-1")) {
-      warnings->push_back("kafka.properties." + k + "=" + v +
-                          " weakens delivery: SENT will no longer mean acknowledged by all "
-                          "in-sync replicas");
-    }
-    // murmur2 and murmur2_random differ only for a null key, which the relay
-    // never sends; anything else breaks README "How it works"'s Java-compatible partition.
-    if (k == "partitioner" && v != "murmur2_random" && v != "murmur2") {
-      warnings->push_back("kafka.properties.partitioner=" + v +
-                          " breaks per-aggregate order: an aggregate's events no longer share "
-                          "one partition (nor the Java client's), so consumers can see them out "
-                          "of order");
-    }
-    if ((k == "message.timeout.ms" || k == "delivery.timeout.ms")) {
-      try {
-        if (std::stoll(v) >= min_lease_ms)
-          warnings->push_back("kafka.properties." + k + "=" + v + " is not below lease_ms (" +
-                              std::to_string(min_lease_ms) +
-                              "): a slow delivery can outlive its lease and be sent twice");
-      } catch (...) {
-        // librdkafka reports the bad value itself.
-      }
-    }
+    WarnOfOverride(k, v, min_lease_ms, warnings);
     p[k] = v;
   }
   return p;

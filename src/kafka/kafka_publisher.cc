@@ -9,12 +9,6 @@
 namespace outbox {
 
 namespace {
-int64_t NowMs() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(
-             std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
-
 // librdkafka ends some messages with a newline ("... outside allowed range
 // 0..900000\n"); errors are one line.
 std::string Trimmed(const char* s) {
@@ -48,6 +42,11 @@ void SplitLogLine(std::string_view line, std::string_view* broker, std::string_v
     *text = text->substr(thread.size() + 2);
 }
 }  // namespace
+
+int64_t KafkaPublisher::NowMs() const {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(clock_->Now().time_since_epoch())
+      .count();
+}
 
 struct KafkaPublisher::MsgCtx {
   KafkaPublisher* self;
@@ -120,13 +119,17 @@ rd_kafka_t* KafkaPublisher::NewProducer(const std::map<std::string, std::string>
 }
 
 std::shared_ptr<KafkaPublisher> KafkaPublisher::Create(
-    const std::map<std::string, std::string>& props, std::string* error) {
-  std::shared_ptr<KafkaPublisher> self(new KafkaPublisher());
+    const std::map<std::string, std::string>& props, std::string* error, ClockPtr clock) {
+  std::shared_ptr<KafkaPublisher> self(new KafkaPublisher(std::move(clock)));
   self->props_ = props;
   if (auto it = props.find("bootstrap.servers"); it != props.end())
     self->bootstrap_servers_ = it->second;
-  self->rk_ = NewProducer(props, self.get(), error);
-  if (self->rk_ == nullptr) return nullptr;
+  rd_kafka_t* rk = NewProducer(props, self.get(), error);
+  if (rk == nullptr) return nullptr;
+  {
+    WriterMutexLock lock(&self->rk_mu_);
+    self->rk_ = rk;
+  }
   // Before the threads that log: the prober logs within milliseconds.
   PrepareLoggingForThreads();
   self->poller_ = std::thread([p = self.get()] { p->PollLoop(); });
@@ -137,9 +140,10 @@ std::shared_ptr<KafkaPublisher> KafkaPublisher::Create(
 void KafkaPublisher::ReplaceProducer() {
   // Fail what the broken producer holds: every pending delivery report runs
   // (retryable), so every batch settles and its rows are retried.
-  rd_kafka_purge(rk_, RD_KAFKA_PURGE_F_QUEUE | RD_KAFKA_PURGE_F_INFLIGHT);
+  rd_kafka_t* const broken = poller_rk();
+  rd_kafka_purge(broken, RD_KAFKA_PURGE_F_QUEUE | RD_KAFKA_PURGE_F_INFLIGHT);
   const int64_t deadline = NowMs() + 5000;
-  while (rd_kafka_outq_len(rk_) > 0 && NowMs() < deadline) rd_kafka_poll(rk_, 50);
+  while (rd_kafka_outq_len(broken) > 0 && NowMs() < deadline) rd_kafka_poll(broken, 50);
   std::string error;
   rd_kafka_t* fresh = NewProducer(props_, this, &error);
   if (fresh == nullptr) {
@@ -149,7 +153,7 @@ void KafkaPublisher::ReplaceProducer() {
   }
   rd_kafka_t* old;
   {
-    std::unique_lock<std::shared_mutex> lock(rk_mu_);
+    WriterMutexLock lock(&rk_mu_);
     old = rk_;
     rk_ = fresh;
     fatal_ = false;
@@ -164,10 +168,10 @@ void KafkaPublisher::ReplaceProducer() {
 KafkaPublisher::~KafkaPublisher() {
   Flush(5000);
   {
-    std::lock_guard<std::mutex> lock(stop_mu_);
+    MutexLock lock(&stop_mu_);
     stop_ = true;
   }
-  stop_cv_.notify_all();
+  stop_cv_.SignalAll();
   if (prober_.joinable()) prober_.join();
   if (poller_.joinable()) poller_.join();
   if (rk_) {
@@ -179,17 +183,17 @@ KafkaPublisher::~KafkaPublisher() {
 }
 
 void KafkaPublisher::Flush(int timeout_ms) {
-  std::shared_lock<std::shared_mutex> lock(rk_mu_);
+  ReaderMutexLock lock(&rk_mu_);
   if (rk_) rd_kafka_flush(rk_, timeout_ms);
 }
 
 bool KafkaPublisher::Probe(int timeout_ms) {
-  std::shared_lock<std::shared_mutex> lock(rk_mu_);
+  ReaderMutexLock lock(&rk_mu_);
   const struct rd_kafka_metadata* md = nullptr;
   rd_kafka_resp_err_t err = rd_kafka_metadata(rk_, 0, nullptr, &md, timeout_ms);
   if (md) rd_kafka_metadata_destroy(md);
   if (err == RD_KAFKA_RESP_ERR_NO_ERROR) {
-    std::lock_guard<std::mutex> plock(problem_mu_);
+    MutexLock plock(&problem_mu_);
     problem_ = {};
     logged_cause_ = KafkaCause::kNone;
     return true;
@@ -201,12 +205,12 @@ bool KafkaPublisher::Probe(int timeout_ms) {
 }
 
 KafkaProblem KafkaPublisher::Problem() const {
-  std::lock_guard<std::mutex> lock(problem_mu_);
+  MutexLock lock(&problem_mu_);
   return problem_;
 }
 
 KafkaProblem KafkaPublisher::ProbeTopic(const std::string& topic, int timeout_ms) {
-  std::shared_lock<std::shared_mutex> lock(rk_mu_);
+  ReaderMutexLock lock(&rk_mu_);
   rd_kafka_topic_t* rkt = rd_kafka_topic_new(rk_, topic.c_str(), nullptr);
   if (rkt == nullptr)
     return {KafkaCause::kOther, "topic " + topic + ": " + rd_kafka_err2str(rd_kafka_last_error())};
@@ -221,7 +225,7 @@ KafkaProblem KafkaPublisher::ProbeTopic(const std::string& topic, int timeout_ms
 }
 
 void KafkaPublisher::NoteProblem(KafkaProblem problem) {
-  std::lock_guard<std::mutex> lock(problem_mu_);
+  MutexLock lock(&problem_mu_);
   // "1/1 brokers are down" and a failed probe follow the real cause (a
   // refused connection, SASL or TLS handshake): keep that one.
   if (problem.generic && !problem_.ok()) return;
@@ -237,29 +241,32 @@ void KafkaPublisher::NoteProblem(KafkaProblem problem) {
 }
 
 void KafkaPublisher::TriggerFatalErrorForTesting(const std::string& reason) {
-  std::shared_lock<std::shared_mutex> lock(rk_mu_);
+  ReaderMutexLock lock(&rk_mu_);
   rd_kafka_test_fatal_error(rk_, RD_KAFKA_RESP_ERR_OUT_OF_ORDER_SEQUENCE_NUMBER, reason.c_str());
 }
 
 void KafkaPublisher::PollLoop() {
   while (!stop_) {
-    rd_kafka_poll(rk_, 50);  // the poll thread is the only writer of rk_
+    rd_kafka_poll(poller_rk(), 50);
     if (fatal_) ReplaceProducer();
   }
 }
 
+void KafkaPublisher::WaitForStop(int ms) {
+  MutexLock lock(&stop_mu_);
+  clock_->WaitUntil(&stop_mu_, &stop_cv_, clock_->Now() + std::chrono::milliseconds(ms),
+                    [this] { return stop_.load(); });
+}
+
 void KafkaPublisher::ProbeLoop() {
   bool first = true;
-  std::unique_lock<std::mutex> lock(stop_mu_);
   while (!stop_) {
     // Probe when the cluster looks down, or when nothing was acknowledged for
     // a while (an idle relay still reports kafka_up truthfully).
     bool idle = NowMs() - last_ack_ms_.load() > 5000;
     int wait_ms = 100;
     if (first || !up_ || idle) {
-      lock.unlock();
       bool ok = Probe(2000);
-      lock.lock();
       if (ok != up_.load() || first) {
         if (ok && first) {
           LogInfo("kafka: broker reachable", {{"bootstrap_servers", bootstrap_servers_}});
@@ -268,7 +275,7 @@ void KafkaPublisher::ProbeLoop() {
         } else {
           // The error callback that names the cause runs on the poll thread,
           // usually within one of its 50 ms polls of the failed probe.
-          stop_cv_.wait_for(lock, std::chrono::milliseconds(200), [this] { return stop_.load(); });
+          WaitForStop(200);
           const KafkaProblem p = Problem();
           LogWarn("kafka: no broker reachable", {{"bootstrap_servers", bootstrap_servers_},
                                                  {"reason", "broker_down"},
@@ -280,7 +287,7 @@ void KafkaPublisher::ProbeLoop() {
       up_ = ok;
       wait_ms = ok ? 5000 : 1000;
     }
-    stop_cv_.wait_for(lock, std::chrono::milliseconds(wait_ms), [this] { return stop_.load(); });
+    WaitForStop(wait_ms);
   }
 }
 
@@ -327,7 +334,7 @@ void KafkaPublisher::Send(const Message& m, SentFn sent) {
   auto* ctx = new MsgCtx{this, std::move(sent)};
   rd_kafka_resp_err_t err;
   {
-    std::shared_lock<std::shared_mutex> lock(rk_mu_);
+    ReaderMutexLock lock(&rk_mu_);
     err = rd_kafka_producev(rk_, RD_KAFKA_V_TOPIC(m.topic.c_str()),
                             RD_KAFKA_V_KEY(const_cast<char*>(m.key.data()), m.key.size()),
                             RD_KAFKA_V_VALUE(const_cast<char*>(m.value.data()), m.value.size()),
@@ -354,7 +361,7 @@ void KafkaPublisher::OnDeliveryReport(rd_kafka_t*, const rd_kafka_message_t* msg
   KafkaPublisher* self = ctx->self;
   PublishOutcome o = ClassifyKafkaError(msg->err, self->up_.load());
   if (o.result == PublishResult::kAcked) {
-    self->last_ack_ms_ = NowMs();
+    self->last_ack_ms_ = self->NowMs();
     if (!self->up_.exchange(true))
       LogInfo("kafka: broker reachable again", {{"bootstrap_servers", self->bootstrap_servers_}});
   }

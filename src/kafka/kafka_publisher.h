@@ -3,14 +3,13 @@
 #include <librdkafka/rdkafka.h>
 
 #include <atomic>
-#include <condition_variable>
 #include <map>
 #include <memory>
-#include <mutex>
-#include <shared_mutex>
 #include <string>
 #include <thread>
 
+#include "common/clock.h"
+#include "common/mutex.h"
 #include "kafka/kafka_problem.h"
 #include "kafka/publisher.h"
 
@@ -24,8 +23,10 @@ namespace outbox {
 class KafkaPublisher : public Publisher {
  public:
   // Returns nullptr and sets *error when librdkafka rejects a property.
+  // `clock` paces the probe thread and dates the last acknowledgement.
   static std::shared_ptr<KafkaPublisher> Create(const std::map<std::string, std::string>& props,
-                                                std::string* error);
+                                                std::string* error,
+                                                ClockPtr clock = DefaultClock());
   ~KafkaPublisher() override;
 
   void Send(const Message& message, SentFn sent) override;
@@ -38,51 +39,59 @@ class KafkaPublisher : public Publisher {
   int producers_replaced() const { return replaced_.load(); }
 
   // Waits up to `timeout_ms` for every queued message's delivery report.
-  void Flush(int timeout_ms);
+  void Flush(int timeout_ms) EXCLUDES(rk_mu_);
   // Fetches cluster metadata; true if a broker answered within timeout_ms.
   // A failure is recorded for Problem() unless a more specific cause
   // (authentication, TLS) is known already.
-  bool Probe(int timeout_ms);
+  bool Probe(int timeout_ms) EXCLUDES(rk_mu_, problem_mu_);
   // Why the cluster cannot be used: the last cause librdkafka reported
   // (SASL, TLS, a refused connection) since the last successful probe.
   // ok() when none was. Meaningful while !Healthy().
-  KafkaProblem Problem() const;
+  KafkaProblem Problem() const EXCLUDES(problem_mu_);
   // Asks the cluster about `topic`: ok, or why it cannot be written
   // (authorization, unknown topic, no broker).
-  KafkaProblem ProbeTopic(const std::string& topic, int timeout_ms);
+  KafkaProblem ProbeTopic(const std::string& topic, int timeout_ms) EXCLUDES(rk_mu_);
   const std::string& bootstrap_servers() const { return bootstrap_servers_; }
   // Makes librdkafka raise a fatal error, as a broken idempotent producer
   // would (rd_kafka_test_fatal_error). For tests.
-  void TriggerFatalErrorForTesting(const std::string& reason);
+  void TriggerFatalErrorForTesting(const std::string& reason) EXCLUDES(rk_mu_);
 
  private:
   struct MsgCtx;
-  KafkaPublisher() = default;
+  explicit KafkaPublisher(ClockPtr clock) : clock_(std::move(clock)) {}
   static rd_kafka_t* NewProducer(const std::map<std::string, std::string>& props,
                                  KafkaPublisher* self, std::string* error);
   void PollLoop();
   // Poll thread only: swaps in a fresh producer after a fatal error.
-  void ReplaceProducer();
-  void ProbeLoop();
+  void ReplaceProducer() EXCLUDES(rk_mu_);
+  // The poll thread's producer. It is the only thread that replaces rk_, so
+  // it reads it without the lock (and must not hold it while it polls: the
+  // delivery reports it serves send the next message of a chain).
+  rd_kafka_t* poller_rk() const NO_THREAD_SAFETY_ANALYSIS { return rk_; }
+  void ProbeLoop() EXCLUDES(stop_mu_);
+  // Waits `ms` on the clock or until the destructor stops the threads.
+  void WaitForStop(int ms) EXCLUDES(stop_mu_);
+  int64_t NowMs() const;
   static void OnDeliveryReport(rd_kafka_t* rk, const rd_kafka_message_t* msg, void* opaque);
   static void OnError(rd_kafka_t* rk, int err, const char* reason, void* opaque);
   static void OnLog(const rd_kafka_t* rk, int level, const char* fac, const char* buf);
   // Records a cause from librdkafka's error callback or a failed probe, and
   // logs it while the cluster is down and the cause is new.
-  void NoteProblem(KafkaProblem problem);
+  void NoteProblem(KafkaProblem problem) EXCLUDES(problem_mu_);
 
+  const ClockPtr clock_;
   std::map<std::string, std::string> props_;
   std::string bootstrap_servers_;  // for log lines
-  // rk_ is replaced only by the poll thread, under an exclusive lock; other
-  // threads use it under a shared lock.
-  mutable std::shared_mutex rk_mu_;
-  rd_kafka_t* rk_ = nullptr;
+  // rk_ is replaced only by the poll thread, as the writer; other threads
+  // use it as readers.
+  mutable SharedMutex rk_mu_;
+  rd_kafka_t* rk_ GUARDED_BY(rk_mu_) = nullptr;
   std::thread poller_;
   // Metadata probes (up to 2 s against a dead cluster) run on their own
   // thread, so the poll thread keeps serving delivery reports meanwhile.
   std::thread prober_;
-  std::mutex stop_mu_;
-  std::condition_variable stop_cv_;
+  Mutex stop_mu_;
+  CondVar stop_cv_{&stop_mu_};  // the destructor wakes the probe thread
   std::atomic<bool> stop_{false};
   // Down until the first probe answers: claiming for a broker that was never
   // reached would burn an attempt of every row it publishes into the void.
@@ -90,9 +99,9 @@ class KafkaPublisher : public Publisher {
   std::atomic<bool> fatal_{false};
   std::atomic<int> replaced_{0};
   std::atomic<int64_t> last_ack_ms_{0};
-  mutable std::mutex problem_mu_;
-  KafkaProblem problem_;                         // guarded by problem_mu_
-  KafkaCause logged_cause_ = KafkaCause::kNone;  // guarded by problem_mu_
+  mutable Mutex problem_mu_;
+  KafkaProblem problem_ GUARDED_BY(problem_mu_);
+  KafkaCause logged_cause_ GUARDED_BY(problem_mu_) = KafkaCause::kNone;
 };
 
 // Maps a librdkafka error to a publish result and a metric reason.

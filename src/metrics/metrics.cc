@@ -42,7 +42,7 @@ ServiceMetrics::ServiceMetrics(Metrics& families, std::string service)
 }
 
 ServiceMetrics::~ServiceMetrics() {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   for (size_t i = 0; i < kCounters; ++i) families_.counters_[i]->Remove(counters_[i]);
   for (size_t i = 0; i < kHistograms; ++i) families_.histograms_[i]->Remove(histograms_[i]);
   for (size_t i = 0; i < kGauges; ++i) {
@@ -55,28 +55,28 @@ ServiceMetrics::~ServiceMetrics() {
 void ServiceMetrics::Add(Counter counter, double n) { counters_[Index(counter)]->Increment(n); }
 
 void ServiceMetrics::AddPublished(const std::string& topic, double n) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   auto& c = published_[topic];
   if (!c) c = &families_.published_->Add({{"service", service_}, {"topic", topic}});
   c->Increment(n);
 }
 
 void ServiceMetrics::AddPublishFailure(const std::string& reason, double n) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   auto& c = failures_[reason];
   if (!c) c = &families_.failures_->Add({{"service", service_}, {"reason", reason}});
   c->Increment(n);
 }
 
 void ServiceMetrics::Set(Gauge gauge, double value) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   prometheus::Gauge*& g = gauges_[Index(gauge)];
   if (!g) g = &families_.gauges_[Index(gauge)]->Add({{"service", service_}});
   g->Set(value);
 }
 
 void ServiceMetrics::Clear(Gauge gauge) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   prometheus::Gauge*& g = gauges_[Index(gauge)];
   if (!g) return;
   families_.gauges_[Index(gauge)]->Remove(g);
@@ -194,14 +194,14 @@ void Metrics::SetInstance(const std::string& instance_id) {
 }
 
 ServiceMetrics& Metrics::ForService(const std::string& service) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   auto& slot = services_[service];
   if (!slot) slot = std::make_unique<ServiceMetrics>(*this, service);
   return *slot;
 }
 
 void Metrics::RemoveService(const std::string& service) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   services_.erase(service);
 }
 

@@ -9,10 +9,10 @@
 #include <array>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <string>
 
 #include "common/failure_reason.h"
+#include "common/mutex.h"
 #include "common/service_stats.h"
 
 namespace outbox {
@@ -31,21 +31,23 @@ class ServiceMetrics final : public ServiceStats {
   ~ServiceMetrics() override;  // removes every series of the service
 
   void Add(Counter counter, double n = 1) override;
-  void AddPublished(const std::string& topic, double n = 1) override;
-  void AddPublishFailure(const std::string& reason, double n = 1) override;
-  void Set(Gauge gauge, double value) override;
-  void Clear(Gauge gauge) override;
+  void AddPublished(const std::string& topic, double n = 1) override EXCLUDES(mu_);
+  void AddPublishFailure(const std::string& reason, double n = 1) override EXCLUDES(mu_);
+  void Set(Gauge gauge, double value) override EXCLUDES(mu_);
+  void Clear(Gauge gauge) override EXCLUDES(mu_);
   void Observe(Histogram histogram, double value) override;
 
  private:
+  // Constant after construction.
   Metrics& families_;
   const std::string service_;
-  std::mutex mu_;  // guards the lazily created series below
   std::array<prometheus::Counter*, kCounters> counters_{};
-  std::array<prometheus::Gauge*, kGauges> gauges_{};
   std::array<prometheus::Histogram*, kHistograms> histograms_{};
-  std::map<std::string, prometheus::Counter*> published_;
-  std::map<std::string, prometheus::Counter*> failures_;
+
+  Mutex mu_;  // guards the lazily created series below
+  std::array<prometheus::Gauge*, kGauges> gauges_ GUARDED_BY(mu_){};
+  std::map<std::string, prometheus::Counter*> published_ GUARDED_BY(mu_);
+  std::map<std::string, prometheus::Counter*> failures_ GUARDED_BY(mu_);
 };
 
 // Every metric of docs/METRICS.md, on one registry. Thread-safe.
@@ -54,9 +56,9 @@ class Metrics {
   Metrics();
   // The service's metrics, created at the first call. Valid until
   // RemoveService(service) or the Metrics' end.
-  ServiceMetrics& ForService(const std::string& service);
+  ServiceMetrics& ForService(const std::string& service) EXCLUDES(mu_);
   // Removes every series of the service (a service removed by a reload).
-  void RemoveService(const std::string& service);
+  void RemoveService(const std::string& service) EXCLUDES(mu_);
   // Exports outbox_relay_build_info{version, revision, instance_id} 1. Call once.
   void SetInstance(const std::string& instance_id);
   prometheus::Gauge& kafka_up() { return *kafka_up_; }
@@ -86,8 +88,8 @@ class Metrics {
   prometheus::Counter* reloads_success_;
   prometheus::Counter* reloads_failure_;
   prometheus::Gauge* last_reload_success_;
-  std::mutex mu_;
-  std::map<std::string, std::unique_ptr<ServiceMetrics>> services_;
+  Mutex mu_;
+  std::map<std::string, std::unique_ptr<ServiceMetrics>> services_ GUARDED_BY(mu_);
 };
 
 }  // namespace outbox

@@ -6,8 +6,8 @@
 
 #include <algorithm>
 #include <map>
-#include <mutex>
 
+#include "common/mutex.h"
 #include "outbox/mysql_store_factory.h"
 
 namespace outbox {
@@ -128,10 +128,10 @@ ServerState ReadServerState(sql::Connection* conn) {
 
 Status MysqlConnection::Connect() {
   if (conn_) return Status::Ok();
-  static std::mutex driver_mu;  // get_driver_instance is not thread-safe on first call
+  static Mutex driver_mu;  // get_driver_instance is not thread-safe on first call
   sql::mysql::MySQL_Driver* driver;
   {
-    std::lock_guard<std::mutex> lock(driver_mu);
+    MutexLock lock(&driver_mu);
     driver = sql::mysql::get_mysql_driver_instance();
   }
   sql::ConnectOptionsMap opts = ConnectOptions(config_);

@@ -81,7 +81,7 @@ void MysqlStore::Rollback() {
   in_txn_ = false;
 }
 
-Status MysqlStore::Run(const char* what, const std::function<void()>& fn) {
+void MysqlStore::DropStaleSession() {
   // Idle connections are what wait_timeout, proxies and firewalls close; a
   // ping (one round trip, only after a second of idleness) finds out before
   // a statement fails and the service is reported down for a moment.
@@ -104,6 +104,28 @@ Status MysqlStore::Run(const char* what, const std::function<void()>& fn) {
       conn_.Close();
     }
   }
+}
+
+void MysqlStore::RecoverFrom(const SqlError& err) {
+  if (IsConnectionError(err) || NeedsFreshSession(err) || IsReadOnlyError(err)) {
+    // Reconnecting re-inspects the table, so a dropped or altered table or
+    // a new GRANT is picked up; without it a stale column list would fail
+    // every statement forever. A read-only answer means this session is on
+    // a demoted primary (a failover moved mysql.host, while open sessions
+    // stay where they were): only a new connection can reach the new one.
+    conn_.Close();
+  } else if (in_txn_) {
+    try {
+      Exec("ROLLBACK");
+    } catch (const sql::SQLException&) {
+      conn_.Close();
+    }
+  }
+  in_txn_ = false;
+}
+
+Status MysqlStore::Run(const char* what, const std::function<void()>& fn) {
+  DropStaleSession();
   struct Touch {
     Clock& clock;
     Clock::TimePoint* at;
@@ -118,21 +140,7 @@ Status MysqlStore::Run(const char* what, const std::function<void()>& fn) {
     return Status::Ok();
   } catch (const sql::SQLException& e) {
     const SqlError err = SqlErrorOf(e);
-    if (IsConnectionError(err) || NeedsFreshSession(err) || IsReadOnlyError(err)) {
-      // Reconnecting re-inspects the table, so a dropped or altered table or
-      // a new GRANT is picked up; without it a stale column list would fail
-      // every statement forever. A read-only answer means this session is on
-      // a demoted primary (a failover moved mysql.host, while open sessions
-      // stay where they were): only a new connection can reach the new one.
-      conn_.Close();
-    } else if (in_txn_) {
-      try {
-        Exec("ROLLBACK");
-      } catch (const sql::SQLException&) {
-        conn_.Close();
-      }
-    }
-    in_txn_ = false;
+    RecoverFrom(err);
     return SqlErrorStatus(std::string(what) + " on " + conn_.TableName(), err);
   }
 }

@@ -67,6 +67,12 @@ class MysqlStore : public OutboxStore {
   // Runs `fn`, turning SQL exceptions into a Status; rolls back an open
   // transaction and drops a broken connection.
   Status Run(const char* what, const std::function<void()>& fn);
+  // Run's first step: closes a session that was closed while idle or whose
+  // server turned read-only, so that Run opens a new one.
+  void DropStaleSession();
+  // Run's cleanup after a failed statement (an error of mysql_errors.h):
+  // drops the connection or rolls back the open transaction.
+  void RecoverFrom(const SqlError& err);
   void Exec(const std::string& sql);
   void Begin();
   void Rollback();

@@ -1,5 +1,5 @@
 // MysqlStore::Settle: every transition out of SENDING, fenced on the lease
-// token (docs/DESIGN.md, "fencing").
+// token (docs/DESIGN.md, "Lease token and fencing").
 
 #include <cppconn/statement.h>
 

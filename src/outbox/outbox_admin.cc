@@ -63,14 +63,11 @@ Status ListDead(const MysqlConfig& config, int limit, std::vector<DeadRow>* out)
   return Status::Ok();
 }
 
-Status ReplayDead(const MysqlConfig& config, const DeadSelector& selector, bool dry_run,
-                  std::vector<DeadRow>* changed) {
-  changed->clear();
-  MysqlConnection conn(config);
-  TableSchema schema;
-  Status s = Prepare(conn, &schema);
-  if (!s.ok()) return s;
-  const std::string table = conn.QualifiedTable();
+namespace {
+
+// The DEAD rows a replay selects: its ids, then its event type, are bound in
+// that order (then the chunk's lower id, ReplayChunk).
+std::string DeadWhere(const DeadSelector& selector) {
   std::string where = "status = 'DEAD'";
   if (!selector.ids.empty()) {
     where += " AND id IN (";
@@ -78,32 +75,54 @@ Status ReplayDead(const MysqlConfig& config, const DeadSelector& selector, bool 
     where += ")";
   }
   if (selector.event_type) where += " AND event_type = ?";
+  return where;
+}
+
+// One chunk of a replay: the rows of `select` (DeadWhere, after id `after`)
+// set NEW, in one transaction, unless `dry_run`. Throws sql::SQLException.
+std::vector<DeadRow> ReplayChunk(MysqlConnection& conn, sql::Statement& st,
+                                 const std::string& select, const DeadSelector& selector,
+                                 bool dry_run, int64_t after) {
+  if (!dry_run) st.execute("START TRANSACTION");
+  auto* ps = conn.Prepare(select);
+  unsigned i = 1;
+  for (int64_t id : selector.ids) ps->setInt64(i++, id);
+  if (selector.event_type) ps->setString(i++, *selector.event_type);
+  ps->setInt64(i++, after);
+  std::unique_ptr<sql::ResultSet> rs(ps->executeQuery());
+  std::vector<DeadRow> chunk;
+  while (rs->next()) chunk.push_back(ReadDead(*rs));
+  if (!dry_run && !chunk.empty()) {
+    auto* up = conn.Prepare("UPDATE " + conn.QualifiedTable() +
+                            " SET status = 'NEW', retry_count = 0, next_retry_at = NOW(),"
+                            " updated_at = NOW() WHERE id = ? AND status = 'DEAD'");
+    for (const auto& d : chunk) {
+      up->setInt64(1, d.id);
+      up->executeUpdate();
+    }
+  }
+  if (!dry_run) st.execute("COMMIT");
+  return chunk;
+}
+
+}  // namespace
+
+Status ReplayDead(const MysqlConfig& config, const DeadSelector& selector, bool dry_run,
+                  std::vector<DeadRow>* changed) {
+  changed->clear();
+  MysqlConnection conn(config);
+  TableSchema schema;
+  Status s = Prepare(conn, &schema);
+  if (!s.ok()) return s;
+  const std::string select = "SELECT " + DeadColumns(schema) + " FROM " + conn.QualifiedTable() +
+                             " WHERE " + DeadWhere(selector) +
+                             " AND id > ? ORDER BY id LIMIT 1000" + (dry_run ? "" : " FOR UPDATE");
   std::unique_ptr<sql::Statement> st(conn.raw()->createStatement());
   try {
     // Chunks of 1000 keep each transaction's locks short on a large replay.
     int64_t after = std::numeric_limits<int64_t>::min();
     for (;;) {
-      if (!dry_run) st->execute("START TRANSACTION");
-      auto* ps =
-          conn.Prepare("SELECT " + DeadColumns(schema) + " FROM " + table + " WHERE " + where +
-                       " AND id > ? ORDER BY id LIMIT 1000" + (dry_run ? "" : " FOR UPDATE"));
-      unsigned i = 1;
-      for (int64_t id : selector.ids) ps->setInt64(i++, id);
-      if (selector.event_type) ps->setString(i++, *selector.event_type);
-      ps->setInt64(i++, after);
-      std::unique_ptr<sql::ResultSet> rs(ps->executeQuery());
-      std::vector<DeadRow> chunk;
-      while (rs->next()) chunk.push_back(ReadDead(*rs));
-      if (!dry_run && !chunk.empty()) {
-        auto* up = conn.Prepare("UPDATE " + table +
-                                " SET status = 'NEW', retry_count = 0, next_retry_at = NOW(),"
-                                " updated_at = NOW() WHERE id = ? AND status = 'DEAD'");
-        for (const auto& d : chunk) {
-          up->setInt64(1, d.id);
-          up->executeUpdate();
-        }
-      }
-      if (!dry_run) st->execute("COMMIT");
+      std::vector<DeadRow> chunk = ReplayChunk(conn, *st, select, selector, dry_run, after);
       for (auto& d : chunk) changed->push_back(std::move(d));
       if (chunk.size() < 1000) break;
       after = changed->back().id;

@@ -10,7 +10,7 @@ namespace outbox {
 
 class MysqlConnection;
 
-// Which of the table's required columns (docs/CONFIG.md "The table") and
+// Which of the table's required columns (README.md "The outbox table") and
 // optional ones the table has.
 struct TableSchema {
   bool table_exists = false;

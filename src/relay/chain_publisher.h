@@ -12,7 +12,7 @@
 namespace outbox {
 
 // Publishes one claimed batch and holds the chain rules in one place
-// (docs/DESIGN.md, "Chains"):
+// (docs/DESIGN.md, "Chain rules"):
 //  - every row is routed to a message; a row that cannot be routed fails
 //    permanently (reason routing);
 //  - with ordering per_aggregate the rows of one aggregate form a chain, in

@@ -30,7 +30,7 @@ enum class ClaimRound {
 };
 
 // Claims batches from the table, with the strategy the service's ordering
-// asks for (docs/DESIGN.md, "Claiming"):
+// asks for (docs/DESIGN.md, "The path of one event"):
 //  - ordering none: ClaimDue, SKIP LOCKED over the status index, and a
 //    reclaim of expired leases when the plan says; an idle table costs one
 //    index probe per poll.

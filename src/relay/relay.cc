@@ -49,7 +49,7 @@ void Relay::Stop(std::chrono::milliseconds grace) {
   units_.queue->ClaimsEnded();  // no batch comes after these
   units_.housekeeping.Stop();
   if (threads_[2].joinable()) threads_[2].join();
-  if (!units_.queue->WaitEmpty(std::chrono::steady_clock::now() + grace)) {
+  if (!units_.queue->WaitEmpty(units_.options.clock->Now() + grace)) {
     LogWarn(
         "batches still in flight at shutdown; their rows stay SENDING until the lease expires "
         "and a relay reclaims them",

@@ -49,6 +49,17 @@ std::string Reason(const PublishOutcome& o) {
                                                       : ToLabel(o.reason));
 }
 
+// The first ten ids, comma-separated, and ",..." when there are more.
+std::string FirstIds(const std::vector<int64_t>& ids) {
+  std::string out;
+  for (size_t i = 0; i < ids.size() && i < 10; ++i) {
+    if (i > 0) out += ',';
+    out += std::to_string(ids[i]);
+  }
+  if (ids.size() > 10) out += ",...";
+  return out;
+}
+
 }  // namespace
 
 std::vector<SettleOp> PlanSettle(const std::vector<OutboxRow>& rows,
@@ -161,17 +172,13 @@ void Settler::NoteInvalidTrace(const OutboxRow& row, const TraceparentCheck& tra
 void Settler::LogBatch(const PublishedBatch& done, const std::vector<SettleOp>& ops,
                        const SettleResult& result) {
   if (result.stale > 0) {
-    std::string ids;
-    for (size_t i = 0; i < result.stale_ids.size() && i < 10; ++i) {
-      if (i > 0) ids += ',';
-      ids += std::to_string(result.stale_ids[i]);
-    }
-    if (result.stale_ids.size() > 10) ids += ",...";
     LogWarn(
         "rows of a batch were no longer ours when settled: the lease expired and another relay "
         "took them over, the claim's commit failed after the batch was published, or someone "
         "changed or deleted them; left as they are",
-        {{"service", config_.name}, {"count", result.stale}, {"outbox_ids", ids}});
+        {{"service", config_.name},
+         {"count", result.stale},
+         {"outbox_ids", FirstIds(result.stale_ids)}});
   }
   const auto queue_full = std::count_if(done.outcomes.begin(), done.outcomes.end(), [](auto& o) {
     return o.reason == FailureReason::kQueueFull;

@@ -27,7 +27,7 @@ struct PublishedBatch {
   uint64_t claim_round = 0;
 };
 
-// What to write for each row of a published batch (docs/DESIGN.md, "Settling"):
+// What to write for each row of a published batch (docs/DESIGN.md, "The path of one event"):
 // acknowledged -> SENT; not attempted -> released (NEW, no attempt counted);
 // retryable -> NEW with a backoff, or DEAD once the attempts are exhausted;
 // permanent -> DEAD. A pure function of the outcomes, the rows' retry counts

@@ -1,4 +1,4 @@
-// src/app/wakeups: each server's binlog stream is a liveness loop, registered
+// src/app/wakeups.cc: each server's binlog stream is a liveness loop, registered
 // once per server and fed by the stream's own thread.
 #include "app/wakeups.h"
 

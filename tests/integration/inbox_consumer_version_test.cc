@@ -1,5 +1,5 @@
 // The example consumer's version check (version_check: none | newer |
-// strict, docs/CONSUMERS.md "The version check") against MariaDB and the
+// strict, docs/CONSUMERS.md "Order: the per-aggregate version check") against MariaDB and the
 // mock cluster: duplicates, late events, reordered topics, a gap that fills
 // and one that does not. The verdict is SQL on t_aggregate_effect and
 // t_inbox_parked; out_of_order counts an event applied below the highest

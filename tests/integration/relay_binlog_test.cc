@@ -2,7 +2,7 @@
 // BinlogWakeup over the test MariaDB's binary log (scripts/test starts it
 // with log_bin on, binlog_format=MIXED) and the mock cluster. Tagged
 // [binlog-relay], not [e2e]: the minimal-grants tier's user has no
-// replication grants. The loop's wait logic alone: tests/relay/relay_wakeup_test.cc.
+// replication grants. The loop's wait logic alone: tests/relay/claim_loop_test.cc.
 #include <catch2/catch.hpp>
 #include <map>
 #include <set>

@@ -367,7 +367,7 @@ def check_root(name, objects, generated, images, errors):
 
 
 ROOTS = ("base", "sidecar")
-# Each root alone and with its optional component (deploy/k8s/ROOT/monitoring).
+# Each root alone and with its optional component (deploy/k8s/<root>/monitoring).
 VARIANTS = {v: (r, c) for r in ROOTS for v, c in ((r, ()), (f"{r}+monitoring", (f"{r}/monitoring",)))}
 KNOWN = set(ROOTS) | {"rules", "base/fleet"} | {f"{r}/monitoring" for r in ROOTS}
 

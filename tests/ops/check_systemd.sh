@@ -83,7 +83,7 @@ done
 
 # TimeoutStopSec must outlast the relay's own shutdown deadline: at most
 # min(60 s, lease_ms / 2 + 5 s) for in-flight batches plus 5 s for the
-# producer flush (StopRelays in src/app/daemon.cc, KafkaPublisher::Flush in
+# producer flush (ServiceSet::StopAll in src/app/service_set.cc, KafkaPublisher::Flush in
 # src/kafka/kafka_publisher.cc) = 65 s, plus 10 s margin.
 stop="$(sed -n 's/^TimeoutStopSec=\([0-9]*\)s$/\1/p' "$unit")"
 if [[ -z "$stop" || "$stop" -lt 75 ]]; then

@@ -1,7 +1,7 @@
 #pragma once
 
 // Reading what landed in Kafka (the mock cluster) from a test: the one
-// consumer the tests check messages with. tools/outbox_check keeps a reader
+// consumer the tests check messages with. tools/outbox_check.cc keeps a reader
 // of its own on purpose (its verdict stays independent of the tests' code).
 
 #include <cstdint>
