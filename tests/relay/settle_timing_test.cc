@@ -41,7 +41,7 @@ TEST_CASE("the settle scheduler's table: the backoff after a failed settle", "[r
   CHECK(SettleScheduler::kAdmitWait == 200ms);
 }
 
-TEST_CASE("the stop grace: half the lease and 5 s, at most a minute", "[relay][settle]") {
+TEST_CASE("the stop grace is half the lease and 5 s but at most a minute", "[relay][settle]") {
   struct Row {
     int64_t lease_ms;
     std::chrono::milliseconds grace;
