@@ -65,38 +65,56 @@ bool ParsePositiveId(std::string_view s, int64_t* out) {
   return true;
 }
 
+namespace {
+
+// A UTF-8 lead byte's sequence length and the range of the byte after it;
+// false for a continuation byte, C0/C1 or F5-FF. RFC 3629 table 3.9: the
+// second byte's range is what rules out overlong forms (C0, C1, E0 80-9F,
+// F0 80-8F), surrogates (ED A0-BF) and code points above U+10FFFF (F4 90-BF).
+bool LeadByte(unsigned char c, size_t* len, unsigned char* lo, unsigned char* hi) {
+  *lo = 0x80;
+  *hi = 0xBF;
+  if (c >= 0xC2 && c <= 0xDF) {
+    *len = 2;
+  } else if (c >= 0xE0 && c <= 0xEF) {
+    *len = 3;
+    if (c == 0xE0) *lo = 0xA0;
+    if (c == 0xED) *hi = 0x9F;
+  } else if (c >= 0xF0 && c <= 0xF4) {
+    *len = 4;
+    if (c == 0xF0) *lo = 0x90;
+    if (c == 0xF4) *hi = 0x8F;
+  } else {
+    return false;
+  }
+  return true;
+}
+
+// The length of the UTF-8 sequence at s[i] (a byte of 0x80 or more), or 0
+// when it is not a valid one.
+size_t Utf8SequenceLength(std::string_view s, size_t i) {
+  size_t len = 0;
+  unsigned char lo = 0, hi = 0;
+  if (!LeadByte(static_cast<unsigned char>(s[i]), &len, &lo, &hi)) return 0;
+  if (i + len > s.size()) return 0;
+  const auto second = static_cast<unsigned char>(s[i + 1]);
+  if (second < lo || second > hi) return 0;
+  for (size_t k = 2; k < len; ++k)
+    if ((static_cast<unsigned char>(s[i + k]) & 0xC0) != 0x80) return 0;
+  return len;
+}
+
+}  // namespace
+
 int64_t Utf8Length(std::string_view s) {
   int64_t n = 0;
   for (size_t i = 0; i < s.size(); ++n) {
-    const auto c = static_cast<unsigned char>(s[i]);
-    if (c < 0x80) {
+    if (static_cast<unsigned char>(s[i]) < 0x80) {
       ++i;
       continue;
     }
-    // RFC 3629 table 3.9: the lead byte fixes the length and the range of the
-    // second byte; that range is what rules out overlong forms (C0, C1, E0
-    // 80-9F, F0 80-8F), surrogates (ED A0-BF) and code points above U+10FFFF
-    // (F4 90-BF, F5-FF).
-    size_t len = 0;
-    unsigned char lo = 0x80, hi = 0xBF;
-    if (c >= 0xC2 && c <= 0xDF) {
-      len = 2;
-    } else if (c >= 0xE0 && c <= 0xEF) {
-      len = 3;
-      if (c == 0xE0) lo = 0xA0;
-      if (c == 0xED) hi = 0x9F;
-    } else if (c >= 0xF0 && c <= 0xF4) {
-      len = 4;
-      if (c == 0xF0) lo = 0x90;
-      if (c == 0xF4) hi = 0x8F;
-    } else {
-      return -1;  // a continuation byte, C0/C1 or F5-FF
-    }
-    if (i + len > s.size()) return -1;
-    const auto second = static_cast<unsigned char>(s[i + 1]);
-    if (second < lo || second > hi) return -1;
-    for (size_t k = 2; k < len; ++k)
-      if ((static_cast<unsigned char>(s[i + k]) & 0xC0) != 0x80) return -1;
+    const size_t len = Utf8SequenceLength(s, i);
+    if (len == 0) return -1;
     i += len;
   }
   return n;

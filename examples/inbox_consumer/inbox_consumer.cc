@@ -51,6 +51,33 @@ InboxConsumer::~InboxConsumer() {
 
 bool InboxConsumer::Start(std::string* error) {
   if (!dlq_.Start(error)) return false;
+  rd_kafka_conf_t* conf = NewConf(error);
+  if (!conf) return false;
+  char err[512];
+  rk_ = rd_kafka_new(RD_KAFKA_CONSUMER, conf, err, sizeof(err));
+  if (!rk_) {
+    rd_kafka_conf_destroy(conf);
+    *error = std::string("cannot create the Kafka consumer: ") + err;
+    return false;
+  }
+  // One queue: rebalances, errors and messages are all served by
+  // rd_kafka_consumer_poll, on this thread, between two messages.
+  rd_kafka_poll_set_consumer(rk_);
+  const ConsumerKafkaConfig& k = config_.kafka;
+  std::vector<std::string> topics = k.topics;
+  if (!k.topic_regex.empty()) topics = {k.topic_regex};
+  rd_kafka_topic_partition_list_t* sub = rd_kafka_topic_partition_list_new(1);
+  for (const auto& t : topics) rd_kafka_topic_partition_list_add(sub, t.c_str(), -1);
+  rd_kafka_resp_err_t e = rd_kafka_subscribe(rk_, sub);
+  rd_kafka_topic_partition_list_destroy(sub);
+  if (e) {
+    *error = std::string("cannot subscribe: ") + rd_kafka_err2str(e);
+    return false;
+  }
+  return true;
+}
+
+rd_kafka_conf_t* InboxConsumer::NewConf(std::string* error) {
   const ConsumerKafkaConfig& k = config_.kafka;
   rd_kafka_conf_t* conf = rd_kafka_conf_new();
   // The offset rule: an offset is *stored* only after its database
@@ -78,7 +105,7 @@ bool InboxConsumer::Start(std::string* error) {
     if (rd_kafka_conf_set(conf, key.c_str(), value.c_str(), err, sizeof(err)) != RD_KAFKA_CONF_OK) {
       *error = "kafka property " + key + ": " + err;
       rd_kafka_conf_destroy(conf);
-      return false;
+      return nullptr;
     }
   }
   rd_kafka_conf_set_log_cb(conf, KafkaLogToSpdlog);
@@ -86,34 +113,10 @@ bool InboxConsumer::Start(std::string* error) {
   // Served by rd_kafka_consumer_poll, on this thread.
   rd_kafka_conf_set_error_cb(conf, &InboxConsumer::OnError);
   rd_kafka_conf_set_opaque(conf, this);
-  rk_ = rd_kafka_new(RD_KAFKA_CONSUMER, conf, err, sizeof(err));
-  if (!rk_) {
-    rd_kafka_conf_destroy(conf);
-    *error = std::string("cannot create the Kafka consumer: ") + err;
-    return false;
-  }
-  // One queue: rebalances, errors and messages are all served by
-  // rd_kafka_consumer_poll, on this thread, between two messages.
-  rd_kafka_poll_set_consumer(rk_);
-  std::vector<std::string> topics = k.topics;
-  if (!k.topic_regex.empty()) topics = {k.topic_regex};
-  rd_kafka_topic_partition_list_t* sub = rd_kafka_topic_partition_list_new(1);
-  for (const auto& t : topics) rd_kafka_topic_partition_list_add(sub, t.c_str(), -1);
-  rd_kafka_resp_err_t e = rd_kafka_subscribe(rk_, sub);
-  rd_kafka_topic_partition_list_destroy(sub);
-  if (e) {
-    *error = std::string("cannot subscribe: ") + rd_kafka_err2str(e);
-    return false;
-  }
-  return true;
+  return conf;
 }
 
-int InboxConsumer::Run(const std::atomic<bool>& stop) {
-  std::string error;
-  if (!Start(&error)) {
-    spdlog::error("{}", error);
-    return 1;
-  }
+void InboxConsumer::LogStarted() const {
   static const char* kChecks[] = {"none", "newer", "strict"};
   spdlog::info(
       "consumer {} started: group {}, {}, dead letters to {}, version_check {}, database "
@@ -123,6 +126,28 @@ int InboxConsumer::Run(const std::atomic<bool>& stop) {
                                         : "topics matching " + config_.kafka.topic_regex,
       config_.kafka.dead_letter_topic, kChecks[static_cast<int>(config_.version_check)],
       config_.mysql.user, config_.mysql.host, config_.mysql.port, config_.mysql.database);
+}
+
+void InboxConsumer::Shutdown() {
+  DrainDeadLetters();
+  // Shutdown: commit what was stored, synchronously, then leave the group
+  // (its revoke callback commits again, finding nothing new).
+  rd_kafka_resp_err_t e = rd_kafka_commit(rk_, nullptr, 0);
+  if (e && e != RD_KAFKA_RESP_ERR__NO_OFFSET)
+    spdlog::warn(
+        "offset commit at shutdown failed: {}; those messages come again and the inbox "
+        "skips them",
+        rd_kafka_err2str(e));
+  rd_kafka_consumer_close(rk_);
+}
+
+int InboxConsumer::Run(const std::atomic<bool>& stop) {
+  std::string error;
+  if (!Start(&error)) {
+    spdlog::error("{}", error);
+    return 1;
+  }
+  LogStarted();
   next_stats_at_ = Clock::now() + std::chrono::minutes(1);
   next_housekeeping_at_ = Clock::now() + std::chrono::seconds(1);
   // The stop flag is read between messages only: a message that has started
@@ -142,16 +167,7 @@ int InboxConsumer::Run(const std::atomic<bool>& stop) {
     // held offset when the partition resumes.
     if (options_.stop_after_messages && stats_.messages >= options_.stop_after_messages) break;
   }
-  DrainDeadLetters();
-  // Shutdown: commit what was stored, synchronously, then leave the group
-  // (its revoke callback commits again, finding nothing new).
-  rd_kafka_resp_err_t e = rd_kafka_commit(rk_, nullptr, 0);
-  if (e && e != RD_KAFKA_RESP_ERR__NO_OFFSET)
-    spdlog::warn(
-        "offset commit at shutdown failed: {}; those messages come again and the inbox "
-        "skips them",
-        rd_kafka_err2str(e));
-  rd_kafka_consumer_close(rk_);
+  Shutdown();
   LogStats("stopped");
   return exit_code_ < 0 ? 0 : exit_code_;
 }
@@ -426,6 +442,14 @@ void InboxConsumer::OnRebalance(rd_kafka_t*, rd_kafka_resp_err_t err,
 // in the middle of its transaction now: every message handled so far is
 // either finished (its offset stored) or held (not stored: abandoned on
 // revoke, the next owner reads it).
+void InboxConsumer::ForgetPartition(const rd_kafka_topic_partition_t& part) {
+  const TopicPartition tp{part.topic, part.partition};
+  for (auto& [ticket, p] : dead_letters_)
+    if (Of(p.message.get()) == tp) p.revoked = true;
+  gate_.Forget(tp);
+  if (options_.observer) options_.observer->ForgetPartition(part.topic, part.partition);
+}
+
 void InboxConsumer::Rebalance(rd_kafka_resp_err_t err, rd_kafka_topic_partition_list_t* parts) {
   const bool cooperative = std::strcmp(rd_kafka_rebalance_protocol(rk_), "COOPERATIVE") == 0;
   std::string names;
@@ -451,14 +475,7 @@ void InboxConsumer::Rebalance(rd_kafka_resp_err_t err, rd_kafka_topic_partition_
     rd_kafka_resp_err_t e = rd_kafka_commit(rk_, nullptr, 0);
     spdlog::info("revoked {} partition(s): {}; offsets commit: {}", parts->cnt, names,
                  e == RD_KAFKA_RESP_ERR__NO_OFFSET ? "nothing new" : rd_kafka_err2str(e));
-    for (int i = 0; i < parts->cnt; ++i) {
-      const TopicPartition tp{parts->elems[i].topic, parts->elems[i].partition};
-      for (auto& [ticket, p] : dead_letters_)
-        if (Of(p.message.get()) == tp) p.revoked = true;
-      gate_.Forget(tp);
-      if (options_.observer)
-        options_.observer->ForgetPartition(parts->elems[i].topic, parts->elems[i].partition);
-    }
+    for (int i = 0; i < parts->cnt; ++i) ForgetPartition(parts->elems[i]);
     if (cooperative) {
       if (rd_kafka_error_t* x = rd_kafka_incremental_unassign(rk_, parts))
         rd_kafka_error_destroy(x);

@@ -90,6 +90,15 @@ class InboxConsumer {
   using Clock = std::chrono::steady_clock;
 
   bool Start(std::string* error);
+  // The consumer's configuration for librdkafka; null (and *error) on a bad
+  // property.
+  rd_kafka_conf_t* NewConf(std::string* error);
+  void LogStarted() const;
+  // Dead letters answered, stored offsets committed, the group left.
+  void Shutdown();
+  // A revoked partition: its unanswered dead letters, its pause and the
+  // observer's state go.
+  void ForgetPartition(const rd_kafka_topic_partition_t& part);
   void Handle(MessagePtr m);
   // True (counted, warned about once) for a message of a dead-letter topic.
   bool SkipDeadLetterTopic(const std::string& topic);
