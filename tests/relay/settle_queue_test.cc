@@ -87,5 +87,22 @@ TEST_CASE("a full in-flight window waits for room or a stop", "[relay][settle]")
   CHECK(clock->Now() - t0 == std::chrono::milliseconds(100));  // stopped: at once
 }
 
+TEST_CASE("a shutdown waits for the in-flight batches on the queue's clock", "[relay][settle]") {
+  auto clock = std::make_shared<FakeClock>();
+  clock->set_auto_advance(true);
+  SettleQueue q(clock);
+  q.AddInflight();
+  const auto t0 = clock->Now();
+  CHECK_FALSE(q.WaitEmpty(t0 + std::chrono::seconds(5)));
+  CHECK(clock->Now() - t0 == std::chrono::seconds(5));  // in flight: the (fake) deadline
+  const uint64_t round = q.BeginClaim();
+  q.EndClaim(round);
+  q.Push(BatchOf(round), nullptr);
+  REQUIRE(q.Front(clock->Now()) != nullptr);
+  q.Pop();
+  CHECK(q.WaitEmpty(clock->Now() + std::chrono::seconds(5)));
+  CHECK(clock->Now() - t0 == std::chrono::seconds(5));  // nothing in flight: at once
+}
+
 }  // namespace
 }  // namespace outbox
