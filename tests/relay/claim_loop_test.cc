@@ -8,11 +8,7 @@
 #include <thread>
 
 #include "common/wakeup.h"
-#include "fakes/fake_clock.h"
-#include "fakes/fake_publisher.h"
-#include "fakes/fake_stats.h"
-#include "fakes/fake_store.h"
-#include "relay/relay.h"
+#include "relay/relay_rig.h"
 #include "support/wait.h"
 
 namespace outbox {
@@ -70,12 +66,7 @@ struct WakeRig {
     ClockPtr used = relay_clock ? relay_clock : ClockPtr(clock);
     auto w = std::make_unique<ScriptedWakeup>(used);
     wakeup = w.get();
-    RelayOptions o;
-    o.config = config;
-    o.store_factory = testing::FakeStoreFactory(table);
-    o.publisher = broker;
-    o.metrics = &metrics;
-    o.clock = used;
+    RelayOptions o = FakeRelayOptions(config, FakeStoreFactory(table), broker, used, &metrics);
     o.seed = 42;
     o.wakeup = std::move(w);
     relay = std::make_unique<RelayUnits>(std::move(o));
@@ -94,12 +85,8 @@ struct WakeRig {
 // A relay on `stores` (a fault or counting fake) with the stream up.
 std::unique_ptr<RelayUnits> RelayOn(const ServiceConfig& c, std::shared_ptr<FakeClock> clock,
                                     StoreFactory stores, testing::FakeStats* metrics) {
-  RelayOptions o;
-  o.config = c;
-  o.store_factory = std::move(stores);
-  o.publisher = std::make_shared<FakePublisher>();
-  o.metrics = metrics;
-  o.clock = clock;
+  RelayOptions o =
+      FakeRelayOptions(c, std::move(stores), std::make_shared<FakePublisher>(), clock, metrics);
   o.wakeup = std::make_unique<ScriptedWakeup>(clock);  // the stream is up
   return std::make_unique<RelayUnits>(std::move(o));
 }
