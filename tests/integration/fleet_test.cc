@@ -154,9 +154,7 @@ struct Bed {
   double Rebalances() {
     double sum = 0;
     for (auto& r : relays)
-      if (r->running())
-        for (const auto& m : ParseMetricSamples(r->Metrics()))
-          if (m.name == "outbox_fleet_rebalances_total") sum += m.value;
+      if (r->running()) sum += MetricSum(r->Metrics(), "outbox_fleet_rebalances_total");
     return sum;
   }
 
@@ -326,10 +324,9 @@ TEST_CASE(
   for (int i = 0; i < kServices; ++i)
     REQUIRE(WaitFor([&] { return bed.Unsent(i) == 0; }, 60s, 100ms));
 
-  // A service r2 handed over and r3 then took and was killed with counts
-  // the kill's duplicates: it is judged with the killed ones. r2's three
-  // shards go one to each member left, so two shards' services are judged
-  // for the hand-over alone.
+  // A service that r2 handed over to r3, which was then killed, carries
+  // the kill's duplicates: it is judged with the killed ones, and the
+  // hand-over on the services that no kill touched (judged_handed_over).
   int64_t duplicates_handed = 0, duplicates_killed = 0, judged_handed = 0;
   for (int i = 0; i < kServices; ++i) {
     const nlohmann::json report = bed.Check(i, "end");
