@@ -12,7 +12,7 @@
 #include <string>
 #include <thread>
 
-#include "observer.h"
+#include "outbox/inbox/observer.h"
 
 namespace boost::asio {
 class io_context;

@@ -152,20 +152,18 @@ bool DeadLetterProducer::Restart(std::string* error) {
   return Start(error);
 }
 
-void DeadLetterProducer::Send(const rd_kafka_message_t* m, const std::string& topic,
-                              const std::string& reason, int attempts, uint64_t ticket) {
-  std::string error;
-  if ((!rk_ || rd_kafka_fatal_error(rk_, nullptr, 0)) && !Restart(&error)) {
-    delivered_.push_back({ticket, Result::kFailed, error});
-    return;
-  }
+namespace {
+
+// The message's headers with the dlq_* headers of this dead letter. A
+// message dead-lettered again (replayed, failed again) carries only the
+// latest dlq_* headers.
+rd_kafka_headers_t* DeadLetterHeaders(const rd_kafka_message_t* m, const std::string& reason,
+                                      int attempts, const std::string& consumer) {
   rd_kafka_headers_t* headers = nullptr;
   rd_kafka_headers_t* original = nullptr;
   headers = rd_kafka_message_headers(m, &original) == RD_KAFKA_RESP_ERR_NO_ERROR
                 ? rd_kafka_headers_copy(original)
                 : rd_kafka_headers_new(6);
-  // A message dead-lettered again (replayed, failed again) carries only the
-  // latest dlq_* headers.
   for (const char* h : {"dlq_reason", "dlq_source", "dlq_consumer", "dlq_attempts", "dlq_at"})
     rd_kafka_header_remove(headers, h);
   const std::string source = std::string(rd_kafka_topic_name(m->rkt)) + "/" +
@@ -174,10 +172,23 @@ void DeadLetterProducer::Send(const rd_kafka_message_t* m, const std::string& to
   for (const auto& [name, value] :
        {std::pair<const char*, const std::string*>{"dlq_reason", &reason},
         {"dlq_source", &source},
-        {"dlq_consumer", &config_.consumer},
+        {"dlq_consumer", &consumer},
         {"dlq_attempts", &n},
         {"dlq_at", &at}})
     rd_kafka_header_add(headers, name, -1, value->data(), static_cast<ssize_t>(value->size()));
+  return headers;
+}
+
+}  // namespace
+
+void DeadLetterProducer::Send(const rd_kafka_message_t* m, const std::string& topic,
+                              const std::string& reason, int attempts, uint64_t ticket) {
+  std::string error;
+  if ((!rk_ || rd_kafka_fatal_error(rk_, nullptr, 0)) && !Restart(&error)) {
+    delivered_.push_back({ticket, Result::kFailed, error});
+    return;
+  }
+  rd_kafka_headers_t* headers = DeadLetterHeaders(m, reason, attempts, config_.consumer);
   // The message's opaque is its ticket's element in outstanding_ (a set's
   // elements stay where they are until erased).
   const auto sent = outstanding_.insert(ticket).first;

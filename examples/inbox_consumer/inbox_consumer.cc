@@ -35,14 +35,23 @@ std::string HeaderLines(const rd_kafka_message_t* m) {
 
 }  // namespace
 
-InboxConsumer::InboxConsumer(const ConsumerConfig& config, ConsumerOptions options)
+InboxConsumer::InboxConsumer(const ConsumerConfig& config, Handler& handler,
+                             ConsumerOptions options, TestSeams seams)
     : config_(config),
-      options_(std::move(options)),
-      store_(config.mysql, config.consumer, config.version_check, options_.use_inbox),
+      options_(options),
+      seams_(std::move(seams)),
+      store_(config.mysql, config.consumer, config.version_check, handler, seams_.use_inbox),
       dlq_(config),
-      failing_seeks_(options_.failing_seeks) {
-  if (options_.before_db_commit) store_.set_before_commit(options_.before_db_commit);
+      failing_seeks_(seams_.failing_seeks) {
+  if (seams_.before_db_commit) store_.set_before_commit(seams_.before_db_commit);
 }
+
+Consumer::Consumer(const ConsumerConfig& config, Handler& handler, ConsumerOptions options)
+    : impl_(std::make_unique<InboxConsumer>(config, handler, options)) {}
+
+Consumer::~Consumer() = default;
+
+int Consumer::Run(const std::atomic<bool>& stop) { return impl_->Run(stop); }
 
 InboxConsumer::~InboxConsumer() {
   dead_letters_.clear();  // their messages belong to the consumer: gone before it
@@ -165,7 +174,7 @@ int InboxConsumer::Run(const std::atomic<bool>& stop) {
       Handle(std::move(m));
     // else: fetched before its partition was paused; read again from the
     // held offset when the partition resumes.
-    if (options_.stop_after_messages && stats_.messages >= options_.stop_after_messages) break;
+    if (seams_.stop_after_messages && stats_.messages >= seams_.stop_after_messages) break;
   }
   Shutdown();
   LogStats("stopped");
@@ -202,10 +211,16 @@ void InboxConsumer::Handle(MessagePtr m) {
     if (options_.observer) options_.observer->FailedAttempt();
     return DeadLetter(std::move(m), reason, 1, ev.trace_id);
   }
-  const Source source{topic, m->partition, m->offset};
   int drained = 0;
-  const ApplyResult r = store_.Apply(ev, source, &reason, &drained);
+  const ApplyResult r = store_.Apply(ev, ev.source, &reason, &drained);
   if (r == ApplyResult::kUnavailable) return Stall(m.get(), "database: " + reason);
+  if (r == ApplyResult::kRetryLater) return Stall(m.get(), reason);
+  if (r == ApplyResult::kDeadLetter) {
+    ++stats_.failed_attempts;
+    if (options_.observer) options_.observer->FailedAttempt();
+    const int attempts = gate_.Attempts(Of(m.get()), m->offset) + 1;
+    return DeadLetter(std::move(m), reason, attempts, ev.trace_id);
+  }
   if (r == ApplyResult::kRejected) {
     // The database refused a value: retried after a backoff (a trigger or
     // a constraint may change), then dead-lettered.
@@ -216,7 +231,7 @@ void InboxConsumer::Handle(MessagePtr m) {
       return DeadLetter(std::move(m), reason, attempts, ev.trace_id);
     return Retry(m.get(), reason);
   }
-  if (r == ApplyResult::kApplied && options_.after_db_commit) options_.after_db_commit();
+  if (r == ApplyResult::kApplied && seams_.after_db_commit) seams_.after_db_commit();
   Count(r, drained, ev, m.get());
   Done(m.get());
 }

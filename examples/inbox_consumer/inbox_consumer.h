@@ -14,31 +14,14 @@
 #include <vector>
 
 #include "consumer_config.h"
+#include "consumer_test_seams.h"
 #include "dead_letter.h"
 #include "event.h"
 #include "inbox_store.h"
-#include "observer.h"
+#include "outbox/inbox/consumer.h"
 #include "partition_gate.h"
 
 namespace inbox {
-
-struct ConsumerOptions {
-  // Benchmark only: false skips the inbox row (every delivery is applied).
-  bool use_inbox = true;
-  // Benchmark only: Run returns after this many messages were handled (0: never).
-  uint64_t stop_after_messages = 0;
-  // Test-only failpoints (see main.cc, OUTBOX_CONSUMER_FAILPOINT): called
-  // after the effect and before COMMIT, and after COMMIT before the offset
-  // is stored.
-  std::function<void()> before_db_commit;
-  std::function<void()> after_db_commit;
-  // Test-only: the next this-many seeks report a failure for their
-  // partition (elems[0].err), as a broker that lost the partition would.
-  int failing_seeks = 0;
-  // Called with the outcome of each message and the consumer's gauges
-  // (consumer_metrics.h); may be empty.
-  ConsumerObserver* observer = nullptr;
-};
 
 struct MessageDeleter {
   void operator()(rd_kafka_message_t* m) const { rd_kafka_message_destroy(m); }
@@ -61,16 +44,19 @@ struct ConsumerStats {
   uint64_t kafka_errors = 0;       // errors librdkafka reported (broker down, ...)
 };
 
+// The implementation of inbox::Consumer (outbox/inbox/consumer.h), with the
+// test seams (consumer_test_seams.h) the public class leaves out.
 // One consumer-group member: polls, and per message runs the inbox
 // transaction (InboxStore), then stores the offset; dead-letters what it
 // cannot process (and parks what the dead-letter topic refuses); pauses the
 // affected partition on database or broker failures and between attempts,
 // never sleeping in the poll loop (PartitionGate). Single-threaded:
 // everything, the rebalance callback included, runs on the thread in Run().
-// *config must outlive the consumer.
+// *config and *handler must outlive the consumer.
 class InboxConsumer {
  public:
-  InboxConsumer(const ConsumerConfig& config, ConsumerOptions options = {});
+  InboxConsumer(const ConsumerConfig& config, Handler& handler, ConsumerOptions options = {},
+                TestSeams seams = {});
   ~InboxConsumer();
   InboxConsumer(const InboxConsumer&) = delete;
   InboxConsumer& operator=(const InboxConsumer&) = delete;
@@ -128,6 +114,7 @@ class InboxConsumer {
 
   const ConsumerConfig& config_;
   const ConsumerOptions options_;
+  const TestSeams seams_;
   InboxStore store_;
   DeadLetterProducer dlq_;
   rd_kafka_t* rk_ = nullptr;

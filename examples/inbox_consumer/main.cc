@@ -1,7 +1,8 @@
 // outbox-inbox-consumer: the consumer half of the outbox pattern, as a
-// runnable example (docs/CONSUMERS.md). Reads the relay's events from Kafka
-// and applies each exactly once to t_aggregate_effect, deduplicating with
-// t_inbox in the same transaction.
+// runnable example (docs/CONSUMERS.md): the inbox library (outbox/inbox/)
+// with the counter handler (counter_handler.h). Reads the relay's events
+// from Kafka and applies each exactly once to t_aggregate_effect,
+// deduplicating with t_inbox in the same transaction.
 //
 //   outbox-inbox-consumer --config FILE
 //   outbox-inbox-consumer dlq-replay --config FILE --from TOPIC [--reason R]
@@ -25,6 +26,7 @@
 #include "common/log.h"
 #include "consumer_config.h"
 #include "consumer_metrics.h"
+#include "counter_handler.h"
 #include "dlq_replay.h"
 #include "inbox_consumer.h"
 
@@ -41,7 +43,7 @@ void OnSignal(int) { g_stop.store(true); }
 // transaction open (a consumer too slow for max.poll.interval.ms);
 // seek_error:N makes the next N seeks fail without seeking.
 // Never set it in production.
-void InstallFailpoint(inbox::ConsumerOptions* options) {
+void InstallFailpoint(inbox::TestSeams* options) {
   const char* fp = std::getenv("OUTBOX_CONSUMER_FAILPOINT");
   if (!fp || !*fp) return;
   const std::string spec = fp;
@@ -130,6 +132,7 @@ int main(int argc, char** argv) {
   if (argc > 1 && std::string(argv[1]) == "dlq-replay") return DlqReplay(argc, argv);
   std::string config_path;
   inbox::ConsumerOptions options;
+  inbox::TestSeams seams;  // benchmark and failpoints; InboxConsumer is the in-tree entry
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if ((a == "--config" || a == "-c") && i + 1 < argc) {
@@ -141,7 +144,7 @@ int main(int argc, char** argv) {
     } else if (a == "--bench-no-inbox") {
       // Benchmark only (examples/inbox_consumer/bench_main.cc measures the
       // same in-process): apply every delivery, duplicates included.
-      options.use_inbox = false;
+      seams.use_inbox = false;
     } else {
       return Usage();
     }
@@ -153,8 +156,8 @@ int main(int argc, char** argv) {
   const inbox::ConsumerConfig& config = loaded.config;
   outbox::ConfigureLogging(config.log_level, config.log_format, config.consumer);
   for (const auto& w : loaded.warnings) spdlog::warn("{}", w);
-  if (!options.use_inbox) spdlog::warn("--bench-no-inbox: duplicates are applied again");
-  InstallFailpoint(&options);
+  if (!seams.use_inbox) spdlog::warn("--bench-no-inbox: duplicates are applied again");
+  InstallFailpoint(&seams);
 
   // SIGTERM/SIGINT only set a flag: the loop finishes the current message,
   // commits, and returns.
@@ -178,6 +181,7 @@ int main(int argc, char** argv) {
     options.observer = metrics.get();
   }
 
-  inbox::InboxConsumer consumer(config, std::move(options));
+  inbox::CounterHandler handler;
+  inbox::InboxConsumer consumer(config, handler, options, std::move(seams));
   return consumer.Run(g_stop);
 }

@@ -1,0 +1,60 @@
+#pragma once
+
+// The inbox consumer as a library (docs/CONSUMERS.md, "Library"): a
+// consumer-group member that applies each event of the relay once through
+// a service's Handler, in one transaction with the event's inbox row.
+//
+//   #include <outbox/inbox/consumer.h>
+//
+//   class ShipOrder : public inbox::Handler {
+//     inbox::Status Apply(inbox::Transaction& tx, const inbox::Event& e) override { ... }
+//   };
+//   ShipOrder handler;
+//   inbox::Consumer consumer(config, handler);
+//   return consumer.Run(stop);  // until `stop` becomes true
+
+#include <atomic>
+#include <memory>
+
+#include "outbox/inbox/config.h"
+#include "outbox/inbox/event.h"
+#include "outbox/inbox/handler.h"
+#include "outbox/inbox/observer.h"
+#include "outbox/inbox/status.h"
+#include "outbox/inbox/transaction.h"
+
+namespace inbox {
+
+class InboxConsumer;
+
+struct ConsumerOptions {
+  // Told the outcome of each message and the consumer's gauges, on the
+  // consumer's thread; may be null. Must outlive the Consumer.
+  ConsumerObserver* observer = nullptr;
+};
+
+// One consumer-group member: polls, and per message runs the inbox
+// transaction (inbox row, version check, handler), commits, then stores the
+// offset; dead-letters what cannot be processed and parks what the
+// dead-letter topic refuses; pauses a partition on database or broker
+// failures and between attempts, never sleeping in the poll loop.
+// Single-threaded: the handler, the rebalances and the observer all run on
+// the thread that calls Run. *config and *handler must outlive the Consumer.
+class Consumer {
+ public:
+  Consumer(const ConsumerConfig& config, Handler& handler, ConsumerOptions options = {});
+  ~Consumer();
+  Consumer(const Consumer&) = delete;
+  Consumer& operator=(const Consumer&) = delete;
+
+  // Runs until `stop` becomes true (a SIGTERM handler sets it), then
+  // finishes the current message, commits the stored offsets and leaves the
+  // group. 0 after a clean stop, 1 when Kafka cannot be set up or librdkafka
+  // reports a fatal error.
+  int Run(const std::atomic<bool>& stop);
+
+ private:
+  std::unique_ptr<InboxConsumer> impl_;
+};
+
+}  // namespace inbox
