@@ -314,6 +314,7 @@ class Parser {
       c->max_gap_age_s = Int(root["max_gap_age_s"], "max_gap_age_s", 1, 30 * 86400);
     if (root["inbox_retention_days"])
       c->inbox_retention_days = Int(root["inbox_retention_days"], "inbox_retention_days", 0, 3650);
+    if (root["concurrency"]) c->concurrency = Int(root["concurrency"], "concurrency", 1, 64);
   }
 
   LoadedConsumerConfig Root(const YAML::Node& root) const {
@@ -323,7 +324,7 @@ class Parser {
     if (!root || root.IsNull()) Fail(YAML::Mark(), "", "the file is empty");
     Map(root, "",
         {"consumer", "kafka", "max_attempts", "version_check", "max_gap_age_s",
-         "inbox_retention_days", "mysql", "http", "log"});
+         "inbox_retention_days", "concurrency", "mysql", "http", "log"});
     if (!root["consumer"])
       Fail(root.Mark(), "consumer", "is required (the t_inbox.consumer value)");
     c.consumer = NonEmpty(root["consumer"], "consumer");

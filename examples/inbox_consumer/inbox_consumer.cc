@@ -46,13 +46,6 @@ InboxConsumer::InboxConsumer(const ConsumerConfig& config, Handler& handler,
   if (seams_.before_db_commit) store_.set_before_commit(seams_.before_db_commit);
 }
 
-Consumer::Consumer(const ConsumerConfig& config, Handler& handler, ConsumerOptions options)
-    : impl_(std::make_unique<InboxConsumer>(config, handler, options)) {}
-
-Consumer::~Consumer() = default;
-
-int Consumer::Run(const std::atomic<bool>& stop) { return impl_->Run(stop); }
-
 InboxConsumer::~InboxConsumer() {
   dead_letters_.clear();  // their messages belong to the consumer: gone before it
   if (rk_) rd_kafka_destroy(rk_);

@@ -25,10 +25,10 @@
 
 #include "common/log.h"
 #include "consumer_config.h"
+#include "consumer_group.h"
 #include "consumer_metrics.h"
 #include "counter_handler.h"
 #include "dlq_replay.h"
-#include "inbox_consumer.h"
 
 namespace {
 
@@ -182,6 +182,6 @@ int main(int argc, char** argv) {
   }
 
   inbox::CounterHandler handler;
-  inbox::InboxConsumer consumer(config, handler, options, std::move(seams));
+  inbox::ConsumerGroup consumer(config, handler, options, seams);
   return consumer.Run(g_stop);
 }

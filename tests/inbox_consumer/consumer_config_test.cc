@@ -115,6 +115,11 @@ TEST_CASE("the version check and gap age and retention and http keys are parsed 
   CHECK(c.max_gap_age_s == 60);
   CHECK(c.inbox_retention_days == 0);
   CHECK(c.http_listen == "127.0.0.1:9465");
+  CHECK(c.concurrency == 1);
+  CHECK(LoadConsumerConfigText(kGood + "concurrency: 4\n", "c.yaml", Env()).config.concurrency ==
+        4);
+  CHECK(ErrorOf(kGood + "concurrency: 0\n") ==
+        "c.yaml:6:14: concurrency: must be an integer between 1 and 64 (got 0)");
   CHECK(LoadConsumerConfigText(kGood + "version_check: none\n", "c.yaml", Env())
             .config.version_check == inbox::VersionCheck::kNone);
   CHECK(ErrorOf(kGood + "version_check: newest\n") ==

@@ -199,3 +199,28 @@ TEST_CASE("a handler's permanent failure is dead-lettered once and the partition
     CHECK(m.headers.at("dlq_attempts") == "1");
   }
 }
+
+TEST_CASE("concurrency 2 runs two group members in one process and applies each event once",
+          "[inbox-handler]") {
+  ConsumerRig rig("inbox_handler_concurrency", {{kOrderTopic, 4}, {kOrderTopic + ".dlq", 1}});
+  inbox::ConsumerConfig config;
+  config.consumer = "fulfillment";
+  config.kafka.bootstrap_servers = rig.cluster.bootstrap();
+  config.kafka.group_id = "fulfillment";
+  config.kafka.topics = {kOrderTopic};
+  config.mysql = ConsumerDb(rig.db);
+  config.concurrency = 2;
+  const std::vector<TestEvent> events = MakeEvents(20, 3);
+  rig.producer.Send(kOrderTopic, events);
+  inbox::CounterHandler handler;  // stateless: safe from both members' threads
+  inbox::Consumer consumer(config, handler);
+  std::atomic<bool> stop{false};
+  int exit_code = -1;
+  std::thread loop([&] { exit_code = consumer.Run(stop); });
+  const bool settled = WaitFor([&] { return rig.db.Applied() == 60; }, 60s);
+  stop = true;
+  loop.join();
+  CHECK(settled);
+  CHECK(exit_code == 0);
+  CHECK(rig.db.CheckExactlyOnce(events) == "");
+}

@@ -66,6 +66,13 @@ struct ConsumerConfig {
   // is longer than any replay a team runs from Kafka's default 7-day
   // retention, so a replayed event still finds its inbox row.
   int inbox_retention_days = 14;
+  // Consumer-group members in this process, each on a thread of its own
+  // with its own Kafka client and database connection; the group spreads
+  // the partitions over them. One unless the handler's work, not the
+  // broker, is what limits a partition's throughput; more members than
+  // partitions wait idle. With more than one, the handler is called from
+  // several threads at once.
+  int concurrency = 1;
   // HOST:PORT for /metrics, /healthz, /readyz; empty: no HTTP server.
   std::string http_listen;
   DbConfig mysql;

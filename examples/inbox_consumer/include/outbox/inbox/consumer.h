@@ -25,7 +25,7 @@
 
 namespace inbox {
 
-class InboxConsumer;
+class ConsumerGroup;
 
 struct ConsumerOptions {
   // Told the outcome of each message and the consumer's gauges, on the
@@ -38,8 +38,12 @@ struct ConsumerOptions {
 // offset; dead-letters what cannot be processed and parks what the
 // dead-letter topic refuses; pauses a partition on database or broker
 // failures and between attempts, never sleeping in the poll loop.
-// Single-threaded: the handler, the rebalances and the observer all run on
-// the thread that calls Run. *config and *handler must outlive the Consumer.
+// With config.concurrency 1 (the default) single-threaded: the handler,
+// the rebalances and the observer all run on the thread that calls Run.
+// With N > 1, N members run on threads of their own, each its own group
+// member, and Handler::Apply and the observer are called from all of them
+// at once: both must then be thread-safe. *config and *handler must
+// outlive the Consumer.
 class Consumer {
  public:
   Consumer(const ConsumerConfig& config, Handler& handler, ConsumerOptions options = {});
@@ -50,11 +54,12 @@ class Consumer {
   // Runs until `stop` becomes true (a SIGTERM handler sets it), then
   // finishes the current message, commits the stored offsets and leaves the
   // group. 0 after a clean stop, 1 when Kafka cannot be set up or librdkafka
-  // reports a fatal error.
+  // reports a fatal error. With several members, one that stops (a fatal
+  // error) stops the others; the highest exit code is returned.
   int Run(const std::atomic<bool>& stop);
 
  private:
-  std::unique_ptr<InboxConsumer> impl_;
+  std::unique_ptr<ConsumerGroup> impl_;
 };
 
 }  // namespace inbox
