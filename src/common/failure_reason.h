@@ -36,6 +36,17 @@ inline constexpr std::array<FailureReasonLabel, 8> kFailureReasonLabels = {
      {FailureReason::kRouting, "routing"},
      {FailureReason::kQueueFull, "queue_full"}}};
 
+// The table lists every reason after kNone once, in the enum's order, up
+// to kQueueFull: a reason inserted into the enum and not here fails to
+// compile (the check the switch it replaced had); one appended after
+// kQueueFull must move the last reason named below.
+constexpr bool ListsEveryReason() {
+  for (size_t i = 0; i < kFailureReasonLabels.size(); ++i)
+    if (static_cast<size_t>(kFailureReasonLabels[i].reason) != i + 1) return false;
+  return kFailureReasonLabels.back().reason == FailureReason::kQueueFull;
+}
+static_assert(ListsEveryReason(), "kFailureReasonLabels must list every FailureReason in order");
+
 // The metric label: "timeout", "broker_down", ... ("" for kNone).
 constexpr std::string_view ToLabel(FailureReason r) {
   if (r == FailureReason::kNone) return "";
