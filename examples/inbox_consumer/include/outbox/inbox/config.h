@@ -8,8 +8,8 @@ namespace inbox {
 
 // The consumer's configuration (docs/CONSUMERS.md, "The example consumer").
 // Plain values: filled in by a service's own code, or parsed and validated
-// once from YAML (consumer_config.h, LoadConsumerConfigFile); never
-// mutated after. Each default's reason is written beside it.
+// once from YAML (LoadConfigFile, below); never mutated after. Each
+// default's reason is written beside it.
 
 struct DbConfig {
   std::string host = "127.0.0.1";
@@ -79,5 +79,17 @@ struct ConsumerConfig {
   std::string log_level = "info";   // debug | info | warn | error
   std::string log_format = "json";  // json | text
 };
+
+// The consumer's YAML (docs/CONSUMERS.md "Configuration"), parsed and
+// validated: ${VAR} and ${VAR:-default} expanded from the environment,
+// the password read from password_env or password_file. Throws
+// std::runtime_error whose what() says "file:line:col: key.path: what is
+// wrong". *warnings (when not null) receives what is allowed but unwise
+// (a password file readable by others), for the service to log.
+ConsumerConfig LoadConfigFile(const std::string& path,
+                              std::vector<std::string>* warnings = nullptr);
+// The same from text; `name` stands for the file in messages.
+ConsumerConfig LoadConfigText(const std::string& text, const std::string& name,
+                              std::vector<std::string>* warnings = nullptr);
 
 }  // namespace inbox
