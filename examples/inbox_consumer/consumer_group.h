@@ -4,6 +4,8 @@
 #include <memory>
 #include <vector>
 
+#include "common/clock.h"
+#include "common/mutex.h"
 #include "consumer_test_seams.h"
 #include "inbox_consumer.h"
 #include "outbox/inbox/consumer.h"
@@ -28,7 +30,11 @@ class ConsumerGroup {
   const InboxConsumer& first() const { return *members_.front(); }
 
  private:
+  const outbox::ClockPtr clock_;
   std::vector<std::unique_ptr<InboxConsumer>> members_;
+  outbox::Mutex mu_;
+  outbox::CondVar done_{&mu_};  // signalled when a member's Run returns
+  size_t returned_ GUARDED_BY(mu_) = 0;
 };
 
 }  // namespace inbox

@@ -3,6 +3,8 @@
 #include <cstdint>
 #include <functional>
 
+#include "common/clock.h"
+
 namespace inbox {
 
 // Switches for the benchmark and the fault tests, kept out of the public
@@ -20,6 +22,9 @@ struct TestSeams {
   // The next this-many seeks report a failure for their partition
   // (elems[0].err), as a broker that lost the partition would.
   int failing_seeks = 0;
+  // The consumer's time (backoffs, housekeeping, the stats line); null: the
+  // steady clock (outbox::DefaultClock).
+  outbox::ClockPtr clock;
 };
 
 }  // namespace inbox

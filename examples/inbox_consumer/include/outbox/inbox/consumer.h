@@ -19,6 +19,7 @@
 #include "outbox/inbox/config.h"
 #include "outbox/inbox/event.h"
 #include "outbox/inbox/handler.h"
+#include "outbox/inbox/log.h"
 #include "outbox/inbox/observer.h"
 #include "outbox/inbox/status.h"
 #include "outbox/inbox/transaction.h"
@@ -31,6 +32,10 @@ struct ConsumerOptions {
   // Told the outcome of each message and the consumer's gauges, on the
   // consumer's thread; may be null. Must outlive the Consumer.
   ConsumerObserver* observer = nullptr;
+  // The host's logger: when set, every line the consumer logs goes here
+  // instead of to spdlog's default logger (stderr), from config.log_level
+  // up. Empty: spdlog's default logger, as the example binary configures it.
+  LogCallback log;
 };
 
 // One consumer-group member: polls, and per message runs the inbox
