@@ -11,11 +11,14 @@
 #include <catch2/catch.hpp>
 #include <thread>
 
+#include "common/mutex.h"
 #include "counter_handler.h"
 #include "inbox_consumer.h"
 #include "inbox_store.h"
+#include "outbox/inbox/testing.h"
 #include "support/consumer_harness.h"
 #include "support/kafka_reader.h"
+#include "support/log_capture.h"
 #include "support/wait.h"
 
 using namespace outbox::testing;
@@ -223,4 +226,73 @@ TEST_CASE("concurrency 2 runs two group members in one process and applies each 
   CHECK(settled);
   CHECK(exit_code == 0);
   CHECK(rig.db.CheckExactlyOnce(events) == "");
+}
+
+TEST_CASE("the test kit runs a handler in the inbox transaction on the real database",
+          "[inbox-handler]") {
+  namespace kit = inbox::testing;
+  ConsumerDatabase db("inbox_handler_test_kit");
+  ScriptedHandler handler({inbox::Status::Permanent("no such product")});
+  kit::InboxRunner runner(ConsumerDb(db), "fulfillment", handler, inbox::VersionCheck::kNewer);
+  kit::TestEvent first("Order", 7, 5);
+  first.Type("OrderPaid").Payload(R"({"amount": 12})").Header("tenant", "eu");
+  const inbox::Event& e = first.event();
+  CHECK(e.event_key == "OrderPaid-7-5");
+  CHECK(e.key == "7");
+  CHECK(e.payload == R"({"amount": 12})");
+  CHECK(e.headers.back() == std::pair<std::string, std::string>{"tenant", "eu"});
+  std::string error;
+  CHECK(runner.Apply(first, &error) == kit::Outcome::kDeadLetter);
+  CHECK(error == "handler: no such product");
+  CHECK(db.Applied() == 0);
+  CHECK(runner.Apply(first) == kit::Outcome::kApplied);
+  CHECK(runner.Apply(first) == kit::Outcome::kDuplicate);
+  kit::TestEvent older("Order", 7, 3);
+  older.Type("OrderPaid").Key("order-7-paid-early");
+  CHECK(older.event().event_key == "order-7-paid-early");
+  CHECK(runner.Apply(older) == kit::Outcome::kStale);
+  CHECK(std::string(kit::OutcomeName(kit::Outcome::kStale)) == "stale");
+  CHECK(db.Applied() == 1);
+  CHECK(db.QueryInt("SELECT COUNT(*) FROM t_inbox") == 2);
+}
+
+TEST_CASE("a consumer with a host log callback logs through it, not to stderr", "[inbox-handler]") {
+  ConsumerRig rig("inbox_handler_log_callback", {{kOrderTopic, 2}, {kOrderTopic + ".dlq", 1}});
+  inbox::ConsumerConfig config;
+  config.consumer = "fulfillment";
+  config.kafka.bootstrap_servers = rig.cluster.bootstrap();
+  config.kafka.group_id = "fulfillment";
+  config.kafka.topics = {kOrderTopic};
+  config.concurrency = 2;
+  config.mysql = ConsumerDb(rig.db);
+  rig.producer.Send(kOrderTopic, MakeEvents(4, 2));
+  outbox::Mutex mu;
+  std::vector<std::pair<inbox::LogLevel, std::string>> lines;
+  inbox::ConsumerOptions options;
+  options.log = [&](inbox::LogLevel level, std::string_view line) {
+    outbox::MutexLock lock(&mu);
+    lines.emplace_back(level, std::string(line));
+  };
+  inbox::CounterHandler handler;
+  inbox::Consumer consumer(config, handler, options);
+  std::atomic<bool> stop{false};
+  int exit_code = -1;
+  std::string captured = CapturedLog("text", "test", [&] {
+    std::thread loop([&] { exit_code = consumer.Run(stop); });
+    const bool applied = WaitFor([&] { return rig.db.Applied() == 8; }, 60s);
+    stop = true;
+    loop.join();
+    CHECK(applied);
+  });
+  CHECK(exit_code == 0);
+  outbox::MutexLock lock(&mu);
+  int started = 0, stopped = 0;
+  for (const auto& [level, line] : lines) {
+    if (line.rfind("consumer fulfillment started", 0) == 0 && level == inbox::LogLevel::kInfo)
+      ++started;
+    if (line.rfind("stopped: ", 0) == 0) ++stopped;
+  }
+  CHECK(started == 2);  // one line per member, each on its own thread
+  CHECK(stopped == 2);
+  CHECK(captured.find("consumer fulfillment started") == std::string::npos);
 }
