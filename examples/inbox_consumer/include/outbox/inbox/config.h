@@ -80,7 +80,7 @@ struct ConsumerConfig {
   std::string log_format = "json";  // json | text
 };
 
-// The consumer's YAML (docs/CONSUMERS.md "Configuration"), parsed and
+// The consumer's YAML (docs/CONSUMERS.md "The example consumer"), parsed and
 // validated: ${VAR} and ${VAR:-default} expanded from the environment,
 // the password read from password_env or password_file. Throws
 // std::runtime_error whose what() says "file:line:col: key.path: what is
