@@ -240,7 +240,8 @@ TEST_CASE("the test kit runs a handler in the inbox transaction on the real data
   CHECK(e.event_key == "OrderPaid-7-5");
   CHECK(e.key == "7");
   CHECK(e.payload == R"({"amount": 12})");
-  CHECK(e.headers.back() == std::pair<std::string, std::string>{"tenant", "eu"});
+  CHECK(e.headers.back().first == "tenant");
+  CHECK(e.headers.back().second == "eu");
   std::string error;
   CHECK(runner.Apply(first, &error) == kit::Outcome::kDeadLetter);
   CHECK(error == "handler: no such product");

@@ -6,6 +6,7 @@
 // kit. Hidden ([.]): only the package script runs it, with the program's
 // path in INBOX_USER_BINARY. The verdict is SQL against both databases.
 #include <catch2/catch.hpp>
+#include <csignal>
 #include <cstdlib>
 #include <string>
 
