@@ -40,6 +40,17 @@ inbox::DbConfig ConsumerDb(const ConsumerDatabase& db) {
   return c;
 }
 
+// An in-process consumer "fulfillment" of the rig's Order topic.
+inbox::ConsumerConfig RigConfig(ConsumerRig& rig) {
+  inbox::ConsumerConfig config;
+  config.consumer = "fulfillment";
+  config.kafka.bootstrap_servers = rig.cluster.bootstrap();
+  config.kafka.group_id = "fulfillment";
+  config.kafka.topics = {kOrderTopic};
+  config.mysql = ConsumerDb(rig.db);
+  return config;
+}
+
 inbox::Event OrderEvent(int64_t outbox_id, int64_t aggregate_id) {
   inbox::Event e;
   e.event_key = "OrderPaid-" + std::to_string(aggregate_id) + "-" + std::to_string(outbox_id);
@@ -167,13 +178,8 @@ class RefusingHandler : public inbox::Handler {
 TEST_CASE("a handler's permanent failure is dead-lettered once and the partition goes on",
           "[inbox-handler]") {
   ConsumerRig rig("inbox_handler_dead_letter", {{kOrderTopic, 1}, {kOrderTopic + ".dlq", 1}});
-  inbox::ConsumerConfig config;
-  config.consumer = "fulfillment";
-  config.kafka.bootstrap_servers = rig.cluster.bootstrap();
-  config.kafka.group_id = "fulfillment";
-  config.kafka.topics = {kOrderTopic};
+  inbox::ConsumerConfig config = RigConfig(rig);
   config.max_attempts = 3;
-  config.mysql = ConsumerDb(rig.db);
   const std::vector<TestEvent> events = MakeEvents(3, 2);  // aggregates 1..3
   rig.producer.Send(kOrderTopic, events);
   RefusingHandler handler(2);
@@ -259,13 +265,8 @@ TEST_CASE("the test kit runs a handler in the inbox transaction on the real data
 
 TEST_CASE("a consumer with a host log callback logs through it, not to stderr", "[inbox-handler]") {
   ConsumerRig rig("inbox_handler_log_callback", {{kOrderTopic, 2}, {kOrderTopic + ".dlq", 1}});
-  inbox::ConsumerConfig config;
-  config.consumer = "fulfillment";
-  config.kafka.bootstrap_servers = rig.cluster.bootstrap();
-  config.kafka.group_id = "fulfillment";
-  config.kafka.topics = {kOrderTopic};
+  inbox::ConsumerConfig config = RigConfig(rig);
   config.concurrency = 2;
-  config.mysql = ConsumerDb(rig.db);
   rig.producer.Send(kOrderTopic, MakeEvents(4, 2));
   outbox::Mutex mu;
   std::vector<std::pair<inbox::LogLevel, std::string>> lines;
