@@ -232,7 +232,7 @@ TEST_CASE("a scoped log sink takes this thread's lines from its level up, fields
           lines.emplace_back(std::string(level), std::string(line));
         },
         "info");
-    ScopedLogFields scoped({{"trace_id", "abc"}});
+    ScopedLogFields scoped(std::vector<LogField>{{"trace_id", "abc"}});
     LogDebug("not at this level");
     LogWarn("publish failed", {{"topic", "order paid"}, {"count", 3}});
     // Another thread's lines are its own.
