@@ -222,7 +222,7 @@ TEST_CASE("a double field is a JSON number with at most three decimals", "[log]"
   CHECK(j.at("x") == 3);
 }
 
-TEST_CASE("a scoped log sink takes this thread's lines from its level up, fields and all",
+TEST_CASE("a scoped log sink takes this thread's lines from its level up with their fields",
           "[log]") {
   std::vector<std::pair<std::string, std::string>> lines;
   std::string outside;

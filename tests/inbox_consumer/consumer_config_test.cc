@@ -138,7 +138,7 @@ TEST_CASE("the version check and gap age and retention and http keys are parsed 
       std::string::npos);
 }
 
-TEST_CASE("a service loads the consumer config through the public header, from text or a file",
+TEST_CASE("a service loads the consumer config through the public header from text or from a file",
           "[consumer-config]") {
   ::setenv("INBOX_PUBLIC_LOAD_PW", "s3cret", 1);
   const std::string yaml = R"(consumer: payments

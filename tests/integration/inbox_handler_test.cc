@@ -103,7 +103,7 @@ int64_t InboxRows(ConsumerDatabase& db, const inbox::Event& e) {
 
 }  // namespace
 
-TEST_CASE("a handler that fails retriably rolls back with its inbox row, then applies once",
+TEST_CASE("a handler that fails retriably rolls back with its inbox row and then applies once",
           "[inbox-handler]") {
   ConsumerDatabase db("inbox_handler_retriable");
   ScriptedHandler handler({inbox::Status::Retriable("the stock service is down")});
@@ -263,7 +263,8 @@ TEST_CASE("the test kit runs a handler in the inbox transaction on the real data
   CHECK(db.QueryInt("SELECT COUNT(*) FROM t_inbox") == 2);
 }
 
-TEST_CASE("a consumer with a host log callback logs through it, not to stderr", "[inbox-handler]") {
+TEST_CASE("a consumer with a host log callback logs through it and not to stderr",
+          "[inbox-handler]") {
   ConsumerRig rig("inbox_handler_log_callback", {{kOrderTopic, 2}, {kOrderTopic + ".dlq", 1}});
   inbox::ConsumerConfig config = RigConfig(rig);
   config.concurrency = 2;

@@ -81,7 +81,7 @@ TEST_CASE(
   CHECK(consumer.Count("inbox-user: consumer payments started") == 1);
 }
 
-TEST_CASE("an outside project tests its handler with the installed test kit, without a broker",
+TEST_CASE("an outside project tests its handler with the installed test kit without a broker",
           "[.][package]") {
   const std::string user = UserBinary();
   REQUIRE_FALSE(user.empty());
