@@ -7,7 +7,7 @@
 namespace inbox {
 
 ConsumerGroup::ConsumerGroup(const ConsumerConfig& config, Handler& handler,
-                             ConsumerOptions options, const TestSeams& seams)
+                             const ConsumerOptions& options, const TestSeams& seams)
     : clock_(seams.clock ? seams.clock : outbox::DefaultClock()) {
   const int n = std::max(1, config.concurrency);
   for (int i = 0; i < n; ++i)
@@ -44,7 +44,7 @@ int ConsumerGroup::Run(const std::atomic<bool>& stop) {
   return *std::max_element(codes.begin(), codes.end());
 }
 
-Consumer::Consumer(const ConsumerConfig& config, Handler& handler, ConsumerOptions options)
+Consumer::Consumer(const ConsumerConfig& config, Handler& handler, const ConsumerOptions& options)
     : impl_(std::make_unique<ConsumerGroup>(config, handler, options)) {}
 
 Consumer::~Consumer() = default;

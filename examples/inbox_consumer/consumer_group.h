@@ -19,7 +19,7 @@ namespace inbox {
 // must outlive the group.
 class ConsumerGroup {
  public:
-  ConsumerGroup(const ConsumerConfig& config, Handler& handler, ConsumerOptions options = {},
+  ConsumerGroup(const ConsumerConfig& config, Handler& handler, const ConsumerOptions& options = {},
                 const TestSeams& seams = {});
 
   // Runs every member until `stop` becomes true or one of them stops by

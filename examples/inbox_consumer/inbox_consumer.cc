@@ -42,7 +42,7 @@ outbox::LogSink HostSink(const LogCallback& log) {
 }  // namespace
 
 InboxConsumer::InboxConsumer(const ConsumerConfig& config, Handler& handler,
-                             ConsumerOptions options, TestSeams seams, int member)
+                             const ConsumerOptions& options, TestSeams seams, int member)
     : config_(config),
       member_(member),
       options_(options),

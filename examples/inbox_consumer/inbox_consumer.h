@@ -65,7 +65,7 @@ class InboxConsumer {
  public:
   // `member`: which of the process's config.concurrency members this is
   // (0..N-1), for the observer.
-  InboxConsumer(const ConsumerConfig& config, Handler& handler, ConsumerOptions options = {},
+  InboxConsumer(const ConsumerConfig& config, Handler& handler, const ConsumerOptions& options = {},
                 TestSeams seams = {}, int member = 0);
   ~InboxConsumer();
   InboxConsumer(const InboxConsumer&) = delete;

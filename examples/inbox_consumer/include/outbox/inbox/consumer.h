@@ -51,7 +51,7 @@ struct ConsumerOptions {
 // outlive the Consumer.
 class Consumer {
  public:
-  Consumer(const ConsumerConfig& config, Handler& handler, ConsumerOptions options = {});
+  Consumer(const ConsumerConfig& config, Handler& handler, const ConsumerOptions& options = {});
   ~Consumer();
   Consumer(const Consumer&) = delete;
   Consumer& operator=(const Consumer&) = delete;
