@@ -9,6 +9,7 @@
 
 #include <atomic>
 #include <catch2/catch.hpp>
+#include <functional>
 #include <thread>
 
 #include "common/mutex.h"
@@ -49,6 +50,18 @@ inbox::ConsumerConfig RigConfig(ConsumerRig& rig) {
   config.kafka.topics = {kOrderTopic};
   config.mysql = ConsumerDb(rig.db);
   return config;
+}
+
+// Runs `consumer` on a thread of its own until `done` holds (60 s at most)
+// and then stops it: its exit code, and whether `done` held.
+int RunUntil(inbox::Consumer& consumer, const std::function<bool()>& done, bool* settled) {
+  std::atomic<bool> stop{false};
+  int exit_code = -1;
+  std::thread loop([&] { exit_code = consumer.Run(stop); });
+  *settled = WaitFor(done, 60s);
+  stop = true;
+  loop.join();
+  return exit_code;
 }
 
 inbox::Event OrderEvent(int64_t outbox_id, int64_t aggregate_id) {
@@ -184,17 +197,14 @@ TEST_CASE("a handler's permanent failure is dead-lettered once and the partition
   rig.producer.Send(kOrderTopic, events);
   RefusingHandler handler(2);
   inbox::Consumer consumer(config, handler);
-  std::atomic<bool> stop{false};
-  int exit_code = -1;
-  std::thread loop([&] { exit_code = consumer.Run(stop); });
-  const bool settled = WaitFor(
+  bool settled = false;
+  const int exit_code = RunUntil(
+      consumer,
       [&] {
         return rig.db.Applied() == 4 &&
                ConsumeAll(rig.cluster.bootstrap(), {kOrderTopic + ".dlq"}).size() == 2;
       },
-      60s);
-  stop = true;
-  loop.join();
+      &settled);
   CHECK(settled);
   CHECK(exit_code == 0);
   CHECK(rig.db.QueryInt("SELECT COALESCE(SUM(applied), 0) FROM t_aggregate_effect "
@@ -212,23 +222,15 @@ TEST_CASE("a handler's permanent failure is dead-lettered once and the partition
 TEST_CASE("concurrency 2 runs two group members in one process and applies each event once",
           "[inbox-handler]") {
   ConsumerRig rig("inbox_handler_concurrency", {{kOrderTopic, 4}, {kOrderTopic + ".dlq", 1}});
-  inbox::ConsumerConfig config;
-  config.consumer = "fulfillment";
-  config.kafka.bootstrap_servers = rig.cluster.bootstrap();
-  config.kafka.group_id = "fulfillment";
-  config.kafka.topics = {kOrderTopic};
-  config.mysql = ConsumerDb(rig.db);
+  inbox::ConsumerConfig config = RigConfig(rig);
   config.concurrency = 2;
   const std::vector<TestEvent> events = MakeEvents(20, 3);
   rig.producer.Send(kOrderTopic, events);
   inbox::CounterHandler handler;  // stateless: safe from both members' threads
   inbox::Consumer consumer(config, handler);
-  std::atomic<bool> stop{false};
-  int exit_code = -1;
-  std::thread loop([&] { exit_code = consumer.Run(stop); });
-  const bool settled = WaitFor([&] { return rig.db.Applied() == 60; }, 60s);
-  stop = true;
-  loop.join();
+  bool settled = false;
+  const int exit_code = RunUntil(
+      consumer, [&] { return rig.db.Applied() == 60; }, &settled);
   CHECK(settled);
   CHECK(exit_code == 0);
   CHECK(rig.db.CheckExactlyOnce(events) == "");
@@ -278,15 +280,13 @@ TEST_CASE("a consumer with a host log callback logs through it and not to stderr
   };
   inbox::CounterHandler handler;
   inbox::Consumer consumer(config, handler, options);
-  std::atomic<bool> stop{false};
+  bool applied = false;
   int exit_code = -1;
-  std::string captured = CapturedLog("text", "test", [&] {
-    std::thread loop([&] { exit_code = consumer.Run(stop); });
-    const bool applied = WaitFor([&] { return rig.db.Applied() == 8; }, 60s);
-    stop = true;
-    loop.join();
-    CHECK(applied);
+  const std::string captured = CapturedLog("text", "test", [&] {
+    exit_code = RunUntil(
+        consumer, [&] { return rig.db.Applied() == 8; }, &applied);
   });
+  CHECK(applied);
   CHECK(exit_code == 0);
   outbox::MutexLock lock(&mu);
   int started = 0, stopped = 0;
