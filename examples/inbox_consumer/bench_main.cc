@@ -1,6 +1,6 @@
 // outbox-inbox-consumer-bench: events/s the example consumer applies with
 // the inbox (t_inbox row + effect in one transaction) versus without it (the
-// effect alone: the benchmark-only ConsumerOptions::use_inbox = false), on
+// effect alone: the benchmark-only TestSeams::use_inbox = false), on
 // the same messages. Prints a Markdown table for docs/BENCHMARKS.md; asserts
 // nothing.
 //
@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "common/log.h"
+#include "counter_handler.h"
 #include "inbox_consumer.h"
 #include "mock_cluster.h"
 
@@ -91,10 +92,11 @@ double RunOnce(inbox::ConsumerConfig config, sql::Connection* admin, bool use_in
   Exec(admin, "TRUNCATE t_inbox");
   Exec(admin, "TRUNCATE t_aggregate_effect");
   config.kafka.group_id = "bench-" + std::to_string(run);  // a new group reads from zero
-  inbox::ConsumerOptions options;
-  options.use_inbox = use_inbox;
-  options.stop_after_messages = static_cast<uint64_t>(events);
-  inbox::InboxConsumer consumer(config, options);
+  inbox::TestSeams seams;
+  seams.use_inbox = use_inbox;
+  seams.stop_after_messages = static_cast<uint64_t>(events);
+  inbox::CounterHandler handler;
+  inbox::InboxConsumer consumer(config, handler, {}, seams);
   std::atomic<bool> stop{false};
   if (consumer.Run(stop) != 0 || consumer.stats().applied != static_cast<uint64_t>(events)) {
     std::fprintf(stderr, "run %d: applied %llu of %d events\n", run + 1,

@@ -3,7 +3,6 @@
 #include <fmt/format.h>
 #include <librdkafka/rdkafka.h>
 #include <regex.h>
-#include <sys/stat.h>
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
@@ -13,6 +12,7 @@
 #include <set>
 #include <sstream>
 
+#include "config/config_password.h"
 #include "config/env_expand.h"
 #include "config/topic_template.h"  // IsValidTopicName
 
@@ -225,50 +225,37 @@ class Parser {
     if (k["properties"]) Properties(k["properties"], &kc);
   }
 
-  std::string ReadSecretFile(const YAML::Node& n, const std::string& path,
-                             std::vector<std::string>* warnings) const {
-    const std::string file = NonEmpty(n, path);
-    if (options_.read_file) {
-      outbox::FileRead r = options_.read_file(file);
-      if (!r.info) Fail(n.Mark(), path, "cannot read \"" + file + "\": " + r.error);
-      return r.info->contents;
+  // The relay's rules and messages (src/config/config_password.h).
+  void Password(const YAML::Node& m, DbConfig* d, std::vector<std::string>* warnings) const {
+    try {
+      outbox::Password p =
+          outbox::ReadPassword(m, "mysql", options_, "INBOX_DB_PASSWORD", warnings);
+      d->password = std::move(p.value);
+      d->password_source = std::move(p.source);
+    } catch (const outbox::ConfigProblem& p) {
+      Fail(p.mark, p.path, p.what);
     }
-    struct stat st {};
-    if (::stat(file.c_str(), &st) != 0 || !S_ISREG(st.st_mode) || st.st_size > (1 << 20))
-      Fail(n.Mark(), path, "cannot read \"" + file + "\": not a regular file of at most 1 MiB");
-    if (st.st_mode & 044)
-      warnings->push_back(path + ": \"" + file + "\" is readable by group or others; chmod 600 it");
-    std::ifstream in(file, std::ios::binary);
-    if (!in) Fail(n.Mark(), path, "cannot read \"" + file + "\": " + std::strerror(errno));
-    std::ostringstream ss;
-    ss << in.rdbuf();
-    return ss.str();
   }
 
-  void Password(const YAML::Node& m, DbConfig* d, std::vector<std::string>* warnings) const {
-    const YAML::Node pe = m["password_env"], pf = m["password_file"];
-    if (pe && pf) Fail(pf.Mark(), "mysql", "set password_env or password_file, not both");
-    d->password_source = "none";
-    if (pe) {
-      const std::string var = NonEmpty(pe, "mysql.password_env");
-      if (var.find('$') != std::string::npos)
-        Fail(pe.Mark(), "mysql.password_env",
-             "takes the name of an environment variable, not its value: write password_env: "
-             "INBOX_DB_PASSWORD, without ${}");
-      auto v = options_.env(var);
-      if (!v) Fail(pe.Mark(), "mysql.password_env", "environment variable " + var + " is not set");
-      d->password = *v;
-      d->password_source = "env:" + var;
-    }
-    if (pf) {
-      d->password = ReadSecretFile(pf, "mysql.password_file", warnings);
-      while (!d->password.empty() && (d->password.back() == '\n' || d->password.back() == '\r'))
-        d->password.pop_back();
-      if (d->password.empty())
-        Fail(pf.Mark(), "mysql.password_file",
-             "the file is empty; leave out password_file to connect without a password");
-      d->password_source = "file:" + pf.Scalar();
-    }
+  void Tls(const YAML::Node& t, DbConfig* d) const {
+    Map(t, "mysql.tls", {"mode", "ca", "cert", "key"});
+    if (t["mode"])
+      d->tls_mode = OneOf(t["mode"], "mysql.tls.mode",
+                          {"disabled", "preferred", "required", "verify_ca", "verify_identity"});
+    if (t["ca"]) d->tls_ca = NonEmpty(t["ca"], "mysql.tls.ca");
+    if (t["cert"]) d->tls_cert = NonEmpty(t["cert"], "mysql.tls.cert");
+    if (t["key"]) d->tls_key = NonEmpty(t["key"], "mysql.tls.key");
+    if (d->tls_mode.rfind("verify_", 0) == 0 && d->tls_ca.empty())
+      Fail(t.Mark(), "mysql.tls.ca", "is required when mode is " + d->tls_mode);
+    if (d->tls_cert.empty() != d->tls_key.empty())
+      Fail(t.Mark(), "mysql.tls", "cert and key must be given together");
+  }
+
+  // A key that must be there, read with NonEmpty.
+  std::string Required(const YAML::Node& parent, const char* key, const std::string& path,
+                       const std::string& why = "is required") const {
+    if (!parent[key]) Fail(parent.Mark(), path, why);
+    return NonEmpty(parent[key], path);
   }
 
   void Mysql(const YAML::Node& m, DbConfig* d, std::vector<std::string>* warnings) const {
@@ -278,24 +265,10 @@ class Parser {
          "connect_timeout_ms", "read_timeout_ms"});
     if (m["host"]) d->host = NonEmpty(m["host"], "mysql.host");
     if (m["port"]) d->port = Int(m["port"], "mysql.port", 1, 65535);
-    if (!m["user"]) Fail(m.Mark(), "mysql.user", "is required");
-    d->user = NonEmpty(m["user"], "mysql.user");
-    if (!m["database"]) Fail(m.Mark(), "mysql.database", "is required");
-    d->database = NonEmpty(m["database"], "mysql.database");
+    d->user = Required(m, "user", "mysql.user");
+    d->database = Required(m, "database", "mysql.database");
     Password(m, d, warnings);
-    if (const YAML::Node t = m["tls"]; t && !t.IsNull()) {
-      Map(t, "mysql.tls", {"mode", "ca", "cert", "key"});
-      if (t["mode"])
-        d->tls_mode = OneOf(t["mode"], "mysql.tls.mode",
-                            {"disabled", "preferred", "required", "verify_ca", "verify_identity"});
-      if (t["ca"]) d->tls_ca = NonEmpty(t["ca"], "mysql.tls.ca");
-      if (t["cert"]) d->tls_cert = NonEmpty(t["cert"], "mysql.tls.cert");
-      if (t["key"]) d->tls_key = NonEmpty(t["key"], "mysql.tls.key");
-      if (d->tls_mode.rfind("verify_", 0) == 0 && d->tls_ca.empty())
-        Fail(t.Mark(), "mysql.tls.ca", "is required when mode is " + d->tls_mode);
-      if (d->tls_cert.empty() != d->tls_key.empty())
-        Fail(t.Mark(), "mysql.tls", "cert and key must be given together");
-    }
+    if (const YAML::Node t = m["tls"]; t && !t.IsNull()) Tls(t, d);
     if (m["connect_timeout_ms"])
       d->connect_timeout_ms = Int(m["connect_timeout_ms"], "mysql.connect_timeout_ms", 100, 600000);
     if (m["read_timeout_ms"])
@@ -314,6 +287,26 @@ class Parser {
       c->max_gap_age_s = Int(root["max_gap_age_s"], "max_gap_age_s", 1, 30 * 86400);
     if (root["inbox_retention_days"])
       c->inbox_retention_days = Int(root["inbox_retention_days"], "inbox_retention_days", 0, 3650);
+    if (root["concurrency"]) c->concurrency = Int(root["concurrency"], "concurrency", 1, 64);
+  }
+
+  void Http(const YAML::Node& h, ConsumerConfig* c) const {
+    Map(h, "http", {"listen"});
+    c->http_listen = Required(h, "listen", "http.listen", "is required when http is set");
+    const std::string& l = c->http_listen;
+    const size_t colon = l.rfind(':');
+    if (colon == std::string::npos || colon == 0 || colon + 1 == l.size() ||
+        !std::all_of(l.begin() + static_cast<std::ptrdiff_t>(colon) + 1, l.end(), IsAsciiDigit) ||
+        std::stol(l.substr(colon + 1)) > 65535)
+      Fail(h["listen"].Mark(), "http.listen",
+           "must be HOST:PORT, e.g. 127.0.0.1:9465 (got \"" + l + "\")");
+  }
+
+  void Log(const YAML::Node& l, ConsumerConfig* c) const {
+    Map(l, "log", {"level", "format"});
+    if (l["level"])
+      c->log_level = OneOf(l["level"], "log.level", {"debug", "info", "warn", "error"});
+    if (l["format"]) c->log_format = OneOf(l["format"], "log.format", {"json", "text"});
   }
 
   LoadedConsumerConfig Root(const YAML::Node& root) const {
@@ -323,34 +316,16 @@ class Parser {
     if (!root || root.IsNull()) Fail(YAML::Mark(), "", "the file is empty");
     Map(root, "",
         {"consumer", "kafka", "max_attempts", "version_check", "max_gap_age_s",
-         "inbox_retention_days", "mysql", "http", "log"});
-    if (!root["consumer"])
-      Fail(root.Mark(), "consumer", "is required (the t_inbox.consumer value)");
-    c.consumer = NonEmpty(root["consumer"], "consumer");
+         "inbox_retention_days", "concurrency", "mysql", "http", "log"});
+    c.consumer = Required(root, "consumer", "consumer", "is required (the t_inbox.consumer value)");
     if (c.consumer.size() > 64)  // t_inbox.consumer is varchar(64)
       Fail(root["consumer"].Mark(), "consumer", "must be at most 64 characters");
     Kafka(root["kafka"], &c);
     if (root["max_attempts"]) c.max_attempts = Int(root["max_attempts"], "max_attempts", 1, 1000);
     Policies(root, &c);
     Mysql(root["mysql"], &c.mysql, &out.warnings);
-    if (const YAML::Node h = root["http"]; h && !h.IsNull()) {
-      Map(h, "http", {"listen"});
-      if (!h["listen"]) Fail(h.Mark(), "http.listen", "is required when http is set");
-      c.http_listen = NonEmpty(h["listen"], "http.listen");
-      const size_t colon = c.http_listen.rfind(':');
-      if (colon == std::string::npos || colon == 0 || colon + 1 == c.http_listen.size() ||
-          !std::all_of(c.http_listen.begin() + static_cast<std::ptrdiff_t>(colon) + 1,
-                       c.http_listen.end(), IsAsciiDigit) ||
-          std::stol(c.http_listen.substr(colon + 1)) > 65535)
-        Fail(h["listen"].Mark(), "http.listen",
-             "must be HOST:PORT, e.g. 127.0.0.1:9465 (got \"" + c.http_listen + "\")");
-    }
-    if (const YAML::Node l = root["log"]; l && !l.IsNull()) {
-      Map(l, "log", {"level", "format"});
-      if (l["level"])
-        c.log_level = OneOf(l["level"], "log.level", {"debug", "info", "warn", "error"});
-      if (l["format"]) c.log_format = OneOf(l["format"], "log.format", {"json", "text"});
-    }
+    if (const YAML::Node h = root["http"]; h && !h.IsNull()) Http(h, &c);
+    if (const YAML::Node l = root["log"]; l && !l.IsNull()) Log(l, &c);
     return out;
   }
 
@@ -378,6 +353,24 @@ LoadedConsumerConfig LoadConsumerConfigFile(const std::string& path,
   std::ostringstream ss;
   ss << in.rdbuf();
   return LoadConsumerConfigText(ss.str(), path, options);
+}
+
+namespace {
+
+ConsumerConfig Unpack(LoadedConsumerConfig loaded, std::vector<std::string>* warnings) {
+  if (warnings) *warnings = std::move(loaded.warnings);
+  return std::move(loaded.config);
+}
+
+}  // namespace
+
+ConsumerConfig LoadConfigFile(const std::string& path, std::vector<std::string>* warnings) {
+  return Unpack(LoadConsumerConfigFile(path), warnings);
+}
+
+ConsumerConfig LoadConfigText(const std::string& text, const std::string& name,
+                              std::vector<std::string>* warnings) {
+  return Unpack(LoadConsumerConfigText(text, name), warnings);
 }
 
 }  // namespace inbox

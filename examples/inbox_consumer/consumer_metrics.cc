@@ -60,14 +60,22 @@ ConsumerMetrics::~ConsumerMetrics() {
 }
 
 void ConsumerMetrics::Outcome(const std::string& outcome, uint64_t n) {
-  std::lock_guard<std::mutex> lock(mu_);
+  outbox::MutexLock lock(&mu_);
   auto& c = outcomes_[outcome];
   if (!c) c = &messages_family_->Add({{"consumer", consumer_}, {"outcome", outcome}});
   c->Increment(static_cast<double>(n));
 }
 
+void ConsumerMetrics::HeldPartitions(int member, size_t n) {
+  outbox::MutexLock lock(&mu_);
+  held_[member] = n;
+  size_t sum = 0;
+  for (const auto& [m, held] : held_) sum += held;
+  paused_->Set(static_cast<double>(sum));
+}
+
 void ConsumerMetrics::Lag(const std::string& topic, int32_t partition, int64_t lag) {
-  std::lock_guard<std::mutex> lock(mu_);
+  outbox::MutexLock lock(&mu_);
   auto& g = lags_[{topic, partition}];
   if (!g)
     g = &lag_family_->Add(
@@ -76,7 +84,7 @@ void ConsumerMetrics::Lag(const std::string& topic, int32_t partition, int64_t l
 }
 
 void ConsumerMetrics::ForgetPartition(const std::string& topic, int32_t partition) {
-  std::lock_guard<std::mutex> lock(mu_);
+  outbox::MutexLock lock(&mu_);
   auto it = lags_.find({topic, partition});
   if (it == lags_.end()) return;
   lag_family_->Remove(it->second);  // another member reports it now

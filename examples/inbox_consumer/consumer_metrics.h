@@ -8,11 +8,12 @@
 #include <atomic>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <thread>
+#include <vector>
 
-#include "observer.h"
+#include "common/mutex.h"
+#include "outbox/inbox/observer.h"
 
 namespace boost::asio {
 class io_context;
@@ -30,7 +31,8 @@ namespace inbox {
 //                                             dead_letter_read
 //   outbox_consumer_failed_attempts_total     messages that could not be processed this time
 //   outbox_consumer_stalls_total              database or broker failures that paused a partition
-//   outbox_consumer_paused_partitions         partitions waiting now
+//   outbox_consumer_paused_partitions         partitions waiting now, summed over the
+//                                             process's members (concurrency)
 //   outbox_consumer_lag{topic,partition}      messages not yet read (high watermark - position)
 //   outbox_consumer_parked_rows{reason}       t_inbox_parked: version_gap | undeliverable
 //   outbox_consumer_oldest_gap_age_seconds    the oldest parked version_gap row (0: none)
@@ -46,7 +48,7 @@ class ConsumerMetrics : public ConsumerObserver {
   void Outcome(const std::string& outcome, uint64_t n) override;
   void Stalled() override { stalls_->Increment(); }
   void FailedAttempt() override { failed_->Increment(); }
-  void HeldPartitions(size_t n) override { paused_->Set(static_cast<double>(n)); }
+  void HeldPartitions(int member, size_t n) override;
   void Lag(const std::string& topic, int32_t partition, int64_t lag) override;
   void ForgetPartition(const std::string& topic, int32_t partition) override;
   void Parked(int64_t version_gaps, int64_t undeliverable, int64_t oldest_gap_age_s) override;
@@ -70,9 +72,10 @@ class ConsumerMetrics : public ConsumerObserver {
   prometheus::Gauge *paused_, *gaps_, *undeliverable_, *oldest_gap_, *db_up_;
   std::atomic<bool> database_up_{false};
 
-  std::mutex mu_;
-  std::map<std::string, prometheus::Counter*> outcomes_;
-  std::map<std::pair<std::string, int32_t>, prometheus::Gauge*> lags_;
+  outbox::Mutex mu_;
+  std::map<std::string, prometheus::Counter*> outcomes_ GUARDED_BY(mu_);
+  std::map<std::pair<std::string, int32_t>, prometheus::Gauge*> lags_ GUARDED_BY(mu_);
+  std::map<int, size_t> held_ GUARDED_BY(mu_);  // by member: paused_ is their sum
 
   std::unique_ptr<boost::asio::io_context> io_;
   std::unique_ptr<outbox::HttpServer> http_;

@@ -1,15 +1,15 @@
 #include "dead_letter.h"
 
-#include <spdlog/spdlog.h>
-
 #include <chrono>
 #include <cstring>
 #include <ctime>
 #include <utility>
 
+#include "inbox_log.h"
+
 namespace inbox {
 
-void KafkaLogToSpdlog(const rd_kafka_t* rk, int level, const char* fac, const char* buf) {
+void KafkaLogLine(const rd_kafka_t* rk, int level, const char* fac, const char* buf) {
   // The dead-letter producer gets kafka.properties too (security settings
   // apply to both clients); its warnings about consumer-only properties are
   // noise.
@@ -22,11 +22,15 @@ void KafkaLogToSpdlog(const rd_kafka_t* rk, int level, const char* fac, const ch
   if (std::strcmp(fac, "FAIL") == 0 || std::strcmp(fac, "ERROR") == 0 ||
       std::strcmp(fac, "COMMITFAIL") == 0)
     level = 7;
-  const auto lvl = level <= 3   ? spdlog::level::err
-                   : level == 4 ? spdlog::level::warn
-                   : level <= 6 ? spdlog::level::info
-                                : spdlog::level::debug;
-  spdlog::log(lvl, "kafka {} {}: {}", rd_kafka_name(rk), fac, buf);
+  const std::string line = fmt::format("kafka {} {}: {}", rd_kafka_name(rk), fac, buf);
+  if (level <= 3)
+    log::Error("{}", line);
+  else if (level == 4)
+    log::Warn("{}", line);
+  else if (level <= 6)
+    log::Info("{}", line);
+  else
+    log::Debug("{}", line);
 }
 
 bool IsPermanentRefusal(rd_kafka_resp_err_t err) {
@@ -49,17 +53,15 @@ bool IsPermanentRefusal(rd_kafka_resp_err_t err) {
   }
 }
 
-std::string NowRfc3339() {
-  const auto now = std::chrono::system_clock::now();
-  const std::time_t t = std::chrono::system_clock::to_time_t(now);
-  const auto ms =
-      std::chrono::duration_cast<std::chrono::milliseconds>(now.time_since_epoch()) % 1000;
+std::string Rfc3339(double unix_seconds) {
+  const auto ms_total = static_cast<int64_t>(unix_seconds * 1000);
+  const std::time_t t = static_cast<std::time_t>(ms_total / 1000);
   std::tm tm{};
   gmtime_r(&t, &tm);
   char buf[40];
   std::strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%S", &tm);
   char out[48];
-  std::snprintf(out, sizeof(out), "%s.%03dZ", buf, static_cast<int>(ms.count()));
+  std::snprintf(out, sizeof(out), "%s.%03dZ", buf, static_cast<int>(ms_total % 1000));
   return out;
 }
 
@@ -68,7 +70,7 @@ namespace {
 // The consumer reports a broker outage already; the idle producer's view of
 // it is detail.
 void OnProducerError(rd_kafka_t*, int, const char* reason, void*) {
-  spdlog::debug("kafka (dead-letter producer): {}", reason);
+  log::Debug("kafka (dead-letter producer): {}", reason);
 }
 
 bool Set(rd_kafka_conf_t* conf, const std::string& key, const std::string& value,
@@ -82,7 +84,9 @@ bool Set(rd_kafka_conf_t* conf, const std::string& key, const std::string& value
 
 }  // namespace
 
-DeadLetterProducer::DeadLetterProducer(const ConsumerConfig& config) : config_(config) {}
+DeadLetterProducer::DeadLetterProducer(const ConsumerConfig& config, outbox::ClockPtr clock,
+                                       bool logs_on_poll)
+    : config_(config), clock_(std::move(clock)), logs_on_poll_(logs_on_poll) {}
 
 DeadLetterProducer::~DeadLetterProducer() {
   if (!rk_) return;
@@ -94,29 +98,36 @@ bool DeadLetterProducer::Start(std::string* error) {
   rd_kafka_conf_t* conf = rd_kafka_conf_new();
   rd_kafka_conf_set_dr_msg_cb(conf, &DeadLetterProducer::OnDelivery);
   rd_kafka_conf_set_opaque(conf, this);
-  rd_kafka_conf_set_log_cb(conf, KafkaLogToSpdlog);
+  rd_kafka_conf_set_log_cb(conf, KafkaLogLine);
   rd_kafka_conf_set_error_cb(conf, OnProducerError);
   // Defaults first, then the user's properties: a dead letter must not be
   // lost or doubled by the producer's own retries (idempotence, acks=all),
   // and a broker that does not take it within 30 s is a broker failure
   // reported quickly rather than after librdkafka's default of 5 minutes.
-  bool ok = Set(conf, "bootstrap.servers", config_.kafka.bootstrap_servers, error) &&
-            Set(conf, "client.id", "outbox-inbox-consumer-dlq", error) &&
-            Set(conf, "enable.idempotence", "true", error) && Set(conf, "acks", "all", error) &&
-            Set(conf, "message.timeout.ms", "30000", error) &&
-            // A dead-letter topic that does not exist is reported as such
-            // (_UNKNOWN_TOPIC: refused for good, the message is parked) after
-            // 10 s, before message.timeout.ms would call it a timeout (a
-            // stall, retried for ever).
-            Set(conf, "topic.metadata.propagation.max.ms", "10000", error);
+  const std::pair<const char*, std::string> defaults[] = {
+      {"bootstrap.servers", config_.kafka.bootstrap_servers},
+      {"client.id", "outbox-inbox-consumer-dlq"},
+      {"enable.idempotence", "true"},
+      {"acks", "all"},
+      {"message.timeout.ms", "30000"},
+      // A dead-letter topic that does not exist is reported as such
+      // (_UNKNOWN_TOPIC: refused for good, the message is parked) after
+      // 10 s, before message.timeout.ms would call it a timeout (a stall,
+      // retried for ever).
+      {"topic.metadata.propagation.max.ms", "10000"},
+  };
+  bool ok = true;
+  for (const auto& [k, v] : defaults) ok = ok && Set(conf, k, v, error);
   for (const auto& [k, v] : config_.kafka.properties) ok = ok && Set(conf, k, v, error);
+  if (logs_on_poll_) ok = ok && Set(conf, "log.queue", "true", error);
   char err[512];
   if (ok) rk_ = rd_kafka_new(RD_KAFKA_PRODUCER, conf, err, sizeof(err));
-  if (!ok || !rk_) {
+  if (!rk_) {
     if (ok) *error = std::string("cannot create the dead-letter producer: ") + err;
     rd_kafka_conf_destroy(conf);  // rd_kafka_new took it only on success
     return false;
   }
+  if (logs_on_poll_) rd_kafka_set_log_queue(rk_, nullptr);  // served by Poll
   return true;
 }
 
@@ -152,6 +163,36 @@ bool DeadLetterProducer::Restart(std::string* error) {
   return Start(error);
 }
 
+namespace {
+
+// The message's headers with the dlq_* headers of this dead letter. A
+// message dead-lettered again (replayed, failed again) carries only the
+// latest dlq_* headers.
+rd_kafka_headers_t* DeadLetterHeaders(const rd_kafka_message_t* m, const std::string& reason,
+                                      int attempts, const std::string& consumer,
+                                      const std::string& at) {
+  rd_kafka_headers_t* headers = nullptr;
+  rd_kafka_headers_t* original = nullptr;
+  headers = rd_kafka_message_headers(m, &original) == RD_KAFKA_RESP_ERR_NO_ERROR
+                ? rd_kafka_headers_copy(original)
+                : rd_kafka_headers_new(6);
+  for (const char* h : {"dlq_reason", "dlq_source", "dlq_consumer", "dlq_attempts", "dlq_at"})
+    rd_kafka_header_remove(headers, h);
+  const std::string source = std::string(rd_kafka_topic_name(m->rkt)) + "/" +
+                             std::to_string(m->partition) + "/" + std::to_string(m->offset);
+  const std::string n = std::to_string(attempts);
+  for (const auto& [name, value] :
+       {std::pair<const char*, const std::string*>{"dlq_reason", &reason},
+        {"dlq_source", &source},
+        {"dlq_consumer", &consumer},
+        {"dlq_attempts", &n},
+        {"dlq_at", &at}})
+    rd_kafka_header_add(headers, name, -1, value->data(), static_cast<ssize_t>(value->size()));
+  return headers;
+}
+
+}  // namespace
+
 void DeadLetterProducer::Send(const rd_kafka_message_t* m, const std::string& topic,
                               const std::string& reason, int attempts, uint64_t ticket) {
   std::string error;
@@ -159,25 +200,8 @@ void DeadLetterProducer::Send(const rd_kafka_message_t* m, const std::string& to
     delivered_.push_back({ticket, Result::kFailed, error});
     return;
   }
-  rd_kafka_headers_t* headers = nullptr;
-  rd_kafka_headers_t* original = nullptr;
-  headers = rd_kafka_message_headers(m, &original) == RD_KAFKA_RESP_ERR_NO_ERROR
-                ? rd_kafka_headers_copy(original)
-                : rd_kafka_headers_new(6);
-  // A message dead-lettered again (replayed, failed again) carries only the
-  // latest dlq_* headers.
-  for (const char* h : {"dlq_reason", "dlq_source", "dlq_consumer", "dlq_attempts", "dlq_at"})
-    rd_kafka_header_remove(headers, h);
-  const std::string source = std::string(rd_kafka_topic_name(m->rkt)) + "/" +
-                             std::to_string(m->partition) + "/" + std::to_string(m->offset);
-  const std::string n = std::to_string(attempts), at = NowRfc3339();
-  for (const auto& [name, value] :
-       {std::pair<const char*, const std::string*>{"dlq_reason", &reason},
-        {"dlq_source", &source},
-        {"dlq_consumer", &config_.consumer},
-        {"dlq_attempts", &n},
-        {"dlq_at", &at}})
-    rd_kafka_header_add(headers, name, -1, value->data(), static_cast<ssize_t>(value->size()));
+  rd_kafka_headers_t* headers =
+      DeadLetterHeaders(m, reason, attempts, config_.consumer, Rfc3339(clock_->UnixNow()));
   // The message's opaque is its ticket's element in outstanding_ (a set's
   // elements stay where they are until erased).
   const auto sent = outstanding_.insert(ticket).first;

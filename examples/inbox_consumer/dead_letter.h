@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "common/clock.h"
 #include "consumer_config.h"
 
 namespace inbox {
@@ -22,7 +23,10 @@ namespace inbox {
 // waits). Not thread-safe; used by the consumer loop only.
 class DeadLetterProducer {
  public:
-  explicit DeadLetterProducer(const ConsumerConfig& config);
+  // `clock`: the dlq_at header's time. `logs_on_poll`: librdkafka's lines
+  // are logged by Poll, on the caller's thread, not from its own threads.
+  DeadLetterProducer(const ConsumerConfig& config, outbox::ClockPtr clock,
+                     bool logs_on_poll = false);
   ~DeadLetterProducer();
   DeadLetterProducer(const DeadLetterProducer&) = delete;
   DeadLetterProducer& operator=(const DeadLetterProducer&) = delete;
@@ -60,6 +64,8 @@ class DeadLetterProducer {
   bool Restart(std::string* error);
 
   const ConsumerConfig& config_;
+  const outbox::ClockPtr clock_;
+  const bool logs_on_poll_;
   rd_kafka_t* rk_ = nullptr;
   std::set<uint64_t> outstanding_;  // tickets sent, not yet answered
   std::vector<Delivery> delivered_;
@@ -69,10 +75,10 @@ class DeadLetterProducer {
 // good: too large, not authorized, no such topic, an invalid record.
 bool IsPermanentRefusal(rd_kafka_resp_err_t err);
 
-// The time now as RFC 3339 UTC with milliseconds (the dlq_at header).
-std::string NowRfc3339();
+// A Unix time as RFC 3339 UTC with milliseconds (the dlq_at header).
+std::string Rfc3339(double unix_seconds);
 
 // Routes librdkafka's own log lines into the consumer's log.
-void KafkaLogToSpdlog(const rd_kafka_t* rk, int level, const char* fac, const char* buf);
+void KafkaLogLine(const rd_kafka_t* rk, int level, const char* fac, const char* buf);
 
 }  // namespace inbox

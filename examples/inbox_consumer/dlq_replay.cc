@@ -7,16 +7,15 @@
 #include <map>
 #include <memory>
 #include <ostream>
-#include <thread>
 #include <vector>
 
-#include "dead_letter.h"  // KafkaLogToSpdlog
+#include "common/clock.h"
+#include "common/mutex.h"
+#include "dead_letter.h"  // KafkaLogLine
 #include "event.h"        // HeaderValue, ParsePositiveId
 
 namespace inbox {
 namespace {
-
-using Clock = std::chrono::steady_clock;
 
 struct KafkaDeleter {
   void operator()(rd_kafka_t* rk) const { rd_kafka_destroy(rk); }
@@ -49,7 +48,7 @@ KafkaPtr NewClient(rd_kafka_type_t type, const ConsumerConfig& config,
       return nullptr;
     }
   }
-  rd_kafka_conf_set_log_cb(conf, KafkaLogToSpdlog);
+  rd_kafka_conf_set_log_cb(conf, KafkaLogLine);
   if (type == RD_KAFKA_PRODUCER) rd_kafka_conf_set_dr_msg_cb(conf, OnDelivery);
   rd_kafka_t* rk = rd_kafka_new(type, conf, err, sizeof(err));
   if (!rk) {
@@ -96,7 +95,8 @@ bool Partitions(rd_kafka_t* rk, const std::string& topic,
 
 class Replayer {
  public:
-  Replayer(const ReplayOptions& o, std::ostream& out) : o_(o), out_(out) {}
+  Replayer(const ReplayOptions& o, std::ostream& out, outbox::Clock* clock)
+      : o_(o), out_(out), clock_(clock) {}
 
   // One dead letter: filtered, then sent (or printed). False on a failure.
   bool One(rd_kafka_t* producer, const rd_kafka_message_t* m) {
@@ -142,11 +142,16 @@ class Replayer {
   }
 
  private:
+  // At most --rate messages a second: waits on the clock until the next
+  // message's turn.
   void Pace() {
     if (o_.rate <= 0) return;
     const auto gap = std::chrono::microseconds(1000000 / o_.rate);
-    if (next_at_ > Clock::now()) std::this_thread::sleep_until(next_at_);
-    next_at_ = std::max(next_at_, Clock::now()) + gap;
+    if (next_at_ > clock_->Now()) {
+      outbox::MutexLock lock(&pace_mu_);
+      clock_->WaitUntil(&pace_mu_, &pace_cv_, next_at_, [] { return false; });
+    }
+    next_at_ = std::max(next_at_, clock_->Now()) + gap;
   }
 
   // The original key, value and headers without dlq_*; the partitioner
@@ -174,8 +179,11 @@ class Replayer {
 
   const ReplayOptions& o_;
   std::ostream& out_;
+  outbox::Clock* const clock_;
   int64_t sent_ = 0, skipped_ = 0, failed_ = 0;
-  Clock::time_point next_at_{};
+  outbox::Clock::TimePoint next_at_{};
+  outbox::Mutex pace_mu_;  // Pace's wait: nothing signals it, the deadline ends it
+  outbox::CondVar pace_cv_{&pace_mu_};
 };
 
 }  // namespace
@@ -198,33 +206,32 @@ bool ParseOffsetRange(const std::string& s, int64_t* first, int64_t* last) {
   return (!a.empty() || !b.empty()) && *first <= *last;
 }
 
-int ReplayDeadLetters(const ConsumerConfig& config, const ReplayOptions& o, std::ostream& out) {
-  std::string error;
-  // A consumer without a group: it assigns partitions itself and commits
-  // nothing, so a replay can be repeated and leaves no trace in any group.
-  KafkaPtr consumer = NewClient(RD_KAFKA_CONSUMER, config,
-                                {{"group.id", "outbox-inbox-consumer-dlq-replay"},
-                                 {"enable.auto.commit", "false"},
-                                 {"enable.partition.eof", "true"}},
-                                &error);
-  KafkaPtr producer = NewClient(RD_KAFKA_PRODUCER, config,
-                                {{"enable.idempotence", "true"},
-                                 {"acks", "all"},
-                                 {"partitioner", "murmur2_random"},
-                                 {"client.id", "outbox-inbox-consumer-dlq-replay"}},
-                                &error);
-  if (!consumer || !producer) {
-    out << "error: cannot create the Kafka clients: " << error << "\n";
-    return 1;
-  }
-  std::vector<std::pair<int32_t, int64_t>> parts;
-  if (!Partitions(consumer.get(), o.from, &parts, &error)) {
-    out << "error: " << error << "\n";
-    return 1;
-  }
-  // Each partition is read from --offsets' first offset to its end as of
-  // now (or --offsets' last): dead letters that arrive meanwhile wait for
-  // the next replay.
+namespace {
+
+// The replay's two clients: a consumer without a group (it assigns
+// partitions itself and commits nothing, so a replay can be repeated and
+// leaves no trace in any group) and an idempotent producer.
+bool NewReplayClients(const ConsumerConfig& config, KafkaPtr* consumer, KafkaPtr* producer,
+                      std::string* error) {
+  *consumer = NewClient(RD_KAFKA_CONSUMER, config,
+                        {{"group.id", "outbox-inbox-consumer-dlq-replay"},
+                         {"enable.auto.commit", "false"},
+                         {"enable.partition.eof", "true"}},
+                        error);
+  *producer = NewClient(RD_KAFKA_PRODUCER, config,
+                        {{"enable.idempotence", "true"},
+                         {"acks", "all"},
+                         {"partitioner", "murmur2_random"},
+                         {"client.id", "outbox-inbox-consumer-dlq-replay"}},
+                        error);
+  return *consumer && *producer;
+}
+
+// Assigns each partition from --offsets' first offset; returns where each
+// ends: its end as of now (or --offsets' last), so that dead letters that
+// arrive meanwhile wait for the next replay.
+std::map<int32_t, int64_t> AssignRange(rd_kafka_t* consumer, const ReplayOptions& o,
+                                       const std::vector<std::pair<int32_t, int64_t>>& parts) {
   std::map<int32_t, int64_t> ends;
   rd_kafka_topic_partition_list_t* l = rd_kafka_topic_partition_list_new(1);
   for (const auto& [p, end] : parts) {
@@ -233,29 +240,57 @@ int ReplayDeadLetters(const ConsumerConfig& config, const ReplayOptions& o, std:
     rd_kafka_topic_partition_list_add(l, o.from.c_str(), p)->offset = o.first_offset;
     ends[p] = stop;
   }
-  rd_kafka_assign(consumer.get(), l);
+  rd_kafka_assign(consumer, l);
   rd_kafka_topic_partition_list_destroy(l);
-  Replayer replayer(o, out);
-  auto last_progress = Clock::now();
-  while (!ends.empty() && Clock::now() - last_progress < std::chrono::seconds(30)) {
-    rd_kafka_message_t* m = rd_kafka_consumer_poll(consumer.get(), 500);
+  return ends;
+}
+
+// Reads every assigned partition to its end and replays what it reads;
+// false when the topic stopped answering (30 s without a message) first.
+bool ReadToEnds(rd_kafka_t* consumer, rd_kafka_t* producer, const ReplayOptions& o,
+                std::map<int32_t, int64_t> ends, Replayer* replayer, outbox::Clock* clock,
+                std::ostream& out) {
+  auto last_progress = clock->Now();
+  while (!ends.empty() && clock->Now() - last_progress < std::chrono::seconds(30)) {
+    rd_kafka_message_t* m = rd_kafka_consumer_poll(consumer, 500);
     if (!m) continue;
-    last_progress = Clock::now();
+    last_progress = clock->Now();
     auto it = ends.find(m->partition);
     if (m->err && m->err != RD_KAFKA_RESP_ERR__PARTITION_EOF) {
       out << "error: reading " << o.from << ": " << rd_kafka_message_errstr(m) << "\n";
     } else if (it != ends.end()) {
-      if (!m->err && m->offset < it->second) replayer.One(producer.get(), m);
+      if (!m->err && m->offset < it->second) replayer->One(producer, m);
       if (m->err || m->offset + 1 >= it->second) ends.erase(it);
     }
     rd_kafka_message_destroy(m);
   }
-  const bool unfinished = !ends.empty();
-  if (unfinished) out << "error: " << o.from << " stopped answering before its end\n";
+  return ends.empty();
+}
+
+}  // namespace
+
+int ReplayDeadLetters(const ConsumerConfig& config, const ReplayOptions& o, std::ostream& out) {
+  std::string error;
+  KafkaPtr consumer, producer;
+  if (!NewReplayClients(config, &consumer, &producer, &error)) {
+    out << "error: cannot create the Kafka clients: " << error << "\n";
+    return 1;
+  }
+  std::vector<std::pair<int32_t, int64_t>> parts;
+  if (!Partitions(consumer.get(), o.from, &parts, &error)) {
+    out << "error: " << error << "\n";
+    return 1;
+  }
+  const outbox::ClockPtr clock = o.clock ? o.clock : outbox::DefaultClock();
+  Replayer replayer(o, out, clock.get());
+  const bool finished =
+      ReadToEnds(consumer.get(), producer.get(), o, AssignRange(consumer.get(), o, parts),
+                 &replayer, clock.get(), out);
+  if (!finished) out << "error: " << o.from << " stopped answering before its end\n";
   rd_kafka_flush(producer.get(), 30000);
   rd_kafka_consumer_close(consumer.get());
   const int code = replayer.Summary();
-  return unfinished ? 1 : code;
+  return finished ? code : 1;
 }
 
 }  // namespace inbox

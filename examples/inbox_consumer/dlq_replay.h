@@ -4,6 +4,7 @@
 #include <iosfwd>
 #include <string>
 
+#include "common/clock.h"
 #include "consumer_config.h"
 
 namespace inbox {
@@ -21,6 +22,7 @@ struct ReplayOptions {
   int64_t first_offset = 0, last_offset = INT64_MAX;  // --offsets A-B, inclusive, per partition
   bool dry_run = false;                               // print, send nothing
   int rate = 0;                                       // messages per second at most; 0 = no limit
+  outbox::ClockPtr clock;  // paces --rate and bounds a silent topic; null: the steady clock
 };
 
 // Parses "A-B" (either side may be empty: "100-", "-200"). False on bad input.

@@ -120,7 +120,27 @@ int64_t Utf8Length(std::string_view s) {
   return n;
 }
 
+namespace {
+
+// What a handler sees of the message as it came: key, value, headers, source.
+void SetMessageFields(const rd_kafka_message_t* m, Event* ev) {
+  ev->key = m->key ? std::string_view(static_cast<const char*>(m->key), m->key_len) : "";
+  ev->payload = m->payload ? std::string_view(static_cast<const char*>(m->payload), m->len) : "";
+  ev->source = {rd_kafka_topic_name(m->rkt), m->partition, m->offset};
+  ev->headers.clear();
+  rd_kafka_headers_t* hdrs = nullptr;
+  if (rd_kafka_message_headers(m, &hdrs) != RD_KAFKA_RESP_ERR_NO_ERROR) return;
+  const char* name = nullptr;
+  const void* value = nullptr;
+  size_t size = 0;
+  for (size_t i = 0; rd_kafka_header_get_all(hdrs, i, &name, &value, &size) == 0; ++i)
+    ev->headers.emplace_back(name, value ? std::string(static_cast<const char*>(value), size) : "");
+}
+
+}  // namespace
+
 bool ParseEvent(const rd_kafka_message_t* m, VersionCheck check, Event* ev, std::string* reason) {
+  SetMessageFields(m, ev);
   bool found = false;
   std::string traceparent = HeaderValue(m, "traceparent", &found);
   SetTraceContext(std::move(traceparent), HeaderValue(m, "tracestate", &found), ev);
@@ -145,13 +165,10 @@ bool ParseEvent(const rd_kafka_message_t* m, VersionCheck check, Event* ev, std:
     *reason = "missing header aggregate_version (version_check: strict needs it)";
     return false;
   }
-  const std::string_view key =
-      m->key ? std::string_view(static_cast<const char*>(m->key), m->key_len) : "";
-  if (!ParsePositiveId(key, &ev->aggregate_id)) {
+  if (!ParsePositiveId(ev->key, &ev->aggregate_id)) {
     *reason = "the message key is not a decimal aggregate_id";
     return false;
   }
-  ev->payload = m->payload ? std::string_view(static_cast<const char*>(m->payload), m->len) : "";
   return true;
 }
 

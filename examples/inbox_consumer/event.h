@@ -9,36 +9,9 @@
 
 #include "common/log.h"
 #include "consumer_config.h"
+#include "outbox/inbox/event.h"
 
 namespace inbox {
-
-// One event as the relay publishes it (docs/CONSUMERS.md): the headers and
-// the key, validated.
-struct Event {
-  std::string event_key;          // header event_key: the idempotency key
-  std::string event_type;         // header event_type
-  std::string aggregate_type;     // header aggregate_type
-  int64_t aggregate_id = 0;       // the message key, decimal
-  int64_t outbox_id = 0;          // header outbox_id: t_outbox.id, grows within an aggregate
-  int64_t aggregate_version = 0;  // header aggregate_version; 0 when the relay sends none
-  std::string_view payload;       // the message value; valid while the message lives
-  // W3C trace context of the transaction that wrote the event (headers
-  // traceparent and tracestate), for a handler to continue its trace: set
-  // only when the traceparent is valid, else all three are empty.
-  std::string traceparent;
-  std::string tracestate;
-  std::string trace_id;  // the traceparent's trace-id: on every log line about the event
-};
-
-// Where a message was read: topic/partition/offset.
-struct Source {
-  std::string topic;
-  int32_t partition = 0;
-  int64_t offset = 0;
-  std::string ToString() const {
-    return topic + "/" + std::to_string(partition) + "/" + std::to_string(offset);
-  }
-};
 
 // Reads and validates the relay's headers and key. False with *reason when
 // the message cannot be an event: no retry can change that, so the caller

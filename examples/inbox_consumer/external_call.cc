@@ -28,4 +28,17 @@ CallOutcome CallWithEventKey(const Event& ev, const std::string& url, const Http
   return CallOutcome::kRejected;
 }
 
+Status HttpCallHandler::Apply(Transaction& tx, const Event& event) {
+  std::string why;
+  switch (CallWithEventKey(event, url_, send_, &why)) {
+    case CallOutcome::kDone:
+      return local_ ? local_->Apply(tx, event) : Status::Ok();
+    case CallOutcome::kRetryLater:
+      return Status::Retriable(why);
+    case CallOutcome::kRejected:
+      break;
+  }
+  return Status::Permanent(why);
+}
+
 }  // namespace inbox

@@ -3,8 +3,10 @@
 #include <functional>
 #include <map>
 #include <string>
+#include <utility>
 
 #include "event.h"
+#include "outbox/inbox/handler.h"
 
 namespace inbox {
 
@@ -43,5 +45,22 @@ enum class CallOutcome {
 // remote side answered when the outcome is not kDone.
 CallOutcome CallWithEventKey(const Event& event, const std::string& url, const HttpSend& send,
                              std::string* why);
+
+// The example's second handler: the call above as a Handler. kDone, then
+// `local` (when given) in the inbox transaction, so the local effect and
+// the inbox row commit together after the call; kRetryLater is
+// Status::Retriable (the partition waits), kRejected Status::Permanent (a
+// dead letter at once). `send` and *local must outlive the handler.
+class HttpCallHandler : public Handler {
+ public:
+  HttpCallHandler(std::string url, HttpSend send, Handler* local = nullptr)
+      : url_(std::move(url)), send_(std::move(send)), local_(local) {}
+  Status Apply(Transaction& tx, const Event& event) override;
+
+ private:
+  const std::string url_;
+  const HttpSend send_;
+  Handler* const local_;
+};
 
 }  // namespace inbox

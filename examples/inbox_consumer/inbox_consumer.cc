@@ -1,9 +1,10 @@
 #include "inbox_consumer.h"
 
-#include <spdlog/spdlog.h>
-
 #include <algorithm>
 #include <cstring>
+#include <optional>
+
+#include "inbox_log.h"
 
 namespace inbox {
 namespace {
@@ -12,12 +13,6 @@ namespace {
 // once again while retention finds a full batch.
 constexpr std::chrono::seconds kHousekeepingInterval{10};
 constexpr int kRetentionBatch = 1000;
-
-TopicPartition Of(const rd_kafka_message_t* m) {
-  return {rd_kafka_topic_name(m->rkt), m->partition};
-}
-
-std::string Name(const TopicPartition& tp) { return tp.first + "/" + std::to_string(tp.second); }
 
 // Every header as "name: value" lines, for a parked message.
 std::string HeaderLines(const rd_kafka_message_t* m) {
@@ -33,15 +28,30 @@ std::string HeaderLines(const rd_kafka_message_t* m) {
   return out;
 }
 
+// ConsumerOptions::log as the sink of this thread's log lines.
+outbox::LogSink HostSink(const LogCallback& log) {
+  return [log](std::string_view level, std::string_view line) {
+    log(level == "error"  ? LogLevel::kError
+        : level == "warn" ? LogLevel::kWarn
+        : level == "info" ? LogLevel::kInfo
+                          : LogLevel::kDebug,
+        line);
+  };
+}
+
 }  // namespace
 
-InboxConsumer::InboxConsumer(const ConsumerConfig& config, ConsumerOptions options)
+InboxConsumer::InboxConsumer(const ConsumerConfig& config, Handler& handler,
+                             const ConsumerOptions& options, TestSeams seams, int member)
     : config_(config),
-      options_(std::move(options)),
-      store_(config.mysql, config.consumer, config.version_check, options_.use_inbox),
-      dlq_(config),
-      failing_seeks_(options_.failing_seeks) {
-  if (options_.before_db_commit) store_.set_before_commit(options_.before_db_commit);
+      member_(member),
+      options_(options),
+      seams_(std::move(seams)),
+      clock_(seams_.clock ? seams_.clock : outbox::DefaultClock()),
+      store_(config.mysql, config.consumer, config.version_check, handler, seams_.use_inbox),
+      dlq_(config, clock_, static_cast<bool>(options.log)),
+      failing_seeks_(seams_.failing_seeks) {
+  if (seams_.before_db_commit) store_.set_before_commit(seams_.before_db_commit);
 }
 
 InboxConsumer::~InboxConsumer() {
@@ -49,76 +59,9 @@ InboxConsumer::~InboxConsumer() {
   if (rk_) rd_kafka_destroy(rk_);
 }
 
-bool InboxConsumer::Start(std::string* error) {
-  if (!dlq_.Start(error)) return false;
-  rd_kafka_conf_t* conf = NewConf(error);
-  if (!conf) return false;
-  char err[512];
-  rk_ = rd_kafka_new(RD_KAFKA_CONSUMER, conf, err, sizeof(err));
-  if (!rk_) {
-    rd_kafka_conf_destroy(conf);
-    *error = std::string("cannot create the Kafka consumer: ") + err;
-    return false;
-  }
-  // One queue: rebalances, errors and messages are all served by
-  // rd_kafka_consumer_poll, on this thread, between two messages.
-  rd_kafka_poll_set_consumer(rk_);
-  const ConsumerKafkaConfig& k = config_.kafka;
-  std::vector<std::string> topics = k.topics;
-  if (!k.topic_regex.empty()) topics = {k.topic_regex};
-  rd_kafka_topic_partition_list_t* sub = rd_kafka_topic_partition_list_new(1);
-  for (const auto& t : topics) rd_kafka_topic_partition_list_add(sub, t.c_str(), -1);
-  rd_kafka_resp_err_t e = rd_kafka_subscribe(rk_, sub);
-  rd_kafka_topic_partition_list_destroy(sub);
-  if (e) {
-    *error = std::string("cannot subscribe: ") + rd_kafka_err2str(e);
-    return false;
-  }
-  return true;
-}
-
-rd_kafka_conf_t* InboxConsumer::NewConf(std::string* error) {
-  const ConsumerKafkaConfig& k = config_.kafka;
-  rd_kafka_conf_t* conf = rd_kafka_conf_new();
-  // The offset rule: an offset is *stored* only after its database
-  // transaction committed (or its dead letter was acknowledged);
-  // librdkafka commits the stored offsets every auto.commit.interval.ms (1 s
-  // here unless kafka.properties sets it), and this consumer commits them
-  // itself, synchronously, before it gives up partitions and at shutdown.
-  // A crash loses at most the last second of offset commits: those messages
-  // come again and the inbox skips them.
-  std::map<std::string, std::string> settings = {
-      {"bootstrap.servers", k.bootstrap_servers},
-      {"group.id", k.group_id},
-      {"client.id", "outbox-inbox-consumer"},
-      {"auto.offset.reset", k.auto_offset_reset},
-      {"auto.commit.interval.ms", "1000"},
-      // A topic created after the consumer started, or a new one that
-      // topic_regex matches, is found within 10 s instead of librdkafka's 5 min.
-      {"topic.metadata.refresh.interval.ms", "10000"},
-  };
-  for (const auto& [key, value] : k.properties) settings[key] = value;
-  settings["enable.auto.commit"] = "true";
-  settings["enable.auto.offset.store"] = "false";
-  char err[512];
-  for (const auto& [key, value] : settings) {
-    if (rd_kafka_conf_set(conf, key.c_str(), value.c_str(), err, sizeof(err)) != RD_KAFKA_CONF_OK) {
-      *error = "kafka property " + key + ": " + err;
-      rd_kafka_conf_destroy(conf);
-      return nullptr;
-    }
-  }
-  rd_kafka_conf_set_log_cb(conf, KafkaLogToSpdlog);
-  rd_kafka_conf_set_rebalance_cb(conf, &InboxConsumer::OnRebalance);
-  // Served by rd_kafka_consumer_poll, on this thread.
-  rd_kafka_conf_set_error_cb(conf, &InboxConsumer::OnError);
-  rd_kafka_conf_set_opaque(conf, this);
-  return conf;
-}
-
 void InboxConsumer::LogStarted() const {
   static const char* kChecks[] = {"none", "newer", "strict"};
-  spdlog::info(
+  log::Info(
       "consumer {} started: group {}, {}, dead letters to {}, version_check {}, database "
       "{}@{}:{}/{}",
       config_.consumer, config_.kafka.group_id,
@@ -134,7 +77,7 @@ void InboxConsumer::Shutdown() {
   // (its revoke callback commits again, finding nothing new).
   rd_kafka_resp_err_t e = rd_kafka_commit(rk_, nullptr, 0);
   if (e && e != RD_KAFKA_RESP_ERR__NO_OFFSET)
-    spdlog::warn(
+    log::Warn(
         "offset commit at shutdown failed: {}; those messages come again and the inbox "
         "skips them",
         rd_kafka_err2str(e));
@@ -142,30 +85,32 @@ void InboxConsumer::Shutdown() {
 }
 
 int InboxConsumer::Run(const std::atomic<bool>& stop) {
+  std::optional<outbox::ScopedLogSink> host_log;  // this thread's lines to the host's logger
+  if (options_.log) host_log.emplace(HostSink(options_.log), config_.log_level);
   std::string error;
   if (!Start(&error)) {
-    spdlog::error("{}", error);
+    log::Error("{}", error);
     return 1;
   }
   LogStarted();
-  next_stats_at_ = Clock::now() + std::chrono::minutes(1);
-  next_housekeeping_at_ = Clock::now() + std::chrono::seconds(1);
+  next_stats_at_ = clock_->Now() + std::chrono::minutes(1);
+  next_housekeeping_at_ = clock_->Now() + std::chrono::seconds(1);
   // The stop flag is read between messages only: a message that has started
   // is finished (committed, its offset stored) before the consumer stops.
   while (!stop.load() && exit_code_ < 0) {
     MaybeResume();
     MessagePtr m(rd_kafka_consumer_poll(rk_, 100));
     SettleDeadLetters(dlq_.Poll());
-    if (Clock::now() >= next_stats_at_) LogStats("progress");
-    if (Clock::now() >= next_housekeeping_at_) Housekeep();
+    if (clock_->Now() >= next_stats_at_) LogStats("progress");
+    if (clock_->Now() >= next_housekeeping_at_) Housekeep();
     if (!m) continue;
     if (m->err)
       OnKafkaError(m->err, rd_kafka_message_errstr(m.get()));
-    else if (!gate_.Held(Of(m.get())))
+    else if (!gate_.Held(PartitionOf(m.get())))
       Handle(std::move(m));
     // else: fetched before its partition was paused; read again from the
     // held offset when the partition resumes.
-    if (options_.stop_after_messages && stats_.messages >= options_.stop_after_messages) break;
+    if (seams_.stop_after_messages && stats_.messages >= seams_.stop_after_messages) break;
   }
   Shutdown();
   LogStats("stopped");
@@ -180,7 +125,7 @@ bool InboxConsumer::SkipDeadLetterTopic(const std::string& topic) {
   ++stats_.dead_letters_read;
   if (options_.observer) options_.observer->Outcome("dead_letter_read");
   if (skipped_topics_.insert(topic).second)
-    spdlog::warn(
+    log::Warn(
         "skipping messages of {}: a dead-letter topic of this consumer "
         "(kafka.topic_regex matches it; anchor the pattern to leave it out)",
         topic);
@@ -188,7 +133,7 @@ bool InboxConsumer::SkipDeadLetterTopic(const std::string& topic) {
 }
 
 void InboxConsumer::Handle(MessagePtr m) {
-  if (first_at_ == Clock::time_point{}) first_at_ = Clock::now();
+  if (first_at_ == TimePoint{}) first_at_ = clock_->Now();
   const std::string topic = rd_kafka_topic_name(m->rkt);
   if (SkipDeadLetterTopic(topic)) return Done(m.get());
   Event ev;
@@ -202,21 +147,27 @@ void InboxConsumer::Handle(MessagePtr m) {
     if (options_.observer) options_.observer->FailedAttempt();
     return DeadLetter(std::move(m), reason, 1, ev.trace_id);
   }
-  const Source source{topic, m->partition, m->offset};
   int drained = 0;
-  const ApplyResult r = store_.Apply(ev, source, &reason, &drained);
+  const ApplyResult r = store_.Apply(ev, ev.source, &reason, &drained);
   if (r == ApplyResult::kUnavailable) return Stall(m.get(), "database: " + reason);
+  if (r == ApplyResult::kRetryLater) return Stall(m.get(), reason);
+  if (r == ApplyResult::kDeadLetter) {
+    ++stats_.failed_attempts;
+    if (options_.observer) options_.observer->FailedAttempt();
+    const int attempts = gate_.Attempts(PartitionOf(m.get()), m->offset) + 1;
+    return DeadLetter(std::move(m), reason, attempts, ev.trace_id);
+  }
   if (r == ApplyResult::kRejected) {
     // The database refused a value: retried after a backoff (a trigger or
     // a constraint may change), then dead-lettered.
     ++stats_.failed_attempts;
     if (options_.observer) options_.observer->FailedAttempt();
-    const int attempts = gate_.Attempts(Of(m.get()), m->offset) + 1;
+    const int attempts = gate_.Attempts(PartitionOf(m.get()), m->offset) + 1;
     if (attempts >= config_.max_attempts)
       return DeadLetter(std::move(m), reason, attempts, ev.trace_id);
     return Retry(m.get(), reason);
   }
-  if (r == ApplyResult::kApplied && options_.after_db_commit) options_.after_db_commit();
+  if (r == ApplyResult::kApplied && seams_.after_db_commit) seams_.after_db_commit();
   Count(r, drained, ev, m.get());
   Done(m.get());
 }
@@ -237,12 +188,12 @@ void InboxConsumer::Count(ApplyResult r, int drained, const Event& ev,
     stats_.unparked += static_cast<uint64_t>(drained);
     stats_.applied += static_cast<uint64_t>(drained);
     if (options_.observer) options_.observer->Outcome("unparked", static_cast<uint64_t>(drained));
-    spdlog::info("{} {}: version {} filled the gap; {} parked version(s) applied after it",
-                 ev.aggregate_type, ev.aggregate_id, ev.aggregate_version, drained);
+    log::Info("{} {}: version {} filled the gap; {} parked version(s) applied after it",
+              ev.aggregate_type, ev.aggregate_id, ev.aggregate_version, drained);
   }
-  spdlog::debug("{} event {} ({} {} {}, outbox_id {}, version {}) from {}/{}/{}", outcome,
-                ev.event_key, ev.event_type, ev.aggregate_type, ev.aggregate_id, ev.outbox_id,
-                ev.aggregate_version, rd_kafka_topic_name(m->rkt), m->partition, m->offset);
+  log::Debug("{} event {} ({} {} {}, outbox_id {}, version {}) from {}/{}/{}", outcome,
+             ev.event_key, ev.event_type, ev.aggregate_type, ev.aggregate_id, ev.outbox_id,
+             ev.aggregate_version, rd_kafka_topic_name(m->rkt), m->partition, m->offset);
 }
 
 // To the dead-letter topic. The partition waits for the broker's answer
@@ -251,12 +202,12 @@ void InboxConsumer::Count(ApplyResult r, int drained, const Event& ev,
 // partition stalls and the message is dead-lettered again after a backoff.
 void InboxConsumer::DeadLetter(MessagePtr m, const std::string& reason, int attempts,
                                const std::string& trace_id) {
-  const TopicPartition tp = Of(m.get());
+  const TopicPartition tp = PartitionOf(m.get());
   const uint64_t ticket = next_ticket_++;
   dlq_.Send(m.get(), DeadLetterTopic(config_.kafka.dead_letter_topic, tp.first), reason, attempts,
             ticket);
   gate_.AwaitDeadLetter(tp, m->offset);
-  if (!PauseAndSeek(tp, m->offset)) gate_.SeekFailed(tp, Clock::now());
+  if (!PauseAndSeek(tp, m->offset)) gate_.SeekFailed(tp, clock_->Now());
   dead_letters_[ticket] = {std::move(m), reason, attempts, false, trace_id};
 }
 
@@ -274,18 +225,18 @@ void InboxConsumer::SettleDeadLetters(const std::vector<DeadLetterProducer::Deli
       // Its offset cannot be stored any more: the partition's next owner
       // reads the message again and dead-letters it (again, if this one
       // was sent).
-      spdlog::info("dead letter of {}/{} answered after its partition was revoked", Name(Of(m)),
-                   m->offset);
+      log::Info("dead letter of {}/{} answered after its partition was revoked",
+                PartitionName(PartitionOf(m)), m->offset);
       continue;
     }
     switch (a.result) {
       case DeadLetterProducer::Result::kSent:
         ++stats_.dead_lettered;
         if (options_.observer) options_.observer->Outcome("dead_lettered");
-        spdlog::warn("message {}/{} sent to dead-letter topic {} after {} attempt(s): {}",
-                     Name(Of(m)), m->offset,
-                     DeadLetterTopic(config_.kafka.dead_letter_topic, rd_kafka_topic_name(m->rkt)),
-                     p.attempts, p.reason);
+        log::Warn("message {}/{} sent to dead-letter topic {} after {} attempt(s): {}",
+                  PartitionName(PartitionOf(m)), m->offset,
+                  DeadLetterTopic(config_.kafka.dead_letter_topic, rd_kafka_topic_name(m->rkt)),
+                  p.attempts, p.reason);
         Done(m);
         break;
       case DeadLetterProducer::Result::kRefused:
@@ -302,11 +253,11 @@ void InboxConsumer::DrainDeadLetters() {
   // Bounded: a broker that does not answer must not hold the stop up. An
   // unanswered dead letter's offset is not stored, so its message is read
   // again at the next start (and dead-lettered again if this one arrives).
-  const auto until = Clock::now() + std::chrono::seconds(10);
-  while (!dead_letters_.empty() && Clock::now() < until) SettleDeadLetters(dlq_.Poll(100));
+  const auto until = clock_->Now() + std::chrono::seconds(10);
+  while (!dead_letters_.empty() && clock_->Now() < until) SettleDeadLetters(dlq_.Poll(100));
   if (!dead_letters_.empty())
-    spdlog::warn("stopping with {} dead letter(s) unanswered: their messages are read again",
-                 dead_letters_.size());
+    log::Warn("stopping with {} dead letter(s) unanswered: their messages are read again",
+              dead_letters_.size());
   dead_letters_.clear();
 }
 
@@ -322,7 +273,7 @@ void InboxConsumer::ParkUndeliverable(rd_kafka_message_t* m, const std::string& 
     return Stall(m, "database (parking a refused dead letter): " + error);
   ++stats_.undeliverable;
   if (options_.observer) options_.observer->Outcome("undeliverable");
-  spdlog::error(
+  log::Error(
       "message {} parked in t_inbox_parked (reason undeliverable): {}; the consumer goes on "
       "(docs/CONSUMERS.md, \"Parked messages\")",
       u.source.ToString(), why);
@@ -339,9 +290,10 @@ void InboxConsumer::Done(rd_kafka_message_t* m) {
   rd_kafka_offsets_store(rk_, l);
   rd_kafka_topic_partition_list_destroy(l);
   ++stats_.messages;
-  last_at_ = Clock::now();
-  if (gate_.Finished(Of(m), m->offset))
-    spdlog::info("resumed: {} goes on (the database and the broker answer again)", Name(Of(m)));
+  last_at_ = clock_->Now();
+  if (gate_.Finished(PartitionOf(m), m->offset))
+    log::Info("resumed: {} goes on (the database and the broker answer again)",
+              PartitionName(PartitionOf(m)));
 }
 
 // A database or broker failure: never a reason to dead-letter. Pause this
@@ -351,166 +303,46 @@ void InboxConsumer::Done(rd_kafka_message_t* m) {
 void InboxConsumer::Stall(rd_kafka_message_t* m, const std::string& what) {
   ++stats_.stalls;
   if (options_.observer) options_.observer->Stalled();
-  const TopicPartition tp = Of(m);
-  const auto wait = gate_.Stall(tp, m->offset, Clock::now());
-  spdlog::warn("{}; pausing consumption of {} at offset {}, retrying in {} ms", what, Name(tp),
-               m->offset, wait.count());
-  if (!PauseAndSeek(tp, m->offset)) gate_.SeekFailed(tp, Clock::now());
+  const TopicPartition tp = PartitionOf(m);
+  const auto wait = gate_.Stall(tp, m->offset, clock_->Now());
+  log::Warn("{}; pausing consumption of {} at offset {}, retrying in {} ms", what,
+            PartitionName(tp), m->offset, wait.count());
+  if (!PauseAndSeek(tp, m->offset)) gate_.SeekFailed(tp, clock_->Now());
 }
 
 // A failed attempt that may succeed later: the partition waits, the loop polls.
 void InboxConsumer::Retry(rd_kafka_message_t* m, const std::string& reason) {
-  const TopicPartition tp = Of(m);
-  const auto wait = gate_.Retry(tp, m->offset, Clock::now());
-  spdlog::debug("message {}/{} cannot be processed (attempt {} of {}): {}; again in {} ms",
-                Name(tp), m->offset, gate_.Attempts(tp, m->offset), config_.max_attempts, reason,
-                wait.count());
-  if (!PauseAndSeek(tp, m->offset)) gate_.SeekFailed(tp, Clock::now());
-}
-
-bool InboxConsumer::PauseAndSeek(const TopicPartition& tp, int64_t offset) {
-  rd_kafka_topic_partition_list_t* l = rd_kafka_topic_partition_list_new(1);
-  rd_kafka_topic_partition_list_add(l, tp.first.c_str(), tp.second)->offset = offset;
-  rd_kafka_pause_partitions(rk_, l);  // first pause, then seek: resume starts at the seek
-  std::string error;
-  if (failing_seeks_ > 0) {
-    --failing_seeks_;  // a test failpoint: as if the seek had failed
-    error = "test failpoint seek_error";
-  } else if (rd_kafka_error_t* e = rd_kafka_seek_partitions(rk_, l, 5000)) {
-    error = rd_kafka_error_string(e);
-    rd_kafka_error_destroy(e);
-  } else if (l->elems[0].err) {
-    // The call succeeded but this partition's seek did not: resuming now
-    // would go on from wherever the fetcher was, past the unfinished message.
-    error = rd_kafka_err2str(l->elems[0].err);
-  }
-  rd_kafka_topic_partition_list_destroy(l);
-  if (error.empty()) {
-    gate_.Seeked(tp);
-    return true;
-  }
-  spdlog::error(
-      "cannot rewind {} to offset {}: {}; the partition stays paused and is rewound "
-      "again before it resumes",
-      Name(tp), offset, error);
-  return false;
-}
-
-void InboxConsumer::MaybeResume() {
-  const auto now = Clock::now();
-  for (const TopicPartition& tp : gate_.Due(now)) {
-    if (gate_.NeedsSeek(tp) && !PauseAndSeek(tp, gate_.HeldOffset(tp))) {
-      gate_.SeekFailed(tp, now);
-      continue;
-    }
-    rd_kafka_topic_partition_list_t* l = rd_kafka_topic_partition_list_new(1);
-    rd_kafka_topic_partition_list_add(l, tp.first.c_str(), tp.second);
-    rd_kafka_resume_partitions(rk_, l);
-    rd_kafka_topic_partition_list_destroy(l);
-    gate_.Resumed(tp);
-  }
-  if (options_.observer) options_.observer->HeldPartitions(gate_.held());
-}
-
-void InboxConsumer::OnError(rd_kafka_t*, int err, const char* reason, void* opaque) {
-  static_cast<InboxConsumer*>(opaque)->OnKafkaError(static_cast<rd_kafka_resp_err_t>(err), reason);
-}
-
-void InboxConsumer::OnKafkaError(rd_kafka_resp_err_t err, const std::string& what) {
-  if (err == RD_KAFKA_RESP_ERR__PARTITION_EOF) return;
-  ++stats_.kafka_errors;
-  if (rd_kafka_fatal_error(rk_, nullptr, 0)) {
-    spdlog::error("kafka: fatal error: {}; stopping", what);
-    exit_code_ = 1;
-    return;
-  }
-  // librdkafka reconnects by itself; say each kind of error once in 30 s,
-  // not on every reconnect attempt.
-  const auto now = Clock::now();
-  if (err == last_kafka_error_ && now - last_kafka_error_at_ < std::chrono::seconds(30)) return;
-  last_kafka_error_ = err;
-  last_kafka_error_at_ = now;
-  spdlog::warn("kafka: {} (librdkafka reconnects by itself; consumption waits)", what);
-}
-
-void InboxConsumer::OnRebalance(rd_kafka_t*, rd_kafka_resp_err_t err,
-                                rd_kafka_topic_partition_list_t* parts, void* opaque) {
-  static_cast<InboxConsumer*>(opaque)->Rebalance(err, parts);
-}
-
-// Runs inside rd_kafka_consumer_poll, on the loop's thread, so no message is
-// in the middle of its transaction now: every message handled so far is
-// either finished (its offset stored) or held (not stored: abandoned on
-// revoke, the next owner reads it).
-void InboxConsumer::ForgetPartition(const rd_kafka_topic_partition_t& part) {
-  const TopicPartition tp{part.topic, part.partition};
-  for (auto& [ticket, p] : dead_letters_)
-    if (Of(p.message.get()) == tp) p.revoked = true;
-  gate_.Forget(tp);
-  if (options_.observer) options_.observer->ForgetPartition(part.topic, part.partition);
-}
-
-void InboxConsumer::Rebalance(rd_kafka_resp_err_t err, rd_kafka_topic_partition_list_t* parts) {
-  const bool cooperative = std::strcmp(rd_kafka_rebalance_protocol(rk_), "COOPERATIVE") == 0;
-  std::string names;
-  for (int i = 0; i < parts->cnt; ++i)
-    names += (i ? " " : "") + std::string(parts->elems[i].topic) + "/" +
-             std::to_string(parts->elems[i].partition);
-  if (err == RD_KAFKA_RESP_ERR__ASSIGN_PARTITIONS) {
-    spdlog::info("assigned {} partition(s): {}", parts->cnt, names);
-    if (cooperative) {
-      if (rd_kafka_error_t* e = rd_kafka_incremental_assign(rk_, parts)) rd_kafka_error_destroy(e);
-    } else {
-      rd_kafka_assign(rk_, parts);
-    }
-    // A partition this member paused before it lost it starts afresh, from
-    // the committed offset: an application pause may outlive the revoke.
-    rd_kafka_resume_partitions(rk_, parts);
-    return;
-  }
-  if (err == RD_KAFKA_RESP_ERR__REVOKE_PARTITIONS) {
-    // Commit what is stored before the partitions go: the next owner then
-    // starts after the last committed transaction instead of replaying
-    // (a replay would be harmless, the inbox skips it, only slower).
-    rd_kafka_resp_err_t e = rd_kafka_commit(rk_, nullptr, 0);
-    spdlog::info("revoked {} partition(s): {}; offsets commit: {}", parts->cnt, names,
-                 e == RD_KAFKA_RESP_ERR__NO_OFFSET ? "nothing new" : rd_kafka_err2str(e));
-    for (int i = 0; i < parts->cnt; ++i) ForgetPartition(parts->elems[i]);
-    if (cooperative) {
-      if (rd_kafka_error_t* x = rd_kafka_incremental_unassign(rk_, parts))
-        rd_kafka_error_destroy(x);
-    } else {
-      rd_kafka_assign(rk_, nullptr);
-    }
-    return;
-  }
-  spdlog::warn("rebalance failed: {}; giving up the assignment", rd_kafka_err2str(err));
-  rd_kafka_assign(rk_, nullptr);
+  const TopicPartition tp = PartitionOf(m);
+  const auto wait = gate_.Retry(tp, m->offset, clock_->Now());
+  log::Debug("message {}/{} cannot be processed (attempt {} of {}): {}; again in {} ms",
+             PartitionName(tp), m->offset, gate_.Attempts(tp, m->offset), config_.max_attempts,
+             reason, wait.count());
+  if (!PauseAndSeek(tp, m->offset)) gate_.SeekFailed(tp, clock_->Now());
 }
 
 // Between messages, every 10 s: what t_inbox_parked holds (a gap older than
 // max_gap_age_s is logged), retention, and the lag per partition.
 void InboxConsumer::Housekeep() {
-  next_housekeeping_at_ = Clock::now() + kHousekeepingInterval;
+  next_housekeeping_at_ = clock_->Now() + kHousekeepingInterval;
   ParkedSummary p;
   std::string error;
   const bool up = store_.Housekeep(config_.inbox_retention_days, kRetentionBatch, &p, &error);
   if (options_.observer) options_.observer->DatabaseUp(up);
   if (!up) {
-    spdlog::debug("housekeeping skipped: {}", error);
+    log::Debug("housekeeping skipped: {}", error);
   } else {
     if (options_.observer) {
       options_.observer->Parked(p.version_gaps, p.undeliverable, p.oldest_gap_age_s);
       options_.observer->Purged(static_cast<uint64_t>(p.purged_inbox_rows));
     }
-    if (p.purged_inbox_rows >= kRetentionBatch) next_housekeeping_at_ = Clock::now();
+    if (p.purged_inbox_rows >= kRetentionBatch) next_housekeeping_at_ = clock_->Now();
     if (p.purged_inbox_rows > 0)
-      spdlog::info("retention: deleted {} inbox row(s) older than {} day(s)", p.purged_inbox_rows,
-                   config_.inbox_retention_days);
+      log::Info("retention: deleted {} inbox row(s) older than {} day(s)", p.purged_inbox_rows,
+                config_.inbox_retention_days);
     if (p.oldest_gap_age_s > config_.max_gap_age_s &&
-        Clock::now() - gap_warned_at_ >= std::chrono::minutes(1)) {
-      gap_warned_at_ = Clock::now();
-      spdlog::warn(
+        clock_->Now() - gap_warned_at_ >= std::chrono::minutes(1)) {
+      gap_warned_at_ = clock_->Now();
+      log::Warn(
           "version gap older than max_gap_age_s ({} s > {} s): {}; {} event(s) parked in "
           "t_inbox_parked wait for it (docs/CONSUMERS.md, \"Parked messages\")",
           p.oldest_gap_age_s, config_.max_gap_age_s, p.oldest_gap, p.version_gaps);
@@ -532,14 +364,14 @@ void InboxConsumer::Housekeep() {
 }
 
 void InboxConsumer::LogStats(const char* when) {
-  next_stats_at_ = Clock::now() + std::chrono::minutes(1);
+  next_stats_at_ = clock_->Now() + std::chrono::minutes(1);
   const ConsumerStats& s = stats_;
   if (std::strcmp(when, "progress") == 0 && s.messages == logged_.messages &&
       s.stalls == logged_.stalls && s.failed_attempts == logged_.failed_attempts &&
       s.kafka_errors == logged_.kafka_errors)
     return;
   logged_ = s;
-  spdlog::info(
+  log::Info(
       "{}: {} message(s) handled: {} applied, {} duplicate(s) skipped, {} stale, {} parked "
       "({} applied later), {} dead-lettered, {} undeliverable (parked), "
       "{} read from dead-letter topics; "

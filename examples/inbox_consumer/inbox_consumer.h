@@ -13,37 +13,28 @@
 #include <utility>
 #include <vector>
 
+#include "common/clock.h"
 #include "consumer_config.h"
+#include "consumer_test_seams.h"
 #include "dead_letter.h"
 #include "event.h"
 #include "inbox_store.h"
-#include "observer.h"
+#include "outbox/inbox/consumer.h"
 #include "partition_gate.h"
 
 namespace inbox {
-
-struct ConsumerOptions {
-  // Benchmark only: false skips the inbox row (every delivery is applied).
-  bool use_inbox = true;
-  // Benchmark only: Run returns after this many messages were handled (0: never).
-  uint64_t stop_after_messages = 0;
-  // Test-only failpoints (see main.cc, OUTBOX_CONSUMER_FAILPOINT): called
-  // after the effect and before COMMIT, and after COMMIT before the offset
-  // is stored.
-  std::function<void()> before_db_commit;
-  std::function<void()> after_db_commit;
-  // Test-only: the next this-many seeks report a failure for their
-  // partition (elems[0].err), as a broker that lost the partition would.
-  int failing_seeks = 0;
-  // Called with the outcome of each message and the consumer's gauges
-  // (consumer_metrics.h); may be empty.
-  ConsumerObserver* observer = nullptr;
-};
 
 struct MessageDeleter {
   void operator()(rd_kafka_message_t* m) const { rd_kafka_message_destroy(m); }
 };
 using MessagePtr = std::unique_ptr<rd_kafka_message_t, MessageDeleter>;
+
+inline TopicPartition PartitionOf(const rd_kafka_message_t* m) {
+  return {rd_kafka_topic_name(m->rkt), m->partition};
+}
+inline std::string PartitionName(const TopicPartition& tp) {
+  return tp.first + "/" + std::to_string(tp.second);
+}
 
 // What the consumer did since it started; logged every minute and at exit.
 struct ConsumerStats {
@@ -61,16 +52,21 @@ struct ConsumerStats {
   uint64_t kafka_errors = 0;       // errors librdkafka reported (broker down, ...)
 };
 
+// The implementation of inbox::Consumer (outbox/inbox/consumer.h), with the
+// test seams (consumer_test_seams.h) the public class leaves out.
 // One consumer-group member: polls, and per message runs the inbox
 // transaction (InboxStore), then stores the offset; dead-letters what it
 // cannot process (and parks what the dead-letter topic refuses); pauses the
 // affected partition on database or broker failures and between attempts,
 // never sleeping in the poll loop (PartitionGate). Single-threaded:
 // everything, the rebalance callback included, runs on the thread in Run().
-// *config must outlive the consumer.
+// *config and *handler must outlive the consumer.
 class InboxConsumer {
  public:
-  InboxConsumer(const ConsumerConfig& config, ConsumerOptions options = {});
+  // `member`: which of the process's config.concurrency members this is
+  // (0..N-1), for the observer.
+  InboxConsumer(const ConsumerConfig& config, Handler& handler, const ConsumerOptions& options = {},
+                TestSeams seams = {}, int member = 0);
   ~InboxConsumer();
   InboxConsumer(const InboxConsumer&) = delete;
   InboxConsumer& operator=(const InboxConsumer&) = delete;
@@ -83,11 +79,11 @@ class InboxConsumer {
 
   const ConsumerStats& stats() const { return stats_; }
   // Benchmark: when the first message arrived and the last was handled.
-  std::chrono::steady_clock::time_point first_message_at() const { return first_at_; }
-  std::chrono::steady_clock::time_point last_handled_at() const { return last_at_; }
+  outbox::Clock::TimePoint first_message_at() const { return first_at_; }
+  outbox::Clock::TimePoint last_handled_at() const { return last_at_; }
 
  private:
-  using Clock = std::chrono::steady_clock;
+  using TimePoint = outbox::Clock::TimePoint;
 
   bool Start(std::string* error);
   // The consumer's configuration for librdkafka; null (and *error) on a bad
@@ -127,7 +123,10 @@ class InboxConsumer {
   void Rebalance(rd_kafka_resp_err_t err, rd_kafka_topic_partition_list_t* parts);
 
   const ConsumerConfig& config_;
+  const int member_;
   const ConsumerOptions options_;
+  const TestSeams seams_;
+  const outbox::ClockPtr clock_;  // paces the loop: backoffs, housekeeping, stats
   InboxStore store_;
   DeadLetterProducer dlq_;
   rd_kafka_t* rk_ = nullptr;
@@ -148,15 +147,15 @@ class InboxConsumer {
   // Partitions that wait (a stall, a retry's backoff) and from which offset.
   PartitionGate gate_;
   int failing_seeks_ = 0;
-  Clock::time_point next_housekeeping_at_{};
-  Clock::time_point gap_warned_at_{};
+  TimePoint next_housekeeping_at_{};
+  TimePoint gap_warned_at_{};
 
   ConsumerStats stats_;
   ConsumerStats logged_;  // stats_ as of the last stats line
-  Clock::time_point next_stats_at_{};
-  Clock::time_point first_at_{}, last_at_{};
+  TimePoint next_stats_at_{};
+  TimePoint first_at_{}, last_at_{};
   rd_kafka_resp_err_t last_kafka_error_ = RD_KAFKA_RESP_ERR_NO_ERROR;
-  Clock::time_point last_kafka_error_at_{};
+  TimePoint last_kafka_error_at_{};
 };
 
 }  // namespace inbox

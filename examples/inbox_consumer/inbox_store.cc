@@ -47,17 +47,29 @@ bool IsInboxDuplicate(const sql::SQLException& e) {
          std::string(e.what()).find("uk_consumer_event'") != std::string::npos;
 }
 
+// A handler's Status other than kOk, thrown from ApplyEffect to Apply so
+// that every path out of the transaction goes through its one rollback.
+struct HandlerFailed {
+  Status status;
+};
+
 }  // namespace
 
-InboxStore::InboxStore(DbConfig db, std::string consumer, VersionCheck check, bool use_inbox)
-    : db_(std::move(db)), consumer_(std::move(consumer)), check_(check), use_inbox_(use_inbox) {}
+InboxStore::InboxStore(DbConfig db, std::string consumer, VersionCheck check, Handler& handler,
+                       bool use_inbox)
+    : db_(std::move(db)),
+      consumer_(std::move(consumer)),
+      check_(check),
+      use_inbox_(use_inbox),
+      handler_(handler) {}
 
 InboxStore::~InboxStore() { Close(); }
 
 void InboxStore::Close() {
-  for (auto* st : {&insert_inbox_, &upsert_effect_, &lock_effect_, &read_effect_, &apply_effect_,
-                   &stale_effect_, &park_gap_, &next_parked_, &delete_parked_})
+  for (auto* st : {&insert_inbox_, &lock_effect_, &read_effect_, &stale_effect_, &park_gap_,
+                   &next_parked_, &delete_parked_})
     st->reset();
+  handler_statements_.clear();
   if (!conn_) return;
   try {
     conn_->close();
@@ -74,15 +86,6 @@ namespace {
 constexpr const char* kInsertInbox =
     "INSERT INTO t_inbox (id, event_key, event_type, consumer, processed_at) "
     "VALUES (UUID_SHORT() & 0x7FFFFFFFFFFFFFFF, ?, ?, ?, NOW())";
-// version_check none: one statement. MySQL evaluates the assignments left
-// to right, each seeing the columns already assigned: out_of_order must
-// compare before last_outbox_id moves.
-constexpr const char* kUpsertEffect =
-    "INSERT INTO t_aggregate_effect "
-    "(aggregate_type, aggregate_id, applied, last_outbox_id, last_version, out_of_order) "
-    "VALUES (?, ?, 1, ?, ?, 0) ON DUPLICATE KEY UPDATE "
-    "out_of_order = out_of_order + (? < last_outbox_id), applied = applied + 1, "
-    "last_outbox_id = GREATEST(last_outbox_id, ?), last_version = GREATEST(last_version, ?)";
 // newer and strict: the aggregate's row, created if new, locked (the
 // duplicate-key update takes its exclusive lock) until COMMIT, so that two
 // consumers holding events of one aggregate during a rebalance decide one
@@ -93,10 +96,6 @@ constexpr const char* kLockEffect =
 constexpr const char* kReadEffect =
     "SELECT last_version, last_outbox_id FROM t_aggregate_effect "
     "WHERE aggregate_type = ? AND aggregate_id = ?";
-constexpr const char* kApplyEffect =
-    "UPDATE t_aggregate_effect SET out_of_order = out_of_order + (? < last_outbox_id), "
-    "applied = applied + 1, last_outbox_id = GREATEST(last_outbox_id, ?), "
-    "last_version = GREATEST(last_version, ?) WHERE aggregate_type = ? AND aggregate_id = ?";
 constexpr const char* kStaleEffect =
     "UPDATE t_aggregate_effect SET stale = stale + 1 WHERE aggregate_type = ? AND aggregate_id = ?";
 // Idempotent per source offset (uk_parked_source): a message parked again
@@ -116,10 +115,11 @@ constexpr const char* kDeleteParked = "DELETE FROM t_inbox_parked WHERE id = ?";
 
 }  // namespace
 
+namespace {
+
 // Repeats src/outbox/mysql_connection.cc's connection options on purpose: the
 // example stands alone (a consumer copies it without the relay's sources).
-bool InboxStore::Connect(std::string* error) {
-  if (conn_) return true;
+sql::ConnectOptionsMap ConnectOptions(const DbConfig& db_) {
   sql::ConnectOptionsMap o;
   o["hostName"] = sql::SQLString(db_.host);
   o["port"] = db_.port;
@@ -141,6 +141,14 @@ bool InboxStore::Connect(std::string* error) {
   if (!db_.tls_ca.empty()) o["sslCA"] = sql::SQLString(db_.tls_ca);
   if (!db_.tls_cert.empty()) o["sslCert"] = sql::SQLString(db_.tls_cert);
   if (!db_.tls_key.empty()) o["sslKey"] = sql::SQLString(db_.tls_key);
+  return o;
+}
+
+}  // namespace
+
+bool InboxStore::Connect(std::string* error) {
+  if (conn_) return true;
+  sql::ConnectOptionsMap o = ConnectOptions(db_);
   try {
     conn_.reset(sql::mysql::get_mysql_driver_instance()->connect(o));
     std::unique_ptr<sql::Statement> st(conn_->createStatement());
@@ -151,10 +159,8 @@ bool InboxStore::Connect(std::string* error) {
     // transaction, COMMIT or ROLLBACK ends it. No BEGIN round trip.
     conn_->setAutoCommit(false);
     insert_inbox_.reset(conn_->prepareStatement(kInsertInbox));
-    upsert_effect_.reset(conn_->prepareStatement(kUpsertEffect));
     lock_effect_.reset(conn_->prepareStatement(kLockEffect));
     read_effect_.reset(conn_->prepareStatement(kReadEffect));
-    apply_effect_.reset(conn_->prepareStatement(kApplyEffect));
     stale_effect_.reset(conn_->prepareStatement(kStaleEffect));
     park_gap_.reset(conn_->prepareStatement(kPark));
     next_parked_.reset(conn_->prepareStatement(kNextParked));
@@ -180,16 +186,43 @@ ApplyResult InboxStore::Fail(const std::string& what, int code, std::string* err
   return data ? ApplyResult::kRejected : ApplyResult::kUnavailable;
 }
 
-// The business effect of one event. It is a counter on purpose (not
-// idempotent by itself), so a missed dedupe shows.
+sql::PreparedStatement& InboxStore::Prepare(const std::string& statement) {
+  std::unique_ptr<sql::PreparedStatement>& st = handler_statements_[statement];
+  if (!st) st.reset(conn_->prepareStatement(statement));
+  return *st;
+}
+
+// The business effect of one event: the service's handler, on this
+// transaction. An exception other than the database's is the handler's
+// bug, not the database's failure: the event is poison (retried, then
+// dead-lettered), and the consumer goes on.
 void InboxStore::ApplyEffect(const Event& ev) {
-  sql::PreparedStatement* eff = apply_effect_.get();
-  eff->setInt64(1, ev.outbox_id);
-  eff->setInt64(2, ev.outbox_id);
-  eff->setInt64(3, ev.aggregate_version);
-  eff->setString(4, ev.aggregate_type);
-  eff->setInt64(5, ev.aggregate_id);
-  eff->executeUpdate();
+  Status s = Status::Ok();
+  try {
+    s = handler_.Apply(*this, ev);
+  } catch (const sql::SQLException&) {
+    throw;
+  } catch (const std::exception& e) {
+    s = Status::Poison(std::string("the handler threw: ") + e.what());
+  }
+  if (!s.ok()) throw HandlerFailed{std::move(s)};
+}
+
+ApplyResult InboxStore::HandlerFailure(const Status& s, std::string* error) {
+  *error = "handler: " + s.message();
+  try {
+    conn_->rollback();
+  } catch (const sql::SQLException&) {
+    Close();  // the connection is broken; the server rolls the transaction back
+  }
+  switch (s.code()) {
+    case Status::Code::kRetriable:
+      return ApplyResult::kRetryLater;
+    case Status::Code::kPermanent:
+      return ApplyResult::kDeadLetter;
+    default:
+      return ApplyResult::kRejected;
+  }
 }
 
 // strict: the versions parked after `ev`, applied in order in this
@@ -209,6 +242,8 @@ int InboxStore::DrainParked(const Event& ev) {
     next.event_key = rs->getString(2);
     next.event_type = rs->getString(3);
     next.outbox_id = rs->getInt64(4);
+    const std::string payload = rs->getString(5);
+    next.payload = payload;
     ++next.aggregate_version;
     ApplyEffect(next);
     delete_parked_->setInt64(1, id);
@@ -219,15 +254,7 @@ int InboxStore::DrainParked(const Event& ev) {
 
 ApplyResult InboxStore::Decide(const Event& ev, const Source& source, int* drained) {
   if (check_ == VersionCheck::kNone) {
-    sql::PreparedStatement* up = upsert_effect_.get();
-    up->setString(1, ev.aggregate_type);
-    up->setInt64(2, ev.aggregate_id);
-    up->setInt64(3, ev.outbox_id);
-    up->setInt64(4, ev.aggregate_version);
-    up->setInt64(5, ev.outbox_id);
-    up->setInt64(6, ev.outbox_id);
-    up->setInt64(7, ev.aggregate_version);
-    up->executeUpdate();
+    ApplyEffect(ev);
     return ApplyResult::kApplied;
   }
   lock_effect_->setString(1, ev.aggregate_type);
@@ -251,6 +278,13 @@ ApplyResult InboxStore::Decide(const Event& ev, const Source& source, int* drain
     case VersionAction::kPark:
       break;
   }
+  ParkGap(ev, source, last_version);
+  return ApplyResult::kParked;
+}
+
+// strict: a later version than the next, parked with its payload until the
+// gap before it fills (DrainParked).
+void InboxStore::ParkGap(const Event& ev, const Source& source, int64_t last_version) {
   sql::PreparedStatement* p = park_gap_.get();
   std::istringstream payload{std::string(ev.payload)};
   p->setString(1, consumer_);
@@ -269,7 +303,27 @@ ApplyResult InboxStore::Decide(const Event& ev, const Source& source, int* drain
   p->setNull(14, sql::DataType::LONGVARBINARY);
   p->setBlob(15, &payload);
   p->executeUpdate();
-  return ApplyResult::kParked;
+}
+
+// 1. Claim the event for this consumer. The unique key uk_consumer_event
+// decides: a second delivery of the event, from any consumer process of
+// this name, gets 1062 here (a concurrent one waits for the first's
+// transaction and then gets it). UUID_SHORT() is unsigned and has its top
+// bit set when server_id >= 128; the mask keeps it a positive BIGINT.
+// False for a duplicate, rolled back.
+bool InboxStore::ClaimEvent(const Event& ev) {
+  sql::PreparedStatement* ins = insert_inbox_.get();
+  ins->setString(1, ev.event_key);
+  ins->setString(2, ev.event_type);
+  ins->setString(3, consumer_);
+  try {
+    ins->executeUpdate();
+    return true;
+  } catch (const sql::SQLException& e) {
+    if (!IsInboxDuplicate(e)) throw;
+    conn_->rollback();
+    return false;
+  }
 }
 
 ApplyResult InboxStore::Apply(const Event& ev, const Source& source, std::string* error,
@@ -280,25 +334,9 @@ ApplyResult InboxStore::Apply(const Event& ev, const Source& source, std::string
   // inbox row, the version check's outcome and the effect commit together
   // or not at all.
   try {
-    if (use_inbox_) {
-      // 1. Claim the event for this consumer. The unique key
-      // uk_consumer_event decides: a second delivery of the event, from any
-      // consumer process of this name, gets 1062 here (a concurrent one
-      // waits for the first's transaction and then gets it). UUID_SHORT()
-      // is unsigned and has its top bit set when server_id >= 128; the mask
-      // keeps it a positive BIGINT.
-      sql::PreparedStatement* ins = insert_inbox_.get();
-      ins->setString(1, ev.event_key);
-      ins->setString(2, ev.event_type);
-      ins->setString(3, consumer_);
-      try {
-        ins->executeUpdate();
-      } catch (const sql::SQLException& e) {
-        if (!IsInboxDuplicate(e)) throw;
-        conn_->rollback();
-        return ApplyResult::kDuplicate;  // processed before: its effect is already committed
-      }
-    }
+    // 1. The inbox row (ClaimEvent). A duplicate was processed before: its
+    // effect is already committed.
+    if (use_inbox_ && !ClaimEvent(ev)) return ApplyResult::kDuplicate;
     // 2. The version check and the effect, only for an event new to the
     // inbox. A stale or parked event keeps its inbox row: its next delivery
     // is a duplicate.
@@ -311,6 +349,8 @@ ApplyResult InboxStore::Apply(const Event& ev, const Source& source, std::string
     return r;
   } catch (const sql::SQLException& e) {
     return Fail(Describe(e), e.getErrorCode(), error);
+  } catch (const HandlerFailed& f) {
+    return HandlerFailure(f.status, error);
   }
 }
 
@@ -342,47 +382,53 @@ ApplyResult InboxStore::Park(const Undeliverable& u, std::string* error) {
   }
 }
 
+// What t_inbox_parked holds for this consumer, and its oldest gap.
+void InboxStore::ReadParked(ParkedSummary* out) {
+  std::unique_ptr<sql::PreparedStatement> q(conn_->prepareStatement(
+      "SELECT reason, COUNT(*), TIMESTAMPDIFF(SECOND, MIN(parked_at), NOW()) "
+      "FROM t_inbox_parked WHERE consumer = ? GROUP BY reason"));
+  q->setString(1, consumer_);
+  std::unique_ptr<sql::ResultSet> rs(q->executeQuery());
+  *out = ParkedSummary{};
+  while (rs->next()) {
+    const bool gap = rs->getString(1) == "version_gap";
+    (gap ? out->version_gaps : out->undeliverable) = rs->getInt64(2);
+    if (gap) out->oldest_gap_age_s = rs->getInt64(3);
+  }
+  if (out->version_gaps == 0) return;
+  std::unique_ptr<sql::PreparedStatement> g(conn_->prepareStatement(
+      "SELECT p.aggregate_type, p.aggregate_id, p.aggregate_version, "
+      "COALESCE(e.last_version, 0) FROM t_inbox_parked p LEFT JOIN t_aggregate_effect e "
+      "ON e.aggregate_type = p.aggregate_type AND e.aggregate_id = p.aggregate_id "
+      "WHERE p.consumer = ? AND p.reason = 'version_gap' ORDER BY p.parked_at, p.id LIMIT 1"));
+  g->setString(1, consumer_);
+  std::unique_ptr<sql::ResultSet> gr(g->executeQuery());
+  if (gr->next())
+    out->oldest_gap = gr->getString(1) + " " + std::to_string(gr->getInt64(2)) + ": version " +
+                      std::to_string(gr->getInt64(3)) + " waits for version " +
+                      std::to_string(gr->getInt64(4) + 1);
+}
+
+// idx_consumer_processed_at (sql/t_inbox_retention_index.sql) makes this a
+// range scan; LIMIT keeps each delete's locks and undo small. A parked
+// event's inbox row stays: deleting it would let a redelivery park the
+// event a second time.
+int64_t InboxStore::PurgeInbox(int retention_days, int batch) {
+  std::unique_ptr<sql::PreparedStatement> d(conn_->prepareStatement(
+      "DELETE FROM t_inbox WHERE consumer = ? AND processed_at < NOW() - INTERVAL ? DAY "
+      "AND NOT EXISTS (SELECT 1 FROM t_inbox_parked p WHERE p.consumer = t_inbox.consumer "
+      "AND p.event_key = t_inbox.event_key) ORDER BY processed_at LIMIT ?"));
+  d->setString(1, consumer_);
+  d->setInt(2, retention_days);
+  d->setInt(3, batch);
+  return d->executeUpdate();
+}
+
 bool InboxStore::Housekeep(int retention_days, int batch, ParkedSummary* out, std::string* error) {
   if (!Connect(error)) return false;
   try {
-    std::unique_ptr<sql::PreparedStatement> q(conn_->prepareStatement(
-        "SELECT reason, COUNT(*), TIMESTAMPDIFF(SECOND, MIN(parked_at), NOW()) "
-        "FROM t_inbox_parked WHERE consumer = ? GROUP BY reason"));
-    q->setString(1, consumer_);
-    std::unique_ptr<sql::ResultSet> rs(q->executeQuery());
-    *out = ParkedSummary{};
-    while (rs->next()) {
-      const bool gap = rs->getString(1) == "version_gap";
-      (gap ? out->version_gaps : out->undeliverable) = rs->getInt64(2);
-      if (gap) out->oldest_gap_age_s = rs->getInt64(3);
-    }
-    if (out->version_gaps > 0) {
-      std::unique_ptr<sql::PreparedStatement> g(conn_->prepareStatement(
-          "SELECT p.aggregate_type, p.aggregate_id, p.aggregate_version, "
-          "COALESCE(e.last_version, 0) FROM t_inbox_parked p LEFT JOIN t_aggregate_effect e "
-          "ON e.aggregate_type = p.aggregate_type AND e.aggregate_id = p.aggregate_id "
-          "WHERE p.consumer = ? AND p.reason = 'version_gap' ORDER BY p.parked_at, p.id LIMIT 1"));
-      g->setString(1, consumer_);
-      std::unique_ptr<sql::ResultSet> gr(g->executeQuery());
-      if (gr->next())
-        out->oldest_gap = gr->getString(1) + " " + std::to_string(gr->getInt64(2)) + ": version " +
-                          std::to_string(gr->getInt64(3)) + " waits for version " +
-                          std::to_string(gr->getInt64(4) + 1);
-    }
-    if (retention_days > 0) {
-      // idx_consumer_processed_at (sql/t_inbox_retention_index.sql) makes
-      // this a range scan; LIMIT keeps each delete's locks and undo small.
-      // A parked event's inbox row stays: deleting it would let a
-      // redelivery park the event a second time.
-      std::unique_ptr<sql::PreparedStatement> d(conn_->prepareStatement(
-          "DELETE FROM t_inbox WHERE consumer = ? AND processed_at < NOW() - INTERVAL ? DAY "
-          "AND NOT EXISTS (SELECT 1 FROM t_inbox_parked p WHERE p.consumer = t_inbox.consumer "
-          "AND p.event_key = t_inbox.event_key) ORDER BY processed_at LIMIT ?"));
-      d->setString(1, consumer_);
-      d->setInt(2, retention_days);
-      d->setInt(3, batch);
-      out->purged_inbox_rows = d->executeUpdate();
-    }
+    ReadParked(out);
+    if (retention_days > 0) out->purged_inbox_rows = PurgeInbox(retention_days, batch);
     conn_->commit();
     return true;
   } catch (const sql::SQLException& e) {

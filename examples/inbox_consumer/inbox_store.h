@@ -5,11 +5,13 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <string>
 
-#include "consumer_config.h"
 #include "event.h"
+#include "outbox/inbox/config.h"
+#include "outbox/inbox/handler.h"
 
 namespace inbox {
 
@@ -20,6 +22,8 @@ enum class ApplyResult {
   kParked,       // strict: a later version; parked until the gap fills (inbox row written)
   kRejected,     // the database refused this event's values: counts as a failed attempt
   kUnavailable,  // the database failed (down, lost connection, deadlock...): retry later
+  kRetryLater,   // the handler said kRetriable: the partition waits, as for kUnavailable
+  kDeadLetter,   // the handler said kPermanent: dead-letter at once
 };
 
 // A message whose dead letter the broker refused for good (too large, not
@@ -41,22 +45,26 @@ struct ParkedSummary {
   int64_t purged_inbox_rows = 0;  // deleted by retention in this call
 };
 
-// The inbox transaction against t_inbox, t_aggregate_effect and
-// t_inbox_parked (sql/). One connection, opened on demand and reopened
-// after a failure. Not thread-safe: one per consumer loop.
-class InboxStore {
+// The inbox transaction against t_inbox, t_aggregate_effect (the version
+// check's state) and t_inbox_parked (sql/), with the service's Handler
+// called inside it. One connection, opened on demand and reopened after a
+// failure. Not thread-safe: one per consumer loop. *handler must outlive
+// the store.
+class InboxStore : private Transaction {
  public:
   // `use_inbox` false skips the inbox row: for the benchmark only (the
   // effect is then applied once per delivery, duplicates included).
-  InboxStore(DbConfig db, std::string consumer, VersionCheck check, bool use_inbox = true);
-  ~InboxStore();
+  InboxStore(DbConfig db, std::string consumer, VersionCheck check, Handler& handler,
+             bool use_inbox = true);
+  ~InboxStore() override;
 
   // In one transaction: insert the inbox row; on a duplicate of
   // uk_consumer_event stop (kDuplicate); otherwise run the version check
   // (version_check.h) and apply the effect, record the event as stale, or
   // park it; with strict, apply after it, in order, the parked versions it
-  // lets through (*drained counts them). Then commit. *error says why for
-  // kRejected and kUnavailable.
+  // lets through (*drained counts them). The handler's Status decides
+  // between COMMIT and ROLLBACK (kRetryLater, kRejected, kDeadLetter).
+  // *error says why for every result that did not commit.
   ApplyResult Apply(const Event& event, const Source& source, std::string* error,
                     int* drained = nullptr);
 
@@ -75,18 +83,30 @@ class InboxStore {
   bool Connect(std::string* error);
   void Close();
   ApplyResult Fail(const std::string& what, int code, std::string* error);
+  bool ClaimEvent(const Event& ev);
   ApplyResult Decide(const Event& ev, const Source& source, int* drained);
+  void ParkGap(const Event& ev, const Source& source, int64_t last_version);
+  void ReadParked(ParkedSummary* out);
+  int64_t PurgeInbox(int retention_days, int batch);
+  // The handler, on this transaction; throws HandlerFailed unless kOk.
   void ApplyEffect(const Event& ev);
+  ApplyResult HandlerFailure(const Status& s, std::string* error);
+  // Transaction:
+  sql::PreparedStatement& Prepare(const std::string& statement) override;
+  const std::string& consumer() const override { return consumer_; }
   int DrainParked(const Event& ev);
 
   const DbConfig db_;
   const std::string consumer_;
   const VersionCheck check_;
   const bool use_inbox_;
+  Handler& handler_;
   std::unique_ptr<sql::Connection> conn_;
   // Prepared on conn_.
-  std::unique_ptr<sql::PreparedStatement> insert_inbox_, upsert_effect_, lock_effect_, read_effect_,
-      apply_effect_, stale_effect_, park_gap_, next_parked_, delete_parked_;
+  std::unique_ptr<sql::PreparedStatement> insert_inbox_, lock_effect_, read_effect_, stale_effect_,
+      park_gap_, next_parked_, delete_parked_;
+  // The handler's statements (Transaction::Prepare), prepared on conn_.
+  std::map<std::string, std::unique_ptr<sql::PreparedStatement>> handler_statements_;
   std::function<void()> before_commit_;
 };
 

@@ -1,7 +1,8 @@
 // outbox-inbox-consumer: the consumer half of the outbox pattern, as a
-// runnable example (docs/CONSUMERS.md). Reads the relay's events from Kafka
-// and applies each exactly once to t_aggregate_effect, deduplicating with
-// t_inbox in the same transaction.
+// runnable example (docs/CONSUMERS.md): the inbox library (outbox/inbox/)
+// with the counter handler (counter_handler.h). Reads the relay's events
+// from Kafka and applies each exactly once to t_aggregate_effect,
+// deduplicating with t_inbox in the same transaction.
 //
 //   outbox-inbox-consumer --config FILE
 //   outbox-inbox-consumer dlq-replay --config FILE --from TOPIC [--reason R]
@@ -24,9 +25,10 @@
 
 #include "common/log.h"
 #include "consumer_config.h"
+#include "consumer_group.h"
 #include "consumer_metrics.h"
+#include "counter_handler.h"
 #include "dlq_replay.h"
-#include "inbox_consumer.h"
 
 namespace {
 
@@ -41,7 +43,7 @@ void OnSignal(int) { g_stop.store(true); }
 // transaction open (a consumer too slow for max.poll.interval.ms);
 // seek_error:N makes the next N seeks fail without seeking.
 // Never set it in production.
-void InstallFailpoint(inbox::ConsumerOptions* options) {
+void InstallFailpoint(inbox::TestSeams* options) {
   const char* fp = std::getenv("OUTBOX_CONSUMER_FAILPOINT");
   if (!fp || !*fp) return;
   const std::string spec = fp;
@@ -86,37 +88,39 @@ bool LoadConfig(const std::string& path, inbox::LoadedConsumerConfig* loaded) {
   }
 }
 
+// One option of dlq-replay at argv[*i] (moving *i past its value); 2 after
+// printing why on a bad one, else 0.
+int ReplayOption(int argc, char** argv, int* i, std::string* config_path, inbox::ReplayOptions* o) {
+  const std::string a = argv[*i];
+  const bool has_value = *i + 1 < argc;
+  if ((a == "--config" || a == "-c") && has_value) {
+    *config_path = argv[++*i];
+  } else if (a == "--from" && has_value) {
+    o->from = argv[++*i];
+  } else if (a == "--reason" && has_value) {
+    o->reason = argv[++*i];
+  } else if (a == "--offsets" && has_value) {
+    if (inbox::ParseOffsetRange(argv[++*i], &o->first_offset, &o->last_offset)) return 0;
+    std::cerr << "dlq-replay: --offsets takes A-B (e.g. 10-20, 10-, -20), not " << argv[*i] << "\n";
+    return 2;
+  } else if (a == "--dry-run") {
+    o->dry_run = true;
+  } else if (a == "--rate" && has_value) {
+    if ((o->rate = std::atoi(argv[++*i])) > 0) return 0;
+    std::cerr << "dlq-replay: --rate takes a positive number of messages per second\n";
+    return 2;
+  } else {
+    return Usage();
+  }
+  return 0;
+}
+
 // dlq-replay: sends dead letters back to their source topic (dlq_replay.h).
 int DlqReplay(int argc, char** argv) {
   std::string config_path;
   inbox::ReplayOptions o;
-  for (int i = 2; i < argc; ++i) {
-    const std::string a = argv[i];
-    const bool has_value = i + 1 < argc;
-    if ((a == "--config" || a == "-c") && has_value) {
-      config_path = argv[++i];
-    } else if (a == "--from" && has_value) {
-      o.from = argv[++i];
-    } else if (a == "--reason" && has_value) {
-      o.reason = argv[++i];
-    } else if (a == "--offsets" && has_value) {
-      if (!inbox::ParseOffsetRange(argv[++i], &o.first_offset, &o.last_offset)) {
-        std::cerr << "dlq-replay: --offsets takes A-B (e.g. 10-20, 10-, -20), not " << argv[i]
-                  << "\n";
-        return 2;
-      }
-    } else if (a == "--dry-run") {
-      o.dry_run = true;
-    } else if (a == "--rate" && has_value) {
-      o.rate = std::atoi(argv[++i]);
-      if (o.rate <= 0) {
-        std::cerr << "dlq-replay: --rate takes a positive number of messages per second\n";
-        return 2;
-      }
-    } else {
-      return Usage();
-    }
-  }
+  for (int i = 2; i < argc; ++i)
+    if (int rc = ReplayOption(argc, argv, &i, &config_path, &o); rc != 0) return rc;
   if (config_path.empty() || o.from.empty()) return Usage();
   inbox::LoadedConsumerConfig loaded;
   if (!LoadConfig(config_path, &loaded)) return 2;
@@ -124,16 +128,13 @@ int DlqReplay(int argc, char** argv) {
   return inbox::ReplayDeadLetters(loaded.config, o, std::cout);
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
-  if (argc > 1 && std::string(argv[1]) == "dlq-replay") return DlqReplay(argc, argv);
-  std::string config_path;
-  inbox::ConsumerOptions options;
+// The consumer's command line: --config FILE, --version, and the
+// benchmark's --bench-no-inbox. -1 to go on, else the exit code.
+int ConsumerArgs(int argc, char** argv, std::string* config_path, inbox::TestSeams* seams) {
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if ((a == "--config" || a == "-c") && i + 1 < argc) {
-      config_path = argv[++i];
+      *config_path = argv[++i];
     } else if (a == "--version") {
       std::cout << "outbox-inbox-consumer " << OUTBOX_VERSION << " (librdkafka "
                 << rd_kafka_version_str() << ")\n";
@@ -141,20 +142,44 @@ int main(int argc, char** argv) {
     } else if (a == "--bench-no-inbox") {
       // Benchmark only (examples/inbox_consumer/bench_main.cc measures the
       // same in-process): apply every delivery, duplicates included.
-      options.use_inbox = false;
+      seams->use_inbox = false;
     } else {
       return Usage();
     }
   }
-  if (config_path.empty()) return Usage();
+  return config_path->empty() ? Usage() : -1;
+}
 
+// Metrics and health on http.listen, from a thread of their own; null
+// without http.listen, and false when the port cannot be bound.
+bool ServeMetrics(const inbox::ConsumerConfig& config,
+                  std::unique_ptr<inbox::ConsumerMetrics>* metrics) {
+  if (config.http_listen.empty()) return true;
+  *metrics = std::make_unique<inbox::ConsumerMetrics>(config.consumer);
+  std::string error;
+  if (!(*metrics)->Serve(config.http_listen, &error)) {
+    spdlog::error("http.listen {}: {}", config.http_listen, error);
+    return false;
+  }
+  const std::string host = config.http_listen.substr(0, config.http_listen.rfind(':'));
+  spdlog::info("http: serving /metrics, /healthz, /readyz on {}:{}", host, (*metrics)->port());
+  return true;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc > 1 && std::string(argv[1]) == "dlq-replay") return DlqReplay(argc, argv);
+  std::string config_path;
+  inbox::TestSeams seams;  // benchmark and failpoints; InboxConsumer is the in-tree entry
+  if (int rc = ConsumerArgs(argc, argv, &config_path, &seams); rc >= 0) return rc;
   inbox::LoadedConsumerConfig loaded;
   if (!LoadConfig(config_path, &loaded)) return 2;
   const inbox::ConsumerConfig& config = loaded.config;
   outbox::ConfigureLogging(config.log_level, config.log_format, config.consumer);
   for (const auto& w : loaded.warnings) spdlog::warn("{}", w);
-  if (!options.use_inbox) spdlog::warn("--bench-no-inbox: duplicates are applied again");
-  InstallFailpoint(&options);
+  if (!seams.use_inbox) spdlog::warn("--bench-no-inbox: duplicates are applied again");
+  InstallFailpoint(&seams);
 
   // SIGTERM/SIGINT only set a flag: the loop finishes the current message,
   // commits, and returns.
@@ -164,20 +189,11 @@ int main(int argc, char** argv) {
   sigaction(SIGTERM, &sa, nullptr);
   sigaction(SIGINT, &sa, nullptr);
 
-  // Metrics and health on http.listen, from a thread of their own.
   std::unique_ptr<inbox::ConsumerMetrics> metrics;
-  if (!config.http_listen.empty()) {
-    metrics = std::make_unique<inbox::ConsumerMetrics>(config.consumer);
-    std::string error;
-    if (!metrics->Serve(config.http_listen, &error)) {
-      spdlog::error("http.listen {}: {}", config.http_listen, error);
-      return 1;
-    }
-    const std::string host = config.http_listen.substr(0, config.http_listen.rfind(':'));
-    spdlog::info("http: serving /metrics, /healthz, /readyz on {}:{}", host, metrics->port());
-    options.observer = metrics.get();
-  }
-
-  inbox::InboxConsumer consumer(config, std::move(options));
+  if (!ServeMetrics(config, &metrics)) return 1;
+  inbox::ConsumerOptions options;
+  options.observer = metrics.get();
+  inbox::CounterHandler handler;
+  inbox::ConsumerGroup consumer(config, handler, options, seams);
   return consumer.Run(g_stop);
 }

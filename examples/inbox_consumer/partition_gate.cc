@@ -12,7 +12,7 @@ constexpr PartitionGate::Ms kMaxAttemptBackoff{2000};
 
 }  // namespace
 
-void PartitionGate::Hold(State* s, int64_t offset, Clock::time_point until) {
+void PartitionGate::Hold(State* s, int64_t offset, TimePoint until) {
   // Only the first unfinished offset counts: messages after it were fetched
   // before the pause and are read again from there.
   if (!s->held || offset < s->offset) s->offset = offset;
@@ -24,12 +24,11 @@ void PartitionGate::Hold(State* s, int64_t offset, Clock::time_point until) {
 
 void PartitionGate::AwaitDeadLetter(const TopicPartition& tp, int64_t offset) {
   State& s = state_[tp];
-  Hold(&s, offset, Clock::time_point::max());
+  Hold(&s, offset, TimePoint::max());
   s.awaiting = true;
 }
 
-PartitionGate::Ms PartitionGate::Stall(const TopicPartition& tp, int64_t offset,
-                                       Clock::time_point now) {
+PartitionGate::Ms PartitionGate::Stall(const TopicPartition& tp, int64_t offset, TimePoint now) {
   State& s = state_[tp];
   s.stall_backoff = s.stall_backoff.count() == 0 ? kStallInitialBackoff
                                                  : std::min(s.stall_backoff * 2, kStallMaxBackoff);
@@ -38,8 +37,7 @@ PartitionGate::Ms PartitionGate::Stall(const TopicPartition& tp, int64_t offset,
   return s.stall_backoff;
 }
 
-PartitionGate::Ms PartitionGate::Retry(const TopicPartition& tp, int64_t offset,
-                                       Clock::time_point now) {
+PartitionGate::Ms PartitionGate::Retry(const TopicPartition& tp, int64_t offset, TimePoint now) {
   State& s = state_[tp];
   if (s.attempt_offset != offset) {
     s.attempt_offset = offset;
@@ -57,7 +55,7 @@ int PartitionGate::Attempts(const TopicPartition& tp, int64_t offset) const {
   return it != state_.end() && it->second.attempt_offset == offset ? it->second.attempts : 0;
 }
 
-void PartitionGate::SeekFailed(const TopicPartition& tp, Clock::time_point now) {
+void PartitionGate::SeekFailed(const TopicPartition& tp, TimePoint now) {
   State& s = state_[tp];
   s.held = true;
   s.needs_seek = true;
@@ -85,7 +83,7 @@ int64_t PartitionGate::HeldOffset(const TopicPartition& tp) const {
   return it != state_.end() && it->second.held ? it->second.offset : -1;
 }
 
-std::vector<TopicPartition> PartitionGate::Due(Clock::time_point now) const {
+std::vector<TopicPartition> PartitionGate::Due(TimePoint now) const {
   std::vector<TopicPartition> out;
   for (const auto& [tp, s] : state_)
     if (s.held && !s.awaiting && now >= s.resume_at) out.push_back(tp);
@@ -107,7 +105,7 @@ bool PartitionGate::Finished(const TopicPartition& tp, int64_t offset) {
     it->second.awaiting = false;
     it->second.offset = offset + 1;
     it->second.needs_seek = true;
-    it->second.resume_at = Clock::time_point{};
+    it->second.resume_at = TimePoint{};
   }
   if (it->second.attempt_offset <= offset) {
     it->second.attempt_offset = -1;

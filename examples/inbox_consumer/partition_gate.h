@@ -7,6 +7,8 @@
 #include <utility>
 #include <vector>
 
+#include "common/clock.h"
+
 namespace inbox {
 
 using TopicPartition = std::pair<std::string, int32_t>;
@@ -19,16 +21,16 @@ using TopicPartition = std::pair<std::string, int32_t>;
 // max.poll.interval.ms however long a wait lasts. Not thread-safe.
 class PartitionGate {
  public:
-  using Clock = std::chrono::steady_clock;
+  using TimePoint = outbox::Clock::TimePoint;
   using Ms = std::chrono::milliseconds;
 
   // A database or broker failure at `offset`: wait 200 ms, then 400 ms, ...
   // up to 10 s while it lasts (quick after a blip, about six tries a minute
   // in a long outage). Returns the wait.
-  Ms Stall(const TopicPartition& tp, int64_t offset, Clock::time_point now);
+  Ms Stall(const TopicPartition& tp, int64_t offset, TimePoint now);
   // Attempt `attempt` (from 1) at the message at `offset` failed and may be
   // tried again: wait 100 ms, 200 ms, ... up to 2 s. Returns the wait.
-  Ms Retry(const TopicPartition& tp, int64_t offset, Clock::time_point now);
+  Ms Retry(const TopicPartition& tp, int64_t offset, TimePoint now);
   // The message at `offset` was handed to the dead-letter producer: the
   // partition waits, without a deadline, until the broker answers. Finished
   // then lets it go on after the message (Due lists it at once); a Stall or
@@ -39,7 +41,7 @@ class PartitionGate {
 
   // The seek back to the held offset failed: the partition must not resume
   // before a seek succeeds. Due lists it again after the current wait.
-  void SeekFailed(const TopicPartition& tp, Clock::time_point now);
+  void SeekFailed(const TopicPartition& tp, TimePoint now);
   bool NeedsSeek(const TopicPartition& tp) const;
   // The seek back to the held offset succeeded.
   void Seeked(const TopicPartition& tp);
@@ -48,7 +50,7 @@ class PartitionGate {
   int64_t HeldOffset(const TopicPartition& tp) const;
   // Held partitions whose wait is over, in order. The caller seeks those that
   // NeedsSeek, then resumes each with Resumed (or SeekFailed).
-  std::vector<TopicPartition> Due(Clock::time_point now) const;
+  std::vector<TopicPartition> Due(TimePoint now) const;
   void Resumed(const TopicPartition& tp);
 
   // The message at `offset` is finished (a partition waiting for its dead
@@ -67,12 +69,12 @@ class PartitionGate {
     bool stalled = false;   // a stall since the last finished message
     bool awaiting = false;  // a dead letter's answer: no deadline
     int64_t offset = -1;    // the held (first unfinished) message
-    Clock::time_point resume_at{};
+    TimePoint resume_at{};
     Ms stall_backoff{0};
     int64_t attempt_offset = -1;
     int attempts = 0;
   };
-  void Hold(State* s, int64_t offset, Clock::time_point until);
+  void Hold(State* s, int64_t offset, TimePoint until);
 
   std::map<TopicPartition, State> state_;
 };

@@ -19,6 +19,8 @@ namespace {
 thread_local std::span<const LogField> tls_fields;
 // The innermost ScopedLogFields' fields on this thread, or null.
 thread_local const std::vector<LogField>* tls_scoped = nullptr;
+// The innermost ScopedLogSink on this thread, or null.
+thread_local const ScopedLogSink* tls_sink = nullptr;
 
 int SyslogPriority(spdlog::level::level_enum level) {
   switch (level) {
@@ -154,6 +156,7 @@ class LineFormatter : public spdlog::formatter {
 
 void LogTo(spdlog::logger& logger, spdlog::level::level_enum level, std::string_view msg,
            std::span<const LogField> fields) {
+  if (tls_sink) return tls_sink->Write(level, msg, fields);
   if (!logger.should_log(level)) return;
   tls_fields = fields;
   logger.log(level, spdlog::string_view_t(msg.data(), msg.size()));
@@ -241,6 +244,26 @@ ScopedLogFields::ScopedLogFields(std::vector<LogField> fields)
 }
 
 ScopedLogFields::~ScopedLogFields() { tls_scoped = previous_; }
+
+ScopedLogSink::ScopedLogSink(LogSink sink, const std::string& min_level)
+    : sink_(std::move(sink)),
+      min_level_(min_level == "warn" ? spdlog::level::warn : spdlog::level::from_str(min_level)),
+      previous_(tls_sink) {
+  tls_sink = this;
+}
+
+ScopedLogSink::~ScopedLogSink() { tls_sink = previous_; }
+
+void ScopedLogSink::Write(spdlog::level::level_enum level, std::string_view msg,
+                          std::span<const LogField> fields) const {
+  if (level < min_level_) return;
+  std::string line;
+  AppendEscapedText(msg, false, &line);
+  for (const auto& f : fields) AppendTextField(f, &line);
+  if (tls_scoped)
+    for (const auto& f : *tls_scoped) AppendTextField(f, &line);
+  sink_(LevelName(level), line);
+}
 
 void PrepareLoggingForThreads() { (void)spdlog::default_logger_raw(); }
 

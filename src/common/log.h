@@ -4,6 +4,7 @@
 
 #include <chrono>
 #include <concepts>
+#include <functional>
 #include <initializer_list>
 #include <span>
 #include <string>
@@ -117,6 +118,31 @@ class ScopedLogFields {
  private:
   std::vector<LogField> fields_;
   const std::vector<LogField>* previous_;
+};
+
+// Every line logged on this thread while it lives, at `min_level` or above
+// (debug|info|warn|error, as log.level), goes to `sink` with its level's
+// name (LevelName) instead of the default logger: the message, then its
+// fields (and this thread's ScopedLogFields') as ` key=value` pairs, as
+// log.format text writes them after the instance. For a library whose host
+// logs its own way (the inbox consumer's ConsumerOptions::log). An inner
+// scope's sink replaces the outer's until it ends. Lives on one thread's
+// stack; `sink` is called on that thread.
+using LogSink = std::function<void(std::string_view level, std::string_view line)>;
+class ScopedLogSink {
+ public:
+  ScopedLogSink(LogSink sink, const std::string& min_level);
+  ~ScopedLogSink();
+  ScopedLogSink(const ScopedLogSink&) = delete;
+  ScopedLogSink& operator=(const ScopedLogSink&) = delete;
+
+  void Write(spdlog::level::level_enum level, std::string_view msg,
+             std::span<const LogField> fields) const;
+
+ private:
+  LogSink sink_;
+  spdlog::level::level_enum min_level_;
+  const ScopedLogSink* previous_;
 };
 
 // For libraries that report a syslog severity (librdkafka): 0-3 error, 4

@@ -1,6 +1,7 @@
 // The mysql block of a service (docs/CONFIG.md "services[].mysql").
 
 #include "config/config_parser.h"
+#include "config/config_password.h"
 
 namespace outbox {
 namespace config_internal {
@@ -48,54 +49,16 @@ void Parser::MysqlTarget(const YAML::Node& n, const std::string& path, MysqlConf
   }
 }
 
+// The rules and messages are shared with the inbox consumer (config_password.h).
 void Parser::MysqlPassword(const YAML::Node& n, const std::string& path, MysqlConfig* m,
                            std::vector<std::string>* warnings) const {
-  if (n["password_env"] && n["password_file"])
-    Fail(n["password_file"].Mark(), path + ".password_file",
-         "give either password_env or password_file, not both");
-  m->password_source = "none";
-  if (const YAML::Node pe = n["password_env"]) PasswordFromEnv(pe, path + ".password_env", m);
-  if (const YAML::Node pf = n["password_file"])
-    PasswordFromFile(pf, path + ".password_file", m, warnings);
-}
-
-void Parser::PasswordFromEnv(const YAML::Node& pe, const std::string& where, MysqlConfig* m) const {
-  // The name of the variable, taken literally: expanding ${...} here would
-  // put the password itself where a name belongs, and into this message.
-  if (!pe.IsScalar()) Fail(pe.Mark(), where, std::string("must be a string, not ") + Shape(pe));
-  const std::string& var = pe.Scalar();
-  if (var.find('$') != std::string::npos)
-    Fail(pe.Mark(), where,
-         "takes the name of an environment variable, not its value: write password_env: "
-         "ORDER_DB_PASSWORD, without ${}");
-  if (!IsVariableName(var))
-    Fail(pe.Mark(), where,
-         "must be an environment variable name ([A-Za-z_][A-Za-z0-9_]*) (got " + Quoted(var) + ")");
-  auto v = options().env(var);
-  if (!v) Fail(pe.Mark(), where, "environment variable " + var + " is not set");
-  m->password = *v;
-  m->password_source = "env:" + var;
-}
-
-void Parser::PasswordFromFile(const YAML::Node& pf, const std::string& where, MysqlConfig* m,
-                              std::vector<std::string>* warnings) const {
-  std::string file = Str(pf, where);
-  // Messages name the path as written: a mistaken ${DB_PASSWORD} here
-  // must not print the password it expands to.
-  const std::string shown = file == pf.Scalar() ? file : pf.Scalar() + " (expanded)";
-  FileInfo info = ReadNamedFile(pf, where, file, shown);
-  // Warned, not refused: Kubernetes mounts Secrets 0644 unless told
-  // otherwise, and the process user is what protects the file there.
-  if (info.group_or_other_readable)
-    warnings->push_back(where + ": " + Quoted(shown) +
-                        " is readable by group or others; chmod 600 it");
-  m->password = std::move(info.contents);
-  while (!m->password.empty() && (m->password.back() == '\n' || m->password.back() == '\r'))
-    m->password.pop_back();
-  if (m->password.empty())
-    Fail(pf.Mark(), where,
-         Quoted(shown) + " is empty; leave out password_file to connect without a password");
-  m->password_source = "file:" + shown;
+  try {
+    Password p = ReadPassword(n, path, options(), "ORDER_DB_PASSWORD", warnings);
+    m->password = std::move(p.value);
+    m->password_source = std::move(p.source);
+  } catch (const ConfigProblem& p) {
+    Fail(p.mark, p.path, p.what);
+  }
 }
 
 // time_zone, tls, timeouts, binlog_server_id.

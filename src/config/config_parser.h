@@ -109,10 +109,6 @@ class Parser {
   void MysqlTarget(const YAML::Node& n, const std::string& path, MysqlConfig* m) const;
   void MysqlPassword(const YAML::Node& n, const std::string& path, MysqlConfig* m,
                      std::vector<std::string>* warnings) const;
-  // password_env and password_file (`n` is the key's node).
-  void PasswordFromEnv(const YAML::Node& n, const std::string& where, MysqlConfig* m) const;
-  void PasswordFromFile(const YAML::Node& n, const std::string& where, MysqlConfig* m,
-                        std::vector<std::string>* warnings) const;
   void MysqlSession(const YAML::Node& n, const std::string& path, MysqlConfig* m,
                     std::vector<std::string>* warnings) const;
   TlsConfig Tls(const YAML::Node& n, const std::string& path,

@@ -28,5 +28,11 @@ void G(const std::string& name, int n) {
   OnLog(name);
 }
 CC
+# --spdlog-only (the inbox library, whose messages are formatted sentences):
+# the two spdlog:: lines and nothing else.
+only=$(perl scripts/lib/lint_logs.pl --spdlog-only "$lint_tmp/bad.cc")
+if [[ $(wc -l <<<"$only") -ne 2 || $only != *"bad.cc:2: spdlog"*"bad.cc:6: spdlog"* ]]; then
+  echo "--spdlog-only found:"; echo "$only"; exit 1
+fi
 lint_case logs scripts/lib/lint_logs.pl '^src/common/log\.' \
   2:spdlog 3:LogWarn 4:LogInfo 5:LogError 6:spdlog 6:Log 7:LogAtSyslogLevel

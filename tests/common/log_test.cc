@@ -9,6 +9,8 @@
 #include <cstdlib>
 #include <nlohmann/json.hpp>
 #include <random>
+#include <thread>
+#include <vector>
 
 #include "support/log_capture.h"
 #include "support/process.h"
@@ -218,4 +220,30 @@ TEST_CASE("a double field is a JSON number with at most three decimals", "[log]"
   CHECK(j.at("duration_ms") == 12.5);
   CHECK(j.at("scan_ms") == 0.123);
   CHECK(j.at("x") == 3);
+}
+
+TEST_CASE("a scoped log sink takes this thread's lines from its level up with their fields",
+          "[log]") {
+  std::vector<std::pair<std::string, std::string>> lines;
+  std::string outside;
+  {
+    ScopedLogSink sink(
+        [&](std::string_view level, std::string_view line) {
+          lines.emplace_back(std::string(level), std::string(line));
+        },
+        "info");
+    ScopedLogFields scoped(std::vector<LogField>{{"trace_id", "abc"}});
+    LogDebug("not at this level");
+    LogWarn("publish failed", {{"topic", "order paid"}, {"count", 3}});
+    // Another thread's lines are its own.
+    std::thread([&] {
+      outside = Captured("text", "relay-1", [] { LogInfo("from another thread"); });
+    }).join();
+  }
+  const std::string after = Captured("text", "relay-1", [] { LogInfo("after the scope"); });
+  REQUIRE(lines.size() == 1);
+  CHECK(lines[0].first == "warn");
+  CHECK(lines[0].second == "publish failed topic=\"order paid\" count=3 trace_id=abc");
+  CHECK(outside.find("from another thread") != std::string::npos);
+  CHECK(after.find("after the scope") != std::string::npos);
 }

@@ -4,6 +4,11 @@
 #include "consumer_config.h"
 
 #include <catch2/catch.hpp>
+#include <cstdlib>
+#include <stdexcept>
+
+#include "outbox/inbox/config.h"
+#include "support/process.h"  // TempDir
 
 using inbox::LoadConsumerConfigText;
 
@@ -115,6 +120,11 @@ TEST_CASE("the version check and gap age and retention and http keys are parsed 
   CHECK(c.max_gap_age_s == 60);
   CHECK(c.inbox_retention_days == 0);
   CHECK(c.http_listen == "127.0.0.1:9465");
+  CHECK(c.concurrency == 1);
+  CHECK(LoadConsumerConfigText(kGood + "concurrency: 4\n", "c.yaml", Env()).config.concurrency ==
+        4);
+  CHECK(ErrorOf(kGood + "concurrency: 0\n") ==
+        "c.yaml:6:14: concurrency: must be an integer between 1 and 64 (got 0)");
   CHECK(LoadConsumerConfigText(kGood + "version_check: none\n", "c.yaml", Env())
             .config.version_check == inbox::VersionCheck::kNone);
   CHECK(ErrorOf(kGood + "version_check: newest\n") ==
@@ -126,4 +136,35 @@ TEST_CASE("the version check and gap age and retention and http keys are parsed 
   CHECK(
       ErrorOf(kGood + "http: {listen: \"h:\xd9\xa3\"}\n").find("http.listen: must be HOST:PORT") !=
       std::string::npos);
+}
+
+TEST_CASE("a service loads the consumer config through the public header from text or from a file",
+          "[consumer-config]") {
+  ::setenv("INBOX_PUBLIC_LOAD_PW", "s3cret", 1);
+  const std::string yaml = R"(consumer: payments
+kafka:
+  bootstrap_servers: kafka-1:9092
+  topics: [outbox.event.Order]
+concurrency: 2
+mysql: {host: db, user: inbox, password_env: INBOX_PUBLIC_LOAD_PW, database: order_db}
+)";
+  std::vector<std::string> warnings;
+  const inbox::ConsumerConfig c = inbox::LoadConfigText(yaml, "payments.yaml", &warnings);
+  CHECK(c.consumer == "payments");
+  CHECK(c.concurrency == 2);
+  CHECK(c.mysql.password == "s3cret");
+  CHECK(warnings.empty());
+  outbox::testing::TempDir dir;
+  const std::string path = dir.Write("payments.yaml", yaml);
+  CHECK(inbox::LoadConfigFile(path).kafka.topics == std::vector<std::string>{"outbox.event.Order"});
+  // A mistake is a std::runtime_error with the file, line, column and key.
+  std::string error;
+  try {
+    (void)inbox::LoadConfigText("consumer: payments\nkafka: {}\n", "bad.yaml");
+  } catch (const std::runtime_error& e) {
+    error = e.what();
+  }
+  CHECK(error.rfind("bad.yaml:2:", 0) == 0);
+  CHECK(error.find(": kafka.bootstrap_servers: is required") != std::string::npos);
+  ::unsetenv("INBOX_PUBLIC_LOAD_PW");
 }

@@ -8,6 +8,7 @@
 
 #include <catch2/catch.hpp>
 #include <set>
+#include <stdexcept>
 
 using inbox::CallOutcome;
 using inbox::CallWithEventKey;
@@ -132,4 +133,40 @@ TEST_CASE("the call carries the event's trace context so the remote side continu
   CHECK(seen.headers.at("traceparent") ==
         "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01");
   CHECK(seen.headers.at("tracestate") == "congo=t61rcWkgMzE");
+}
+
+namespace {
+
+// No statements: the handlers below make none (HttpCallHandler without a
+// local effect).
+class NoStatements : public inbox::Transaction {
+ public:
+  sql::PreparedStatement& Prepare(const std::string&) override { throw std::logic_error("none"); }
+  const std::string& consumer() const override { return consumer_; }
+
+ private:
+  std::string consumer_ = "fulfillment";
+};
+
+}  // namespace
+
+TEST_CASE("HttpCallHandler turns the remote side's answer into the handler's Status",
+          "[inbox-consumer]") {
+  ShippingService shipping;
+  inbox::HttpCallHandler handler("http://shipping/shipments",
+                                 [&](const HttpCall& c) { return shipping.Handle(c); });
+  NoStatements tx;
+  Event ev;
+  ev.event_key = "OrderPaid-7-1";
+  shipping.fail_next = 1;
+  const inbox::Status busy = handler.Apply(tx, ev);
+  CHECK(busy.code() == inbox::Status::Code::kRetriable);
+  CHECK(busy.message() == "http://shipping/shipments answered 503: busy");
+  CHECK(handler.Apply(tx, ev).ok());
+  CHECK(handler.Apply(tx, ev).ok());  // a redelivery: answered from the first call
+  CHECK(shipping.shipments == 1);
+  inbox::HttpCallHandler refused("http://shipping/shipments", [](const HttpCall&) {
+    return HttpAnswer{422, "no address"};
+  });
+  CHECK(refused.Apply(tx, ev).code() == inbox::Status::Code::kPermanent);
 }

@@ -9,7 +9,7 @@ using namespace std::chrono_literals;
 
 namespace {
 const inbox::TopicPartition kP0{"t", 0}, kP1{"t", 1};
-const PartitionGate::Clock::time_point kT0{};
+const PartitionGate::TimePoint kT0{};
 }  // namespace
 
 TEST_CASE("a stall holds only its partition from the unfinished offset with a growing backoff",

@@ -3,7 +3,8 @@
 # passes on the tree, and fails on trees that break it (a relay file that
 # includes the MySQL store, a config file that includes librdkafka, an app
 # file that includes a header carrying Connector/C++), so the check is known
-# to catch what it is for.
+# to catch what it is for. The same for the inbox library's public headers
+# (scripts/check-layering --public).
 set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 check="$ROOT/scripts/check-layering"
@@ -31,4 +32,21 @@ expect_violation app/check.cc '#include "outbox/mysql_connection.h"' \
   "an app file including the MySQL connection" "brings <cppconn/"
 expect_violation app/version.cc '#include "outbox/mysql_store.h"' \
   "an app file including a header that includes the MySQL connection" "brings <cppconn/"
-echo "layering: src/ is clean and 8 planted violations were caught"
+
+# The inbox library's public headers include only the standard library and
+# each other.
+pub="$ROOT/examples/inbox_consumer/include"
+"$check" --public "$pub"
+expect_public_violation() {  # FILE LINE WHAT
+  rm -rf "$tmp/include" && cp -r "$pub" "$tmp/include"
+  printf '%s\n' "$2" >>"$tmp/include/outbox/inbox/$1"
+  if out=$("$check" --public "$tmp/include" 2>&1); then
+    echo "check-layering --public missed: $3" >&2
+    exit 1
+  fi
+  grep -q "$1: includes" <<<"$out" || { echo "check-layering --public did not name $1: $out" >&2; exit 1; }
+}
+expect_public_violation handler.h '#include <librdkafka/rdkafka.h>' "librdkafka in a public header"
+expect_public_violation transaction.h '#include <cppconn/connection.h>' "Connector/C++ in a public header"
+expect_public_violation consumer.h '#include "inbox_consumer.h"' "a private header in a public one"
+echo "layering: src/ and the inbox library's public headers are clean and 11 planted violations were caught"

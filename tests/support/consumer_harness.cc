@@ -203,11 +203,13 @@ ConsumerProcess::ConsumerProcess(std::string dir, std::string name, const std::s
   std::ofstream(config_path_) << y.str();
 }
 
-bool ConsumerProcess::Start(const std::map<std::string, std::string>& env) {
+bool ConsumerProcess::Start(const std::map<std::string, std::string>& env,
+                            std::vector<std::string> command) {
   std::map<std::string, std::string> all = env;
   all["INBOX_TEST_DB_PASSWORD"] = ConsumerDatabase::kPassword;
-  return proc_.Start({INBOX_CONSUMER_BINARY, "--config", config_path_}, CurrentEnvironment(all),
-                     log_path_);
+  command.push_back("--config");
+  command.push_back(config_path_);
+  return proc_.Start(command, CurrentEnvironment(all), log_path_);
 }
 
 int ConsumerProcess::Stop(std::chrono::milliseconds timeout) {

@@ -114,7 +114,10 @@ class ConsumerProcess {
  public:
   ConsumerProcess(std::string dir, std::string name, const std::string& bootstrap,
                   const std::string& database, ConsumerSpec spec = {});
-  bool Start(const std::map<std::string, std::string>& env = {});
+  // `command`: the program and its first arguments, "--config FILE" after
+  // them (default: build/outbox-inbox-consumer).
+  bool Start(const std::map<std::string, std::string>& env = {},
+             std::vector<std::string> command = {INBOX_CONSUMER_BINARY});
   // SIGTERM and wait; the exit code (128 + signal if killed), -1 on timeout.
   int Stop(std::chrono::milliseconds timeout = std::chrono::seconds(30));
   void Kill() { proc_.Kill(); }

@@ -7,7 +7,7 @@ namespace inbox {
 
 // What the consumer reports as it goes: the seam between the loop and its
 // metrics (consumer_metrics.h implements it with Prometheus). Called on the
-// consumer's thread only.
+// consumer's thread; with concurrency N, on each member's thread at once.
 class ConsumerObserver {
  public:
   virtual ~ConsumerObserver() = default;
@@ -20,8 +20,9 @@ class ConsumerObserver {
   virtual void Stalled() = 0;
   // A message could not be processed this time (it is tried again, or dead-lettered).
   virtual void FailedAttempt() = 0;
-  // Partitions waiting (stalled or between attempts).
-  virtual void HeldPartitions(size_t n) = 0;
+  // Partitions waiting (stalled or between attempts) at one member: with
+  // concurrency N, `member` is 0..N-1 and each member reports its own.
+  virtual void HeldPartitions(int member, size_t n) = 0;
   // Messages not yet read on one partition (high watermark - position).
   virtual void Lag(const std::string& topic, int32_t partition, int64_t lag) = 0;
   virtual void ForgetPartition(const std::string& topic, int32_t partition) = 0;

@@ -1,0 +1,301 @@
+// The handler contract of the inbox library (outbox/inbox/handler.h,
+// docs/CONSUMERS.md "Library") against the real MariaDB: what a handler's
+// Status does to the inbox transaction (its own statements and the inbox
+// row commit together or roll back together), and, through a consumer in
+// this process on the mock cluster, that a permanent failure is
+// dead-lettered once while the other events go on. The verdict is SQL on
+// t_inbox and t_aggregate_effect and the dead-letter topic's content.
+#include <cppconn/prepared_statement.h>
+
+#include <atomic>
+#include <catch2/catch.hpp>
+#include <functional>
+#include <thread>
+
+#include "common/mutex.h"
+#include "counter_handler.h"
+#include "inbox_consumer.h"
+#include "inbox_store.h"
+#include "outbox/inbox/testing.h"
+#include "support/consumer_harness.h"
+#include "support/kafka_reader.h"
+#include "support/log_capture.h"
+#include "support/wait.h"
+
+using namespace outbox::testing;
+using namespace std::chrono_literals;
+
+namespace {
+
+inbox::DbConfig ConsumerDb(const ConsumerDatabase& db) {
+  const outbox::MysqlConfig m = TestMysql(db.name());
+  inbox::DbConfig c;
+  c.host = m.host;
+  c.port = m.port;
+  c.user = ConsumerDatabase::kUser;
+  c.password = ConsumerDatabase::kPassword;
+  c.database = db.name();
+  c.tls_mode = "disabled";
+  c.connect_timeout_ms = 1000;
+  c.read_timeout_ms = 5000;
+  return c;
+}
+
+// An in-process consumer "fulfillment" of the rig's Order topic.
+inbox::ConsumerConfig RigConfig(ConsumerRig& rig) {
+  inbox::ConsumerConfig config;
+  config.consumer = "fulfillment";
+  config.kafka.bootstrap_servers = rig.cluster.bootstrap();
+  config.kafka.group_id = "fulfillment";
+  config.kafka.topics = {kOrderTopic};
+  config.mysql = ConsumerDb(rig.db);
+  return config;
+}
+
+// Runs `consumer` on a thread of its own until `done` holds (60 s at most)
+// and then stops it: its exit code, and whether `done` held.
+int RunUntil(inbox::Consumer& consumer, const std::function<bool()>& done, bool* settled) {
+  std::atomic<bool> stop{false};
+  int exit_code = -1;
+  std::thread loop([&] { exit_code = consumer.Run(stop); });
+  *settled = WaitFor(done, 60s);
+  stop = true;
+  loop.join();
+  return exit_code;
+}
+
+inbox::Event OrderEvent(int64_t outbox_id, int64_t aggregate_id) {
+  inbox::Event e;
+  e.event_key = "OrderPaid-" + std::to_string(aggregate_id) + "-" + std::to_string(outbox_id);
+  e.event_type = "OrderPaid";
+  e.aggregate_type = "Order";
+  e.aggregate_id = aggregate_id;
+  e.outbox_id = outbox_id;
+  e.source = {kOrderTopic, 0, outbox_id};
+  return e;
+}
+
+// Counts the event (the counter's statement runs), then answers what the
+// test scripts for the next calls; kOk once the script is used up.
+class ScriptedHandler : public inbox::Handler {
+ public:
+  explicit ScriptedHandler(std::vector<inbox::Status> script) : script_(std::move(script)) {}
+  inbox::Status Apply(inbox::Transaction& tx, const inbox::Event& e) override {
+    ++calls;
+    inbox::Status counted = counter_.Apply(tx, e);
+    if (!counted.ok() || next_ >= script_.size()) return counted;
+    return script_[next_++];
+  }
+  int calls = 0;
+
+ private:
+  inbox::CounterHandler counter_;
+  std::vector<inbox::Status> script_;
+  size_t next_ = 0;
+};
+
+// Counts the event, then runs a statement the database refuses (a table
+// that does not exist) the first `failures` times.
+class FailingStatementHandler : public inbox::Handler {
+ public:
+  explicit FailingStatementHandler(int failures) : failures_(failures) {}
+  inbox::Status Apply(inbox::Transaction& tx, const inbox::Event& e) override {
+    inbox::Status counted = counter_.Apply(tx, e);
+    if (failures_-- > 0) tx.Prepare("SELECT id FROM t_no_such_table").executeQuery();
+    return counted;
+  }
+
+ private:
+  inbox::CounterHandler counter_;
+  int failures_;
+};
+
+int64_t InboxRows(ConsumerDatabase& db, const inbox::Event& e) {
+  return db.QueryInt("SELECT COUNT(*) FROM t_inbox WHERE event_key = '" + e.event_key + "'");
+}
+
+}  // namespace
+
+TEST_CASE("a handler that fails retriably rolls back with its inbox row and then applies once",
+          "[inbox-handler]") {
+  ConsumerDatabase db("inbox_handler_retriable");
+  ScriptedHandler handler({inbox::Status::Retriable("the stock service is down")});
+  inbox::InboxStore store(ConsumerDb(db), "fulfillment", inbox::VersionCheck::kNewer, handler);
+  const inbox::Event e = OrderEvent(1, 7);
+  std::string error;
+  CHECK(store.Apply(e, e.source, &error) == inbox::ApplyResult::kRetryLater);
+  CHECK(error == "handler: the stock service is down");
+  CHECK(InboxRows(db, e) == 0);
+  CHECK(db.Applied() == 0);
+  CHECK(store.Apply(e, e.source, &error) == inbox::ApplyResult::kApplied);
+  CHECK(store.Apply(e, e.source, &error) == inbox::ApplyResult::kDuplicate);
+  CHECK(handler.calls == 2);
+  CHECK(InboxRows(db, e) == 1);
+  CHECK(db.Applied() == 1);
+}
+
+TEST_CASE("a handler's permanent and poison failures leave neither effect nor inbox row",
+          "[inbox-handler]") {
+  ConsumerDatabase db("inbox_handler_permanent");
+  ScriptedHandler handler(
+      {inbox::Status::Permanent("no such product"), inbox::Status::Poison("not yet")});
+  inbox::InboxStore store(ConsumerDb(db), "fulfillment", inbox::VersionCheck::kNone, handler);
+  const inbox::Event e = OrderEvent(1, 7);
+  std::string error;
+  CHECK(store.Apply(e, e.source, &error) == inbox::ApplyResult::kDeadLetter);
+  CHECK(error == "handler: no such product");
+  CHECK(store.Apply(e, e.source, &error) == inbox::ApplyResult::kRejected);
+  CHECK(InboxRows(db, e) == 0);
+  CHECK(db.Applied() == 0);
+}
+
+TEST_CASE("a handler whose own statement fails rolls back the inbox row and applies once later",
+          "[inbox-handler]") {
+  ConsumerDatabase db("inbox_handler_statement");
+  FailingStatementHandler handler(1);
+  inbox::InboxStore store(ConsumerDb(db), "fulfillment", inbox::VersionCheck::kNewer, handler);
+  const inbox::Event e = OrderEvent(1, 7);
+  std::string error;
+  // No such table (1146, or 1142 for a user without grants on it): the
+  // database's failure, not the event's.
+  CHECK(store.Apply(e, e.source, &error) == inbox::ApplyResult::kUnavailable);
+  CAPTURE(error);
+  CHECK(error.find("t_no_such_table") != std::string::npos);
+  CHECK(InboxRows(db, e) == 0);
+  CHECK(db.Applied() == 0);
+  CHECK(store.Apply(e, e.source, &error) == inbox::ApplyResult::kApplied);
+  CHECK(store.Apply(e, e.source, &error) == inbox::ApplyResult::kDuplicate);
+  CHECK(InboxRows(db, e) == 1);
+  CHECK(db.Applied() == 1);
+}
+
+namespace {
+
+// Fails one aggregate's events for good; counts the others.
+class RefusingHandler : public inbox::Handler {
+ public:
+  explicit RefusingHandler(int64_t refused) : refused_(refused) {}
+  inbox::Status Apply(inbox::Transaction& tx, const inbox::Event& e) override {
+    inbox::Status counted = counter_.Apply(tx, e);
+    if (e.aggregate_id == refused_) return inbox::Status::Permanent("aggregate closed");
+    return counted;
+  }
+
+ private:
+  inbox::CounterHandler counter_;
+  int64_t refused_;
+};
+
+}  // namespace
+
+TEST_CASE("a handler's permanent failure is dead-lettered once and the partition goes on",
+          "[inbox-handler]") {
+  ConsumerRig rig("inbox_handler_dead_letter", {{kOrderTopic, 1}, {kOrderTopic + ".dlq", 1}});
+  inbox::ConsumerConfig config = RigConfig(rig);
+  config.max_attempts = 3;
+  const std::vector<TestEvent> events = MakeEvents(3, 2);  // aggregates 1..3
+  rig.producer.Send(kOrderTopic, events);
+  RefusingHandler handler(2);
+  inbox::Consumer consumer(config, handler);
+  bool settled = false;
+  const int exit_code = RunUntil(
+      consumer,
+      [&] {
+        return rig.db.Applied() == 4 &&
+               ConsumeAll(rig.cluster.bootstrap(), {kOrderTopic + ".dlq"}).size() == 2;
+      },
+      &settled);
+  CHECK(settled);
+  CHECK(exit_code == 0);
+  CHECK(rig.db.QueryInt("SELECT COALESCE(SUM(applied), 0) FROM t_aggregate_effect "
+                        "WHERE aggregate_id = 2") == 0);
+  CHECK(rig.db.QueryInt("SELECT COUNT(*) FROM t_inbox") == 4);
+  const auto dead = ConsumeAll(rig.cluster.bootstrap(), {kOrderTopic + ".dlq"});
+  REQUIRE(dead.size() == 2);
+  for (const auto& m : dead) {
+    CHECK(m.key == "2");
+    CHECK(m.headers.at("dlq_reason") == "handler: aggregate closed");
+    CHECK(m.headers.at("dlq_attempts") == "1");
+  }
+}
+
+TEST_CASE("concurrency 2 runs two group members in one process and applies each event once",
+          "[inbox-handler]") {
+  ConsumerRig rig("inbox_handler_concurrency", {{kOrderTopic, 4}, {kOrderTopic + ".dlq", 1}});
+  inbox::ConsumerConfig config = RigConfig(rig);
+  config.concurrency = 2;
+  const std::vector<TestEvent> events = MakeEvents(20, 3);
+  rig.producer.Send(kOrderTopic, events);
+  inbox::CounterHandler handler;  // stateless: safe from both members' threads
+  inbox::Consumer consumer(config, handler);
+  bool settled = false;
+  const int exit_code = RunUntil(
+      consumer, [&] { return rig.db.Applied() == 60; }, &settled);
+  CHECK(settled);
+  CHECK(exit_code == 0);
+  CHECK(rig.db.CheckExactlyOnce(events) == "");
+}
+
+TEST_CASE("the test kit runs a handler in the inbox transaction on the real database",
+          "[inbox-handler]") {
+  namespace kit = inbox::testing;
+  ConsumerDatabase db("inbox_handler_test_kit");
+  ScriptedHandler handler({inbox::Status::Permanent("no such product")});
+  kit::InboxRunner runner(ConsumerDb(db), "fulfillment", handler, inbox::VersionCheck::kNewer);
+  kit::TestEvent first("Order", 7, 5);
+  first.Type("OrderPaid").Payload(R"({"amount": 12})").Header("tenant", "eu");
+  const inbox::Event& e = first.event();
+  CHECK(e.event_key == "OrderPaid-7-5");
+  CHECK(e.key == "7");
+  CHECK(e.payload == R"({"amount": 12})");
+  CHECK(e.headers.back().first == "tenant");
+  CHECK(e.headers.back().second == "eu");
+  std::string error;
+  CHECK(runner.Apply(first, &error) == kit::Outcome::kDeadLetter);
+  CHECK(error == "handler: no such product");
+  CHECK(db.Applied() == 0);
+  CHECK(runner.Apply(first) == kit::Outcome::kApplied);
+  CHECK(runner.Apply(first) == kit::Outcome::kDuplicate);
+  kit::TestEvent older("Order", 7, 3);
+  older.Type("OrderPaid").Key("order-7-paid-early");
+  CHECK(older.event().event_key == "order-7-paid-early");
+  CHECK(runner.Apply(older) == kit::Outcome::kStale);
+  CHECK(std::string(kit::OutcomeName(kit::Outcome::kStale)) == "stale");
+  CHECK(db.Applied() == 1);
+  CHECK(db.QueryInt("SELECT COUNT(*) FROM t_inbox") == 2);
+}
+
+TEST_CASE("a consumer with a host log callback logs through it and not to stderr",
+          "[inbox-handler]") {
+  ConsumerRig rig("inbox_handler_log_callback", {{kOrderTopic, 2}, {kOrderTopic + ".dlq", 1}});
+  inbox::ConsumerConfig config = RigConfig(rig);
+  config.concurrency = 2;
+  rig.producer.Send(kOrderTopic, MakeEvents(4, 2));
+  outbox::Mutex mu;
+  std::vector<std::pair<inbox::LogLevel, std::string>> lines;
+  inbox::ConsumerOptions options;
+  options.log = [&](inbox::LogLevel level, std::string_view line) {
+    outbox::MutexLock lock(&mu);
+    lines.emplace_back(level, std::string(line));
+  };
+  inbox::CounterHandler handler;
+  inbox::Consumer consumer(config, handler, options);
+  bool applied = false;
+  int exit_code = -1;
+  const std::string captured = CapturedLog("text", "test", [&] {
+    exit_code = RunUntil(
+        consumer, [&] { return rig.db.Applied() == 8; }, &applied);
+  });
+  CHECK(applied);
+  CHECK(exit_code == 0);
+  outbox::MutexLock lock(&mu);
+  int started = 0, stopped = 0;
+  for (const auto& [level, line] : lines) {
+    if (line.rfind("consumer fulfillment started", 0) == 0 && level == inbox::LogLevel::kInfo)
+      ++started;
+    if (line.rfind("stopped: ", 0) == 0) ++stopped;
+  }
+  CHECK(started == 2);  // one line per member, each on its own thread
+  CHECK(stopped == 2);
+  CHECK(captured.find("consumer fulfillment started") == std::string::npos);
+}
