@@ -1,7 +1,10 @@
 // The report's part for the dbcost stage (report.h): the relay's statements
 // and write commits per event at everyday rates, beside the latency of the
 // same run, with issue 36's targets.
+#include <algorithm>
 #include <sstream>
+#include <tuple>
+#include <vector>
 
 #include "report.h"
 #include "util.h"
@@ -42,7 +45,15 @@ std::string Report::DbCostTable() const {
     << "| build | wakeup | ordering | events/s offered (achieved) | statements/event | write "
        "commits/event | SELECT | UPDATE | BEGIN | COMMIT | other | p50 / p99 ms | issue 36 |\n"
        "|---|---|---|---|---|---|---|---|---|---|---|---|---|\n";
-  for (const DbCostRun& c : r_.dbcost) {
+  // Each configuration and rate with both builds side by side.
+  std::vector<const DbCostRun*> rows;
+  for (const DbCostRun& c : r_.dbcost) rows.push_back(&c);
+  std::stable_sort(rows.begin(), rows.end(), [](const DbCostRun* a, const DbCostRun* b) {
+    return std::tie(a->wakeup, a->ordering, a->target_rate) <
+           std::tie(b->wakeup, b->ordering, b->target_rate);
+  });
+  for (const DbCostRun* row : rows) {
+    const DbCostRun& c = *row;
     const double q = Get(c, "Questions");
     const double other = q - Get(c, "Com_select") - Get(c, "Com_update") - Get(c, "Com_begin") -
                          Get(c, "Com_commit");

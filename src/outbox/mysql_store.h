@@ -3,6 +3,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "common/clock.h"
@@ -48,6 +49,8 @@ class MysqlStore : public OutboxStore {
                   ClaimedBatch* out, const ClaimedFn& before_commit) override;
   Status Settle(const std::string& lease_token, const std::vector<SettleOp>& ops,
                 SettleResult* result) override;
+  Status SettleSent(const std::vector<SentGroup>& groups,
+                    std::vector<SettleResult>* results) override;
   Status ReadStats(TableStats* out) override;
   Status CountBlockedAggregates(int64_t* out) override;
   Status DeleteSentBatch(int days, int limit, int64_t* cursor, int64_t* deleted,
@@ -95,6 +98,11 @@ class MysqlStore : public OutboxStore {
   void FindStaleSent(const std::string& lease_token, const std::vector<int64_t>& ids,
                      SettleResult* result);
   void SettleSingle(const std::string& lease_token, const SettleOp& op, SettleResult* result);
+  // SettleSent's statement for the rows of up to two lease tokens (`second`
+  // may be empty); stale ids into *stale_ids.
+  using TokenIds = std::pair<std::string, std::vector<int64_t>>;
+  void SettleSentTokens(const TokenIds& first, const TokenIds* second,
+                        std::vector<int64_t>* stale_ids);
   void ReadWindow(sql::PreparedStatement* ps, std::vector<WindowRow>* out);
 
   const ClockPtr clock_;

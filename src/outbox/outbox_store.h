@@ -100,6 +100,22 @@ class OutboxStore {
   // Applies outcomes to rows claimed under `lease_token`, fenced.
   virtual Status Settle(const std::string& lease_token, const std::vector<SettleOp>& ops,
                         SettleResult* result) = 0;
+  // Marks the rows of several claims SENT, each fenced on its own claim's
+  // lease token as Settle is, all or none (the settle loop's grouped settle,
+  // SentGrouping in src/relay/settle_timing.h); (*results)[i] is groups[i]'s.
+  // The default settles one group after the other; MysqlStore writes them
+  // in one statement and one commit.
+  virtual Status SettleSent(const std::vector<SentGroup>& groups,
+                            std::vector<SettleResult>* results) {
+    results->assign(groups.size(), SettleResult{});
+    for (size_t i = 0; i < groups.size(); ++i) {
+      std::vector<SettleOp> ops;
+      for (int64_t id : groups[i].ids) ops.push_back({id, SettleKind::kSent, 0, ""});
+      Status s = Settle(groups[i].lease_token, ops, &(*results)[i]);
+      if (!s.ok()) return s;
+    }
+    return Status::Ok();
+  }
   // Backlog, oldest unsent age, DEAD and unknown-status counts.
   virtual Status ReadStats(TableStats* out) = 0;
   // Aggregates whose later events wait behind a DEAD one: a DEAD row and a

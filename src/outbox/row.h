@@ -86,6 +86,13 @@ struct SettleResult {
   std::vector<int64_t> stale_ids;
 };
 
+// One claim's acknowledged rows, to be marked SENT under its lease token
+// (OutboxStore::SettleSent).
+struct SentGroup {
+  std::string lease_token;
+  std::vector<int64_t> ids;
+};
+
 struct TableStats {
   int64_t backlog = 0;  // NEW + SENDING
   double oldest_unsent_age_s = 0;

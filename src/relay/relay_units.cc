@@ -35,8 +35,10 @@ RelayUnits::RelayUnits(RelayOptions o)
               config.ordering == Ordering::kPerAggregate ? &planner : nullptr, options.seed),
       housekeeper(config, options.store_factory(), options.metrics, &health, options.clock),
       claim(PartsOf(*this)),
-      settle(&settler, queue, options.clock,
-             [this](int64_t backoff_ms) { claim.NoteOwnRetry(backoff_ms); }),
+      settle(
+          &settler, queue, options.clock,
+          [this](int64_t backoff_ms) { claim.NoteOwnRetry(backoff_ms); },
+          options.settle_group_window),
       housekeeping(config, &housekeeper, options.clock) {}
 
 RelayUnits::~RelayUnits() { queue->Close(); }

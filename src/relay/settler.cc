@@ -105,6 +105,33 @@ Status Settler::Settle(const PublishedBatch& done, std::optional<int64_t>* first
   return Status::Ok();
 }
 
+bool AllAcked(const PublishedBatch& done) {
+  return std::all_of(done.outcomes.begin(), done.outcomes.end(),
+                     [](const PublishOutcome& o) { return o.result == PublishResult::kAcked; });
+}
+
+Status Settler::SettleSent(const std::vector<PublishedBatch>& group) {
+  std::vector<SentGroup> sent;
+  sent.reserve(group.size());
+  for (const PublishedBatch& done : group) {
+    SentGroup& g = sent.emplace_back();
+    g.lease_token = done.batch.lease_token;
+    for (const OutboxRow& r : done.batch.rows) g.ids.push_back(r.id);
+  }
+  std::vector<SettleResult> results;
+  Status s = store_->SettleSent(sent, &results);
+  health_->NoteAndBeat(s, "settle", beat_, /*settle=*/true);
+  if (!s.ok()) return s;
+  for (size_t i = 0; i < group.size(); ++i) {
+    // Acknowledged rows only: every op is SENT, and the retry policy's RNG
+    // is not drawn.
+    const std::vector<SettleOp> ops = PlanSettle(group[i].batch.rows, group[i].outcomes, retry_);
+    Account(group[i], ops, results[i]);
+    LogBatch(group[i], ops, results[i]);
+  }
+  return Status::Ok();
+}
+
 void Settler::Account(const PublishedBatch& done, const std::vector<SettleOp>& ops,
                       const SettleResult& result) {
   // A stale row's transition was not ours: it is neither counted as published

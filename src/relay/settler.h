@@ -35,6 +35,9 @@ struct PublishedBatch {
 std::vector<SettleOp> PlanSettle(const std::vector<OutboxRow>& rows,
                                  const std::vector<PublishOutcome>& outcomes, RetryPolicy& retry);
 
+// Every row of the batch was acknowledged: its settle writes SENT only.
+bool AllAcked(const PublishedBatch& done);
+
 // The publish latency of an acknowledged row, on the database's clock: the
 // row's age when it was claimed (NOW(6) - created_at, measured by the
 // database) plus the time from the claim to the acknowledgement.
@@ -57,6 +60,11 @@ class Settler {
   // the shortest retry backoff the settle wrote, if it wrote one: when a row
   // of this batch comes due again without any commit.
   Status Settle(const PublishedBatch& done, std::optional<int64_t>* first_retry_ms = nullptr);
+
+  // Settles a group of batches whose every row was acknowledged
+  // (AllAcked), in one statement (OutboxStore::SettleSent): all or nothing;
+  // on failure nothing changed and the caller retries the group.
+  Status SettleSent(const std::vector<PublishedBatch>& group);
 
   // Beaten after every statement (DbHealth::NoteAndBeat). Null: no heartbeat.
   void set_heartbeat(HeartbeatPtr beat) { beat_ = std::move(beat); }

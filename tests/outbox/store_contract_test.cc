@@ -381,3 +381,43 @@ STORE_CONTRACT("every call of a store whose database is unreachable fails as una
     CHECK(s.code() == StatusCode::kUnavailable);
   }
 }
+
+STORE_CONTRACT("a grouped SENT settle writes each claim's rows under its own lease, all at once") {
+  TestType env;
+  env.Seed({{.id = 1, .aggregate_id = 1},
+            {.id = 2, .aggregate_id = 2},
+            {.id = 3, .aggregate_id = 3},
+            {.id = 4, .aggregate_id = 4}});
+  auto store = env.NewStore();
+  auto all = [](const std::vector<OutboxRow>& locked) { return Ids(locked); };
+  // Three claims under three leases: three tokens (MysqlStore writes two per
+  // statement, so the third goes in a second one, in one transaction).
+  ClaimedBatch a, b, c;
+  REQUIRE(store->ClaimIds({1, 2}, 30000, all, &a, {}).ok());
+  REQUIRE(store->ClaimIds({3}, 60000, all, &b, {}).ok());
+  REQUIRE(store->ClaimIds({4}, 90000, all, &c, {}).ok());
+  REQUIRE(std::set<std::string>{a.lease_token, b.lease_token, c.lease_token}.size() == 3);
+  env.Set(2, "SENDING", 120);  // taken over: another relay's lease now
+  std::vector<SettleResult> r;
+  REQUIRE(
+      store->SettleSent({{a.lease_token, {1, 2}}, {b.lease_token, {3}}, {c.lease_token, {4}}}, &r)
+          .ok());
+  REQUIRE(r.size() == 3);
+  CHECK(r[0].applied == 1);
+  CHECK(r[0].stale == 1);
+  CHECK(r[0].stale_ids == std::vector<int64_t>{2});
+  CHECK(r[1].applied == 1);
+  CHECK(r[1].stale == 0);
+  CHECK(r[2].applied == 1);
+  CHECK(env.Get(1).status == "SENT");
+  CHECK(env.Get(2).status == "SENDING");
+  CHECK(env.Get(3).status == "SENT");
+  CHECK(env.Get(4).status == "SENT");
+  // A row under one claim's token is not SENT under another's.
+  ClaimedBatch d;
+  env.Set(2, "NEW", -1);
+  REQUIRE(store->ClaimIds({2}, 30000, all, &d, {}).ok());
+  REQUIRE(store->SettleSent({{b.lease_token, {2}}}, &r).ok());
+  CHECK(r[0].stale == 1);
+  CHECK(env.Get(2).status == "SENDING");
+}
