@@ -20,34 +20,38 @@ enum class FailureReason {
   kQueueFull,        // the producer's local queue is full (no attempt counted)
 };
 
-// Every reason a failure can have, in the order metrics export them.
-inline constexpr std::array<FailureReason, 8> kFailureReasons = {
-    FailureReason::kTimeout,      FailureReason::kBrokerDown,  FailureReason::kMessageTooLarge,
-    FailureReason::kInvalidTopic, FailureReason::kBrokerError, FailureReason::kProducerFatal,
-    FailureReason::kRouting,      FailureReason::kQueueFull};
+// Every reason a failure can have with its metric label, in the order
+// metrics export them: the one list of the vocabulary.
+struct FailureReasonLabel {
+  FailureReason reason;
+  std::string_view label;
+};
+inline constexpr std::array<FailureReasonLabel, 8> kFailureReasonLabels = {
+    {{FailureReason::kTimeout, "timeout"},
+     {FailureReason::kBrokerDown, "broker_down"},
+     {FailureReason::kMessageTooLarge, "message_too_large"},
+     {FailureReason::kInvalidTopic, "invalid_topic"},
+     {FailureReason::kBrokerError, "broker_error"},
+     {FailureReason::kProducerFatal, "producer_fatal"},
+     {FailureReason::kRouting, "routing"},
+     {FailureReason::kQueueFull, "queue_full"}}};
+
+// The table lists every reason after kNone once, in the enum's order, up
+// to kQueueFull: a reason inserted into the enum and not here fails to
+// compile (the check the switch it replaced had); one appended after
+// kQueueFull must move the last reason named below.
+constexpr bool ListsEveryReason() {
+  for (size_t i = 0; i < kFailureReasonLabels.size(); ++i)
+    if (static_cast<size_t>(kFailureReasonLabels[i].reason) != i + 1) return false;
+  return kFailureReasonLabels.back().reason == FailureReason::kQueueFull;
+}
+static_assert(ListsEveryReason(), "kFailureReasonLabels must list every FailureReason in order");
 
 // The metric label: "timeout", "broker_down", ... ("" for kNone).
 constexpr std::string_view ToLabel(FailureReason r) {
-  switch (r) {
-    case FailureReason::kNone:
-      return "";
-    case FailureReason::kTimeout:
-      return "timeout";
-    case FailureReason::kBrokerDown:
-      return "broker_down";
-    case FailureReason::kMessageTooLarge:
-      return "message_too_large";
-    case FailureReason::kInvalidTopic:
-      return "invalid_topic";
-    case FailureReason::kBrokerError:
-      return "broker_error";
-    case FailureReason::kProducerFatal:
-      return "producer_fatal";
-    case FailureReason::kRouting:
-      return "routing";
-    case FailureReason::kQueueFull:
-      return "queue_full";
-  }
+  if (r == FailureReason::kNone) return "";
+  for (const FailureReasonLabel& l : kFailureReasonLabels)
+    if (l.reason == r) return l.label;
   return "broker_error";
 }
 

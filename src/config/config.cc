@@ -9,20 +9,15 @@ const char* ToString(DeadPolicy p) { return p == DeadPolicy::kSkip ? "skip" : "b
 const char* ToString(Wakeup w) { return w == Wakeup::kBinlog ? "binlog" : "poll"; }
 const char* ToString(Envelope e) { return e == Envelope::kCloudEvents ? "cloudevents" : "plain"; }
 
+const std::vector<std::string>& TlsModeNames() {
+  static const std::vector<std::string> kNames = {"disabled", "preferred", "required", "verify_ca",
+                                                  "verify_identity"};
+  return kNames;
+}
+
 const char* ToString(TlsMode m) {
-  switch (m) {
-    case TlsMode::kDisabled:
-      return "disabled";
-    case TlsMode::kRequired:
-      return "required";
-    case TlsMode::kVerifyCa:
-      return "verify_ca";
-    case TlsMode::kVerifyIdentity:
-      return "verify_identity";
-    case TlsMode::kPreferred:
-      break;
-  }
-  return "preferred";
+  const auto i = static_cast<size_t>(m);
+  return i < TlsModeNames().size() ? TlsModeNames()[i].c_str() : "preferred";
 }
 
 std::string ServerKey(const MysqlConfig& mysql) {

@@ -27,6 +27,9 @@ const char* ToString(DeadPolicy p);
 const char* ToString(Wakeup w);
 const char* ToString(TlsMode m);
 const char* ToString(Envelope e);
+// mysql.tls.mode's spellings in TlsMode's order: the one list the parser
+// reads and ToString writes.
+const std::vector<std::string>& TlsModeNames();
 // True for verify_ca and verify_identity: the server certificate is checked.
 bool VerifiesServer(TlsMode m);
 

@@ -128,10 +128,7 @@ TlsConfig Parser::Tls(const YAML::Node& n, const std::string& path,
   if (!n || n.IsNull()) return t;
   RequireMap(n, path);
   CheckKeys(n, path, {"mode", "ca", "cert", "key"});
-  // In TlsMode's order.
-  static const std::vector<std::string> kModes = {"disabled", "preferred", "required", "verify_ca",
-                                                  "verify_identity"};
-  if (n["mode"]) t.mode = static_cast<TlsMode>(OneOf(n["mode"], path + ".mode", kModes));
+  if (n["mode"]) t.mode = static_cast<TlsMode>(OneOf(n["mode"], path + ".mode", TlsModeNames()));
   if (n["ca"]) t.ca = Str(n["ca"], path + ".ca");
   if (n["cert"]) t.cert = Str(n["cert"], path + ".cert");
   if (n["key"]) t.key = Str(n["key"], path + ".key");

@@ -35,8 +35,8 @@ ServiceMetrics::ServiceMetrics(Metrics& families, std::string service)
   histograms_[Index(Histogram::kPollDuration)] =
       &families_.histograms_[Index(Histogram::kPollDuration)]->Add(l, kPollBuckets);
   // Every reason of outbox_publish_failures_total from the start, at 0.
-  for (FailureReason r : kFailureReasons) {
-    const std::string reason(ToLabel(r));
+  for (const FailureReasonLabel& l : kFailureReasonLabels) {
+    const std::string reason(l.label);
     failures_[reason] = &families_.failures_->Add({{"service", service_}, {"reason", reason}});
   }
 }

@@ -21,7 +21,7 @@ ClaimLoop::ClaimLoop(ClaimLoopParts parts)
                  Publish(batch, claimed_at);
                }),
       publisher_(parts_.publisher, &parts_.router, config_.ordering, parts_.clock),
-      scheduler_(ClaimScheduler::OptionsFor(config_), parts_.clock),
+      scheduler_(parts_.scheduler),
       stop_(parts_.clock) {
   // `paused: true` (a reload restarts the service with it): the scheduler
   // claims nothing and only probes the database, so the loop beats (a paused
@@ -131,8 +131,6 @@ ClaimRound ClaimLoop::ClaimAfter(WakeCause cause) {
   }
   return last;
 }
-
-Clock::Duration ClaimLoop::IdleWait() { return scheduler_.IdleWait(View()); }
 
 WakeCause ClaimLoop::WaitBetween() {
   const ClaimScheduler::Step step = pending_;

@@ -33,6 +33,7 @@ struct ClaimLoopParts {
   ServiceStats& stats;
   const Housekeeper& housekeeper;  // Unsent(), for the binlog wait
   WakeupSource& wakeup;
+  ClaimScheduler& scheduler;  // the loop's alone to drive (a test may read its decisions)
   std::shared_ptr<SettleQueue> queue;
   StoreFactory stores;  // two connections: claims and a pass's snapshot reads
   PublisherPtr publisher;
@@ -58,8 +59,6 @@ class ClaimLoop {
   // The attempt a wake-up of `cause` asks for: rounds, and with the commit
   // race their pauses, until the scheduler asks for a wait; the last round.
   ClaimRound ClaimAfter(WakeCause cause);
-  // How long the loop, idle now, would wait for a wake-up (ClaimScheduler).
-  Clock::Duration IdleWait();
 
   // The settle thread: a settle wrote a retry `backoff_ms` from now.
   void NoteOwnRetry(int64_t backoff_ms);
@@ -87,7 +86,7 @@ class ClaimLoop {
   const ServiceConfig& config_;
   Claimer claimer_;
   ChainPublisher publisher_;
-  ClaimScheduler scheduler_;
+  ClaimScheduler& scheduler_;
   StopSignal stop_;
   HeartbeatPtr beat_;
   // The step after the last attempt: a wait, or the broker-down probe.

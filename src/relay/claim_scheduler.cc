@@ -93,7 +93,6 @@ ClaimScheduler::Step ClaimScheduler::Claim(bool probe_first, bool new_pass) {
   }
   if (probe_first) probe_first_ = true;
   Step s{Action::kClaim};
-  s.probe_first = probe_first;
   s.new_pass = new_pass;
   return s;
 }

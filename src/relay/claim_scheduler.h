@@ -103,9 +103,8 @@ class ClaimScheduler {
   struct Step {
     Action action = Action::kClaim;
     Clock::TimePoint until{};
-    bool probe_first = false;  // kClaim: the next probe (PlanRound) comes even after a claim
-    bool new_pass = false;     // kClaim: start a new pass from the table's start (a reconnect)
-    bool idle = false;         // kWaitWake: the idle wait between attempts, not a race pause
+    bool new_pass = false;  // kClaim: start a new pass from the table's start (a reconnect)
+    bool idle = false;      // kWaitWake: the idle wait between attempts, not a race pause
   };
   // What the loop sees when it asks for the next step.
   struct View {
@@ -142,8 +141,9 @@ class ClaimScheduler {
   // that did not fill its batch. per_aggregate: a pass older than
   // kMaxPassAge ends; a new pass probes first unless the last one claimed
   // rows (more are likely, and the probe would only walk the status index
-  // entries those claims left behind for purge). Either way a probe_first
-  // step probes, and a new_pass step does not.
+  // entries those claims left behind for purge). Either way the round after
+  // an attempt that asked for a probe (a commit that inserted nothing, the
+  // look after the commit race) probes, and a new_pass step's does not.
   RoundPlan PlanRound(bool in_pass, Clock::TimePoint pass_started);
   // After each claim round, failed ones included.
   void OnClaimed(const RoundFacts& facts);
@@ -219,7 +219,7 @@ class ClaimScheduler {
   Clock::TimePoint next_reclaim_{};  // ordering none
   bool last_round_full_ = true;      // ordering none: the last claim filled its batch
   bool last_pass_claimed_ = false;   // per_aggregate: the current or last pass claimed rows
-  bool probe_first_ = false;         // a probe_first step, until the next probe
+  bool probe_first_ = false;         // an attempt asked for a probe, until the next probe
   bool plan_starts_pass_ = false;    // per_aggregate: the planned round starts a pass
   // The earliest retry this relay wrote (OnOwnRetry), as ticks of Clock's
   // epoch; 0: none.

@@ -16,6 +16,7 @@ ClaimLoopParts PartsOf(RelayUnits& u) {
           .stats = *u.options.metrics,
           .housekeeper = u.housekeeper,
           .wakeup = *u.wakeup,
+          .scheduler = u.scheduler,
           .queue = u.queue,
           .stores = u.options.store_factory,
           .publisher = u.options.publisher,
@@ -34,6 +35,7 @@ RelayUnits::RelayUnits(RelayOptions o)
       settler(config, &router, options.store_factory(), options.metrics, &health,
               config.ordering == Ordering::kPerAggregate ? &planner : nullptr, options.seed),
       housekeeper(config, options.store_factory(), options.metrics, &health, options.clock),
+      scheduler(ClaimScheduler::OptionsFor(config), options.clock),
       claim(PartsOf(*this)),
       settle(
           &settler, queue, options.clock,

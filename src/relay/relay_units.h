@@ -13,6 +13,7 @@
 #include "outbox/outbox_store.h"
 #include "relay/claim_loop.h"
 #include "relay/claim_planner.h"
+#include "relay/claim_scheduler.h"
 #include "relay/db_health.h"
 #include "relay/housekeeper.h"
 #include "relay/housekeeping_loop.h"
@@ -62,6 +63,9 @@ struct RelayUnits {
   const std::shared_ptr<SettleQueue> queue;
   Settler settler;
   Housekeeper housekeeper;
+  // When the claim loop runs next: driven by the loop alone (its notes come
+  // from the settle and delivery threads); a test may ask it what it decides.
+  ClaimScheduler scheduler;
   ClaimLoop claim;
   SettleLoop settle;
   HousekeepingLoop housekeeping;

@@ -87,11 +87,12 @@ void SettleQueue::Notify() {
   cv_.SignalAll();
 }
 
-bool SettleQueue::WaitEmpty(std::chrono::steady_clock::time_point deadline) {
+bool SettleQueue::WaitEmpty(Clock::TimePoint deadline) {
   MutexLock lock(&mu_);
-  while (inflight_ > 0 && cv_.WaitUntil(deadline)) {
-  }
-  return inflight_ == 0;
+  return clock_->WaitUntil(&mu_, &cv_, deadline, [this] {
+    mu_.AssertHeld();
+    return inflight_ == 0;
+  });
 }
 
 void SettleQueue::ClaimsEnded() {

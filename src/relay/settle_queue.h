@@ -59,8 +59,9 @@ class SettleQueue {
   void WaitRoom(int max, Clock::TimePoint deadline, const std::function<bool()>& stop)
       EXCLUDES(mu_);
   void Notify() EXCLUDES(mu_);
-  // Waits until nothing is in flight, or `deadline`: true if nothing is.
-  bool WaitEmpty(std::chrono::steady_clock::time_point deadline) EXCLUDES(mu_);
+  // Waits until nothing is in flight, or `deadline` (on the queue's clock):
+  // true if nothing is.
+  bool WaitEmpty(Clock::TimePoint deadline) EXCLUDES(mu_);
   // The claim loop has ended: once nothing is in flight the settle loop ends.
   void ClaimsEnded() EXCLUDES(mu_);
   bool Drained() const EXCLUDES(mu_);

@@ -43,42 +43,49 @@ std::vector<RelayOptions> WireAll(const Config& config, Wakeups* wakeups,
   return options;
 }
 
+// `services` with their wake-ups wired (WireAll), the streams' loops in a
+// registry on a fake clock.
+struct WiredRig {
+  explicit WiredRig(std::vector<ServiceConfig> services) {
+    config.instance_id = "test";
+    config.services = std::move(services);
+    options = WireAll(config, &wakeups, &liveness);
+  }
+
+  std::shared_ptr<FakeClock> clock = std::make_shared<FakeClock>();
+  LivenessRegistry liveness{clock};
+  Config config;
+  Wakeups wakeups;
+  std::vector<RelayOptions> options;
+};
+
 }  // namespace
 
 TEST_CASE("each database server's binlog stream is one liveness loop beaten by the stream",
           "[wakeups]") {
-  auto clock = std::make_shared<FakeClock>();
-  LivenessRegistry liveness(clock);
-  Config config;
-  config.instance_id = "test";
-  config.services = {BinlogService("a", 1), BinlogService("b", 1), BinlogService("c", 9)};
-  config.services.push_back(BinlogService("polls", 1));
-  config.services.back().wakeup = Wakeup::kPoll;
-  Wakeups wakeups;
-  std::vector<RelayOptions> options = WireAll(config, &wakeups, &liveness);
+  std::vector<ServiceConfig> services = {BinlogService("a", 1), BinlogService("b", 1),
+                                         BinlogService("c", 9), BinlogService("polls", 1)};
+  services.back().wakeup = Wakeup::kPoll;
+  WiredRig rig(services);
   // Two servers have binlog services: two loops, whatever the service count.
-  CHECK(liveness.Names() == std::vector<std::string>{"binlog/127.0.0.1:1", "binlog/127.0.0.1:9"});
-  CHECK(options[3].wakeup == nullptr);  // the polling service keeps a PollWakeup
+  CHECK(rig.liveness.Names() ==
+        std::vector<std::string>{"binlog/127.0.0.1:1", "binlog/127.0.0.1:9"});
+  CHECK(rig.options[3].wakeup == nullptr);  // the polling service keeps a PollWakeup
   // Past the stall limit with no beat, both are stalled...
-  clock->Advance(5min);
-  REQUIRE(liveness.Stalled().size() == 2);
+  rig.clock->Advance(5min);
+  REQUIRE(rig.liveness.Stalled().size() == 2);
   // ...until the streams' threads beat (each backoff step calls on_progress).
-  CHECK(WaitFor([&] { return liveness.Stalled().empty(); }, 10s));
+  CHECK(WaitFor([&] { return rig.liveness.Stalled().empty(); }, 10s));
 }
 
 TEST_CASE("services whose hosts differ only in case share one stream and one liveness loop",
           "[wakeups]") {
-  auto clock = std::make_shared<FakeClock>();
-  LivenessRegistry liveness(clock);
-  Config config;
-  config.instance_id = "test";
-  config.services = {BinlogService("a", 1), BinlogService("b", 1)};
-  config.services[0].mysql.host = "LOCALHOST";
-  config.services[1].mysql.host = "localhost";
-  Wakeups wakeups;
-  std::vector<RelayOptions> options = WireAll(config, &wakeups, &liveness);
+  std::vector<ServiceConfig> services = {BinlogService("a", 1), BinlogService("b", 1)};
+  services[0].mysql.host = "LOCALHOST";
+  services[1].mysql.host = "localhost";
+  WiredRig rig(services);
   // The hub shares the stream, so a second loop would never be beaten.
-  CHECK(liveness.Names() == std::vector<std::string>{"binlog/localhost:1"});
-  clock->Advance(5min);
-  CHECK(WaitFor([&] { return liveness.Stalled().empty(); }, 10s));
+  CHECK(rig.liveness.Names() == std::vector<std::string>{"binlog/localhost:1"});
+  rig.clock->Advance(5min);
+  CHECK(WaitFor([&] { return rig.liveness.Stalled().empty(); }, 10s));
 }

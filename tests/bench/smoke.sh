@@ -30,27 +30,28 @@ outside() { sed '/<!-- compare: begin -->/,/<!-- compare: end -->/d' "$1"; }
 diff <(outside "$src/docs/BENCHMARKS.md") <(outside "$out/doc.md") >/dev/null ||
   { echo "--doc changed outside its comparison part"; fail=1; }
 grep -q 'rows PASS' "$out/doc.md" || { echo "--doc has no comparison"; fail=1; }
-for what in "database limit" "ordering none, 1 relay" "per_aggregate, 3 relays" \
-    "idle statements/s" "RSS with 10 idle services" "SENT rows"; do
-  grep -q "$what" "$out/table.md" || { echo "missing from the table: $what"; fail=1; }
-done
-for what in "services, one relay, wakeup binlog: idle statements/s" \
-    "wakeup binlog: replication connections" \
-    "fleet vs every relay serving all: connections" \
-    "fleet vs every relay serving all: idle statements/s" \
-    "kill -9 of a member -> its services publish again"; do
-  grep -q "$what" "$out/table.md" || { echo "missing from the table: $what"; fail=1; }
-done
+# Each argument is in the table, or the smoke test fails.
+expect_rows() {
+  local what
+  for what in "$@"; do
+    grep -q "$what" "$out/table.md" || { echo "missing from the table: $what"; fail=1; }
+  done
+}
+expect_rows "database limit" "ordering none, 1 relay" "per_aggregate, 3 relays" \
+  "idle statements/s" "RSS with 10 idle services" "SENT rows" \
+  "services, one relay, wakeup binlog: idle statements/s" \
+  "wakeup binlog: replication connections" \
+  "fleet vs every relay serving all: connections" \
+  "fleet vs every relay serving all: idle statements/s" \
+  "kill -9 of a member -> its services publish again"
 if [[ -x "$build/outbox-load" ]]; then
   grep -q "latency insert -> broker, p50" "$out/table.md" || { echo "no latency row"; fail=1; }
   grep -E "latency insert -> broker, p50.*\| n/a \|" "$out/table.md" && { echo "latency not measured"; fail=1; }
-  for what in "wakeup binlog: p99 insert -> broker" "drain, wakeup binlog vs poll" \
-      "idle statements/s, 1 service, wakeup binlog" \
-      "10 events/s, wakeup poll: insert -> broker p50 / p99" \
-      "1,000 events/s, wakeup binlog: insert -> broker p50 / p99" \
-      "wakeup binlog, default ordering, 1 relay, batch"; do
-    grep -q "$what" "$out/table.md" || { echo "missing from the table: $what"; fail=1; }
-  done
+  expect_rows "wakeup binlog: p99 insert -> broker" "drain, wakeup binlog vs poll" \
+    "idle statements/s, 1 service, wakeup binlog" \
+    "10 events/s, wakeup poll: insert -> broker p50 / p99" \
+    "1,000 events/s, wakeup binlog: insert -> broker p50 / p99" \
+    "wakeup binlog, default ordering, 1 relay, batch"
   [[ -s "$out/wakeup.dat" ]] || { echo "missing wakeup.dat"; fail=1; }
   # The latency split at the writer's commit (outbox-load --commit-times)
   # found its events: some run has a p99 that is not 0.

@@ -43,10 +43,16 @@ int64_t Scaled(int64_t n) { return std::max<int64_t>(1, std::llround(n * Scenari
 int ScaledPartitions() { return std::max(4, static_cast<int>(std::ceil(4 * ScenarioScale()))); }
 
 // The per-scenario world: a database, a mock Kafka cluster with the two
-// topics outbox-load writes to, and a scratch directory.
+// topics outbox-load writes to, a scratch directory, and the workload's seed
+// (ScenarioSeed).
 struct World {
-  explicit World(const std::string& name, int brokers = 1, int partitions = ScaledPartitions())
-      : dir(ScratchDir(name)), cluster(brokers), db("faults_" + name), mysql(db.mysql()) {
+  World(const std::string& name, uint64_t seed, int brokers = 1,
+        int partitions = ScaledPartitions())
+      : seed(seed),
+        dir(ScratchDir(name)),
+        cluster(brokers),
+        db("faults_" + name),
+        mysql(db.mysql()) {
     cluster.CreateTopic("outbox.event.Order", partitions);
     cluster.CreateTopic("outbox.event.Payment", partitions);
     std::cout << "scenario " << name << ": logs in " << dir << std::endl;
@@ -70,23 +76,29 @@ struct World {
   }
   // Writes `aggregates` aggregates of 2 to 20 events each in bulk before the
   // relays start; returns the number of events written.
-  int64_t Preload(int64_t aggregates, uint64_t seed) {
+  int64_t Preload(int64_t aggregates) {
     return Load({"--aggregates", std::to_string(aggregates), "--events", "2..20", "--bulk",
                  "--seed", std::to_string(seed)},
                 "preload");
   }
   // Starts writing about `rate` events/s for about `seconds` (scaled) in the
   // background, the way services do while the relays run.
-  void StartSteady(double rate, double seconds, uint64_t seed, const std::string& tag) {
+  void StartSteady(double rate, double seconds, uint64_t load_seed, const std::string& tag) {
     int64_t aggregates = std::max<int64_t>(1, std::llround(rate * seconds * ScenarioScale() / 11));
     steady_json = dir + "/load-" + tag + ".json";
     REQUIRE(StartLoad(&steady, mysql,
                       {"--aggregates", std::to_string(aggregates), "--events", "2..20", "--rate",
-                       std::to_string(rate), "--writers", "4", "--seed", std::to_string(seed),
+                       std::to_string(rate), "--writers", "4", "--seed", std::to_string(load_seed),
                        "--aggregate-types", "Order,Payment", "--json", steady_json, "--quiet"},
                       dir + "/load-" + tag + ".log"));
   }
   // Waits for the background load; returns the events it wrote.
+  // Starts `relays`, then the services' writes: about 1500 events/s for
+  // about `seconds` (StartSteady, the seed after the preload's).
+  void StartUnderLoad(std::initializer_list<RelayProcess*> relays, double seconds = 20) {
+    for (RelayProcess* r : relays) REQUIRE(r->Start());
+    StartSteady(1500, seconds, seed + 1, "steady");
+  }
   int64_t FinishSteady() {
     auto st = steady.Wait(10min);
     REQUIRE(st);
@@ -97,7 +109,18 @@ struct World {
   bool WaitDrained(std::chrono::milliseconds timeout) {
     return WaitFor([&] { return UnsentRows(mysql) == 0; }, timeout);
   }
+  // Waits for the background load, then for the table to drain; returns the
+  // events the load wrote.
+  int64_t FinishSteadyAndDrain() {
+    const int64_t written = FinishSteady();
+    REQUIRE(WaitDrained(5min));
+    return written;
+  }
+  // How the scenario ends (FinishScenario) against this world.
+  CheckResult Finish(std::vector<std::string> args, const std::string& name,
+                     const nlohmann::json& extra, bool ordered = true);
 
+  const uint64_t seed;
   std::string dir;
   TestBroker cluster;
   TestDatabase db;
@@ -176,18 +199,42 @@ CheckResult FinishScenario(const MysqlConfig& mysql, const std::string& bootstra
   return c;
 }
 
+CheckResult World::Finish(std::vector<std::string> args, const std::string& name,
+                          const nlohmann::json& extra, bool ordered) {
+  return FinishScenario(mysql, cluster.bootstrap(), dir, std::move(args), name, extra, ordered);
+}
+
+// The sum of a counter over relays.
+double SumMetric(std::initializer_list<RelayProcess*> relays, const std::string& name) {
+  double sum = 0;
+  for (RelayProcess* r : relays) sum += r->Metric(name);
+  return sum;
+}
+
+// What an outage showed, looked at every 200 ms: /readyz 503, and `gauge`
+// (outbox_kafka_up, outbox_database_up) at 0.
+struct OutageSeen {
+  void Look(RelayProcess& relay, const std::string& gauge) {
+    not_ready = not_ready || relay.ReadyzStatus() == 503;
+    std::string m = relay.Metrics();
+    gauge_down = gauge_down || (!m.empty() && MetricSum(m, gauge) == 0);
+    std::this_thread::sleep_for(200ms);
+  }
+  bool not_ready = false;
+  bool gauge_down = false;
+};
+
 }  // namespace
 
 TEST_CASE(
     "three relays at once drain 100000 events with nothing lost or duplicated and share "
     "the work",
     "[faults][replicas][wakeup]") {
-  World w("replicas");
-  const uint64_t seed = ScenarioSeed(101);
+  World w("replicas", ScenarioSeed(101));
   const int64_t aggregates = Scaled(9100);  // 2..20 events each: ~100,000 events
   auto t0 = Clock::now();
   int64_t events = w.Load({"--aggregates", std::to_string(aggregates / 2), "--events", "2..20",
-                           "--bulk", "--seed", std::to_string(seed)},
+                           "--bulk", "--seed", std::to_string(w.seed)},
                           "preload");
   RelaySpec spec = w.Spec();
   std::vector<std::unique_ptr<RelayProcess>> relays;
@@ -197,10 +244,10 @@ TEST_CASE(
   }
   // The second half is written while the three drain, by 4 writers whose
   // commits interleave out of id order, as services' do.
-  events +=
-      w.Load({"--aggregates", std::to_string(aggregates - aggregates / 2), "--events", "2..20",
-              "--bulk", "--bulk-rows", "50", "--writers", "4", "--seed", std::to_string(seed + 1)},
-             "during");
+  events += w.Load(
+      {"--aggregates", std::to_string(aggregates - aggregates / 2), "--events", "2..20", "--bulk",
+       "--bulk-rows", "50", "--writers", "4", "--seed", std::to_string(w.seed + 1)},
+      "during");
   REQUIRE(w.WaitDrained(10min));
   double drain_s = Seconds(t0);
   // A relay counts an event published after its SENT commits: the last
@@ -219,13 +266,12 @@ TEST_CASE(
       },
       30s, 50ms);
   StopAll({relays[0].get(), relays[1].get(), relays[2].get()});
-  CheckResult c =
-      FinishScenario(w.mysql, w.cluster.bootstrap(), w.dir, AllSent(events, 0), "replicas",
-                     {{"seed", seed},
-                      {"relays", 3},
-                      {"published_per_relay", published},
-                      {"drain_seconds", drain_s},
-                      {"events_per_second", events / drain_s}});
+  CheckResult c = w.Finish(AllSent(events, 0), "replicas",
+                           {{"seed", w.seed},
+                            {"relays", 3},
+                            {"published_per_relay", published},
+                            {"drain_seconds", drain_s},
+                            {"events_per_second", events / drain_s}});
   CHECK(c.report["duplicate_copies"] == 0);
   // Every event was published by exactly one relay, and each did a share.
   CHECK(total == events);
@@ -289,16 +335,13 @@ TEST_CASE(
     "a relay killed with SIGKILL every few seconds and restarted loses nothing and its "
     "duplicates stay within what it had in flight",
     "[faults][kill9][wakeup]") {
-  World w("kill9");
-  const uint64_t seed = ScenarioSeed(202);
-  int64_t events = w.Preload(Scaled(900), seed);
+  World w("kill9", ScenarioSeed(202));
+  int64_t events = w.Preload(Scaled(900));
   RelaySpec spec = w.Spec(3000);
   RelayProcess victim("victim", w.dir, spec);
   RelayProcess steady("steady", w.dir, spec);
-  REQUIRE(victim.Start());
-  REQUIRE(steady.Start());
-  w.StartSteady(1500, 20, seed + 1, "steady");
-  std::mt19937_64 rng(seed);
+  w.StartUnderLoad({&victim, &steady});
+  std::mt19937_64 rng(w.seed);
   std::uniform_int_distribution<int> pause_ms(1500, 3000);
   int done = 0;
   double reclaimed_by_victim = 0;
@@ -318,11 +361,10 @@ TEST_CASE(
   // kill: the killed relay's leases expired and another relay took them.
   REQUIRE(WaitFor([&] { return HeldSince(w.db, last_kill_db) == 0; }, 2min));
   double recover_s = Seconds(last_kill);
-  events += w.FinishSteady();
   REQUIRE(done >= 3);  // the workload must outlast several kills to mean anything
-  REQUIRE(w.WaitDrained(5min));
-  double reclaimed = steady.Metric("outbox_leases_reclaimed_total") +
-                     victim.Metric("outbox_leases_reclaimed_total") + reclaimed_by_victim;
+  events += w.FinishSteadyAndDrain();
+  double reclaimed =
+      SumMetric({&steady, &victim}, "outbox_leases_reclaimed_total") + reclaimed_by_victim;
   StopAll({&victim, &steady});
   // A killed relay had at most max_inflight_batches batches of batch_size
   // rows claimed, and up to 64 acknowledged rows waiting in its SENT group
@@ -331,13 +373,12 @@ TEST_CASE(
   constexpr int64_t kSentGroupRows = 64;
   const int64_t bound =
       int64_t{done} * (spec.batch_size * spec.max_inflight_batches + kSentGroupRows);
-  CheckResult c =
-      FinishScenario(w.mysql, w.cluster.bootstrap(), w.dir, AllSent(events, bound), "kill9",
-                     {{"seed", seed},
-                      {"kills", done},
-                      {"duplicate_bound", bound},
-                      {"leases_reclaimed", reclaimed},
-                      {"recover_seconds", recover_s}});
+  CheckResult c = w.Finish(AllSent(events, bound), "kill9",
+                           {{"seed", w.seed},
+                            {"kills", done},
+                            {"duplicate_bound", bound},
+                            {"leases_reclaimed", reclaimed},
+                            {"recover_seconds", recover_s}});
   CHECK(c.report["duplicate_copies"].get<int64_t>() <= bound);
   CHECK(reclaimed > 0);  // the kills did leave leases to take over
 }
@@ -346,15 +387,12 @@ TEST_CASE(
     "a relay frozen past its lease while another takes over loses nothing and its late "
     "settles are counted as stale",
     "[faults][freeze]") {
-  World w("freeze");
-  const uint64_t seed = ScenarioSeed(303);
-  int64_t events = w.Preload(Scaled(900), seed);
+  World w("freeze", ScenarioSeed(303));
+  int64_t events = w.Preload(Scaled(900));
   RelaySpec spec = w.Spec(3000);
   RelayProcess frozen("frozen", w.dir, spec);
   RelayProcess other("other", w.dir, spec);
-  REQUIRE(frozen.Start());
-  REQUIRE(other.Start());
-  w.StartSteady(1500, 15, seed + 1, "steady");
+  w.StartUnderLoad({&frozen, &other}, 15);
   std::this_thread::sleep_for(3s);
   REQUIRE(frozen.Metric("outbox_events_published_total") > 0);
   auto stopped = Clock::now();
@@ -377,21 +415,19 @@ TEST_CASE(
   REQUIRE(took_over);
   // Its late settles find the rows no longer theirs: counted, not applied.
   CHECK(WaitFor([&] { return frozen.Metric("outbox_stale_transitions_total") > 0; }, 60s));
-  events += w.FinishSteady();
-  REQUIRE(w.WaitDrained(5min));
+  events += w.FinishSteadyAndDrain();
   double stale = frozen.Metric("outbox_stale_transitions_total");
   double reclaimed = other.Metric("outbox_leases_reclaimed_total");
   StopAll({&frozen, &other});
   const int64_t bound = int64_t{spec.batch_size} * spec.max_inflight_batches;
-  CheckResult c =
-      FinishScenario(w.mysql, w.cluster.bootstrap(), w.dir, AllSent(events, bound), "freeze",
-                     {{"seed", seed},
-                      {"stops", stops},
-                      {"frozen_seconds", frozen_s},
-                      {"stale_transitions", stale},
-                      {"leases_reclaimed", reclaimed},
-                      {"duplicate_bound", bound},
-                      {"recover_seconds", recover_s}});
+  CheckResult c = w.Finish(AllSent(events, bound), "freeze",
+                           {{"seed", w.seed},
+                            {"stops", stops},
+                            {"frozen_seconds", frozen_s},
+                            {"stale_transitions", stale},
+                            {"leases_reclaimed", reclaimed},
+                            {"duplicate_bound", bound},
+                            {"recover_seconds", recover_s}});
   CHECK(c.report["sending_rows"] == 0);
 }
 
@@ -399,54 +435,42 @@ TEST_CASE(
     "every broker down for 10 s mid-drain: failures are counted and delivery resumes by "
     "itself with nothing lost or DEAD",
     "[faults][broker-outage][mock-faults]") {
-  World w("broker_outage");
-  const uint64_t seed = ScenarioSeed(404);
-  int64_t events = w.Preload(Scaled(900), seed);
+  World w("broker_outage", ScenarioSeed(404));
+  int64_t events = w.Preload(Scaled(900));
   RelaySpec spec =
       w.Spec(4000);  // message.timeout.ms 2 s: in-flight messages fail during the outage
   spec.max_attempts = 10;
   RelayProcess a("a", w.dir, spec);
   RelayProcess b("b", w.dir, spec);
-  REQUIRE(a.Start());
-  REQUIRE(b.Start());
   // Services keep writing through the outage.
-  w.StartSteady(1500, 20, seed + 1, "steady");
+  w.StartUnderLoad({&a, &b});
   std::this_thread::sleep_for(3s);
   w.cluster.SetAllBrokersDown(true);
   auto down = Clock::now();
-  bool saw_not_ready = false, saw_kafka_down = false;
-  while (Seconds(down) < 10) {
-    saw_not_ready = saw_not_ready || a.ReadyzStatus() == 503;
-    std::string m = a.Metrics();
-    saw_kafka_down = saw_kafka_down || (!m.empty() && MetricSum(m, "outbox_kafka_up") == 0);
-    std::this_thread::sleep_for(200ms);
-  }
+  OutageSeen seen;
+  while (Seconds(down) < 10) seen.Look(a, "outbox_kafka_up");
   int64_t sent_at_up = SentRows(w.mysql);
   w.cluster.SetAllBrokersDown(false);
   double recover_s = SecondsUntilProgress(w.mysql, sent_at_up, 2min);
-  events += w.FinishSteady();
-  REQUIRE(w.WaitDrained(5min));
-  double failures =
-      a.Metric("outbox_publish_failures_total") + b.Metric("outbox_publish_failures_total");
-  CHECK(saw_not_ready);
-  CHECK(saw_kafka_down);
+  events += w.FinishSteadyAndDrain();
+  double failures = SumMetric({&a, &b}, "outbox_publish_failures_total");
+  CHECK(seen.not_ready);
+  CHECK(seen.gauge_down);  // outbox_kafka_up
   CHECK(failures > 0);
   CHECK(a.ReadyzStatus() == 200);
   StopAll({&a, &b});
-  CheckResult c =
-      FinishScenario(w.mysql, w.cluster.bootstrap(), w.dir, AllSent(events), "broker_outage",
-                     {{"seed", seed},
-                      {"outage_seconds", 10},
-                      {"publish_failures", failures},
-                      {"recover_seconds", recover_s}});
+  CheckResult c = w.Finish(AllSent(events), "broker_outage",
+                           {{"seed", w.seed},
+                            {"outage_seconds", 10},
+                            {"publish_failures", failures},
+                            {"recover_seconds", recover_s}});
   CHECK(c.report["rows_by_status"].value("DEAD", 0) == 0);
 }
 
 TEST_CASE("produce errors and added broker latency lose nothing and keep per-aggregate order",
           "[faults][broker-errors][mock-faults]") {
-  World w("broker_errors");
-  const uint64_t seed = ScenarioSeed(505);
-  int64_t events = w.Preload(Scaled(900), seed);
+  World w("broker_errors", ScenarioSeed(505));
+  int64_t events = w.Preload(Scaled(900));
   RelaySpec spec = w.Spec(6000);
   // One produce request in flight per connection, because of the mock: it
   // fails a pushed request without writing it, yet accepts the next request
@@ -458,9 +482,7 @@ TEST_CASE("produce errors and added broker latency lose nothing and keep per-agg
   spec.kafka_properties["max.in.flight.requests.per.connection"] = "1";
   RelayProcess a("a", w.dir, spec);
   RelayProcess b("b", w.dir, spec);
-  REQUIRE(a.Start());
-  REQUIRE(b.Start());
-  w.StartSteady(1500, 20, seed + 1, "steady");
+  w.StartUnderLoad({&a, &b});
   // Faults while services write: every 300 ms the next 1-3 produce requests
   // fail with an error picked at random (retriable ones that librdkafka
   // retries itself, and ones it hands back to the relay), and the round-trip
@@ -475,7 +497,7 @@ TEST_CASE("produce errors and added broker latency lose nothing and keep per-agg
       RD_KAFKA_RESP_ERR_NOT_ENOUGH_REPLICAS_AFTER_APPEND,
       RD_KAFKA_RESP_ERR_INVALID_REQUIRED_ACKS,
       RD_KAFKA_RESP_ERR_KAFKA_STORAGE_ERROR};
-  std::mt19937_64 rng(seed);
+  std::mt19937_64 rng(w.seed);
   int pushed = 0;
   auto t0 = Clock::now();
   while (w.steady.running()) {
@@ -488,17 +510,15 @@ TEST_CASE("produce errors and added broker latency lose nothing and keep per-agg
   }
   w.cluster.ClearProduceErrors();
   w.cluster.SetRtt(0);
-  events += w.FinishSteady();
-  REQUIRE(w.WaitDrained(5min));
+  events += w.FinishSteadyAndDrain();
   double drain_s = Seconds(t0);
-  double failures =
-      a.Metric("outbox_publish_failures_total") + b.Metric("outbox_publish_failures_total");
+  double failures = SumMetric({&a, &b}, "outbox_publish_failures_total");
   StopAll({&a, &b});
-  FinishScenario(w.mysql, w.cluster.bootstrap(), w.dir, AllSent(events), "broker_errors",
-                 {{"seed", seed},
-                  {"failed_requests_injected", pushed},
-                  {"publish_failures", failures},
-                  {"drain_seconds", drain_s}});
+  w.Finish(AllSent(events), "broker_errors",
+           {{"seed", w.seed},
+            {"failed_requests_injected", pushed},
+            {"publish_failures", failures},
+            {"drain_seconds", drain_s}});
   CHECK(failures > 0);  // some errors reached the relay and were retried
 }
 
@@ -571,13 +591,10 @@ TEST_CASE(
   REQUIRE(WaitFor([&] { return SentRows(mysql) > events / 5; }, 2min));
   REQUIRE(server.Stop());
   auto down = Clock::now();
-  bool saw_not_ready = false, saw_db_down = false;
-  while (Seconds(down) < 6 || !(saw_not_ready && saw_db_down)) {
+  OutageSeen seen;
+  while (Seconds(down) < 6 || !(seen.not_ready && seen.gauge_down)) {
     if (Seconds(down) > 60) break;
-    saw_not_ready = saw_not_ready || relay.ReadyzStatus() == 503;
-    std::string m = relay.Metrics();
-    saw_db_down = saw_db_down || (!m.empty() && MetricSum(m, "outbox_database_up") == 0);
-    std::this_thread::sleep_for(200ms);
+    seen.Look(relay, "outbox_database_up");
   }
   double outage_s = Seconds(down);
   REQUIRE(server.Restart());
@@ -588,8 +605,8 @@ TEST_CASE(
   CHECK(relay.WaitWakeupsUp(60s));  // wakeup: binlog: the stream reconnected by itself
   REQUIRE(WaitFor([&] { return UnsentRows(mysql) == 0; }, 5min));
   double drained_s = Seconds(up);
-  CHECK(saw_not_ready);
-  CHECK(saw_db_down);
+  CHECK(seen.not_ready);
+  CHECK(seen.gauge_down);  // outbox_database_up
   StopAll({&relay});
   FinishScenario(mysql, cluster.bootstrap(), dir, AllSent(events), "db_restart",
                  {{"seed", seed},
@@ -603,9 +620,8 @@ TEST_CASE(
     "SIGTERM hands over gracefully: the stopped relay leaves nothing in SENDING and "
     "causes no duplicate",
     "[faults][handover][mock-faults]") {
-  World w("handover");
-  const uint64_t seed = ScenarioSeed(707);
-  int64_t events = w.Preload(Scaled(900), seed);
+  World w("handover", ScenarioSeed(707));
+  int64_t events = w.Preload(Scaled(900));
   // The leaving relay holds 60 s leases, the staying one 4 s: a SENDING row
   // whose lease ends more than 30 s from now can only be the leaving one's.
   RelayProcess leaving("leaving", w.dir, w.Spec(60000));
@@ -614,7 +630,7 @@ TEST_CASE(
   // 30 ms to the broker: the leaving relay has batches in flight when told
   // to stop, and must wait for them and settle them.
   w.cluster.SetRtt(30);
-  w.StartSteady(1500, 20, seed + 1, "steady");
+  w.StartSteady(1500, 20, w.seed + 1, "steady");
   int handovers = 0;
   int64_t left_sending = 0;
   double max_stop_s = 0;
@@ -636,30 +652,27 @@ TEST_CASE(
     CHECK(n == 0);
   }
   CHECK(ReadFile(leaving.log_path()).find("still in flight") == std::string::npos);
-  events += w.FinishSteady();
-  REQUIRE(w.WaitDrained(5min));
+  events += w.FinishSteadyAndDrain();
   StopAll({&staying});
-  FinishScenario(w.mysql, w.cluster.bootstrap(), w.dir, AllSent(events, 0), "handover",
-                 {{"seed", seed},
-                  {"handovers", handovers},
-                  {"left_in_sending", left_sending},
-                  {"longest_stop_seconds", max_stop_s},
-                  {"recover_seconds", max_stop_s}});
+  w.Finish(AllSent(events, 0), "handover",
+           {{"seed", w.seed},
+            {"handovers", handovers},
+            {"left_in_sending", left_sending},
+            {"longest_stop_seconds", max_stop_s},
+            {"recover_seconds", max_stop_s}});
 }
 
 TEST_CASE("ordering none: three relays with one killed by SIGKILL and restarted lose nothing",
           "[faults][none]") {
-  World w("none");
-  const uint64_t seed = ScenarioSeed(808);
-  int64_t events = w.Preload(Scaled(1500), seed);
+  World w("none", ScenarioSeed(808));
+  int64_t events = w.Preload(Scaled(1500));
   RelaySpec spec = w.Spec(3000);
   spec.ordering = "none";
   RelayProcess victim("victim", w.dir, spec);
   RelayProcess a("a", w.dir, spec);
   RelayProcess b("b", w.dir, spec);
-  for (RelayProcess* r : {&victim, &a, &b}) REQUIRE(r->Start());
-  w.StartSteady(1500, 20, seed + 1, "steady");
-  std::mt19937_64 rng(seed);
+  w.StartUnderLoad({&victim, &a, &b});
+  std::mt19937_64 rng(w.seed);
   std::uniform_int_distribution<int> pause_ms(1500, 3000);
   int kills = 0;
   while (kills < 3 && w.steady.running()) {
@@ -669,14 +682,12 @@ TEST_CASE("ordering none: three relays with one killed by SIGKILL and restarted 
     ++kills;
     REQUIRE(victim.Start());
   }
-  events += w.FinishSteady();
   REQUIRE(kills >= 2);
-  REQUIRE(w.WaitDrained(5min));
+  events += w.FinishSteadyAndDrain();
   StopAll({&victim, &a, &b});
   const int64_t bound = int64_t{kills} * spec.batch_size * spec.max_inflight_batches;
-  CheckResult c =
-      FinishScenario(w.mysql, w.cluster.bootstrap(), w.dir, AllSent(events, bound), "none",
-                     {{"seed", seed}, {"kills", kills}, {"duplicate_bound", bound}},
-                     /*ordered=*/false);
+  CheckResult c = w.Finish(AllSent(events, bound), "none",
+                           {{"seed", w.seed}, {"kills", kills}, {"duplicate_bound", bound}},
+                           /*ordered=*/false);
   CHECK(c.report["duplicate_copies"].get<int64_t>() <= bound);
 }

@@ -17,14 +17,14 @@ using namespace std::chrono_literals;
 
 namespace {
 
-const std::string kTopic = "outbox.event.Order";
 const std::string kInvoices = "outbox.event.Invoice";
 
 struct Rig : ConsumerRig {
   explicit Rig(const std::string& db_name)
-      : ConsumerRig(db_name,
-                    {{kTopic, 4}, {kTopic + ".dlq", 1}, {kInvoices, 1}, {kInvoices + ".dlq", 1}},
-                    2000000) {}
+      : ConsumerRig(
+            db_name,
+            {{kOrderTopic, 4}, {kOrderTopic + ".dlq", 1}, {kInvoices, 1}, {kInvoices + ".dlq", 1}},
+            2000000) {}
 };
 
 // A message that cannot be an event (no event_key header): a dead letter.
@@ -53,7 +53,7 @@ std::vector<TestEvent> Invoices(int n, int64_t first_id) {
 
 ConsumerSpec BothTopics() {
   ConsumerSpec spec;
-  spec.topics_yaml = "topics: [" + kTopic + ", " + kInvoices + "]";
+  spec.topics_yaml = "topics: [" + kOrderTopic + ", " + kInvoices + "]";
   return spec;
 }
 
@@ -132,7 +132,7 @@ TEST_CASE(
   Rig rig("inbox_dlq_failed");
   const auto invoices = SendPoisonThenInvoices(rig);
   const auto orders = MakeEvents(8, 5, 100);
-  rig.producer.Send(kTopic, orders);
+  rig.producer.Send(kOrderTopic, orders);
   const ConsumerSpec spec = RefuseDeadLetters(rig);
   auto c = rig.Consumer("c", spec);
   REQUIRE(c.Start());
@@ -191,7 +191,7 @@ TEST_CASE("a failed seek keeps its partition stalled and no message is skipped",
   Rig rig("inbox_seek_fails");
   rig.db.SetConsumerGrants("SELECT");  // every transaction fails: the partitions stall
   auto events = MakeEvents(4, 25);
-  rig.producer.Send(kTopic, events);
+  rig.producer.Send(kOrderTopic, events);
   auto c = rig.Consumer("c");
   // The first 6 seeks do nothing and report failure; resuming without a
   // good seek would go on past the messages fetched meanwhile.
@@ -200,8 +200,8 @@ TEST_CASE("a failed seek keeps its partition stalled and no message is skipped",
   REQUIRE(WaitFor([&] { return c.Count("cannot rewind") >= 6; }, 60s));
   rig.db.SetConsumerGrants("SELECT, INSERT, UPDATE, DELETE");
   REQUIRE(WaitFor([&] { return rig.db.Applied() >= 100; }, 60s));
-  REQUIRE(
-      WaitFor([&] { return GroupLag(rig.cluster.bootstrap(), "fulfillment", kTopic) == 0; }, 30s));
+  REQUIRE(WaitFor(
+      [&] { return GroupLag(rig.cluster.bootstrap(), "fulfillment", kOrderTopic) == 0; }, 30s));
   CHECK(c.Stop() == 0);
   CHECK(rig.db.CheckExactlyOnce(events) == "");
   CHECK(c.Count("sent to dead-letter topic") == 0);
@@ -213,12 +213,12 @@ TEST_CASE(
     "[consumer]") {
   Rig rig("inbox_rebalance_stall");
   auto events = MakeEvents(20, 5);
-  rig.producer.Send(kTopic, std::vector<TestEvent>(events.begin(), events.begin() + 40));
+  rig.producer.Send(kOrderTopic, std::vector<TestEvent>(events.begin(), events.begin() + 40));
   auto a = rig.Consumer("a");
   REQUIRE(a.Start());
   REQUIRE(WaitFor([&] { return rig.db.Applied() >= 40; }, 60s));
   rig.db.SetConsumerGrants("SELECT");
-  rig.producer.Send(kTopic, std::vector<TestEvent>(events.begin() + 40, events.end()));
+  rig.producer.Send(kOrderTopic, std::vector<TestEvent>(events.begin() + 40, events.end()));
   INFO(a.Log());
   REQUIRE(WaitFor([&] { return a.Count("pausing consumption") >= 4; }, 60s));
   auto b = rig.Consumer("b");
@@ -228,12 +228,12 @@ TEST_CASE(
   REQUIRE(WaitFor([&] { return b.Count("pausing consumption") >= 1; }, 60s));
   rig.db.SetConsumerGrants("SELECT, INSERT, UPDATE, DELETE");
   REQUIRE(WaitFor([&] { return rig.db.Applied() >= 100; }, 60s));
-  REQUIRE(
-      WaitFor([&] { return GroupLag(rig.cluster.bootstrap(), "fulfillment", kTopic) == 0; }, 30s));
+  REQUIRE(WaitFor(
+      [&] { return GroupLag(rig.cluster.bootstrap(), "fulfillment", kOrderTopic) == 0; }, 30s));
   CHECK(a.Stop() == 0);
   CHECK(b.Stop() == 0);
   CHECK(rig.db.CheckExactlyOnce(events) == "");
-  CHECK(ConsumeAll(rig.cluster.bootstrap(), {kTopic + ".dlq"}).empty());
+  CHECK(ConsumeAll(rig.cluster.bootstrap(), {kOrderTopic + ".dlq"}).empty());
 }
 
 TEST_CASE(
@@ -242,7 +242,7 @@ TEST_CASE(
     "[consumer]") {
   Rig rig("inbox_same_partition");
   auto events = MakeEvents(8, 10);
-  rig.producer.Send(kTopic, events);
+  rig.producer.Send(kOrderTopic, events);
   ConsumerSpec spec;
   // a holds its 30th transaction open for 10 s, past max.poll.interval.ms:
   // the group evicts it and gives its partitions to b, which reads the same
@@ -257,8 +257,8 @@ TEST_CASE(
   REQUIRE(b.Start());
   INFO(b.Log());
   REQUIRE(WaitFor([&] { return rig.db.Applied() >= 80; }, 90s));
-  REQUIRE(
-      WaitFor([&] { return GroupLag(rig.cluster.bootstrap(), "fulfillment", kTopic) == 0; }, 30s));
+  REQUIRE(WaitFor(
+      [&] { return GroupLag(rig.cluster.bootstrap(), "fulfillment", kOrderTopic) == 0; }, 30s));
   CHECK(a.Stop() == 0);
   CHECK(b.Stop() == 0);
   CHECK(rig.db.CheckExactlyOnce(events) == "");
@@ -283,7 +283,7 @@ TEST_CASE(
   const auto invoices = Invoices(2, 2);
   rig.producer.Send(kInvoices, invoices);
   const auto orders = MakeEvents(5, 3, 100);
-  rig.producer.Send(kTopic, orders);
+  rig.producer.Send(kOrderTopic, orders);
   ConsumerSpec spec = BothTopics();
   spec.max_attempts = 4;
   auto c = rig.Consumer("c", spec);

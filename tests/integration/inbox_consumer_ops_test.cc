@@ -14,8 +14,6 @@ using namespace std::chrono_literals;
 
 namespace {
 
-const std::string kTopic = "outbox.event.Order";
-
 // `n` inbox rows of `consumer` processed `days` ago, keys "{prefix}-1"...
 void OldInboxRows(ConsumerDatabase& db, const std::string& consumer, const std::string& prefix,
                   int n, int days, int64_t first_id) {
@@ -31,7 +29,7 @@ void ParkedGap(ConsumerDatabase& db, const std::string& event_key, int age_s) {
       "INSERT INTO t_inbox_parked (consumer, reason, detail, source_topic, source_partition, "
       "source_offset, event_key, event_type, aggregate_type, aggregate_id, aggregate_version, "
       "outbox_id, parked_at) VALUES ('fulfillment', 'version_gap', 'waits for version 2', '" +
-      kTopic + "', 0, 99, '" + event_key +
+      kOrderTopic + "', 0, 99, '" + event_key +
       "', 'OrderPaid', 'Order', 77, 3, 103, NOW() - INTERVAL " + std::to_string(age_s) +
       " SECOND)");
 }
@@ -47,7 +45,7 @@ TEST_CASE(
     "batches and keeps the rows of parked events",
     "[consumer][retention]") {
   TestBroker cluster;
-  cluster.CreateTopic(kTopic, 1);
+  cluster.CreateTopic(kOrderTopic, 1);
   TempDir dir;
   ConsumerDatabase db("inbox_retention");
   OldInboxRows(db, "fulfillment", "old", 2500, 30, 0);
@@ -74,19 +72,19 @@ TEST_CASE(
     "inbox_retention_days 0 deletes nothing",
     "[consumer][metrics]") {
   TestBroker cluster;
-  cluster.CreateTopic(kTopic, 2);
-  cluster.CreateTopic(kTopic + ".dlq", 1);
+  cluster.CreateTopic(kOrderTopic, 2);
+  cluster.CreateTopic(kOrderTopic + ".dlq", 1);
   TempDir dir;
   ConsumerDatabase db("inbox_metrics");
   OldInboxRows(db, "fulfillment", "old", 5, 400, 0);
   ParkedGap(db, "gap-1", 600);
   TestProducer producer(cluster.bootstrap());
   const auto events = MakeEvents(5, 1);
-  producer.Send(kTopic, events);
-  producer.Send(kTopic, ToMessage(events[0]));  // a duplicate
+  producer.Send(kOrderTopic, events);
+  producer.Send(kOrderTopic, ToMessage(events[0]));  // a duplicate
   RawMessage poison = ToMessage(events[1]);
   poison.headers["outbox_id"] = "x";
-  producer.Send(kTopic, poison);
+  producer.Send(kOrderTopic, poison);
   ConsumerSpec spec;
   spec.extra_yaml = "inbox_retention_days: 0\nhttp: {listen: \"127.0.0.1:0\"}";
   ConsumerProcess c(dir.path(), "c", cluster.bootstrap(), db.name(), spec);

@@ -35,6 +35,13 @@ std::vector<TestEvent> OutboxEvents(TestDatabase& db) {
   return out;
 }
 
+// The relay's topic of Order events (4 partitions) and the consumer's
+// dead-letter topic.
+void CreateOrderTopics(TestBroker& cluster) {
+  cluster.CreateTopic(kOrderTopic, 4);
+  cluster.CreateTopic(kOrderTopic + ".dlq", 1);
+}
+
 }  // namespace
 
 TEST_CASE(
@@ -42,9 +49,7 @@ TEST_CASE(
     "exactly once and in order per aggregate",
     "[consumer][relay][mock-faults]") {
   TestBroker cluster;
-  const std::string topic = "outbox.event.Order";
-  cluster.CreateTopic(topic, 4);
-  cluster.CreateTopic(topic + ".dlq", 1);
+  CreateOrderTopics(cluster);
   cluster.SetRtt(15);  // slow the publishing down, so that kills land mid-batch
   TestDatabase outbox("inbox_e2e_outbox");
   outbox.InsertEvents(100, 15);  // 1,500 events, ids 1..1500, interleaved aggregates
@@ -91,10 +96,11 @@ TEST_CASE(
   ConsumerProcess last(dir.path(), "last", cluster.bootstrap(), inbox.name());
   REQUIRE(last.Start());
   REQUIRE(WaitFor([&] { return inbox.Applied() >= 1500; }, 120s));
-  REQUIRE(WaitFor([&] { return GroupLag(cluster.bootstrap(), "fulfillment", topic) == 0; }, 60s));
+  REQUIRE(
+      WaitFor([&] { return GroupLag(cluster.bootstrap(), "fulfillment", kOrderTopic) == 0; }, 60s));
   CHECK(last.Stop() == 0);
 
-  const auto messages = ConsumeAll(cluster.bootstrap(), {topic});
+  const auto messages = ConsumeAll(cluster.bootstrap(), {kOrderTopic});
   std::set<std::string> keys;
   for (const auto& m : messages) keys.insert(m.headers.at("event_key"));
   WARN("relay killed " << relay_kills << " time(s), consumer " << consumer_kills << " time(s); "
@@ -114,9 +120,7 @@ TEST_CASE(
     "consumer applies every version in order",
     "[consumer][relay]") {
   TestBroker cluster;
-  const std::string topic = "outbox.event.Order";
-  cluster.CreateTopic(topic, 4);
-  cluster.CreateTopic(topic + ".dlq", 1);
+  CreateOrderTopics(cluster);
   TestDatabase outbox("inbox_version_outbox", ", aggregate_version bigint null");
   outbox.InsertEvents(5, 4);  // ids 1..20, aggregates 1..5 interleaved: versions 1..4 each
   outbox.Exec("UPDATE t_outbox SET aggregate_version = FLOOR((id - 1) / 5) + 1");
@@ -134,7 +138,7 @@ TEST_CASE(
     relay.Signal(SIGTERM);
     relay.Wait(30s);
   }
-  const auto messages = ConsumeAll(cluster.bootstrap(), {topic});
+  const auto messages = ConsumeAll(cluster.bootstrap(), {kOrderTopic});
   REQUIRE(messages.size() == 20);
   for (const auto& m : messages) {
     const int64_t id = std::stoll(m.headers.at("outbox_id"));

@@ -1,10 +1,11 @@
 // outbox-inbox-consumer dlq-replay end to end, against the mock cluster and
 // a running consumer: dead letters go back to their source topic with their
-// key, on the partition the Java client picks for it (murmur2, computed here
-// independently), without their dlq_* headers; the inbox applies the new
-// ones and skips the one that had been applied.
+// key, on the partition the Java client picks for it (murmur2, computed
+// independently by outbox-check's JavaPartition), without their dlq_* headers; the inbox applies
+// the new ones and skips the one that had been applied.
 #include <catch2/catch.hpp>
 
+#include "outbox_check.h"
 #include "support/consumer_harness.h"
 #include "support/process.h"
 #include "support/test_broker.h"
@@ -15,48 +16,17 @@ using namespace std::chrono_literals;
 
 namespace {
 
-const std::string kTopic = "outbox.event.Order";
-const std::string kDlq = kTopic + ".dlq";
+const std::string kDlq = kOrderTopic + ".dlq";
 constexpr int kPartitions = 4;
 
-// org.apache.kafka.common.utils.Utils.murmur2, then toPositive(h) % n: the
-// Java client's partition for a key.
-int JavaPartition(const std::string& key, int partitions) {
-  const uint32_t m = 0x5bd1e995;
-  const size_t len = key.size();
-  uint32_t h = 0x9747b28c ^ static_cast<uint32_t>(len);
-  auto byte = [&](size_t i) { return static_cast<uint32_t>(static_cast<unsigned char>(key[i])); };
-  for (size_t i = 0; i + 4 <= len; i += 4) {
-    uint32_t k = byte(i) | byte(i + 1) << 8 | byte(i + 2) << 16 | byte(i + 3) << 24;
-    k *= m;
-    k ^= k >> 24;
-    k *= m;
-    h *= m;
-    h ^= k;
-  }
-  const size_t tail = len & ~size_t{3};
-  switch (len % 4) {
-    case 3:
-      h ^= byte(tail + 2) << 16;
-      [[fallthrough]];
-    case 2:
-      h ^= byte(tail + 1) << 8;
-      [[fallthrough]];
-    case 1:
-      h ^= byte(tail);
-      h *= m;
-  }
-  h ^= h >> 13;
-  h *= m;
-  h ^= h >> 15;
-  return static_cast<int>((h & 0x7fffffff) % static_cast<uint32_t>(partitions));
-}
+// The Java client's partition for a key, as outbox-check computes it.
+using outbox::check::JavaPartition;
 
 // `e` as the consumer dead-letters it.
 RawMessage DeadLetter(const TestEvent& e, const std::string& reason) {
   RawMessage m = ToMessage(e);
   m.headers["dlq_reason"] = reason;
-  m.headers["dlq_source"] = kTopic + "/1/17";
+  m.headers["dlq_source"] = kOrderTopic + "/1/17";
   m.headers["dlq_consumer"] = "fulfillment";
   m.headers["dlq_attempts"] = "5";
   m.headers["dlq_at"] = "2026-01-01T00:00:00.000Z";
@@ -77,13 +47,13 @@ TEST_CASE(
     "and the inbox skips the one already applied",
     "[consumer][replay]") {
   TestBroker cluster;
-  cluster.CreateTopic(kTopic, kPartitions);
+  cluster.CreateTopic(kOrderTopic, kPartitions);
   cluster.CreateTopic(kDlq, 1);
   TempDir dir;
   ConsumerDatabase db("inbox_dlq_replay");
   TestProducer producer(cluster.bootstrap());
   auto events = MakeEvents(8, 2);  // outbox ids 1..16
-  producer.Send(kTopic, events);
+  producer.Send(kOrderTopic, events);
   ConsumerProcess c(dir.path(), "c", cluster.bootstrap(), db.name());
   REQUIRE(c.Start());
   INFO(c.Log());
@@ -108,9 +78,10 @@ TEST_CASE(
   ProcessResult dry = replay({"--dry-run"});
   INFO(dry.out << dry.err);
   CHECK(dry.exit_code == 0);
-  CHECK(dry.out.find("would send " + kDlq + "/0/0 -> " + kTopic + " key 3") != std::string::npos);
+  CHECK(dry.out.find("would send " + kDlq + "/0/0 -> " + kOrderTopic + " key 3") !=
+        std::string::npos);
   CHECK(dry.out.find("4 would be sent, 0 skipped") != std::string::npos);
-  CHECK(ConsumeAll(cluster.bootstrap(), {kTopic}).size() == 16);  // nothing sent
+  CHECK(ConsumeAll(cluster.bootstrap(), {kOrderTopic}).size() == 16);  // nothing sent
 
   ProcessResult first = replay({"--reason", "database:", "--offsets", "0-1", "--rate", "50"});
   INFO(first.out << first.err);
@@ -121,7 +92,7 @@ TEST_CASE(
   CHECK(second.exit_code == 0);
   CHECK(second.out.find("1 sent, 1 skipped") != std::string::npos);
 
-  const auto all = ConsumeAll(cluster.bootstrap(), {kTopic});
+  const auto all = ConsumeAll(cluster.bootstrap(), {kOrderTopic});
   REQUIRE(all.size() == 19);
   for (const auto& m : all) {
     INFO("outbox_id " << m.headers.at("outbox_id") << " key " << m.key);
@@ -129,7 +100,8 @@ TEST_CASE(
     for (const auto& [name, value] : m.headers) CHECK(name.rfind("dlq_", 0) != 0);
   }
   REQUIRE(WaitFor([&] { return db.Applied() >= 18; }, 60s));
-  REQUIRE(WaitFor([&] { return GroupLag(cluster.bootstrap(), "fulfillment", kTopic) == 0; }, 30s));
+  REQUIRE(
+      WaitFor([&] { return GroupLag(cluster.bootstrap(), "fulfillment", kOrderTopic) == 0; }, 30s));
   CHECK(c.Stop() == 0);
   auto want = events;
   want.push_back(n1);

@@ -19,11 +19,9 @@ using namespace std::chrono_literals;
 
 namespace {
 
-const std::string kTopic = "outbox.event.Order";
-
 struct Rig : ConsumerRig {
   explicit Rig(const std::string& db_name)
-      : ConsumerRig(db_name, {{kTopic, 4}, {kTopic + ".dlq", 1}}) {}
+      : ConsumerRig(db_name, {{kOrderTopic, 4}, {kOrderTopic + ".dlq", 1}}) {}
 };
 
 // How every scenario ends: `c` stops cleanly (SIGTERM: finish, commit, exit
@@ -41,18 +39,18 @@ void CheckStoppedExactlyOnce(Rig& rig, ConsumerProcess& c, const std::vector<Tes
 void OutageMidStream(Rig& rig, ConsumerProcess& c, const std::vector<TestEvent>& events,
                      size_t before, DatabaseOutage& outage) {
   const auto split = events.begin() + static_cast<std::ptrdiff_t>(before);
-  rig.producer.Send(kTopic, std::vector<TestEvent>(events.begin(), split));
+  rig.producer.Send(kOrderTopic, std::vector<TestEvent>(events.begin(), split));
   REQUIRE(c.Start());
   REQUIRE(WaitFor([&] { return rig.db.Applied() >= static_cast<int64_t>(before); }, 60s));
   REQUIRE(outage.Begin());
-  rig.producer.Send(kTopic, std::vector<TestEvent>(split, events.end()));
+  rig.producer.Send(kOrderTopic, std::vector<TestEvent>(split, events.end()));
 }
 
 // Sends 200 events and runs consumer "first" until `failpoint` (e.g.
 // "after_db_commit:60") kills it with SIGKILL; returns the events.
 std::vector<TestEvent> KilledAtFailpoint(Rig& rig, const std::string& failpoint) {
   auto events = MakeEvents(10, 20);
-  rig.producer.Send(kTopic, events);
+  rig.producer.Send(kOrderTopic, events);
   auto first = rig.Consumer("first");
   REQUIRE(first.Start({{"OUTBOX_CONSUMER_FAILPOINT", failpoint}}));
   CHECK(first.Wait(60s) == 128 + SIGKILL);
@@ -77,13 +75,13 @@ TEST_CASE(
     if (i % 10 == 0) sent.push_back(events[i]);
     if (i == 149) sent.insert(sent.end(), events.begin() + 50, events.begin() + 100);
   }
-  rig.producer.Send(kTopic, sent);
+  rig.producer.Send(kOrderTopic, sent);
   auto consumer = rig.Consumer("c1");
   REQUIRE(consumer.Start());
   REQUIRE(WaitFor([&] { return rig.db.Applied() >= 200; }, 60s));
   // Every message handled, the duplicates after the last new event too.
-  REQUIRE(
-      WaitFor([&] { return GroupLag(rig.cluster.bootstrap(), "fulfillment", kTopic) == 0; }, 30s));
+  REQUIRE(WaitFor(
+      [&] { return GroupLag(rig.cluster.bootstrap(), "fulfillment", kOrderTopic) == 0; }, 30s));
   CheckStoppedExactlyOnce(rig, consumer, events);
   INFO(consumer.Log());
   CHECK(consumer.Count("stopped: " + std::to_string(sent.size()) +
@@ -133,8 +131,8 @@ TEST_CASE("a consumer killed -9 at random moments while events arrive applies ea
   std::thread writer([&] {
     TestProducer p(rig.cluster.bootstrap());
     for (size_t i = 0; i < events.size(); i += 30)
-      p.Send(kTopic, std::vector<TestEvent>(events.begin() + i,
-                                            events.begin() + std::min(i + 30, events.size())));
+      p.Send(kOrderTopic, std::vector<TestEvent>(events.begin() + i,
+                                                 events.begin() + std::min(i + 30, events.size())));
   });
   for (int round = 0; round < 5; ++round) {
     auto c = rig.Consumer("round" + std::to_string(round));
@@ -165,13 +163,14 @@ TEST_CASE(
   auto a = rig.Consumer("a", spec);
   auto b = rig.Consumer("b", spec);
   REQUIRE(a.Start());
-  rig.producer.Send(kTopic, std::vector<TestEvent>(events.begin(), events.begin() + 100));
+  rig.producer.Send(kOrderTopic, std::vector<TestEvent>(events.begin(), events.begin() + 100));
   REQUIRE(WaitFor([&] { return rig.db.Applied() >= 50; }, 60s));
   REQUIRE(b.Start());  // a rebalance: a gives up some partitions
   REQUIRE(WaitFor([&] { return b.Count("assigned") > 0; }, 60s));
-  rig.producer.Send(kTopic, std::vector<TestEvent>(events.begin() + 100, events.begin() + 300));
+  rig.producer.Send(kOrderTopic,
+                    std::vector<TestEvent>(events.begin() + 100, events.begin() + 300));
   CHECK(a.Stop() == 0);  // another: b takes them all
-  rig.producer.Send(kTopic, std::vector<TestEvent>(events.begin() + 300, events.end()));
+  rig.producer.Send(kOrderTopic, std::vector<TestEvent>(events.begin() + 300, events.end()));
   INFO(b.Log());
   REQUIRE(WaitFor([&] { return rig.db.Applied() >= 400; }, 60s));
   CheckStoppedExactlyOnce(rig, b, events);
@@ -188,23 +187,23 @@ TEST_CASE("a poison message lands in the dead-letter topic with dlq_reason and t
   bad_key.key = "order-2";
   RawMessage long_type = ToMessage(events[2]);
   long_type.headers["event_type"] = std::string(65, 'x');
-  rig.producer.Send(kTopic, std::vector<TestEvent>(events.begin(), events.begin() + 10));
-  rig.producer.Send(kTopic, no_key_header);
-  rig.producer.Send(kTopic, bad_key);
-  rig.producer.Send(kTopic, long_type);
-  rig.producer.Send(kTopic, std::vector<TestEvent>(events.begin() + 10, events.end()));
+  rig.producer.Send(kOrderTopic, std::vector<TestEvent>(events.begin(), events.begin() + 10));
+  rig.producer.Send(kOrderTopic, no_key_header);
+  rig.producer.Send(kOrderTopic, bad_key);
+  rig.producer.Send(kOrderTopic, long_type);
+  rig.producer.Send(kOrderTopic, std::vector<TestEvent>(events.begin() + 10, events.end()));
   auto c = rig.Consumer("c");
   REQUIRE(c.Start());
   REQUIRE(
       WaitFor([&] { return rig.db.Applied() >= 20 && c.Count("dead-letter topic") >= 3; }, 60s));
   CheckStoppedExactlyOnce(rig, c, events);
-  auto dead = ConsumeAll(rig.cluster.bootstrap(), {kTopic + ".dlq"});
+  auto dead = ConsumeAll(rig.cluster.bootstrap(), {kOrderTopic + ".dlq"});
   REQUIRE(dead.size() == 3);
   std::multiset<std::string> reasons;
   for (const auto& m : dead) {
     reasons.insert(m.headers.at("dlq_reason"));
     CHECK(m.headers.at("dlq_consumer") == "fulfillment");
-    CHECK(m.headers.at("dlq_source").rfind(kTopic + "/", 0) == 0);
+    CHECK(m.headers.at("dlq_source").rfind(kOrderTopic + "/", 0) == 0);
     CHECK(m.headers.count("outbox_id") == 1);  // the original headers travel along
   }
   CHECK(reasons == std::multiset<std::string>{"missing header event_key",
@@ -226,8 +225,8 @@ TEST_CASE(
   auto events = MakeEvents(3, 2);
   RawMessage poison = ToMessage(events[0]);
   poison.headers["outbox_id"] = "not-a-number";
-  rig.producer.Send(kTopic, poison);
-  rig.producer.Send(kTopic, events);
+  rig.producer.Send(kOrderTopic, poison);
+  rig.producer.Send(kOrderTopic, events);
   ConsumerSpec spec;
   spec.topics_yaml = "topic_regex: '^outbox\\.event\\..*'";  // as broad as it gets
   auto c = rig.Consumer("c", spec);
@@ -235,9 +234,10 @@ TEST_CASE(
   REQUIRE(
       WaitFor([&] { return rig.db.Applied() >= 6 && c.Count("skipping messages of") > 0; }, 60s));
   REQUIRE(WaitFor(
-      [&] { return GroupLag(rig.cluster.bootstrap(), "fulfillment", kTopic + ".dlq") == 0; }, 30s));
+      [&] { return GroupLag(rig.cluster.bootstrap(), "fulfillment", kOrderTopic + ".dlq") == 0; },
+      30s));
   CheckStoppedExactlyOnce(rig, c, events);
-  CHECK(ConsumeAll(rig.cluster.bootstrap(), {kTopic + ".dlq"}).size() == 1);
+  CHECK(ConsumeAll(rig.cluster.bootstrap(), {kOrderTopic + ".dlq"}).size() == 1);
   CHECK(c.Count("1 dead-lettered, 0 undeliverable (parked), 1 read from dead-letter topics") == 1);
 }
 
@@ -252,7 +252,7 @@ TEST_CASE("version_check none applies a late event and counts it in out_of_order
   };
   const TestEvent e10 = event(10, "OrderCreated"), e20 = event(20, "OrderPaid"),
                   e30 = event(30, "OrderShipped");
-  rig.producer.Send(kTopic, {e10, e30, e20, e30});  // 20 arrives late; 30 twice
+  rig.producer.Send(kOrderTopic, {e10, e30, e20, e30});  // 20 arrives late; 30 twice
   ConsumerSpec spec;
   spec.extra_yaml = "version_check: none";
   auto c = rig.Consumer("c", spec);
@@ -281,7 +281,7 @@ TEST_CASE("a database outage stalls the consumer and it resumes without dead-let
   CheckStoppedExactlyOnce(rig, c, events);
   CHECK(c.Count("resumed") >= 1);
   CHECK(c.Count("sent to dead-letter topic") == 0);
-  CHECK(ConsumeAll(rig.cluster.bootstrap(), {kTopic + ".dlq"}).empty());
+  CHECK(ConsumeAll(rig.cluster.bootstrap(), {kOrderTopic + ".dlq"}).empty());
 }
 
 TEST_CASE("SIGTERM during a database outage exits 0 and the next consumer applies what was left",
@@ -309,7 +309,7 @@ TEST_CASE("a broker outage stalls the consumer and it goes on when the broker is
           "[consumer][mock-faults]") {
   Rig rig("inbox_broker_outage");
   auto events = MakeEvents(10, 10);
-  rig.producer.Send(kTopic, std::vector<TestEvent>(events.begin(), events.begin() + 50));
+  rig.producer.Send(kOrderTopic, std::vector<TestEvent>(events.begin(), events.begin() + 50));
   auto c = rig.Consumer("c");
   REQUIRE(c.Start());
   REQUIRE(WaitFor([&] { return rig.db.Applied() >= 50; }, 60s));
@@ -320,7 +320,7 @@ TEST_CASE("a broker outage stalls the consumer and it goes on when the broker is
   rig.cluster.SetAllBrokersDown(false);
   // A new producer: the test's own may wait out its reconnect backoff.
   TestProducer(rig.cluster.bootstrap())
-      .Send(kTopic, std::vector<TestEvent>(events.begin() + 50, events.end()));
+      .Send(kOrderTopic, std::vector<TestEvent>(events.begin() + 50, events.end()));
   INFO(c.Log());
   REQUIRE(WaitFor([&] { return rig.db.Applied() >= 100; }, 90s));
   CheckStoppedExactlyOnce(rig, c, events);
@@ -336,7 +336,7 @@ TEST_CASE("a consumer started before its topic exists applies the events once th
   REQUIRE(WaitFor([&] { return c.Count("consumer fulfillment started") > 0; }, 30s));
   std::this_thread::sleep_for(2s);  // subscribed while the topic is missing
   auto events = MakeEvents(5, 4);
-  TestProducer(cluster.bootstrap()).Send(kTopic, events);
+  TestProducer(cluster.bootstrap()).Send(kOrderTopic, events);
   INFO(c.Log());
   REQUIRE(WaitFor([&] { return db.Applied() >= 20; }, 60s));
   CHECK(c.Stop() == 0);
@@ -361,8 +361,8 @@ TEST_CASE(
         : i == 2 ? "garbage"
                  : "00-" + std::string(32, '0') + "-" + "00f067aa0ba902b7-01";
   }
-  rig.producer.Send(kTopic, poison);
-  for (const auto& m : traced) rig.producer.Send(kTopic, m);
+  rig.producer.Send(kOrderTopic, poison);
+  for (const auto& m : traced) rig.producer.Send(kOrderTopic, m);
   auto c = rig.Consumer("c");
   REQUIRE(c.Start());
   REQUIRE(WaitFor([&] { return rig.db.Applied() >= 3 && c.Count("dead-letter topic") >= 1; }, 60s));
@@ -372,7 +372,7 @@ TEST_CASE(
   CHECK(c.Count("sent to dead-letter topic") == 1);
   CHECK(c.Count("trace_id=4bf92f3577b34da6a3ce929d0e0e4736") >= 1);
   CHECK(c.Count("trace_id=00000000000000000000000000000000") == 0);
-  const auto dead = ConsumeAll(rig.cluster.bootstrap(), {kTopic + ".dlq"});
+  const auto dead = ConsumeAll(rig.cluster.bootstrap(), {kOrderTopic + ".dlq"});
   REQUIRE(dead.size() == 1);
   CHECK(dead[0].headers.at("traceparent") == traceparent);  // the dead letter keeps its context
 }

@@ -16,14 +16,14 @@ using namespace std::chrono_literals;
 
 namespace {
 
-const std::string kTopic = "outbox.event.Order";
 const std::string kShipped = "order.shipped";
 
 struct Rig : ConsumerRig {
-  explicit Rig(const std::string& db_name) : ConsumerRig(db_name, {{kTopic, 2}, {kShipped, 2}}) {}
+  explicit Rig(const std::string& db_name)
+      : ConsumerRig(db_name, {{kOrderTopic, 2}, {kShipped, 2}}) {}
   ConsumerProcess Consumer(const std::string& check, const std::string& more = "") {
     ConsumerSpec spec;
-    spec.topics_yaml = "topics: [" + kTopic + ", " + kShipped + "]";
+    spec.topics_yaml = "topics: [" + kOrderTopic + ", " + kShipped + "]";
     spec.extra_yaml = "version_check: " + check + "\n" + more;
     return ConsumerRig::Consumer("c", spec);
   }
@@ -45,7 +45,7 @@ TestEvent V(int64_t v) {
 
 TEST_CASE("strict applies versions 1 3 2 4 of one aggregate as 1 2 3 4", "[consumer][version]") {
   Rig rig("inbox_strict_order");
-  rig.producer.Send(kTopic, {V(1), V(3), V(2), V(4)});
+  rig.producer.Send(kOrderTopic, {V(1), V(3), V(2), V(4)});
   auto c = rig.Consumer("strict");
   REQUIRE(c.Start());
   INFO(c.Log());
@@ -62,7 +62,7 @@ TEST_CASE("strict applies versions 1 3 2 4 of one aggregate as 1 2 3 4", "[consu
 TEST_CASE("newer records version 2 after 3 as stale: in the inbox and not applied",
           "[consumer][version]") {
   Rig rig("inbox_newer_stale");
-  rig.producer.Send(kTopic, {V(1), V(3), V(2), V(4)});
+  rig.producer.Send(kOrderTopic, {V(1), V(3), V(2), V(4)});
   auto c = rig.Consumer("newer");
   REQUIRE(c.Start());
   INFO(c.Log());
@@ -78,7 +78,7 @@ TEST_CASE("newer without aggregate_version compares outbox_id", "[consumer][vers
   Rig rig("inbox_newer_outbox_id");
   TestEvent a = V(1), b = V(2), d = V(3);
   a.version = b.version = d.version = 0;  // a relay on a table without the column
-  rig.producer.Send(kTopic, {a, d, b});
+  rig.producer.Send(kOrderTopic, {a, d, b});
   auto c = rig.Consumer("newer");
   REQUIRE(c.Start());
   INFO(c.Log());
@@ -92,13 +92,13 @@ TEST_CASE("newer without aggregate_version compares outbox_id", "[consumer][vers
 TEST_CASE("duplicates of applied and of parked versions are skipped by the inbox",
           "[consumer][version]") {
   Rig rig("inbox_strict_duplicates");
-  rig.producer.Send(kTopic, {V(1), V(1), V(3), V(3), V(2), V(2), V(3)});
+  rig.producer.Send(kOrderTopic, {V(1), V(1), V(3), V(3), V(2), V(2), V(3)});
   auto c = rig.Consumer("strict");
   REQUIRE(c.Start());
   INFO(c.Log());
   REQUIRE(WaitFor([&] { return rig.db.Applied() >= 3; }, 60s));
-  REQUIRE(
-      WaitFor([&] { return GroupLag(rig.cluster.bootstrap(), "fulfillment", kTopic) == 0; }, 30s));
+  REQUIRE(WaitFor(
+      [&] { return GroupLag(rig.cluster.bootstrap(), "fulfillment", kOrderTopic) == 0; }, 30s));
   CHECK(c.Stop() == 0);
   CHECK(rig.Effect("applied") == 3);
   CHECK(rig.Effect("stale") == 0);
@@ -112,7 +112,7 @@ TEST_CASE("strict applies one aggregate's versions in order across two topics",
   // The relay routes OrderShipped to its own topic: the consumer reads the
   // two topics in no particular order relative to each other.
   rig.producer.Send(kShipped, {V(2), V(4), V(6)});
-  rig.producer.Send(kTopic, {V(1), V(3), V(5)});
+  rig.producer.Send(kOrderTopic, {V(1), V(3), V(5)});
   auto c = rig.Consumer("strict");
   REQUIRE(c.Start());
   INFO(c.Log());
@@ -127,7 +127,7 @@ TEST_CASE("strict applies one aggregate's versions in order across two topics",
 TEST_CASE("a gap that does not fill keeps the later versions parked and is reported",
           "[consumer][version]") {
   Rig rig("inbox_strict_gap");
-  rig.producer.Send(kTopic, {V(1), V(3), V(4)});
+  rig.producer.Send(kOrderTopic, {V(1), V(3), V(4)});
   auto c = rig.Consumer("strict", "max_gap_age_s: 1");
   REQUIRE(c.Start());
   INFO(c.Log());
@@ -138,7 +138,7 @@ TEST_CASE("a gap that does not fill keeps the later versions parked and is repor
   CHECK(rig.Effect("last_version") == 1);
   // The missing version arrives (a dead letter replayed, a relay's row
   // fixed): the gap fills in one transaction.
-  rig.producer.Send(kTopic, {V(2)});
+  rig.producer.Send(kOrderTopic, {V(2)});
   REQUIRE(WaitFor([&] { return rig.db.Applied() >= 4; }, 60s));
   CHECK(c.Stop() == 0);
   CHECK(rig.Effect("last_version") == 4);

@@ -51,8 +51,7 @@ TEST_CASE(
     "a row committed below the pass cursor is not overtaken by a later event of its "
     "aggregate",
     "[e2e][ordering]") {
-  TestBroker cluster(1);
-  cluster.CreateTopic("outbox.event.Order", 1);
+  TestBroker cluster(1, "outbox.event.Order", 1);
   TestDatabase db("e2e_late_commit");
   // A full first page (1,000 rows), all but row 1 held by another live relay:
   // the pass reads it, claims row 1 alone, and moves its cursor past id 1998.

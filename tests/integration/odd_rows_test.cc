@@ -55,8 +55,7 @@ bool LastErrorIs(TestDatabase& db, int64_t id, const std::string& like) {
 
 TEST_CASE("a topic column with an invalid name makes only that row DEAD while the others flow",
           "[rows]") {
-  TestBroker cluster(1);
-  cluster.CreateTopic("outbox.event.Order", 2);
+  TestBroker cluster(1, "outbox.event.Order", 2);
   cluster.CreateTopic("custom.topic", 1);
   TestDatabase db("rows_topic_column", kOptionalColumns);
   db.InsertEvents(10, 1);  // ids 1..10, aggregates 1..10
@@ -88,8 +87,7 @@ TEST_CASE("a topic column with an invalid name makes only that row DEAD while th
 
 TEST_CASE("a headers column that is not a JSON object of strings makes only that row DEAD",
           "[rows]") {
-  TestBroker cluster(1);
-  cluster.CreateTopic("outbox.event.Order", 2);
+  TestBroker cluster(1, "outbox.event.Order", 2);
   TestDatabase db("rows_headers_column", kOptionalColumns);
   db.InsertEvents(5, 1);  // ids 1..5
   struct Bad {
@@ -168,8 +166,7 @@ TEST_CASE("a template rendering an invalid topic makes the row DEAD and blocks o
 
 TEST_CASE("rows with an unknown status are left alone and counted while the others flow",
           "[rows]") {
-  TestBroker cluster(1);
-  cluster.CreateTopic("outbox.event.Order", 1);
+  TestBroker cluster(1, "outbox.event.Order", 1);
   TestDatabase db("rows_unknown_status");
   db.InsertEvents(3, 2);  // ids 1..6, aggregates 1..3
   db.Exec("UPDATE t_outbox SET updated_at = '2020-01-01 00:00:00'");
@@ -194,8 +191,7 @@ TEST_CASE("rows with an unknown status are left alone and counted while the othe
 TEST_CASE(
     "aggregate ids 0 and negative and the bigint limits are decimal keys on the Java partition",
     "[rows]") {
-  TestBroker cluster(1);
-  cluster.CreateTopic("outbox.event.Order", 7);
+  TestBroker cluster(1, "outbox.event.Order", 7);
   TestDatabase db("rows_aggregate_ids");
   const std::vector<int64_t> aggregates = {
       0, -1, -42, std::numeric_limits<int64_t>::min(), std::numeric_limits<int64_t>::max(), 1};
@@ -270,8 +266,7 @@ TEST_CASE(
 
 TEST_CASE("a row deleted or changed by someone else while claimed is fenced and counted stale",
           "[rows]") {
-  TestBroker cluster(1);
-  cluster.CreateTopic("outbox.event.Order", 1);
+  TestBroker cluster(1, "outbox.event.Order", 1);
   for (Ordering ordering : kBothOrderings) {
     TestDatabase db(OrderingDbName("rows_fenced", ordering), kOptionalColumns);
     db.InsertEvents(6, 1);  // ids 1..6, one per aggregate
@@ -307,8 +302,7 @@ TEST_CASE("a row deleted or changed by someone else while claimed is fenced and 
 
 TEST_CASE("a DEAD reason longer than a short last_error column is cut at a character boundary",
           "[rows]") {
-  TestBroker cluster(1);
-  cluster.CreateTopic("outbox.event.Order", 1);
+  TestBroker cluster(1, "outbox.event.Order", 1);
   TestDatabase db("rows_short_last_error", ", last_error varchar(40), headers text");
   // "headers column of row 100: value of \"" is 37 characters: a cut at 40
   // bytes would split the second 'ä' (which a strict server refuses).
@@ -324,8 +318,7 @@ TEST_CASE("a DEAD reason longer than a short last_error column is cut at a chara
 
 TEST_CASE("a retry_count at its column's limit makes the row DEAD without failing the batch",
           "[rows]") {
-  TestBroker cluster(1);
-  cluster.CreateTopic("outbox.event.Order", 1);
+  TestBroker cluster(1, "outbox.event.Order", 1);
   // INT (README "The outbox table") and a narrower SMALLINT UNSIGNED a schema might use: "+ 1"
   // at the limit used to fail the whole settle (error 1264) forever, leaving
   // every row of the batch in SENDING.
@@ -351,8 +344,7 @@ TEST_CASE("a retry_count at its column's limit makes the row DEAD without failin
 }
 
 TEST_CASE("non-ASCII payloads and headers travel byte for byte", "[rows]") {
-  TestBroker cluster(1);
-  cluster.CreateTopic("outbox.event.Order", 1);
+  TestBroker cluster(1, "outbox.event.Order", 1);
   TestDatabase db("rows_utf8", kOptionalColumns);
   // Chinese, an emoji (4 bytes: not in utf8mb3) and a Latin-1 letter, written
   // as hex so that no client character set conversion is involved.

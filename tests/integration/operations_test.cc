@@ -383,8 +383,7 @@ TEST_CASE(
     "rows driven DEAD by a real failure are listed and replayed with the binary while relays run "
     "and the held-back events follow in order",
     "[ops][dead][process]") {
-  TestBroker cluster(1);
-  cluster.CreateTopic("outbox.event.Order", 3);
+  TestBroker cluster(1, "outbox.event.Order", 3);
   TestDatabase db("ops_dead_tooling", ", last_error varchar(255)");
   // Orders 1..6, three events each: ids 1-6 OrderCreated, 7-12 OrderPaid,
   // 13-18 OrderShipped (InsertEvents interleaves the aggregates).
@@ -483,8 +482,7 @@ TEST_CASE(
 }
 
 TEST_CASE("dead list without a last_error column prints - and null", "[ops][dead][process]") {
-  TestBroker cluster(1);
-  cluster.CreateTopic("outbox.event.Order", 1);
+  TestBroker cluster(1, "outbox.event.Order", 1);
   TestDatabase db("ops_dead_no_last_error");
   db.InsertEvents(2, 1);
   db.Exec(std::string("UPDATE t_outbox SET payload = ") + kOversizedPayload + " WHERE id = 1");
@@ -570,8 +568,7 @@ TEST_CASE(
     "retention deletes old SENT rows only and keeps recent SENT and all NEW SENDING and DEAD rows "
     "while the relay keeps draining",
     "[ops][retention]") {
-  TestBroker cluster(1);
-  cluster.CreateTopic("outbox.event.Order", 2);
+  TestBroker cluster(1, "outbox.event.Order", 2);
   TestDatabase db("ops_retention_drain");
   db.GrantDelete();
   // ids 1..20000: SENT 10 days ago. 20001..20030: NEW backing off, SENDING
@@ -662,8 +659,7 @@ TEST_CASE(
   // docs/CONFIG.md "Very large tables": the README table ("The outbox table") with created_at
   // added to its unique keys (MySQL and MariaDB require the partitioning
   // column in every unique key), partitioned by created_at.
-  TestBroker cluster(1);
-  cluster.CreateTopic("outbox.event.Order", 2);
+  TestBroker cluster(1, "outbox.event.Order", 2);
   TestDatabase db("ops_partitioned");
   const std::string today = db.QueryString("SELECT DATE_FORMAT(CURDATE(), '%Y-%m-%d')");
   const std::string last_month =

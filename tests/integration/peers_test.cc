@@ -115,31 +115,11 @@ std::vector<int64_t> RelaySessions(TestDatabase& db) {
   return ids;
 }
 
-// A user for the relay that only has `grants` on the test table.
-struct RelayUser {
-  RelayUser(TestDatabase& db, const std::string& name, const std::string& password,
-            const std::string& grants)
-      : db_(db), name_(name) {
-    db.Exec("DROP USER IF EXISTS '" + name + "'@'127.0.0.1'");
-    db.Exec("CREATE USER '" + name + "'@'127.0.0.1' IDENTIFIED BY " + SqlQuote(password));
-    db.Exec("GRANT " + grants + " ON `" + db.name() + "`.`t_outbox` TO '" + name + "'@'127.0.0.1'");
-  }
-  ~RelayUser() {
-    try {
-      db_.Exec("DROP USER IF EXISTS '" + name_ + "'@'127.0.0.1'");
-    } catch (...) {
-    }
-  }
-  TestDatabase& db_;
-  std::string name_;
-};
-
 }  // namespace
 
 TEST_CASE("KILL CONNECTION on the relay's sessions mid-drain loses nothing and is recovered",
           "[peers]") {
-  TestBroker cluster(1);
-  cluster.CreateTopic("outbox.event.Order", 2);
+  TestBroker cluster(1, "outbox.event.Order", 2);
   for (Ordering ordering : kBothOrderings) {
     TestDatabase db(OrderingDbName("peers_kill", ordering));
     db.InsertEvents(2000, 3);
@@ -173,8 +153,7 @@ TEST_CASE("KILL CONNECTION on the relay's sessions mid-drain loses nothing and i
 
 TEST_CASE("rows locked by another session are skipped and flow once the lock is released",
           "[peers]") {
-  TestBroker cluster(1);
-  cluster.CreateTopic("outbox.event.Order", 2);
+  TestBroker cluster(1, "outbox.event.Order", 2);
   TestDatabase db("peers_locked_rows");
   db.InsertEvents(50, 2);                               // ids 1..50 first events, 51..100 second
   TestDatabase locker_handle("peers_locked_rows_aux");  // a second session
@@ -198,8 +177,7 @@ TEST_CASE("rows locked by another session are skipped and flow once the lock is 
 
 TEST_CASE("a settle that waits on a lock past read_timeout is reported and then applied",
           "[peers]") {
-  TestBroker cluster(1);
-  cluster.CreateTopic("outbox.event.Order", 1);
+  TestBroker cluster(1, "outbox.event.Order", 1);
   TestDatabase db("peers_slow_settle");
   db.InsertEvents(3, 1);
   ServiceConfig s = TestService(db, cluster.bootstrap());
@@ -282,8 +260,7 @@ TEST_CASE(
 TEST_CASE(
     "a broker that stops answering mid-drain delays rows but loses none and Stop does not hang",
     "[peers][mock-faults]") {
-  TestBroker cluster(1);
-  cluster.CreateTopic("outbox.event.Order", 2);
+  TestBroker cluster(1, "outbox.event.Order", 2);
   TestDatabase db("peers_silent_broker");
   db.InsertEvents(20000, 1);
   ServiceConfig s = TestService(db, cluster.bootstrap());
@@ -320,8 +297,7 @@ TEST_CASE(
 }
 
 TEST_CASE("a required column missing at startup is reported and picked up once added", "[peers]") {
-  TestBroker cluster(1);
-  cluster.CreateTopic("outbox.event.Order", 1);
+  TestBroker cluster(1, "outbox.event.Order", 1);
   TestDatabase db("peers_missing_column");
   db.Exec("ALTER TABLE t_outbox DROP COLUMN retry_count");
   db.Exec(
@@ -340,8 +316,7 @@ TEST_CASE("a required column missing at startup is reported and picked up once a
 }
 
 TEST_CASE("a table dropped while running is reported and picked up when it is back", "[peers]") {
-  TestBroker cluster(1);
-  cluster.CreateTopic("outbox.event.Order", 1);
+  TestBroker cluster(1, "outbox.event.Order", 1);
   TestDatabase db("peers_dropped_table", ", last_error varchar(255)");
   db.InsertEvents(10, 1);
   RelayHarness h(TestService(db, cluster.bootstrap()));
@@ -365,8 +340,7 @@ TEST_CASE("a table dropped while running is reported and picked up when it is ba
 }
 
 TEST_CASE("an optional column dropped while running does not stall the relay", "[peers]") {
-  TestBroker cluster(1);
-  cluster.CreateTopic("outbox.event.Order", 1);
+  TestBroker cluster(1, "outbox.event.Order", 1);
   TestDatabase db("peers_dropped_column", ", last_error varchar(255), headers json");
   db.InsertEvents(10, 1);
   RelayHarness h(TestService(db, cluster.bootstrap()));
@@ -381,11 +355,10 @@ TEST_CASE("an optional column dropped while running does not stall the relay", "
 
 TEST_CASE("a relay user without UPDATE is reported clearly and recovers after GRANT UPDATE",
           "[peers]") {
-  TestBroker cluster(1);
-  cluster.CreateTopic("outbox.event.Order", 1);
+  TestBroker cluster(1, "outbox.event.Order", 1);
   TestDatabase db("peers_grants");
   db.InsertEvents(20, 1);
-  RelayUser user(db, "outbox_ro", "ro-Secret-9", "SELECT");
+  ScopedDbUser user(db, "outbox_ro", "ro-Secret-9", "SELECT");  // SELECT alone
   ServiceConfig s = TestService(db, cluster.bootstrap());
   s.mysql.user = "outbox_ro";
   s.mysql.password = "ro-Secret-9";
@@ -409,8 +382,7 @@ TEST_CASE(
     "the rows a relay holds never exceed batch_size times max_inflight_batches and the SENT "
     "group's 64",
     "[peers][mock-faults]") {
-  TestBroker cluster(1);
-  cluster.CreateTopic("outbox.event.Order", 4);
+  TestBroker cluster(1, "outbox.event.Order", 4);
   for (Ordering ordering : kBothOrderings) {
     TestDatabase db(OrderingDbName("peers_window", ordering));
     db.InsertEvents(5000, 1);

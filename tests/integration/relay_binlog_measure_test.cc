@@ -124,8 +124,7 @@ double Percentile(std::vector<double> v, double p) {
 }  // namespace
 
 TEST_CASE("measure idle statements per second with wakeup poll and binlog", "[.][binlog-measure]") {
-  TestBroker cluster(1);
-  cluster.CreateTopic("outbox.event.Order", 4);
+  TestBroker cluster(1, "outbox.event.Order", 4);
   for (bool binlog : {false, true}) {
     Run r;
     StartRelay(r, binlog ? "measure_idle_binlog" : "measure_idle_poll", cluster.bootstrap(),
@@ -145,8 +144,7 @@ TEST_CASE("measure insert to ack latency at 10 events per second with wakeup pol
   // OUTBOX_MEASURE_DEBUG=1: the relay's debug lines, e.g. insert wake-ups
   // that claimed nothing after the commit-race retry.
   if (std::getenv("OUTBOX_MEASURE_DEBUG")) spdlog::set_level(spdlog::level::debug);
-  TestBroker cluster(1);
-  cluster.CreateTopic("outbox.event.Order", 4);
+  TestBroker cluster(1, "outbox.event.Order", 4);
   for (bool binlog : {false, true}) {
     Run r;
     StartRelay(r, binlog ? "measure_lat_binlog" : "measure_lat_poll", cluster.bootstrap(), binlog);

@@ -62,8 +62,7 @@ TEST_CASE(
     "partition",
     "[e2e]") {
   for (Ordering ordering : kBothOrderings) {
-    TestBroker cluster(1);
-    cluster.CreateTopic("outbox.event.Order", 4);
+    TestBroker cluster(1, "outbox.event.Order", 4);
     TestDatabase db(OrderingDbName("e2e_drain", ordering));
     db.InsertEvents(2500, 4);
     ServiceConfig s = TestService(db, cluster.bootstrap(), ordering);
@@ -106,8 +105,7 @@ TEST_CASE(
 
 TEST_CASE("injected produce errors cause retries and then every event is delivered in order",
           "[e2e][mock-faults]") {
-  TestBroker cluster(1);
-  cluster.CreateTopic("outbox.event.Order", 3);
+  TestBroker cluster(1, "outbox.event.Order", 3);
   TestDatabase db("e2e_produce_errors");
   db.InsertEvents(200, 5);
   ServiceConfig s = TestService(db, cluster.bootstrap());
@@ -129,8 +127,7 @@ TEST_CASE("injected produce errors cause retries and then every event is deliver
 }
 
 TEST_CASE("a broker that stays down drives rows to DEAD after max_attempts", "[e2e][mock-faults]") {
-  TestBroker cluster(1);
-  cluster.CreateTopic("outbox.event.Order", 1);
+  TestBroker cluster(1, "outbox.event.Order", 1);
   TestDatabase db("e2e_broker_down", ", last_error varchar(255)");
   db.InsertEvents(3, 1);
   ServiceConfig s = TestService(db, cluster.bootstrap());
@@ -156,8 +153,7 @@ TEST_CASE("a broker that stays down drives rows to DEAD after max_attempts", "[e
 }
 
 TEST_CASE("an oversized payload goes DEAD at once with last_error while the others flow", "[e2e]") {
-  TestBroker cluster(1);
-  cluster.CreateTopic("outbox.event.Order", 2);
+  TestBroker cluster(1, "outbox.event.Order", 2);
   TestDatabase db("e2e_oversized", ", last_error varchar(255)");
   db.InsertEvents(10, 1);
   std::string big(1200000, 'x');
@@ -179,8 +175,7 @@ TEST_CASE("an oversized payload goes DEAD at once with last_error while the othe
 
 TEST_CASE("an expired SENDING row is reclaimed and delivered while a live lease is left alone",
           "[e2e]") {
-  TestBroker cluster(1);
-  cluster.CreateTopic("outbox.event.Order", 1);
+  TestBroker cluster(1, "outbox.event.Order", 1);
   for (Ordering ordering : kBothOrderings) {
     TestDatabase db(OrderingDbName("e2e_reclaim", ordering));
     db.InsertEvents(2, 1);
@@ -236,8 +231,7 @@ TEST_CASE("/metrics gauges report the backlog and oldest age and DEAD count of t
 
 TEST_CASE("a DEAD event blocks exactly its aggregate and releases it in order after replay",
           "[e2e]") {
-  TestBroker cluster(1);
-  cluster.CreateTopic("outbox.event.Order", 2);
+  TestBroker cluster(1, "outbox.event.Order", 2);
   TestDatabase db("e2e_dead_block");
   db.InsertEvents(5, 3);  // ids 1..5 first events, 6..10 second, 11..15 third
   db.Exec("UPDATE t_outbox SET status = 'DEAD', retry_count = 10 WHERE id = 2");  // aggregate 2,
@@ -326,8 +320,7 @@ struct RelayRun {
 };
 
 TEST_CASE("SIGTERM mid-drain leaves no row in SENDING and exits 0", "[e2e][process]") {
-  TestBroker cluster(1);
-  cluster.CreateTopic("outbox.event.Order", 2);
+  TestBroker cluster(1, "outbox.event.Order", 2);
   TestDatabase db("e2e_sigterm");
   db.InsertEvents(20000, 1);
   RelayRun relay(
@@ -343,8 +336,7 @@ TEST_CASE("SIGTERM mid-drain leaves no row in SENDING and exits 0", "[e2e][proce
 
 TEST_CASE("a database that is down at startup is picked up when it comes back",
           "[e2e][process][local-db]") {
-  TestBroker cluster(1);
-  cluster.CreateTopic("outbox.event.Order", 2);
+  TestBroker cluster(1, "outbox.event.Order", 2);
   TestDatabase db("e2e_db_late");
   db.InsertEvents(500, 2);
   const int http = FreeTcpPort();
@@ -380,8 +372,7 @@ TEST_CASE("a database that is down at startup is picked up when it comes back",
 }
 
 TEST_CASE("one service's broken database does not stop the others", "[e2e][process]") {
-  TestBroker cluster(1);
-  cluster.CreateTopic("outbox.event.Order", 2);
+  TestBroker cluster(1, "outbox.event.Order", 2);
   TestDatabase good("e2e_two_good");
   good.InsertEvents(300, 2);
   MysqlConfig broken = good.mysql();

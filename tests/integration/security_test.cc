@@ -49,22 +49,9 @@ std::string SessionCipher(MysqlConnection& conn) {
 }
 
 // A user with a password and only the grants the relay needs.
-struct SecretUser {
+struct SecretUser : ScopedDbUser {
   SecretUser(TestDatabase& db, const std::string& name, const std::string& require = "")
-      : db_(db), name_(name) {
-    db.Exec("DROP USER IF EXISTS '" + name + "'@'127.0.0.1'");
-    db.Exec("CREATE USER '" + name + "'@'127.0.0.1' IDENTIFIED BY " + SqlQuote(kDbPassword) +
-            (require.empty() ? "" : " REQUIRE " + require));
-    db.Exec("GRANT SELECT, UPDATE ON `" + db.name() + "`.`t_outbox` TO '" + name + "'@'127.0.0.1'");
-  }
-  ~SecretUser() {
-    try {
-      db_.Exec("DROP USER IF EXISTS '" + name_ + "'@'127.0.0.1'");
-    } catch (...) {
-    }
-  }
-  TestDatabase& db_;
-  std::string name_;
+      : ScopedDbUser(db, name, kDbPassword, "SELECT, UPDATE", require) {}
 };
 
 std::string Yaml(const std::string& instance, int http, const std::string& bootstrap,
@@ -114,8 +101,7 @@ TEST_CASE("a CA that did not sign the server's certificate fails clearly",
 TEST_CASE("a relay with verify_identity drains as a user that the server lets in only over TLS",
           "[security][tls][local-db]") {
   const std::string tls = TlsDir();
-  TestBroker cluster(1);
-  cluster.CreateTopic("outbox.event.Order", 1);
+  TestBroker cluster(1, "outbox.event.Order", 1);
   TestDatabase db("security_tls_relay");
   db.InsertEvents(50, 2);
   SecretUser user(db, "outbox_tls", "SSL");
@@ -266,8 +252,7 @@ void RunWithWrongPassword(LeakScan& scan) {
 
 TEST_CASE("no password appears in any log line or error or metric of the relay and check",
           "[security][process]") {
-  TestBroker cluster(1);
-  cluster.CreateTopic("outbox.event.Order", 1);
+  TestBroker cluster(1, "outbox.event.Order", 1);
   TestDatabase db("security_no_leak");
   db.InsertEvents(100, 1);
   SecretUser user(db, "outbox_secret");

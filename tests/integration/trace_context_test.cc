@@ -141,8 +141,7 @@ TEST_CASE(
 
 TEST_CASE("an invalid traceparent is counted and its event arrives in order without trace headers",
           "[rows][trace]") {
-  TestBroker cluster(1);
-  cluster.CreateTopic("outbox.event.Order", 3);
+  TestBroker cluster(1, "outbox.event.Order", 3);
   TestDatabase db("trace_invalid", kColumns);
   const std::string upper = "00-4BF92F3577B34DA6A3CE929D0E0E4736-00f067aa0ba902b7-01";
   const std::string zeros = "00-00000000000000000000000000000000-00f067aa0ba902b7-01";
@@ -178,8 +177,7 @@ TEST_CASE("an invalid traceparent is counted and its event arrives in order with
 
 TEST_CASE("a headers column naming a CloudEvents or trace header makes only that row DEAD",
           "[rows][trace][cloudevents]") {
-  TestBroker cluster(1);
-  cluster.CreateTopic("outbox.event.Order", 2);
+  TestBroker cluster(1, "outbox.event.Order", 2);
   TestDatabase db("trace_collide", kColumns);
   InsertRow(db, {.id = 1, .aggregate_id = 1, .headers = R"({"ce_id":"spoofed"})"});
   InsertRow(db, {.id = 2,

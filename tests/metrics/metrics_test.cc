@@ -27,8 +27,8 @@ TEST_CASE(
   Metrics metrics;
   ServiceMetrics& m = metrics.ForService("orders");
   std::string text = metrics.Serialize();
-  for (FailureReason r : kFailureReasons) {
-    const std::string reason(ToLabel(r));
+  for (const FailureReasonLabel& l : kFailureReasonLabels) {
+    const std::string reason(ToLabel(l.reason));
     INFO(reason);
     CHECK(text.find("outbox_publish_failures_total{reason=\"" + reason +
                     "\",service=\"orders\"} 0") != std::string::npos);

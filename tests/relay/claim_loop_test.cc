@@ -8,11 +8,7 @@
 #include <thread>
 
 #include "common/wakeup.h"
-#include "fakes/fake_clock.h"
-#include "fakes/fake_publisher.h"
-#include "fakes/fake_stats.h"
-#include "fakes/fake_store.h"
-#include "relay/relay.h"
+#include "relay/relay_rig.h"
 #include "support/wait.h"
 
 namespace outbox {
@@ -70,12 +66,7 @@ struct WakeRig {
     ClockPtr used = relay_clock ? relay_clock : ClockPtr(clock);
     auto w = std::make_unique<ScriptedWakeup>(used);
     wakeup = w.get();
-    RelayOptions o;
-    o.config = config;
-    o.store_factory = testing::FakeStoreFactory(table);
-    o.publisher = broker;
-    o.metrics = &metrics;
-    o.clock = used;
+    RelayOptions o = FakeRelayOptions(config, FakeStoreFactory(table), broker, used, &metrics);
     o.seed = 42;
     o.wakeup = std::move(w);
     relay = std::make_unique<RelayUnits>(std::move(o));
@@ -94,14 +85,20 @@ struct WakeRig {
 // A relay on `stores` (a fault or counting fake) with the stream up.
 std::unique_ptr<RelayUnits> RelayOn(const ServiceConfig& c, std::shared_ptr<FakeClock> clock,
                                     StoreFactory stores, testing::FakeStats* metrics) {
-  RelayOptions o;
-  o.config = c;
-  o.store_factory = std::move(stores);
-  o.publisher = std::make_shared<FakePublisher>();
-  o.metrics = metrics;
-  o.clock = clock;
+  RelayOptions o =
+      FakeRelayOptions(c, std::move(stores), std::make_shared<FakePublisher>(), clock, metrics);
   o.wakeup = std::make_unique<ScriptedWakeup>(clock);  // the stream is up
   return std::make_unique<RelayUnits>(std::move(o));
+}
+
+// The idle wait the scheduler gives the loop now, with what the loop shows
+// it (ClaimLoop::View: the stream, the rows deferred, the gauges' last read).
+Clock::Duration IdleWait(RelayUnits& relay) {
+  ClaimScheduler::View v;
+  v.stream_up = relay.wakeup->binlog_up();
+  v.deferred = relay.planner.deferred_count();
+  if (relay.config.wakeup == Wakeup::kBinlog) v.unsent = relay.housekeeper.Unsent();
+  return relay.scheduler.IdleWait(v);
 }
 
 TEST_CASE("with wakeup poll the idle wait is the poll backoff as before", "[relay][wakeup]") {
@@ -111,15 +108,15 @@ TEST_CASE("with wakeup poll the idle wait is the poll backoff as before", "[rela
   rig.wakeup->up_ = false;  // as a PollWakeup
   rig.table->Insert("order", 1, "OrderCreated");
   CHECK(rig.relay->claim.ClaimOnce() == ClaimRound::kIdle);  // claimed: look again soon
-  CHECK(rig.relay->claim.IdleWait() == 1ms);
+  CHECK(IdleWait(*rig.relay) == 1ms);
   // Rounds that find nothing double the wait up to poll_interval_ms.
   for (auto expected : {2ms, 4ms, 8ms, 16ms, 32ms, 64ms, 100ms, 100ms}) {
     CHECK(rig.relay->claim.ClaimOnce() == ClaimRound::kIdle);
-    CHECK(rig.relay->claim.IdleWait() == expected);
+    CHECK(IdleWait(*rig.relay) == expected);
   }
   // The gauges change nothing with `wakeup: poll`.
   REQUIRE(rig.relay->housekeeping.RefreshGauges().ok());
-  CHECK(rig.relay->claim.IdleWait() == 100ms);
+  CHECK(IdleWait(*rig.relay) == 100ms);
 }
 
 TEST_CASE("with wakeup binlog an idle empty table waits for the stream up to the safety poll",
@@ -127,10 +124,10 @@ TEST_CASE("with wakeup binlog an idle empty table waits for the stream up to the
   WakeRig rig(BinlogConfig());
   CHECK(rig.relay->claim.ClaimOnce() == ClaimRound::kIdle);
   REQUIRE(rig.relay->housekeeping.RefreshGauges().ok());
-  CHECK(rig.relay->claim.IdleWait() == 30s);
+  CHECK(IdleWait(*rig.relay) == 30s);
   SECTION("and polls every poll_interval_ms while the stream is down") {
     rig.wakeup->up_ = false;
-    CHECK(rig.relay->claim.IdleWait() == 100ms);
+    CHECK(IdleWait(*rig.relay) == 100ms);
   }
 }
 
@@ -146,18 +143,18 @@ TEST_CASE("with wakeup binlog a row backing off wakes the loop when it comes due
   REQUIRE(rig.relay->housekeeping.RefreshGauges().ok());
   REQUIRE(rig.m().Value(ServiceStats::Gauge::kBacklog) == 1);
   // Gauges newer than the last claim: claim first.
-  CHECK(rig.relay->claim.IdleWait() == 100ms);
+  CHECK(IdleWait(*rig.relay) == 100ms);
   rig.clock->Advance(1ms);
   CHECK(rig.relay->claim.ClaimOnce() == ClaimRound::kIdle);
   // The claim after the read found nothing: sleep until the row is due.
-  CHECK(rig.relay->claim.IdleWait() == 2999ms);
+  CHECK(IdleWait(*rig.relay) == 2999ms);
   SECTION("a row due later than a gauge interval: the loop looks again after one") {
     row.next_retry_at_ms = now_ms + 60000;
     rig.table->Put(id, row);
     REQUIRE(rig.relay->housekeeping.RefreshGauges().ok());
     rig.clock->Advance(1ms);
     CHECK(rig.relay->claim.ClaimOnce() == ClaimRound::kIdle);
-    CHECK(rig.relay->claim.IdleWait() == 5000ms);  // gauge_interval_ms
+    CHECK(IdleWait(*rig.relay) == 5000ms);  // gauge_interval_ms
   }
   SECTION("once it came due the loop claims it") {
     rig.clock->Advance(2999ms);
@@ -168,7 +165,7 @@ TEST_CASE("with wakeup binlog a row backing off wakes the loop when it comes due
     row.status = "SENT";
     rig.table->Put(id, row);
     REQUIRE(rig.relay->housekeeping.RefreshGauges().ok());
-    CHECK(rig.relay->claim.IdleWait() == 30s);
+    CHECK(IdleWait(*rig.relay) == 30s);
   }
 }
 
@@ -191,7 +188,7 @@ TEST_CASE(
   CHECK(rig.relay->queue->inflight() == 0);
   // Only a commit (the DEAD row replayed) can free it, and the stream wakes
   // the loop for that: no polling meanwhile.
-  CHECK(rig.relay->claim.IdleWait() == 5000ms);
+  CHECK(IdleWait(*rig.relay) == 5000ms);
 }
 
 TEST_CASE(
@@ -204,17 +201,17 @@ TEST_CASE(
   rig.table->Insert("order", 1, "OrderCreated");
   CHECK(rig.relay->claim.ClaimOnce() == ClaimRound::kIdle);  // a partial batch: claimed, idle
   // A busy table has more rows already: look again as polling does.
-  CHECK(rig.relay->claim.IdleWait() == 1ms);
+  CHECK(IdleWait(*rig.relay) == 1ms);
   rig.clock->Advance(1ms);
   CHECK(rig.relay->claim.ClaimOnce() == ClaimRound::kIdle);
   CHECK(rig.relay->queue->inflight() == 1);
   // Nothing more: its settle is a commit the stream announces, no polling
   // meanwhile.
-  CHECK(rig.relay->claim.IdleWait() == 30s);
+  CHECK(IdleWait(*rig.relay) == 30s);
   REQUIRE(rig.relay->settle.SettleAdmitted(true, 1s).count == 1);
   CHECK(rig.relay->claim.ClaimOnce() == ClaimRound::kIdle);
   REQUIRE(rig.relay->housekeeping.RefreshGauges().ok());
-  CHECK(rig.relay->claim.IdleWait() == 30s);
+  CHECK(IdleWait(*rig.relay) == 30s);
 }
 
 TEST_CASE("with wakeup binlog a retry its own settle wrote wakes the loop when it comes due",
@@ -239,20 +236,20 @@ TEST_CASE("with wakeup binlog a retry its own settle wrote wakes the loop when i
   REQUIRE(rig.relay->settle.SettleAdmitted(true, 1s).count == 1);  // NEW again, due in 1 to 2 s
   CHECK(rig.wakeup->WaitUntil(rig.clock->Now()) == WakeCause::kChange);  // Interrupt: look again
   CHECK(rig.relay->claim.ClaimOnce() == ClaimRound::kIdle);
-  const Clock::Duration wait = rig.relay->claim.IdleWait();
+  const Clock::Duration wait = IdleWait(*rig.relay);
   // The backoff plus a second for DATETIME's whole seconds.
   CHECK(wait >= 2000ms);
   CHECK(wait <= 3000ms);
   rig.broker->set_decide(nullptr);
   rig.clock->Advance(std::chrono::duration_cast<std::chrono::microseconds>(wait));
   CHECK(rig.relay->claim.ClaimOnce() == ClaimRound::kIdle);
-  CHECK(rig.relay->queue->inflight() == 1);   // claimed again when due
-  CHECK(rig.relay->claim.IdleWait() == 1ms);  // claimed: looks again at once
+  CHECK(rig.relay->queue->inflight() == 1);  // claimed again when due
+  CHECK(IdleWait(*rig.relay) == 1ms);        // claimed: looks again at once
   rig.clock->Advance(1ms);
   CHECK(rig.relay->claim.ClaimOnce() == ClaimRound::kIdle);
   // Once a claim ran after it, the timer is spent: what is left is the
   // gauges' (they still see a row: a look after a gauge interval).
-  CHECK(rig.relay->claim.IdleWait() == 5000ms);
+  CHECK(IdleWait(*rig.relay) == 5000ms);
 }
 
 // A store whose new row becomes visible only at its third claim, as a row
@@ -333,7 +330,7 @@ TEST_CASE("a claim after an insert wake-up retries until the row is visible", "[
     CHECK(*probes == -100 + 1 + static_cast<int>(kCommitRaceRetry.size()));  // first + retries
     CHECK(relay.queue->inflight() == 0);
     // The backoff starts again where the retry stopped (16 ms, doubled).
-    CHECK(relay.claim.IdleWait() == 32ms);
+    CHECK(IdleWait(relay) == 32ms);
   }
   SECTION("an update-only commit gets one claim") {
     relay.claim.ClaimAfter(WakeCause::kChange);
@@ -481,17 +478,17 @@ TEST_CASE("an insert wake-up that claimed other rows looks once more after the c
   while (relay.claim.ClaimOnce() == ClaimRound::kMore) {
   }
   // One more round once the wake-up's row must show, not the stream's 30 s.
-  CHECK(relay.claim.IdleWait() == CommitRaceWindow());
+  CHECK(IdleWait(relay) == CommitRaceWindow());
   clock->Advance(CommitRaceWindow() - 1ms);
-  CHECK(relay.claim.IdleWait() == 1ms);
+  CHECK(IdleWait(relay) == 1ms);
   clock->Advance(1ms);
-  CHECK(relay.claim.IdleWait() == 0ms);
+  CHECK(IdleWait(relay) == 0ms);
   // That round is one probe (no pass: nothing is due), then the stream.
   const CountingStore::Counts before = *counts;
   CHECK(relay.claim.ClaimAfter(WakeCause::kDeadline) == ClaimRound::kIdle);
   CHECK(counts->probes == before.probes + 1);
   CHECK(counts->snapshots == before.snapshots);
-  CHECK(relay.claim.IdleWait() == 30s);
+  CHECK(IdleWait(relay) == 30s);
 }
 
 TEST_CASE("with per_aggregate a wake-up by a commit that inserted nothing probes before a pass",
@@ -544,12 +541,12 @@ TEST_CASE("a wake-up by another relay's settle that does not show yet is looked 
   CHECK(relay.claim.ClaimAfter(WakeCause::kChange) == ClaimRound::kIdle);
   CHECK(relay.queue->inflight() == 0);
   // One more look once the settle must show, not at the next gauges' read.
-  CHECK(relay.claim.IdleWait() == CommitRaceWindow());
+  CHECK(IdleWait(relay) == CommitRaceWindow());
   SECTION("the settle showed: the look claims the next event") {
     held.status = "SENT";
     table->Put(first, held);
     rig.clock->Advance(CommitRaceWindow());
-    CHECK(relay.claim.IdleWait() == 0ms);
+    CHECK(IdleWait(relay) == 0ms);
     relay.claim.ClaimAfter(WakeCause::kDeadline);
     while (relay.claim.ClaimOnce() == ClaimRound::kMore) {
     }
@@ -561,7 +558,7 @@ TEST_CASE("a wake-up by another relay's settle that does not show yet is looked 
     while (relay.claim.ClaimAfter(WakeCause::kDeadline) == ClaimRound::kMore) {
     }
     CHECK(relay.queue->inflight() == 0);
-    CHECK(relay.claim.IdleWait() == 5000ms);  // gauge_interval_ms
+    CHECK(IdleWait(relay) == 5000ms);  // gauge_interval_ms
   }
   SECTION("once nothing is due a later wake-up gets no such look") {
     held.status = "SENT";
@@ -573,7 +570,7 @@ TEST_CASE("a wake-up by another relay's settle that does not show yet is looked 
     CHECK(relay.claim.ClaimAfter(WakeCause::kDeadline) == ClaimRound::kIdle);  // the probe
     rig.clock->Advance(1ms);
     CHECK(relay.claim.ClaimAfter(WakeCause::kChange) == ClaimRound::kIdle);
-    CHECK(relay.claim.IdleWait() != CommitRaceWindow());
+    CHECK(IdleWait(relay) != CommitRaceWindow());
   }
   SECTION("rows held behind a DEAD event get no such look") {
     held.status = "DEAD";
@@ -584,7 +581,7 @@ TEST_CASE("a wake-up by another relay's settle that does not show yet is looked 
     REQUIRE(relay.housekeeping.RefreshGauges().ok());
     rig.clock->Advance(1ms);
     CHECK(relay.claim.ClaimAfter(WakeCause::kChange) == ClaimRound::kIdle);
-    CHECK(relay.claim.IdleWait() != CommitRaceWindow());
+    CHECK(IdleWait(relay) != CommitRaceWindow());
   }
 }
 

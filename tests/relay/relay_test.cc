@@ -6,18 +6,13 @@
 #include <catch2/catch.hpp>
 #include <thread>
 
-#include "fakes/fake_clock.h"
-#include "fakes/fake_publisher.h"
-#include "fakes/fake_stats.h"
-#include "fakes/fake_store.h"
+#include "relay/relay_rig.h"
 
 namespace outbox {
 namespace {
 
 using namespace std::chrono_literals;
-using testing::FailingPublisher;
 using testing::FakeClock;
-using testing::FakePublisher;
 using testing::FakeRow;
 using testing::FakeTable;
 
@@ -39,47 +34,17 @@ ServiceConfig TestConfig(Ordering ordering = Ordering::kNone) {
   return c;
 }
 
-// One relay over a fake table and broker. `table` may be shared with a
-// second relay (another replica).
-struct Rig {
+// One relay over a fake table and broker (RelayRig) of TestConfig() unless
+// told otherwise. `table` may be shared with a second relay (another replica).
+struct Rig : testing::RelayRig {
   explicit Rig(ServiceConfig c = TestConfig(), std::shared_ptr<FakeTable> shared = nullptr,
                std::shared_ptr<FakeClock> shared_clock = nullptr, StoreFactory factory = nullptr)
-      : config(std::move(c)),
-        clock(shared_clock ? shared_clock : std::make_shared<FakeClock>()),
-        table(shared ? shared : std::make_shared<FakeTable>(clock)),
-        broker(std::make_shared<FakePublisher>()),
-        faults(std::make_shared<FailingPublisher>(broker)) {
-    RelayOptions o;
-    o.config = config;
-    o.store_factory = factory ? factory : testing::FakeStoreFactory(table);
-    o.publisher = faults;
-    o.metrics = &metrics;
-    o.clock = clock;
-    o.seed = 42;
-    relay = std::make_unique<RelayUnits>(std::move(o));
-  }
-
-  testing::FakeStats& m() { return metrics; }
+      : RelayRig(std::move(c), std::move(shared), std::move(shared_clock), std::move(factory)) {}
 
   // One `event_type` event each for aggregates order/0 to order/n-1.
   void InsertOrders(int n, const std::string& event_type) {
     for (int i = 0; i < n; ++i) table->Insert("order", i, event_type);
   }
-
-  // One claim round and the settle of whatever the broker finished.
-  ClaimRound Step() {
-    ClaimRound r = relay->claim.ClaimOnce();
-    relay->settle.SettleAdmitted(false, 0ms);
-    return r;
-  }
-
-  ServiceConfig config;
-  std::shared_ptr<FakeClock> clock;
-  std::shared_ptr<FakeTable> table;
-  std::shared_ptr<FakePublisher> broker;
-  std::shared_ptr<FailingPublisher> faults;
-  testing::FakeStats metrics;
-  std::unique_ptr<RelayUnits> relay;
 };
 
 TEST_CASE("a row is marked SENT only after the broker acknowledged it", "[relay]") {
@@ -632,13 +597,9 @@ TEST_CASE("Stop settles the batches still in flight before it returns", "[relay]
   c.poll_interval_ms = 10;
   Rig rig(c);
   rig.InsertOrders(25, "E");
-  RelayOptions o;
-  o.config = c;
-  o.store_factory = testing::FakeStoreFactory(rig.table);
-  o.publisher = rig.broker;
   testing::FakeStats metrics;
-  o.metrics = &metrics;
-  Relay relay(std::move(o));  // SystemClock
+  Relay relay(testing::FakeRelayOptions(c, testing::FakeStoreFactory(rig.table), rig.broker,
+                                        DefaultClock(), &metrics));  // SystemClock
 
   rig.broker->hold(true);
   relay.Start();

@@ -6,45 +6,29 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
-#include "fakes/fake_clock.h"
-#include "fakes/fake_publisher.h"
-#include "fakes/fake_stats.h"
-#include "fakes/fake_store.h"
-#include "relay/relay.h"
+#include "relay/relay_rig.h"
 #include "support/log_capture.h"
 
 namespace outbox {
 namespace {
 
 using namespace std::chrono_literals;
-using testing::FailingPublisher;
-using testing::FakeClock;
-using testing::FakePublisher;
 using testing::FakeRow;
-using testing::FakeTable;
 
 const std::string kTraceparent = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
 
-struct Rig {
-  Rig()
-      : clock(std::make_shared<FakeClock>()),
-        table(std::make_shared<FakeTable>(clock)),
-        broker(std::make_shared<FakePublisher>()),
-        faults(std::make_shared<FailingPublisher>(broker)) {
-    config.name = "orders";
-    config.ordering = Ordering::kPerAggregate;
-    config.retry.max_attempts = 3;
-    config.retry.initial_backoff_ms = 1000;
-    config.retry.max_backoff_ms = 1000;
-    RelayOptions o;
-    o.config = config;
-    o.store_factory = testing::FakeStoreFactory(table);
-    o.publisher = faults;
-    o.metrics = &metrics;
-    o.clock = clock;
-    o.seed = 42;
-    relay = std::make_unique<RelayUnits>(std::move(o));
-  }
+ServiceConfig TraceConfig() {
+  ServiceConfig c;
+  c.name = "orders";
+  c.ordering = Ordering::kPerAggregate;
+  c.retry.max_attempts = 3;
+  c.retry.initial_backoff_ms = 1000;
+  c.retry.max_backoff_ms = 1000;
+  return c;
+}
+
+struct Rig : testing::RelayRig {
+  Rig() : RelayRig(TraceConfig()) {}
 
   int64_t Insert(int64_t aggregate_id, const std::string& traceparent,
                  const std::string& tracestate = "") {
@@ -55,19 +39,6 @@ struct Rig {
     table->Put(id, r);
     return id;
   }
-
-  void Step() {
-    relay->claim.ClaimOnce();
-    relay->settle.SettleAdmitted(false, 0ms);
-  }
-
-  ServiceConfig config;
-  std::shared_ptr<FakeClock> clock;
-  std::shared_ptr<FakeTable> table;
-  std::shared_ptr<FakePublisher> broker;
-  std::shared_ptr<FailingPublisher> faults;
-  testing::FakeStats metrics;
-  std::unique_ptr<RelayUnits> relay;
 };
 
 bool HasHeader(const Message& m, const std::string& name) {

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "relay/router.h"
+#include "relay/router_row.h"
 
 using namespace outbox;
 
@@ -14,16 +15,7 @@ using Headers = std::vector<std::pair<std::string, std::string>>;
 
 const std::string kTraceparent = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
 
-OutboxRow Row() {
-  OutboxRow r;
-  r.id = 7;
-  r.aggregate = {"Order", 42};
-  r.event_type = "OrderPaid";
-  r.event_key = "OrderPaid-42-2";
-  r.payload = R"({"a":1})";
-  r.created_at_unix = 1700000000;
-  return r;
-}
+using outbox::testing::RouterRow;
 
 ServiceConfig CloudEvents() {
   ServiceConfig s;
@@ -48,7 +40,7 @@ Message RouteOk(const Router& router, const OutboxRow& row) {
 TEST_CASE("a valid traceparent and its tracestate go out unchanged as headers of the same names",
           "[routing][trace]") {
   Router router{ServiceConfig{}};
-  OutboxRow r = Row();
+  OutboxRow r = RouterRow();
   r.traceparent = kTraceparent;
   r.tracestate = "congo=t61rcWkgMzE,rojo=00f067aa0ba902b7";
   CHECK(Extra(RouteOk(router, r)) ==
@@ -63,7 +55,7 @@ TEST_CASE("a valid traceparent and its tracestate go out unchanged as headers of
 TEST_CASE("an invalid traceparent is left out with its tracestate and the event is still routed",
           "[routing][trace]") {
   Router router{ServiceConfig{}};
-  OutboxRow r = Row();
+  OutboxRow r = RouterRow();
   r.tracestate = "congo=t61rcWkgMzE";
   for (const std::string& bad : std::vector<std::string>{
            "garbage", "00-00000000000000000000000000000000-00f067aa0ba902b7-01",
@@ -83,7 +75,7 @@ TEST_CASE("an invalid traceparent is left out with its tracestate and the event 
 TEST_CASE("with envelope cloudevents a message carries the binary-mode attributes after its own",
           "[routing][cloudevents]") {
   Router router(CloudEvents());
-  OutboxRow r = Row();
+  OutboxRow r = RouterRow();
   r.aggregate_version = 2;
   const Message m = RouteOk(router, r);
   CHECK(m.key == "42");
@@ -106,7 +98,7 @@ TEST_CASE("with envelope cloudevents a message carries the binary-mode attribute
 TEST_CASE("with trace context the CloudEvents envelope carries the distributed-tracing extension",
           "[routing][cloudevents][trace]") {
   Router router(CloudEvents());
-  OutboxRow r = Row();
+  OutboxRow r = RouterRow();
   r.traceparent = kTraceparent;
   r.tracestate = "congo=t61rcWkgMzE";
   const Headers extra = Extra(RouteOk(router, r));
@@ -126,7 +118,7 @@ TEST_CASE("the CloudEvents source and type come from their templates and the sou
   s.cloudevents.source = "https://shop.example/{service}/{aggregate_type}?v=1";
   s.cloudevents.type = "com.example.{aggregate_type}.{event_type}";
   Router router(s);
-  OutboxRow r = Row();
+  OutboxRow r = RouterRow();
   std::map<std::string, std::string> h;
   for (const auto& [k, v] : RouteOk(router, r).headers) h[k] = v;
   CHECK(h.at("ce_source") == "https://shop.example/shop/Order?v=1");
@@ -145,15 +137,15 @@ TEST_CASE("a CloudEvents attribute that would be empty makes the row a routing e
   s.cloudevents.source = "{aggregate_type}";
   Router router(s);
   std::string err;
-  OutboxRow r = Row();
+  OutboxRow r = RouterRow();
   r.event_key = "";
   CHECK_FALSE(router.Route(r, &err));
   CHECK(err == "CloudEvents attribute ce_id (the row's event_key) of row 7 is empty");
-  r = Row();
+  r = RouterRow();
   r.aggregate.type = "";
   CHECK_FALSE(router.Route(r, &err));
   CHECK(err == "CloudEvents attribute ce_source (from cloudevents.source) of row 7 is empty");
-  r = Row();
+  r = RouterRow();
   r.event_type = "";
   CHECK_FALSE(router.Route(r, &err));
   CHECK(err == "CloudEvents attribute ce_type (from cloudevents.type) of row 7 is empty");
@@ -199,7 +191,7 @@ TEST_CASE("a headers column naming a trace or CloudEvents header the relay sets 
     ServiceConfig s = CloudEvents();
     s.envelope = c.envelope;
     Router router(s);
-    OutboxRow r = Row();
+    OutboxRow r = RouterRow();
     if (c.traced) r.traceparent = "not a traceparent";
     r.headers = std::string(R"({")") + c.header + R"(":"x"})";
     INFO(ToString(c.envelope) << (c.traced ? " with" : " without") << " trace, " << c.header);

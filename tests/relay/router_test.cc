@@ -3,28 +3,17 @@
 #include <catch2/catch.hpp>
 
 #include "kafka/kafka_config.h"
+#include "relay/router_row.h"
 
 using namespace outbox;
-
-namespace {
-OutboxRow Row() {
-  OutboxRow r;
-  r.id = 7;
-  r.aggregate = {"Order", 42};
-  r.event_type = "OrderPaid";
-  r.event_key = "OrderPaid-42-2";
-  r.payload = R"({"a":1})";
-  r.created_at_unix = 1700000000;
-  return r;
-}
-}  // namespace
+using outbox::testing::RouterRow;
 
 TEST_CASE("a row becomes a message keyed by aggregate_id with the contract headers", "[routing]") {
   ServiceConfig s;
   s.name = "shop";
   Router router(s);
   std::string err;
-  auto m = router.Route(Row(), &err);
+  auto m = router.Route(RouterRow(), &err);
   REQUIRE(m);
   CHECK(m->topic == "outbox.event.Order");
   CHECK(m->key == "42");
@@ -43,7 +32,7 @@ TEST_CASE("a row's aggregate_version becomes a header that its headers column ca
   ServiceConfig s;
   Router router(s);
   std::string err;
-  OutboxRow r = Row();
+  OutboxRow r = RouterRow();
   r.aggregate_version = 2;
   auto m = router.Route(r, &err);
   REQUIRE(m);
@@ -61,7 +50,7 @@ TEST_CASE("the topic column wins over the event-type override which wins over th
   s.topic = "{service}.{aggregate_type}";
   s.topics["OrderPaid"] = "order.paid";
   Router router(s);
-  OutboxRow r = Row();
+  OutboxRow r = RouterRow();
   CHECK(router.TopicFor(r) == "order.paid");
   r.event_type = "OrderShipped";
   CHECK(router.TopicFor(r) == "shop.Order");
@@ -73,7 +62,7 @@ TEST_CASE("bad headers columns and invalid topics are routing errors", "[routing
   ServiceConfig s;
   Router router(s);
   std::string err;
-  OutboxRow r = Row();
+  OutboxRow r = RouterRow();
   r.headers = R"({"trace":"abc"})";
   auto m = router.Route(r, &err);
   REQUIRE(m);

@@ -73,18 +73,48 @@ TEST_CASE("a completion after the queue closed is dropped", "[relay][settle]") {
   CHECK(q.Front(clock->Now()) == nullptr);
 }
 
+// A queue with one batch in flight on a fake clock that a wait moves to its
+// deadline at once: how long a wait took is how far the clock moved.
+struct WaitRig {
+  WaitRig() { q.AddInflight(); }
+  Clock::Duration Waited() const { return clock->Now() - t0; }
+  Clock::TimePoint In(Clock::Duration d) const { return clock->Now() + d; }
+
+  std::shared_ptr<FakeClock> clock = AutoAdvancing();
+  SettleQueue q{clock};
+  const Clock::TimePoint t0 = clock->Now();
+
+ private:
+  static std::shared_ptr<FakeClock> AutoAdvancing() {
+    auto c = std::make_shared<FakeClock>();
+    c->set_auto_advance(true);
+    return c;
+  }
+};
+
 TEST_CASE("a full in-flight window waits for room or a stop", "[relay][settle]") {
-  auto clock = std::make_shared<FakeClock>();
-  clock->set_auto_advance(true);
-  SettleQueue q(clock);
-  q.AddInflight();
-  const auto t0 = clock->Now();
-  q.WaitRoom(1, t0 + std::chrono::milliseconds(100), [] { return false; });
-  CHECK(clock->Now() - t0 == std::chrono::milliseconds(100));  // no room: the deadline
-  q.WaitRoom(2, clock->Now() + std::chrono::milliseconds(100), [] { return false; });
-  CHECK(clock->Now() - t0 == std::chrono::milliseconds(100));  // room: at once
-  q.WaitRoom(1, clock->Now() + std::chrono::milliseconds(100), [] { return true; });
-  CHECK(clock->Now() - t0 == std::chrono::milliseconds(100));  // stopped: at once
+  using std::chrono::milliseconds;
+  WaitRig r;
+  r.q.WaitRoom(1, r.In(milliseconds(100)), [] { return false; });
+  CHECK(r.Waited() == milliseconds(100));  // no room: the deadline
+  r.q.WaitRoom(2, r.In(milliseconds(100)), [] { return false; });
+  CHECK(r.Waited() == milliseconds(100));  // room: at once
+  r.q.WaitRoom(1, r.In(milliseconds(100)), [] { return true; });
+  CHECK(r.Waited() == milliseconds(100));  // stopped: at once
+}
+
+TEST_CASE("a shutdown waits for the in-flight batches on the queue's clock", "[relay][settle]") {
+  using std::chrono::seconds;
+  WaitRig r;
+  CHECK_FALSE(r.q.WaitEmpty(r.In(seconds(5))));
+  CHECK(r.Waited() == seconds(5));  // in flight: the (fake) deadline
+  const uint64_t round = r.q.BeginClaim();
+  r.q.EndClaim(round);
+  r.q.Push(BatchOf(round), nullptr);
+  REQUIRE(r.q.Front(r.clock->Now()) != nullptr);
+  r.q.Pop();
+  CHECK(r.q.WaitEmpty(r.In(seconds(5))));
+  CHECK(r.Waited() == seconds(5));  // nothing in flight: at once
 }
 
 TEST_CASE("a batch waiting in a SENT group leaves the claim window but not the drain",

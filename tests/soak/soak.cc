@@ -16,28 +16,30 @@ namespace outbox::soak {
 using namespace std::chrono_literals;
 using SteadyClock = std::chrono::steady_clock;
 
+namespace {
+// Every fault with its description: the one list of them.
+struct FaultName {
+  Fault fault;
+  const char* name;
+};
+constexpr FaultName kFaults[] = {{Fault::kKill9, "kill -9 of the relay"},
+                                 {Fault::kDbRestart, "database restart"},
+                                 {Fault::kDbFreeze, "database freeze (SIGSTOP 15 s)"},
+                                 {Fault::kBrokerDown, "broker down (20 s)"},
+                                 {Fault::kFailover, "failover"},
+                                 {Fault::kBlackhole, "blackhole to the database (20 s)"}};
+}  // namespace
+
 const char* ToString(Fault f) {
-  switch (f) {
-    case Fault::kKill9:
-      return "kill -9 of the relay";
-    case Fault::kDbRestart:
-      return "database restart";
-    case Fault::kDbFreeze:
-      return "database freeze (SIGSTOP 15 s)";
-    case Fault::kBrokerDown:
-      return "broker down (20 s)";
-    case Fault::kFailover:
-      return "failover";
-    case Fault::kBlackhole:
-      return "blackhole to the database (20 s)";
-  }
+  for (const FaultName& n : kFaults)
+    if (n.fault == f) return n.name;
   return "?";
 }
 
 std::vector<Fault> DrawFaults(uint64_t seed, int count) {
   std::mt19937_64 rng(seed);
-  std::vector<Fault> all = {Fault::kKill9,      Fault::kDbRestart, Fault::kDbFreeze,
-                            Fault::kBrokerDown, Fault::kFailover,  Fault::kBlackhole};
+  std::vector<Fault> all;
+  for (const FaultName& n : kFaults) all.push_back(n.fault);
   std::vector<Fault> out = all;
   std::shuffle(out.begin(), out.end(), rng);
   std::uniform_int_distribution<size_t> pick(0, all.size() - 1);

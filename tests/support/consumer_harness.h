@@ -25,6 +25,9 @@
 
 namespace outbox::testing {
 
+// The relay's topic of Order events, which the consumer tests read.
+inline const std::string kOrderTopic = "outbox.event.Order";
+
 // One event as the relay publishes it.
 struct TestEvent {
   int64_t outbox_id = 0;

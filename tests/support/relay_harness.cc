@@ -58,6 +58,22 @@ std::string SqlQuote(const std::string& text) {
   return out + "'";
 }
 
+ScopedDbUser::ScopedDbUser(TestDatabase& db, const std::string& name, const std::string& password,
+                           const std::string& grants, const std::string& require)
+    : db_(db), name_(name) {
+  db.Exec("DROP USER IF EXISTS '" + name + "'@'127.0.0.1'");
+  db.Exec("CREATE USER '" + name + "'@'127.0.0.1' IDENTIFIED BY " + SqlQuote(password) +
+          (require.empty() ? "" : " REQUIRE " + require));
+  db.Exec("GRANT " + grants + " ON `" + db.name() + "`.`t_outbox` TO '" + name + "'@'127.0.0.1'");
+}
+
+ScopedDbUser::~ScopedDbUser() {
+  try {
+    db_.Exec("DROP USER IF EXISTS '" + name_ + "'@'127.0.0.1'");
+  } catch (...) {
+  }
+}
+
 void InsertRow(TestDatabase& db, const RowSpec& r) {
   std::string cols =
       "id, aggregate_type, aggregate_id, event_type, event_key, payload, status, next_retry_at, "

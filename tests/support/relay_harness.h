@@ -70,6 +70,22 @@ void InsertRow(TestDatabase& db, const RowSpec& row);
 // 'text' as a MariaDB string literal (quotes and backslashes escaped).
 std::string SqlQuote(const std::string& text);
 
+// A database user '<name>'@'127.0.0.1' with `password` and only `grants`
+// (e.g. "SELECT, UPDATE") on the test table; `require` is a REQUIRE clause
+// ("SSL"), if any. Dropped on destruction.
+class ScopedDbUser {
+ public:
+  ScopedDbUser(TestDatabase& db, const std::string& name, const std::string& password,
+               const std::string& grants, const std::string& require = "");
+  ~ScopedDbUser();
+  ScopedDbUser(const ScopedDbUser&) = delete;
+  ScopedDbUser& operator=(const ScopedDbUser&) = delete;
+
+ private:
+  TestDatabase& db_;
+  std::string name_;
+};
+
 // Kafka's Java murmur2 partitioner (the checker's): the partition the Java
 // client picks for `key` among `partitions`.
 using check::JavaPartition;

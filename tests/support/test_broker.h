@@ -26,6 +26,10 @@ class MockCluster;
 class TestBroker {
  public:
   explicit TestBroker(int brokers = 1);
+  // The same with one topic created (most tests need outbox.event.Order).
+  TestBroker(int brokers, const std::string& topic, int partitions) : TestBroker(brokers) {
+    CreateTopic(topic, partitions);
+  }
   ~TestBroker();
   TestBroker(const TestBroker&) = delete;
   TestBroker& operator=(const TestBroker&) = delete;
