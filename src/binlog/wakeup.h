@@ -33,6 +33,7 @@ class BinlogWakeup : public WakeupSource {
   WakeCause WaitUntil(Clock::TimePoint deadline) override { return signal_->WaitUntil(deadline); }
   void Interrupt() override { signal_->Notify(); }
   bool binlog_up() const override { return subscription_->up(); }
+  int inserts_in_last_wake() const override { return signal_->inserts_in_last_wake(); }
   // The stream may still be on a demoted server (its connection went there
   // before the failover and stays open): a new one follows mysql.host, from
   // that server's end of log.

@@ -45,6 +45,9 @@ class WakeupSource {
   // The binlog stream wakes the loop (outbox_wakeup_binlog_up, only exported
   // with `wakeup: binlog`), and why not. While it does not, the loop polls.
   virtual bool binlog_up() const = 0;
+  // How many insert commits the last kInsert that WaitUntil returned merged
+  // (0 after any other cause). WaitUntil's thread only.
+  virtual int inserts_in_last_wake() const { return 0; }
   virtual std::string reason() const = 0;
   // The relay's database session was opened again after a lost connection
   // or a read-only answer, perhaps on another server (a failover): a binlog
@@ -64,6 +67,7 @@ class WakeSignal {
     MutexLock lock(&mu_);
     pending_ = true;
     insert_ = insert_ || insert;
+    if (insert) ++inserts_;
     cv_.SignalAll();
   }
   // What came since the last call (and consumes it), or kDeadline.
@@ -77,15 +81,23 @@ class WakeSignal {
                             : insert_ ? WakeCause::kInsert
                                       : WakeCause::kChange;
     pending_ = insert_ = false;
+    last_inserts_ = cause == WakeCause::kInsert ? inserts_ : 0;
+    inserts_ = 0;
     return cause;
+  }
+  int inserts_in_last_wake() const EXCLUDES(mu_) {
+    MutexLock lock(&mu_);
+    return last_inserts_;
   }
 
  private:
   ClockPtr clock_;
-  Mutex mu_;
+  mutable Mutex mu_;
   CondVar cv_{&mu_};
   bool pending_ GUARDED_BY(mu_) = false;
   bool insert_ GUARDED_BY(mu_) = false;
+  int inserts_ GUARDED_BY(mu_) = 0;       // insert notifications since the last wake-up
+  int last_inserts_ GUARDED_BY(mu_) = 0;  // merged into the last kInsert returned
 };
 
 // `wakeup: poll`: only timers and Interrupt wake the loop.

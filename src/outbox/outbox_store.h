@@ -62,6 +62,20 @@ class OutboxStore {
   // `before_commit` must not use this store.
   using ClaimedFn = std::function<void(const ClaimedBatch& claimed)>;
 
+  // --- the head read (both orderings) ----------------------------------------
+  // One statement, outside any transaction, reads the head of the table with
+  // each row's columns and the lease token: with q.ordered every NEW and
+  // SENDING row (in id order once sorted; `window` says which are due), else
+  // the due rows (NEW, or SENDING with an expired lease), at most q.limit.
+  // A complete read (HeadRead::complete) is consistent on its own: one
+  // statement sees one committed state. It is the idle poll and, at
+  // everyday rates, all a claim round reads (ClaimRow then claims a row).
+  virtual Status ReadHead(const HeadQuery& q, HeadRead* out) = 0;
+  // Claims one row that ReadHead returned, if it is still claimable (NEW and
+  // due, or SENDING with an expired lease): a conditional UPDATE that
+  // commits on its own, writing `lease_token`. *claimed is false when
+  // another relay took it first. Publishing starts after it returned.
+  virtual Status ClaimRow(int64_t id, const std::string& lease_token, bool* claimed) = 0;
   // --- ordering: none -----------------------------------------------------
   // Claims up to `limit` due NEW rows (and, with include_expired, SENDING rows
   // whose lease expired) with SKIP LOCKED, in one short transaction. After a

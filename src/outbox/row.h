@@ -93,6 +93,32 @@ struct SentGroup {
   std::vector<int64_t> ids;
 };
 
+struct DeadHead {
+  AggregateKey aggregate;
+  int64_t min_dead_id = 0;
+};
+
+// What one statement read of the table's head (OutboxStore::ReadHead): the
+// claim round at everyday rates, where the head holds a few rows.
+struct HeadQuery {
+  bool ordered = false;     // per_aggregate: every unsent row; none: due rows
+  bool dead_heads = false;  // per_aggregate with dead_policy: block
+  int limit = 0;
+  int64_t lease_ms = 0;
+};
+struct HeadRead {
+  // The rows read (as a claim returns them, `reclaimed` for an expired
+  // lease), in id order, and the same as the planner sees them.
+  std::vector<OutboxRow> rows;
+  std::vector<WindowRow> window;
+  std::string lease_token;  // NOW() + lease at the read: the token ClaimRow writes
+  // With HeadQuery::dead_heads and at least one row: the aggregates with a
+  // DEAD row, as DeadHeads gives them, from the same read.
+  std::vector<DeadHead> dead_heads;
+  // Fewer rows than the limit: every row that matched is here.
+  bool complete(const HeadQuery& q) const { return static_cast<int>(rows.size()) < q.limit; }
+};
+
 struct TableStats {
   int64_t backlog = 0;  // NEW + SENDING
   double oldest_unsent_age_s = 0;
@@ -105,9 +131,5 @@ struct TableStats {
   std::optional<double> next_due_in_s;
 };
 
-struct DeadHead {
-  AggregateKey aggregate;
-  int64_t min_dead_id = 0;
-};
 
 }  // namespace outbox

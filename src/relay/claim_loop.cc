@@ -80,7 +80,8 @@ ClaimRound ClaimLoop::ClaimOnce() {
                                                    {"first_id", batch.rows.front().id},
                                                    {"last_id", batch.rows.back().id}});
   }
-  scheduler_.OnRound({r, round_start_, batch.rows.size(), parts_.planner.held_by_peer()});
+  scheduler_.OnRound({r, round_start_, batch.rows.size(), parts_.planner.held_by_peer(),
+                      claimer_.saw_new_rows()});
   NoteSession();
   return r;
 }
@@ -105,7 +106,7 @@ void ClaimLoop::NoteSession() {
 }
 
 ClaimRound ClaimLoop::ClaimAfter(WakeCause cause) {
-  scheduler_.OnWake(cause);
+  scheduler_.OnWake(cause, parts_.wakeup.inserts_in_last_wake());
   ClaimRound last = ClaimRound::kIdle;
   while (!stop_.stopped()) {
     const ClaimScheduler::Step step = scheduler_.Next(View());
@@ -117,7 +118,8 @@ ClaimRound ClaimLoop::ClaimAfter(WakeCause cause) {
       break;
     }
     if (step.action == ClaimScheduler::Action::kWaitWake) {
-      scheduler_.OnWake(parts_.wakeup.WaitUntil(step.until));
+      const WakeCause cause = parts_.wakeup.WaitUntil(step.until);
+      scheduler_.OnWake(cause, parts_.wakeup.inserts_in_last_wake());
       continue;
     }
     if (step.action == ClaimScheduler::Action::kProbe) {

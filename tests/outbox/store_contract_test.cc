@@ -421,3 +421,68 @@ STORE_CONTRACT("a grouped SENT settle writes each claim's rows under its own lea
   CHECK(r[0].stale == 1);
   CHECK(env.Get(2).status == "SENDING");
 }
+
+STORE_CONTRACT("the head read: the due rows, or with ordered every unsent row and the DEAD heads") {
+  TestType env;
+  env.Seed({{.id = 1, .aggregate_id = 1, .status = "SENT"},
+            {.id = 2, .aggregate_id = 2, .status = "DEAD"},
+            {.id = 3, .aggregate_id = 3, .status = "SENDING", .due_in_s = 60},
+            {.id = 4, .aggregate_id = 4, .due_in_s = 60},
+            {.id = 5, .aggregate_id = 5, .status = "SENDING", .due_in_s = -5},
+            {.id = 6, .aggregate_id = 6}});
+  auto store = env.NewStore();
+  HeadRead head;
+  const HeadQuery due{false, false, 10, 30000};
+  REQUIRE(store->ReadHead(due, &head).ok());
+  CHECK(Ids(head.rows) == std::vector<int64_t>{5, 6});
+  CHECK(head.complete(due));
+  CHECK(head.rows[0].reclaimed);
+  CHECK_FALSE(head.lease_token.empty());
+  CHECK(head.dead_heads.empty());
+  const HeadQuery unsent{true, true, 10, 30000};
+  REQUIRE(store->ReadHead(unsent, &head).ok());
+  REQUIRE(Ids(head.rows) == std::vector<int64_t>{3, 4, 5, 6});
+  CHECK(head.rows[2].event_key == "k5");
+  CHECK_FALSE(head.window[0].due);
+  CHECK(head.window[0].sending);
+  CHECK_FALSE(head.window[1].due);
+  CHECK(head.window[2].due);
+  CHECK(head.window[3].due);
+  REQUIRE(head.dead_heads.size() == 1);
+  CHECK(head.dead_heads[0].min_dead_id == 2);
+  // A limit the rows reach: not complete, and a later read gives way to a pass.
+  const HeadQuery two{true, false, 2, 30000};
+  REQUIRE(store->ReadHead(two, &head).ok());
+  CHECK(head.rows.size() == 2);
+  CHECK_FALSE(head.complete(two));
+}
+
+STORE_CONTRACT("a row claimed by ClaimRow is SENDING under the head read's token, once") {
+  TestType env;
+  env.Seed({{.id = 1, .aggregate_id = 1},
+            {.id = 2, .aggregate_id = 2, .status = "SENDING", .due_in_s = -5},
+            {.id = 3, .aggregate_id = 3, .due_in_s = 60}});
+  auto a = env.NewStore();
+  auto b = env.NewStore();
+  HeadRead head;
+  REQUIRE(a->ReadHead({false, false, 10, 30000}, &head).ok());
+  REQUIRE(Ids(head.rows) == std::vector<int64_t>{1, 2});
+  bool claimed = false;
+  REQUIRE(a->ClaimRow(1, head.lease_token, &claimed).ok());
+  CHECK(claimed);
+  CHECK(env.Get(1).status == "SENDING");
+  CHECK_FALSE(env.Get(1).due);
+  // Another relay read the same head: the row is no longer claimable.
+  REQUIRE(b->ClaimRow(1, head.lease_token, &claimed).ok());
+  CHECK_FALSE(claimed);
+  // An expired lease is claimable; a row not due is not.
+  REQUIRE(b->ClaimRow(2, head.lease_token, &claimed).ok());
+  CHECK(claimed);
+  REQUIRE(b->ClaimRow(3, head.lease_token, &claimed).ok());
+  CHECK_FALSE(claimed);
+  // The settle is fenced on the token the claim wrote.
+  SettleResult r;
+  REQUIRE(a->Settle(head.lease_token, {{1, SettleKind::kSent, 0, ""}}, &r).ok());
+  CHECK(r.applied == 1);
+  CHECK(env.Get(1).status == "SENT");
+}

@@ -53,7 +53,7 @@ ServiceConfig BinlogConfig() {
   c.poll_interval_ms = 100;
   c.gauge_interval_ms = 5000;
   c.wakeup = Wakeup::kBinlog;
-  c.ordering = Ordering::kNone;  // one HasDue probe per idle round
+  c.ordering = Ordering::kNone;  // one head read per idle round
   return c;
 }
 
@@ -192,16 +192,21 @@ TEST_CASE(
 }
 
 TEST_CASE(
-    "with wakeup binlog the loop looks again at once after a round that claimed and then waits "
-    "for the stream",
+    "with wakeup binlog a round that claimed waits for the stream and with the stream down looks "
+    "again at once",
     "[relay][wakeup]") {
   WakeRig rig(BinlogConfig());
   REQUIRE(rig.relay->housekeeping.RefreshGauges().ok());  // as the housekeeping loop does at start
   rig.clock->Advance(1ms);
   rig.table->Insert("order", 1, "OrderCreated");
   CHECK(rig.relay->claim.ClaimOnce() == ClaimRound::kIdle);  // a partial batch: claimed, idle
-  // A busy table has more rows already: look again as polling does.
+  // Every insert wakes the loop: no look after a claim.
+  CHECK(IdleWait(*rig.relay) == 30s);
+  // The stream down: a busy table has more rows already, look again as
+  // polling does.
+  rig.wakeup->up_ = false;
   CHECK(IdleWait(*rig.relay) == 1ms);
+  rig.wakeup->up_ = true;
   rig.clock->Advance(1ms);
   CHECK(rig.relay->claim.ClaimOnce() == ClaimRound::kIdle);
   CHECK(rig.relay->queue->inflight() == 1);
@@ -244,23 +249,20 @@ TEST_CASE("with wakeup binlog a retry its own settle wrote wakes the loop when i
   rig.clock->Advance(std::chrono::duration_cast<std::chrono::microseconds>(wait));
   CHECK(rig.relay->claim.ClaimOnce() == ClaimRound::kIdle);
   CHECK(rig.relay->queue->inflight() == 1);  // claimed again when due
-  CHECK(IdleWait(*rig.relay) == 1ms);        // claimed: looks again at once
-  rig.clock->Advance(1ms);
-  CHECK(rig.relay->claim.ClaimOnce() == ClaimRound::kIdle);
   // Once a claim ran after it, the timer is spent: what is left is the
   // gauges' (they still see a row: a look after a gauge interval).
   CHECK(IdleWait(*rig.relay) == 5000ms);
 }
 
-// A store whose new row becomes visible only at its third claim, as a row
+// A store whose new row becomes visible only at its third head read, as a row
 // the binary log announced before its InnoDB commit was visible.
 class LateRowStore : public testing::OutboxStoreWrapper {
  public:
   LateRowStore(std::shared_ptr<FakeTable> table, std::shared_ptr<int> probes)
       : OutboxStoreWrapper(table), table_(std::move(table)), probes_(std::move(probes)) {}
-  Status HasDue(bool include_expired, bool* due) override {
+  Status ReadHead(const HeadQuery& q, HeadRead* out) override {
     if (++*probes_ == 3) table_->Insert("order", 1, "OrderCreated");
-    return OutboxStoreWrapper::HasDue(include_expired, due);
+    return OutboxStoreWrapper::ReadHead(q, out);
   }
 
  private:
@@ -385,15 +387,14 @@ TEST_CASE("an acknowledgement that frees a deferred row ends a commit-race pause
   CHECK(rig.clock->Now() == start);           // and did not wait the pause out
 }
 
-// As LateRowStore for per_aggregate: the row shows at the second idle
-// probe, which then starts a pass.
+// As LateRowStore for per_aggregate: the row shows at the second head read.
 class LatePassStore : public testing::OutboxStoreWrapper {
  public:
   LatePassStore(std::shared_ptr<FakeTable> table, std::shared_ptr<int> passes)
       : OutboxStoreWrapper(table), table_(std::move(table)), passes_(std::move(passes)) {}
-  Status HasDue(bool include_expired, bool* due) override {
+  Status ReadHead(const HeadQuery& q, HeadRead* out) override {
     if (++*passes_ == 2) table_->Insert("order", 1, "OrderCreated");
-    return OutboxStoreWrapper::HasDue(include_expired, due);
+    return OutboxStoreWrapper::ReadHead(q, out);
   }
 
  private:
@@ -421,7 +422,8 @@ TEST_CASE("with per_aggregate the commit-race retry claims the row of a pass tha
   CHECK(relay.queue->inflight() == 1);
 }
 
-// Counts the probes and the pass snapshots of every store it makes.
+// Counts the head reads (the probes) and the pass snapshots of every store it
+// makes.
 class CountingStore : public testing::OutboxStoreWrapper {
  public:
   struct Counts {
@@ -429,9 +431,9 @@ class CountingStore : public testing::OutboxStoreWrapper {
   };
   CountingStore(std::shared_ptr<OutboxStore> target, std::shared_ptr<Counts> counts)
       : OutboxStoreWrapper(std::move(target)), counts_(std::move(counts)) {}
-  Status HasDue(bool include_expired, bool* due) override {
+  Status ReadHead(const HeadQuery& q, HeadRead* out) override {
     ++counts_->probes;
-    return OutboxStoreWrapper::HasDue(include_expired, due);
+    return OutboxStoreWrapper::ReadHead(q, out);
   }
   Status BeginSnapshot() override {
     ++counts_->snapshots;
@@ -598,9 +600,9 @@ class AttemptTimesStore : public OutboxStoreWrapper {
     Note();
     return OutboxStoreWrapper::Connect();
   }
-  Status HasDue(bool include_expired, bool* due) override {
+  Status ReadHead(const HeadQuery& q, HeadRead* out) override {
     Note();
-    return OutboxStoreWrapper::HasDue(include_expired, due);
+    return OutboxStoreWrapper::ReadHead(q, out);
   }
   Status ClaimDue(int limit, int64_t lease_ms, bool include_expired, ClaimedBatch* out,
                   const ClaimedFn& before_commit) override {

@@ -319,12 +319,16 @@ TEST_CASE("a batch published before its claim committed is settled only after th
     state->during_claim = [&] {
       settled_in_claim = rig.relay->settle.SettleAdmitted(false, 0ms).count;
     };
+    // Two rows: a batch claim (one row alone, ClaimRow, publishes after its
+    // commit).
     int64_t id = table->Insert("order", 1, "OrderCreated");
+    int64_t other = table->Insert("order", 2, "OrderCreated");
     rig.relay->claim.ClaimOnce();
     CHECK(settled_in_claim == 0);
     CHECK(state->settles_in_claim == 0);
     CHECK(rig.relay->settle.SettleAdmitted(false, 0ms).count == 1);
     CHECK(table->Get(id).status == "SENT");
+    CHECK(table->Get(other).status == "SENT");
     CHECK(rig.m().Value(ServiceStats::Counter::kStaleTransitions) == 0);
   }
 }

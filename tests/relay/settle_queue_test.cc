@@ -132,10 +132,10 @@ TEST_CASE("a batch waiting in a SENT group leaves the claim window but not the d
   q.ClaimsEnded();
   CHECK(q.claims_ended());
   CHECK_FALSE(q.Drained());  // the group is still to be written
-  CHECK_FALSE(q.WaitEmpty(std::chrono::steady_clock::now()));
+  CHECK_FALSE(q.WaitEmpty(clock->Now()));
   q.GroupSettled(1);
   CHECK(q.Drained());
-  CHECK(q.WaitEmpty(std::chrono::steady_clock::now()));
+  CHECK(q.WaitEmpty(clock->Now()));
 }
 
 }  // namespace
