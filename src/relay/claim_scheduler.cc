@@ -7,8 +7,8 @@ namespace outbox {
 
 namespace {
 using std::chrono::milliseconds;
-// After a round that claimed events the next poll comes this soon: events
-// arriving one by one are claimed within a few milliseconds.
+// After a full batch the next poll comes this soon; the poll backoff never
+// goes below it.
 constexpr milliseconds kActivePoll(1);
 constexpr milliseconds kFirstBackoff(200), kMaxBackoff(5000);
 constexpr milliseconds kRoomWait(100);    // a full in-flight window looks again this often
@@ -21,7 +21,7 @@ Clock::Duration Clamp0(Clock::Duration d) {
 
 std::chrono::milliseconds NextPollWait(milliseconds previous, size_t claimed,
                                        milliseconds poll_interval) {
-  if (claimed > 0) return std::min(kActivePoll, poll_interval);
+  if (claimed > 0) return std::min(std::max(previous / 2, kActivePoll), poll_interval);
   return std::min(std::max(previous, kActivePoll) * 2, poll_interval);
 }
 

@@ -66,10 +66,11 @@ inline constexpr std::chrono::seconds kMaxPassAge{10};
 // must not keep the retry going.
 inline constexpr int kMaxCommitRaceClaims = 2 * (static_cast<int>(kCommitRaceRetry.size()) + 1);
 
-// The poll backoff after a round that did not fill its batch: 1 ms after a
-// round that claimed events (more are likely arriving), else `previous`
-// doubled, capped at poll_interval (an idle table costs no more than the
-// configured idle poll).
+// The poll backoff after a round that did not fill its batch: `previous`
+// halved after a round that claimed events, else doubled, within 1 ms and
+// poll_interval. Events arriving one by one settle it where about every
+// other poll finds one: a poll and a claim for most events, however fast
+// they come, and an idle table costs no more than the configured idle poll.
 std::chrono::milliseconds NextPollWait(std::chrono::milliseconds previous, size_t claimed,
                                        std::chrono::milliseconds poll_interval);
 

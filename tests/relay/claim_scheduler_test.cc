@@ -89,15 +89,23 @@ TEST_CASE("the scheduler's table: rounds and their results", "[relay][scheduler]
       {"a loop starts with a claim", Wakeup::kPoll, [](Rig&) {}, Action::kClaim},
       {"a full batch claims again at once", Wakeup::kPoll,
        [](Rig& r) { r.Round(ClaimRound::kMore, 100); }, Action::kClaim},
-      {"a round that claimed waits 1 ms", Wakeup::kPoll,
-       [](Rig& r) { r.Round(ClaimRound::kIdle, 3); }, Action::kWaitWake, 1ms},
+      {"a round that claimed halves the poll backoff", Wakeup::kPoll,
+       [](Rig& r) { r.Round(ClaimRound::kIdle, 3); }, Action::kWaitWake, 50ms},
       {"an idle round doubles the poll backoff", Wakeup::kPoll,
        [](Rig& r) {
          r.Round(ClaimRound::kIdle, 3);
          r.scheduler->OnWake(WakeCause::kDeadline);
+         r.Round(ClaimRound::kIdle, 3);
+         r.scheduler->OnWake(WakeCause::kDeadline);
          r.Round(ClaimRound::kIdle, 0);
        },
-       Action::kWaitWake, 2ms},
+       Action::kWaitWake, 50ms},
+      {"a full batch resets the poll backoff to 1 ms", Wakeup::kPoll,
+       [](Rig& r) {
+         r.Round(ClaimRound::kMore, 100);
+         r.Round(ClaimRound::kIdle, 3);
+       },
+       Action::kWaitWake, 1ms},
       {"the poll backoff stops at poll_interval_ms", Wakeup::kPoll,
        [](Rig& r) { r.Round(ClaimRound::kIdle, 0); }, Action::kWaitWake, 100ms},
       {"a full in-flight window waits for a settle", Wakeup::kPoll,
@@ -380,7 +388,7 @@ TEST_CASE("the scheduler's table: the idle wait with wakeup binlog", "[relay][sc
     r.Round(ClaimRound::kIdle, 2);
     CHECK(r.Wait() == kSafety);  // every insert wakes the loop
     r.view.stream_up = false;    // the stream down: a busy table, look again as polling does
-    CHECK(r.Wait() == 1ms);
+    CHECK(r.Wait() == 50ms);
     r.view.deferred = 1;  // but not for rows deferred behind this relay's deliveries: what
                           // frees them is an acknowledgement, which wakes the loop
     CHECK(r.Wait() == 100ms);

@@ -428,8 +428,9 @@ TEST_CASE("a full batch asks for another round at once", "[relay]") {
   CHECK(rig.table->CountStatus("SENT") == 5);
 }
 
-TEST_CASE("after a round that claimed events the relay polls again within 1 ms", "[relay]") {
-  CHECK(NextPollWait(100ms, 3, 100ms) == 1ms);
+TEST_CASE("after a round that claimed events the poll backoff halves down to 1 ms", "[relay]") {
+  CHECK(NextPollWait(100ms, 3, 100ms) == 50ms);
+  CHECK(NextPollWait(8ms, 1, 100ms) == 4ms);
   CHECK(NextPollWait(1ms, 1, 100ms) == 1ms);
   CHECK(NextPollWait(100ms, 1, 1ms) == 1ms);
 }
