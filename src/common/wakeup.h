@@ -8,6 +8,7 @@
 // Header-only.
 
 #include <chrono>
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <utility>
@@ -20,8 +21,8 @@ namespace outbox {
 // Why WaitUntil returned.
 enum class WakeCause {
   kDeadline,  // a timer: poll
-  kChange,    // a commit that only updated or deleted rows, a stream
-              // up/down change, Interrupt: claim once
+  kChange,    // a commit that only updated or deleted rows (not one of the
+              // relay's own), a stream up/down change, Interrupt: claim once
   kInsert,    // a commit that may have inserted rows: claim with the
               // commit-race retry (ClaimScheduler)
 };
@@ -38,7 +39,8 @@ class WakeupSource {
   // Blocks until a wake-up arrived since the previous WaitUntil returned,
   // Interrupt() was called, or `deadline`. A wake-up that arrives while the
   // loop is claiming is kept for the next call (never lost); several are
-  // merged (kInsert wins).
+  // merged (kInsert wins). The relay's own commits are not wake-ups
+  // (ExpectOwnChange).
   virtual WakeCause WaitUntil(Clock::TimePoint deadline) = 0;
   // Wakes the loop (shutdown, or a test). Sticky like a wake-up.
   virtual void Interrupt() = 0;
@@ -51,41 +53,162 @@ class WakeupSource {
   // source reopens its stream through mysql.host; a poll timer has nothing
   // to do.
   virtual void DatabaseReconnected() {}
+  // The relay's own write commits (a claim's, a settle's) come back from the
+  // binary log like anyone's: a binlog source does not wake the loop for
+  // them (WakeSignal). ExpectOwnChange: one such commit that changed rows
+  // has succeeded. BeginOwnChange before a write that may commit changes,
+  // and EndOwnChange after it with the commits that changed rows (0 if it
+  // failed or changed nothing): then its events cannot wake a loop that
+  // waits meanwhile, even when they arrive before the commit returns. From
+  // any thread.
+  virtual void ExpectOwnChange() {}
+  virtual void BeginOwnChange() {}
+  virtual void EndOwnChange(int commits) { static_cast<void>(commits); }
+  // The insert commits merged into the last kInsert wake-up WaitUntil
+  // returned (0 with `wakeup: poll`).
+  virtual int inserts_in_last_wake() const { return 0; }
 };
 
 using WakeupSourcePtr = std::unique_ptr<WakeupSource>;
 
-// A sticky flag with a condition variable: the cheap callback a subscriber
-// hands to the WakeupHub (Notify: lock, set, notify; never blocks for long).
+// What wakes a claim loop from its server's binary log, with a condition
+// variable: the cheap callback a subscriber hands to the WakeupHub (lock,
+// count, notify; never blocks for long).
+//
+// The stream announces the relay's own claims and settles like anyone's
+// commits; they must not wake its own claim loop, which has nothing to do
+// for them. So commits that only updated or deleted rows (Notify(false)) are
+// counted against the relay's own (ExpectOwnChange) in a signed balance: > 0,
+// changes no one expected, which wake the loop; < 0, own commits whose
+// events are still to come. Both orders of an own commit's event and its
+// ExpectOwnChange (the event may come before or after the relay sees its
+// COMMIT answered) end at 0 without a wake-up, unless the loop woke and took
+// the event in between: then it woke once, as it would without the balance,
+// and the expectation is matched against that served event (served_). A
+// thread other than the loop's, which the loop may be waiting for, expects
+// its events before it writes (BeginOwnChange, EndOwnChange): no order then
+// wakes the loop.
+// The bound this costs: a foreign change that arrives while an own commit's
+// event is expected, or that arrived just before the own commit's
+// ExpectOwnChange and had not woken the loop yet, wakes it only when that own
+// event arrives (normally within milliseconds). An expectation whose event
+// never comes is forgotten kExpectFor after the newest one (the stream went
+// down, which wakes the loop and resets the balance anyway; or the commit
+// was not logged). Inserts, Wake (Interrupt) and stream up/down changes
+// always wake and are not counted in the balance.
+//
+// Thread-safety: all methods from any thread; WaitUntil from one at a time.
 class WakeSignal {
  public:
+  // How long an expectation (or a served event that an expectation may still
+  // claim) is kept.
+  static constexpr std::chrono::seconds kExpectFor{1};
+
   explicit WakeSignal(ClockPtr clock) : clock_(std::move(clock)) {}
+
+  // A commit to the table: `insert` when it may have inserted rows (always
+  // wakes), else an update or delete (wakes unless it is the relay's own).
   void Notify(bool insert = false) EXCLUDES(mu_) {
     MutexLock lock(&mu_);
-    pending_ = true;
-    insert_ = insert_ || insert;
+    if (insert) {
+      ++inserts_;
+    } else {
+      Expire(clock_->Now());
+      ++balance_;
+    }
+    if (Pending()) cv_.SignalAll();
+  }
+  // One of the relay's own write commits that changed rows has succeeded:
+  // its event in the log is not a reason to wake.
+  void ExpectOwnChange() EXCLUDES(mu_) {
+    MutexLock lock(&mu_);
+    Expect(clock_->Now());
+  }
+  // Before an own write: its events, which come after this, are expected;
+  // EndOwnChange(commits) says how many there are (0, 1 or more).
+  void BeginOwnChange() EXCLUDES(mu_) {
+    MutexLock lock(&mu_);
+    const Clock::TimePoint now = clock_->Now();
+    Expire(now);
+    expected_at_ = now;
+    --balance_;
+  }
+  void EndOwnChange(int commits) EXCLUDES(mu_) {
+    MutexLock lock(&mu_);
+    const Clock::TimePoint now = clock_->Now();
+    Expire(now);
+    if (commits == 0 && ++balance_ > 0) cv_.SignalAll();  // a change taken for it wakes now
+    for (int i = 1; i < commits; ++i) Expect(now);
+  }
+  // Always wakes (Interrupt); not a change to the balance.
+  void Wake() EXCLUDES(mu_) {
+    MutexLock lock(&mu_);
+    woken_ = true;
+    cv_.SignalAll();
+  }
+  // The stream went up or down: what was expected may never come (and the
+  // loop polls, or stops polling). Wakes.
+  void StreamChanged() EXCLUDES(mu_) {
+    MutexLock lock(&mu_);
+    balance_ = served_ = 0;
+    woken_ = true;
     cv_.SignalAll();
   }
   // What came since the last call (and consumes it), or kDeadline.
   WakeCause WaitUntil(Clock::TimePoint deadline) EXCLUDES(mu_) {
     MutexLock lock(&mu_);
+    Expire(clock_->Now());
     const bool woken = clock_->WaitUntil(&mu_, &cv_, deadline, [this] {
       mu_.AssertHeld();
-      return pending_;
+      return Pending();
     });
-    const WakeCause cause = !woken    ? WakeCause::kDeadline
-                            : insert_ ? WakeCause::kInsert
-                                      : WakeCause::kChange;
-    pending_ = insert_ = false;
+    const WakeCause cause = !woken         ? WakeCause::kDeadline
+                            : inserts_ > 0 ? WakeCause::kInsert
+                                           : WakeCause::kChange;
+    if (cause == WakeCause::kInsert) last_inserts_ = inserts_;
+    if (balance_ > 0) {
+      // Served by this wake-up; an own commit's event may be among them.
+      served_ += balance_;
+      served_at_ = clock_->Now();
+      balance_ = 0;
+    }
+    woken_ = false;
+    inserts_ = 0;
     return cause;
+  }
+  // The insert notifications merged into the last kInsert WaitUntil returned.
+  int inserts_in_last_wake() const EXCLUDES(mu_) {
+    MutexLock lock(&mu_);
+    return last_inserts_;
   }
 
  private:
-  ClockPtr clock_;
-  Mutex mu_;
+  bool Pending() const REQUIRES(mu_) { return woken_ || inserts_ > 0 || balance_ > 0; }
+  void Expect(Clock::TimePoint now) REQUIRES(mu_) {
+    Expire(now);
+    expected_at_ = now;
+    if (served_ > 0)
+      --served_;  // its event came before and woke the loop already
+    else
+      --balance_;  // its event is still to come, or came and is pending: withdrawn
+  }
+  void Expire(Clock::TimePoint now) REQUIRES(mu_) {
+    if (balance_ < 0 && now - expected_at_ > kExpectFor) balance_ = 0;
+    if (served_ > 0 && now - served_at_ > kExpectFor) served_ = 0;
+  }
+
+  const ClockPtr clock_;
+  mutable Mutex mu_;
   CondVar cv_{&mu_};
-  bool pending_ GUARDED_BY(mu_) = false;
-  bool insert_ GUARDED_BY(mu_) = false;
+  bool woken_ GUARDED_BY(mu_) = false;  // Wake, StreamChanged
+  int inserts_ GUARDED_BY(mu_) = 0;     // insert notifications not yet taken
+  int last_inserts_ GUARDED_BY(mu_) = 0;
+  int64_t balance_ GUARDED_BY(mu_) = 0;  // see the class comment
+  // Change notifications a wake-up took while no expectation waited for
+  // them, since served_at_.
+  int64_t served_ GUARDED_BY(mu_) = 0;
+  Clock::TimePoint served_at_ GUARDED_BY(mu_){};
+  Clock::TimePoint expected_at_ GUARDED_BY(mu_){};  // the newest ExpectOwnChange
 };
 
 // `wakeup: poll`: only timers and Interrupt wake the loop.
@@ -93,7 +216,7 @@ class PollWakeup : public WakeupSource {
  public:
   explicit PollWakeup(ClockPtr clock) : signal_(std::move(clock)) {}
   WakeCause WaitUntil(Clock::TimePoint deadline) override { return signal_.WaitUntil(deadline); }
-  void Interrupt() override { signal_.Notify(); }
+  void Interrupt() override { signal_.Wake(); }
   bool binlog_up() const override { return false; }
   std::string reason() const override { return "wakeup: poll"; }
 

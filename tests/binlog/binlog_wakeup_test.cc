@@ -3,12 +3,25 @@
 #include <vector>
 
 #include "binlog/wakeup.h"
+#include "fakes/fake_clock.h"
 
 using outbox::DefaultClock;
 using outbox::PollWakeup;
 using outbox::WakeCause;
 using outbox::WakeSignal;
+using outbox::testing::FakeClock;
 using namespace std::chrono_literals;
+
+namespace {
+
+// A WakeSignal on a fake clock, and what a wait that does not block finds.
+struct Signal {
+  std::shared_ptr<FakeClock> clock = std::make_shared<FakeClock>();
+  WakeSignal signal{clock};
+  WakeCause Take() { return signal.WaitUntil(clock->Now()); }
+};
+
+}  // namespace
 
 TEST_CASE("binlog: a wake-up that arrives while the loop claims is kept for its next wait",
           "[binlog-unit]") {
@@ -44,4 +57,158 @@ TEST_CASE("binlog: wakeup poll waits poll_interval and only Interrupt wakes it",
   CHECK(w.WaitUntil(DefaultClock()->Now() + 10ms) == WakeCause::kDeadline);
   w.Interrupt();
   CHECK(w.WaitUntil(DefaultClock()->Now() + 10s) == WakeCause::kChange);
+}
+
+TEST_CASE(
+    "binlog: the relay's own commit does not wake its loop whether its event comes after "
+    "or before ExpectOwnChange",
+    "[binlog-unit]") {
+  Signal s;
+  // The event after the relay saw its COMMIT answered.
+  s.signal.ExpectOwnChange();
+  s.signal.Notify(false);
+  CHECK(s.Take() == WakeCause::kDeadline);
+  // The event before (the log is written before the commit returns).
+  s.signal.Notify(false);
+  s.signal.ExpectOwnChange();
+  CHECK(s.Take() == WakeCause::kDeadline);
+  // Before, and the loop took it first: one wake-up, as without the balance,
+  // and the expectation is matched against it (nothing left to swallow).
+  s.signal.Notify(false);
+  CHECK(s.Take() == WakeCause::kChange);
+  s.signal.ExpectOwnChange();
+  s.signal.Notify(false);  // a foreign change
+  CHECK(s.Take() == WakeCause::kChange);
+  // Two own commits (a claim and a settle) and their two events.
+  Signal two;
+  two.signal.ExpectOwnChange();
+  two.signal.Notify(false);
+  two.signal.Notify(false);
+  two.signal.ExpectOwnChange();
+  CHECK(two.Take() == WakeCause::kDeadline);
+}
+
+TEST_CASE(
+    "binlog: a foreign change that arrives while an own commit is expected wakes the loop "
+    "when the own event arrives",
+    "[binlog-unit]") {
+  Signal s;
+  s.signal.ExpectOwnChange();
+  s.signal.Notify(false);  // a foreign change: taken for the own event
+  CHECK(s.Take() == WakeCause::kDeadline);
+  s.signal.Notify(false);  // the own event: one more than expected
+  CHECK(s.Take() == WakeCause::kChange);
+  CHECK(s.Take() == WakeCause::kDeadline);  // nothing left over
+  // The same when the foreign change came just before the expectation and
+  // the loop had not taken it yet.
+  Signal before;
+  before.signal.Notify(false);
+  before.signal.ExpectOwnChange();
+  CHECK(before.Take() == WakeCause::kDeadline);
+  before.signal.Notify(false);
+  CHECK(before.Take() == WakeCause::kChange);
+}
+
+TEST_CASE("binlog: an expectation whose event never comes is forgotten after a second",
+          "[binlog-unit]") {
+  Signal s;
+  s.signal.ExpectOwnChange();  // its event never comes
+  s.clock->Advance(999ms);
+  s.signal.Notify(false);  // still taken for the own event
+  CHECK(s.Take() == WakeCause::kDeadline);
+  s.signal.ExpectOwnChange();
+  s.clock->Advance(1001ms);
+  s.signal.Notify(false);  // a foreign change wakes again
+  CHECK(s.Take() == WakeCause::kChange);
+  // A served event that no expectation claimed within the second is
+  // forgotten too: a later own commit's event is not a wake-up.
+  s.clock->Advance(1001ms);
+  s.signal.ExpectOwnChange();
+  s.signal.Notify(false);
+  CHECK(s.Take() == WakeCause::kDeadline);
+}
+
+TEST_CASE(
+    "binlog: an own write expected before it wakes nothing, and a change taken for it "
+    "wakes when it commits nothing",
+    "[binlog-unit]") {
+  Signal s;
+  // Its event comes while it writes, before it knows it committed.
+  s.signal.BeginOwnChange();
+  s.signal.Notify(false);
+  CHECK(s.Take() == WakeCause::kDeadline);
+  s.signal.EndOwnChange(1);
+  CHECK(s.Take() == WakeCause::kDeadline);
+  // Two commits (a settle's SENT and its release): the second's event may
+  // come after the end.
+  s.signal.BeginOwnChange();
+  s.signal.Notify(false);
+  s.signal.EndOwnChange(2);
+  s.signal.Notify(false);
+  CHECK(s.Take() == WakeCause::kDeadline);
+  // A foreign change while a write that then changed nothing was expected.
+  s.signal.BeginOwnChange();
+  s.signal.Notify(false);
+  CHECK(s.Take() == WakeCause::kDeadline);
+  s.signal.EndOwnChange(0);
+  CHECK(s.Take() == WakeCause::kChange);
+  // A write that changed nothing, with no change meanwhile: nothing left.
+  s.signal.BeginOwnChange();
+  s.signal.EndOwnChange(0);
+  CHECK(s.Take() == WakeCause::kDeadline);
+  s.signal.Notify(false);
+  CHECK(s.Take() == WakeCause::kChange);
+}
+
+TEST_CASE("binlog: a stream up or down change always wakes and resets what was expected",
+          "[binlog-unit]") {
+  Signal s;
+  s.signal.ExpectOwnChange();
+  s.signal.ExpectOwnChange();
+  s.signal.StreamChanged();
+  CHECK(s.Take() == WakeCause::kChange);
+  s.signal.Notify(false);  // not taken for the own events before the change
+  CHECK(s.Take() == WakeCause::kChange);
+  // A change still pending is served by the stream's wake-up.
+  s.signal.Notify(false);
+  s.signal.StreamChanged();
+  CHECK(s.Take() == WakeCause::kChange);
+  CHECK(s.Take() == WakeCause::kDeadline);
+}
+
+TEST_CASE("binlog: Interrupt and inserts always wake, whatever is expected", "[binlog-unit]") {
+  Signal s;
+  s.signal.ExpectOwnChange();
+  s.signal.Notify(true);
+  CHECK(s.Take() == WakeCause::kInsert);
+  s.signal.ExpectOwnChange();
+  s.signal.Wake();
+  CHECK(s.Take() == WakeCause::kChange);
+  // Neither counted against the two expectations: two events are still own.
+  s.signal.Notify(false);
+  s.signal.Notify(false);
+  CHECK(s.Take() == WakeCause::kDeadline);
+  PollWakeup poll(s.clock);
+  poll.ExpectOwnChange();  // a no-op
+  poll.Interrupt();
+  CHECK(poll.WaitUntil(s.clock->Now()) == WakeCause::kChange);
+  CHECK(poll.inserts_in_last_wake() == 0);
+}
+
+TEST_CASE("binlog: the insert commits merged into one wake-up are counted", "[binlog-unit]") {
+  Signal s;
+  CHECK(s.signal.inserts_in_last_wake() == 0);
+  s.signal.Notify(true);
+  s.signal.Notify(false);
+  s.signal.Notify(true);
+  s.signal.Notify(true);
+  CHECK(s.Take() == WakeCause::kInsert);
+  CHECK(s.signal.inserts_in_last_wake() == 3);
+  s.signal.Notify(true);
+  CHECK(s.Take() == WakeCause::kInsert);
+  CHECK(s.signal.inserts_in_last_wake() == 1);
+  // Other wake-ups leave the last insert wake-up's count.
+  s.signal.Wake();
+  CHECK(s.Take() == WakeCause::kChange);
+  CHECK(s.signal.inserts_in_last_wake() == 1);
 }
