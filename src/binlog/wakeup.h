@@ -38,8 +38,8 @@ class BinlogWakeup : public WakeupSource {
   WakeCause WaitUntil(Clock::TimePoint deadline) override { return signal_->WaitUntil(deadline); }
   void Interrupt() override { signal_->Wake(); }
   void ExpectOwnChange() override { signal_->ExpectOwnChange(); }
-  void BeginOwnChange() override { signal_->BeginOwnChange(); }
-  void EndOwnChange(int commits) override { signal_->EndOwnChange(commits); }
+  void BeginOwnChange(int at_most) override { signal_->BeginOwnChange(at_most); }
+  void EndOwnChange(int at_most, int commits) override { signal_->EndOwnChange(at_most, commits); }
   int inserts_in_last_wake() const override { return signal_->inserts_in_last_wake(); }
   bool binlog_up() const override { return subscription_->up(); }
   // The stream may still be on a demoted server (its connection went there

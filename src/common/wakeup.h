@@ -7,6 +7,7 @@
 // wake-up of each cause is the ClaimScheduler's (src/relay/claim_scheduler.h).
 // Header-only.
 
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <memory>
@@ -56,14 +57,18 @@ class WakeupSource {
   // The relay's own write commits (a claim's, a settle's) come back from the
   // binary log like anyone's: a binlog source does not wake the loop for
   // them (WakeSignal). ExpectOwnChange: one such commit that changed rows
-  // has succeeded. BeginOwnChange before a write that may commit changes,
-  // and EndOwnChange after it with the commits that changed rows (0 if it
-  // failed or changed nothing): then its events cannot wake a loop that
-  // waits meanwhile, even when they arrive before the commit returns. From
-  // any thread.
+  // has returned; REQUIRES: the loop has not waited since (its own thread
+  // calls it). From other threads: BeginOwnChange before a write that makes
+  // at most `at_most` commits, and EndOwnChange after it with the commits
+  // that changed rows (0 if it failed or changed nothing); then its events
+  // cannot wake a loop that waits meanwhile, even when they arrive before
+  // the commit returns.
   virtual void ExpectOwnChange() {}
-  virtual void BeginOwnChange() {}
-  virtual void EndOwnChange(int commits) { static_cast<void>(commits); }
+  virtual void BeginOwnChange(int at_most) { static_cast<void>(at_most); }
+  virtual void EndOwnChange(int at_most, int commits) {
+    static_cast<void>(at_most);
+    static_cast<void>(commits);
+  }
   // The insert commits merged into the last kInsert wake-up WaitUntil
   // returned (0 with `wakeup: poll`).
   virtual int inserts_in_last_wake() const { return 0; }
@@ -78,30 +83,27 @@ using WakeupSourcePtr = std::unique_ptr<WakeupSource>;
 // The stream announces the relay's own claims and settles like anyone's
 // commits; they must not wake its own claim loop, which has nothing to do
 // for them. So commits that only updated or deleted rows (Notify(false)) are
-// counted against the relay's own (ExpectOwnChange) in a signed balance: > 0,
-// changes no one expected, which wake the loop; < 0, own commits whose
-// events are still to come. Both orders of an own commit's event and its
-// ExpectOwnChange (the event may come before or after the relay sees its
-// COMMIT answered) end at 0 without a wake-up, unless the loop woke and took
-// the event in between: then it woke once, as it would without the balance,
-// and the expectation is matched against that served event (served_). A
-// thread other than the loop's, which the loop may be waiting for, expects
-// its events before it writes (BeginOwnChange, EndOwnChange): no order then
-// wakes the loop.
-// The bound this costs: a foreign change that arrives while an own commit's
-// event is expected, or that arrived just before the own commit's
-// ExpectOwnChange and had not woken the loop yet, wakes it only when that own
-// event arrives (normally within milliseconds). An expectation whose event
-// never comes is forgotten kExpectFor after the newest one (the stream went
-// down, which wakes the loop and resets the balance anyway; or the commit
-// was not logged). Inserts, Wake (Interrupt) and stream up/down changes
-// always wake and are not counted in the balance.
+// counted against the relay's own in a signed balance: > 0, changes no one
+// expected, which wake the loop; < 0, own commits whose events are still to
+// come. The loop's own thread expects its commit after it returned
+// (ExpectOwnChange): the event came before (and is withdrawn, the loop was
+// not waiting) or comes after (and is taken for it). Another thread, which
+// the loop may be waiting for, expects its events before it writes
+// (BeginOwnChange) and says after how many there were (EndOwnChange). Either
+// way an own commit wakes nothing, whatever the order of its event.
+// The bound this costs: a foreign change that arrives while own events are
+// expected (or arrived just before a loop's own claim returned) wakes the
+// loop only when those events arrive or the write ends, normally within
+// milliseconds. Expectations whose events never come are forgotten
+// kExpectFor after the newest (the stream went down, which wakes the loop
+// and resets the balance anyway; or the commit was not logged). Inserts,
+// Wake (Interrupt) and stream up/down changes always wake and are not
+// counted in the balance.
 //
 // Thread-safety: all methods from any thread; WaitUntil from one at a time.
 class WakeSignal {
  public:
-  // How long an expectation (or a served event that an expectation may still
-  // claim) is kept.
+  // How long expectations are kept after the newest.
   static constexpr std::chrono::seconds kExpectFor{1};
 
   explicit WakeSignal(ClockPtr clock) : clock_(std::move(clock)) {}
@@ -118,27 +120,25 @@ class WakeSignal {
     }
     if (Pending()) cv_.SignalAll();
   }
-  // One of the relay's own write commits that changed rows has succeeded:
-  // its event in the log is not a reason to wake.
+  // One of the relay's own write commits that changed rows has returned: its
+  // event in the log is not a reason to wake. REQUIRES: no WaitUntil since
+  // the commit (the loop's own thread calls it).
   void ExpectOwnChange() EXCLUDES(mu_) {
     MutexLock lock(&mu_);
-    Expect(clock_->Now());
+    Expect(1);
   }
-  // Before an own write: its events, which come after this, are expected;
-  // EndOwnChange(commits) says how many there are (0, 1 or more).
-  void BeginOwnChange() EXCLUDES(mu_) {
+  // Before an own write that makes at most `at_most` commits; after it,
+  // EndOwnChange with the same `at_most` and the commits that changed rows.
+  // Meanwhile up to `at_most` update-only commits are taken for its own.
+  void BeginOwnChange(int at_most) EXCLUDES(mu_) {
     MutexLock lock(&mu_);
-    const Clock::TimePoint now = clock_->Now();
-    Expire(now);
-    expected_at_ = now;
-    --balance_;
+    Expect(at_most);
   }
-  void EndOwnChange(int commits) EXCLUDES(mu_) {
+  void EndOwnChange(int at_most, int commits) EXCLUDES(mu_) {
     MutexLock lock(&mu_);
-    const Clock::TimePoint now = clock_->Now();
-    Expire(now);
-    if (commits == 0 && ++balance_ > 0) cv_.SignalAll();  // a change taken for it wakes now
-    for (int i = 1; i < commits; ++i) Expect(now);
+    Expire(clock_->Now());
+    balance_ += at_most - std::min(commits, at_most);
+    if (Pending()) cv_.SignalAll();  // changes taken for commits it did not make
   }
   // Always wakes (Interrupt); not a change to the balance.
   void Wake() EXCLUDES(mu_) {
@@ -150,7 +150,7 @@ class WakeSignal {
   // loop polls, or stops polling). Wakes.
   void StreamChanged() EXCLUDES(mu_) {
     MutexLock lock(&mu_);
-    balance_ = served_ = 0;
+    balance_ = 0;
     woken_ = true;
     cv_.SignalAll();
   }
@@ -166,12 +166,7 @@ class WakeSignal {
                             : inserts_ > 0 ? WakeCause::kInsert
                                            : WakeCause::kChange;
     if (cause == WakeCause::kInsert) last_inserts_ = inserts_;
-    if (balance_ > 0) {
-      // Served by this wake-up; an own commit's event may be among them.
-      served_ += balance_;
-      served_at_ = clock_->Now();
-      balance_ = 0;
-    }
+    balance_ = std::min<int64_t>(balance_, 0);  // the changes are served; expectations stay
     woken_ = false;
     inserts_ = 0;
     return cause;
@@ -184,17 +179,14 @@ class WakeSignal {
 
  private:
   bool Pending() const REQUIRES(mu_) { return woken_ || inserts_ > 0 || balance_ > 0; }
-  void Expect(Clock::TimePoint now) REQUIRES(mu_) {
+  void Expect(int n) REQUIRES(mu_) {
+    const Clock::TimePoint now = clock_->Now();
     Expire(now);
     expected_at_ = now;
-    if (served_ > 0)
-      --served_;  // its event came before and woke the loop already
-    else
-      --balance_;  // its event is still to come, or came and is pending: withdrawn
+    balance_ -= n;  // a change already pending for it is withdrawn
   }
   void Expire(Clock::TimePoint now) REQUIRES(mu_) {
     if (balance_ < 0 && now - expected_at_ > kExpectFor) balance_ = 0;
-    if (served_ > 0 && now - served_at_ > kExpectFor) served_ = 0;
   }
 
   const ClockPtr clock_;
@@ -203,12 +195,8 @@ class WakeSignal {
   bool woken_ GUARDED_BY(mu_) = false;  // Wake, StreamChanged
   int inserts_ GUARDED_BY(mu_) = 0;     // insert notifications not yet taken
   int last_inserts_ GUARDED_BY(mu_) = 0;
-  int64_t balance_ GUARDED_BY(mu_) = 0;  // see the class comment
-  // Change notifications a wake-up took while no expectation waited for
-  // them, since served_at_.
-  int64_t served_ GUARDED_BY(mu_) = 0;
-  Clock::TimePoint served_at_ GUARDED_BY(mu_){};
-  Clock::TimePoint expected_at_ GUARDED_BY(mu_){};  // the newest ExpectOwnChange
+  int64_t balance_ GUARDED_BY(mu_) = 0;                // see the class comment
+  Clock::TimePoint expected_at_ GUARDED_BY(mu_) = {};  // the newest expectation
 };
 
 // `wakeup: poll`: only timers and Interrupt wake the loop.

@@ -86,8 +86,9 @@ struct SettleResult {
   std::vector<int64_t> stale_ids;
   // The settle's write commits that changed at least one row: each is an
   // event in the binary log that wakes `wakeup: binlog` relays
-  // (WakeupSource::ExpectOwnChange).
+  // (WakeupSource::BeginOwnChange). At most kMaxCommits.
   int commits = 0;
+  static constexpr int kMaxCommits = 2;
 };
 
 struct TableStats {

@@ -9,13 +9,14 @@ WakeupSourcePtr TakeWakeup(RelayOptions& options) {
 }
 
 // `wakeup: binlog`: the settle's commits are the relay's own, which the
-// stream does not wake the claim loop for (the claim loop may be waiting for
-// it while the settle writes: expected before the write); so released and
+// stream does not wake the claim loop for (the loop may be waiting while the
+// settle writes, so they are expected before it writes); so released and
 // DEAD rows wake it directly. (`wakeup: poll` finds them at the next poll.)
 SettleNotes SettleNotesFor(const ServiceConfig& config, WakeupSource& wakeup) {
   if (config.wakeup != Wakeup::kBinlog) return {};
-  return {.before_write = [&wakeup] { wakeup.BeginOwnChange(); },
-          .after_write = [&wakeup](int commits) { wakeup.EndOwnChange(commits); },
+  return {.before_write = [&wakeup] { wakeup.BeginOwnChange(SettleResult::kMaxCommits); },
+          .after_write =
+              [&wakeup](int commits) { wakeup.EndOwnChange(SettleResult::kMaxCommits, commits); },
           .freed = [&wakeup] { wakeup.Interrupt(); }};
 }
 

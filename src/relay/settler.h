@@ -43,7 +43,7 @@ double PublishLatencySeconds(const OutboxRow& row, Clock::TimePoint claimed_at,
                              Clock::TimePoint acked_at);
 
 // What a settle tells the claim loop besides the planner's accounting
-// (RelayUnits wires both to the service's WakeupSource); either may be empty.
+// (RelayUnits wires them to the service's WakeupSource); any may be empty.
 // Called on the settle thread.
 struct SettleNotes {
   // Around the settle's statements (WakeupSource::BeginOwnChange and

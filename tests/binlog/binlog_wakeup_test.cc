@@ -60,32 +60,22 @@ TEST_CASE("binlog: wakeup poll waits poll_interval and only Interrupt wakes it",
 }
 
 TEST_CASE(
-    "binlog: the relay's own commit does not wake its loop whether its event comes after "
-    "or before ExpectOwnChange",
+    "binlog: the claim loop's own commit does not wake it whether its event comes "
+    "after or before ExpectOwnChange",
     "[binlog-unit]") {
   Signal s;
-  // The event after the relay saw its COMMIT answered.
+  // The event after the claim returned.
   s.signal.ExpectOwnChange();
   s.signal.Notify(false);
   CHECK(s.Take() == WakeCause::kDeadline);
-  // The event before (the log is written before the commit returns).
+  // The event before (the log is written before the commit returns): the
+  // wake-up it left is withdrawn.
   s.signal.Notify(false);
   s.signal.ExpectOwnChange();
   CHECK(s.Take() == WakeCause::kDeadline);
-  // Before, and the loop took it first: one wake-up, as without the balance,
-  // and the expectation is matched against it (nothing left to swallow).
+  // Nothing left over: the next update-only commit wakes.
   s.signal.Notify(false);
   CHECK(s.Take() == WakeCause::kChange);
-  s.signal.ExpectOwnChange();
-  s.signal.Notify(false);  // a foreign change
-  CHECK(s.Take() == WakeCause::kChange);
-  // Two own commits (a claim and a settle) and their two events.
-  Signal two;
-  two.signal.ExpectOwnChange();
-  two.signal.Notify(false);
-  two.signal.Notify(false);
-  two.signal.ExpectOwnChange();
-  CHECK(two.Take() == WakeCause::kDeadline);
 }
 
 TEST_CASE(
@@ -99,17 +89,57 @@ TEST_CASE(
   s.signal.Notify(false);  // the own event: one more than expected
   CHECK(s.Take() == WakeCause::kChange);
   CHECK(s.Take() == WakeCause::kDeadline);  // nothing left over
-  // The same when the foreign change came just before the expectation and
-  // the loop had not taken it yet.
-  Signal before;
-  before.signal.Notify(false);
-  before.signal.ExpectOwnChange();
-  CHECK(before.Take() == WakeCause::kDeadline);
-  before.signal.Notify(false);
-  CHECK(before.Take() == WakeCause::kChange);
+  // The same when the foreign change came just before the claim returned.
+  s.signal.Notify(false);
+  s.signal.ExpectOwnChange();
+  CHECK(s.Take() == WakeCause::kDeadline);
+  s.signal.Notify(false);
+  CHECK(s.Take() == WakeCause::kChange);
 }
 
-TEST_CASE("binlog: an expectation whose event never comes is forgotten after a second",
+TEST_CASE(
+    "binlog: a write expected before it wakes nothing, and a change taken for a commit it "
+    "did not make wakes when it ends",
+    "[binlog-unit]") {
+  Signal s;
+  // A settle (at most two commits) that made one: its event comes while it
+  // writes, before it knows it committed, or after.
+  s.signal.BeginOwnChange(2);
+  s.signal.Notify(false);
+  CHECK(s.Take() == WakeCause::kDeadline);
+  s.signal.EndOwnChange(2, 1);
+  CHECK(s.Take() == WakeCause::kDeadline);
+  s.signal.BeginOwnChange(2);
+  s.signal.EndOwnChange(2, 2);
+  s.signal.Notify(false);
+  s.signal.Notify(false);
+  CHECK(s.Take() == WakeCause::kDeadline);
+  // A foreign change while a write that then changed nothing was expected.
+  s.signal.BeginOwnChange(2);
+  s.signal.Notify(false);
+  CHECK(s.Take() == WakeCause::kDeadline);
+  s.signal.EndOwnChange(2, 0);
+  CHECK(s.Take() == WakeCause::kChange);
+  // ... and while one that made a commit was: the change wakes when that
+  // commit's event comes.
+  s.signal.BeginOwnChange(2);
+  s.signal.Notify(false);
+  s.signal.EndOwnChange(2, 1);
+  CHECK(s.Take() == WakeCause::kDeadline);
+  s.signal.Notify(false);  // its own event
+  CHECK(s.Take() == WakeCause::kChange);
+  // The loop waited meanwhile, and a claim of its own came between.
+  s.signal.BeginOwnChange(2);
+  s.signal.Notify(false);  // the claim's event
+  s.signal.ExpectOwnChange();
+  s.signal.Notify(false);  // the settle's
+  s.signal.EndOwnChange(2, 1);
+  CHECK(s.Take() == WakeCause::kDeadline);
+  s.signal.Notify(false);
+  CHECK(s.Take() == WakeCause::kChange);
+}
+
+TEST_CASE("binlog: expectations whose events never come are forgotten after a second",
           "[binlog-unit]") {
   Signal s;
   s.signal.ExpectOwnChange();  // its event never comes
@@ -117,54 +147,26 @@ TEST_CASE("binlog: an expectation whose event never comes is forgotten after a s
   s.signal.Notify(false);  // still taken for the own event
   CHECK(s.Take() == WakeCause::kDeadline);
   s.signal.ExpectOwnChange();
+  s.signal.BeginOwnChange(2);
+  s.signal.EndOwnChange(2, 1);
   s.clock->Advance(1001ms);
   s.signal.Notify(false);  // a foreign change wakes again
   CHECK(s.Take() == WakeCause::kChange);
-  // A served event that no expectation claimed within the second is
-  // forgotten too: a later own commit's event is not a wake-up.
-  s.clock->Advance(1001ms);
+  // The newest expectation keeps the older ones.
   s.signal.ExpectOwnChange();
+  s.clock->Advance(900ms);
+  s.signal.ExpectOwnChange();
+  s.clock->Advance(900ms);
+  s.signal.Notify(false);
   s.signal.Notify(false);
   CHECK(s.Take() == WakeCause::kDeadline);
-}
-
-TEST_CASE(
-    "binlog: an own write expected before it wakes nothing, and a change taken for it "
-    "wakes when it commits nothing",
-    "[binlog-unit]") {
-  Signal s;
-  // Its event comes while it writes, before it knows it committed.
-  s.signal.BeginOwnChange();
-  s.signal.Notify(false);
-  CHECK(s.Take() == WakeCause::kDeadline);
-  s.signal.EndOwnChange(1);
-  CHECK(s.Take() == WakeCause::kDeadline);
-  // Two commits (a settle's SENT and its release): the second's event may
-  // come after the end.
-  s.signal.BeginOwnChange();
-  s.signal.Notify(false);
-  s.signal.EndOwnChange(2);
-  s.signal.Notify(false);
-  CHECK(s.Take() == WakeCause::kDeadline);
-  // A foreign change while a write that then changed nothing was expected.
-  s.signal.BeginOwnChange();
-  s.signal.Notify(false);
-  CHECK(s.Take() == WakeCause::kDeadline);
-  s.signal.EndOwnChange(0);
-  CHECK(s.Take() == WakeCause::kChange);
-  // A write that changed nothing, with no change meanwhile: nothing left.
-  s.signal.BeginOwnChange();
-  s.signal.EndOwnChange(0);
-  CHECK(s.Take() == WakeCause::kDeadline);
-  s.signal.Notify(false);
-  CHECK(s.Take() == WakeCause::kChange);
 }
 
 TEST_CASE("binlog: a stream up or down change always wakes and resets what was expected",
           "[binlog-unit]") {
   Signal s;
   s.signal.ExpectOwnChange();
-  s.signal.ExpectOwnChange();
+  s.signal.BeginOwnChange(2);
   s.signal.StreamChanged();
   CHECK(s.Take() == WakeCause::kChange);
   s.signal.Notify(false);  // not taken for the own events before the change
@@ -181,15 +183,18 @@ TEST_CASE("binlog: Interrupt and inserts always wake, whatever is expected", "[b
   s.signal.ExpectOwnChange();
   s.signal.Notify(true);
   CHECK(s.Take() == WakeCause::kInsert);
-  s.signal.ExpectOwnChange();
+  s.signal.BeginOwnChange(1);
   s.signal.Wake();
   CHECK(s.Take() == WakeCause::kChange);
   // Neither counted against the two expectations: two events are still own.
   s.signal.Notify(false);
   s.signal.Notify(false);
   CHECK(s.Take() == WakeCause::kDeadline);
+  s.signal.EndOwnChange(1, 1);
+  CHECK(s.Take() == WakeCause::kDeadline);
   PollWakeup poll(s.clock);
-  poll.ExpectOwnChange();  // a no-op
+  poll.ExpectOwnChange();  // no-ops
+  poll.BeginOwnChange(2);
   poll.Interrupt();
   CHECK(poll.WaitUntil(s.clock->Now()) == WakeCause::kChange);
   CHECK(poll.inserts_in_last_wake() == 0);

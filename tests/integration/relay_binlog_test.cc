@@ -99,10 +99,10 @@ class CountingWakeup : public WakeupSource {
     own.fetch_add(1);
     target_->ExpectOwnChange();
   }
-  void BeginOwnChange() override { target_->BeginOwnChange(); }
-  void EndOwnChange(int commits) override {
+  void BeginOwnChange(int at_most) override { target_->BeginOwnChange(at_most); }
+  void EndOwnChange(int at_most, int commits) override {
     own.fetch_add(commits);
-    target_->EndOwnChange(commits);
+    target_->EndOwnChange(at_most, commits);
   }
   int inserts_in_last_wake() const override { return target_->inserts_in_last_wake(); }
 

@@ -38,8 +38,8 @@ class ScriptedWakeup : public WakeupSource {
   bool binlog_up() const override { return up_.load(); }
   std::string reason() const override { return up_.load() ? "up" : "down"; }
   void ExpectOwnChange() override { own_.fetch_add(1); }
-  void BeginOwnChange() override { begun_.fetch_add(1); }
-  void EndOwnChange(int commits) override {
+  void BeginOwnChange(int) override { begun_.fetch_add(1); }
+  void EndOwnChange(int, int commits) override {
     own_.fetch_add(commits);
     ended_.fetch_add(1);
   }
