@@ -1,4 +1,6 @@
 #include <catch2/catch.hpp>
+#include <sstream>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -20,6 +22,37 @@ struct Signal {
   WakeSignal signal{clock};
   WakeCause Take() { return signal.WaitUntil(clock->Now()); }
 };
+
+// What happens to a WakeSignal, one step a word: `c` an update-only commit's
+// event (Notify(false)), `i` an insert's, `x` ExpectOwnChange, `b`
+// BeginOwnChange(2), `e0`/`e1`/`e2` EndOwnChange(2, n), `w` Wake (Interrupt),
+// `s` a stream up/down change, `+N` N ms pass; and what a wait that does not
+// block finds: `-` nothing, `C` kChange, `I` kInsert.
+struct Script {
+  const char* what;
+  const char* steps;
+};
+
+// Runs `steps`; the first wait that found something else, or "".
+std::string Run(const std::string& steps) {
+  Signal s;
+  std::istringstream in(steps);
+  for (std::string w; in >> w;) {
+    const char c = w[0];
+    if (c == 'c' || c == 'i') s.signal.Notify(c == 'i');
+    if (c == 'x') s.signal.ExpectOwnChange();
+    if (c == 'b') s.signal.BeginOwnChange(2);
+    if (c == 'e') s.signal.EndOwnChange(2, w[1] - '0');
+    if (c == 'w') s.signal.Wake();
+    if (c == 's') s.signal.StreamChanged();
+    if (c == '+') s.clock->Advance(std::chrono::milliseconds(std::stoi(w.substr(1))));
+    const WakeCause want = c == 'C'   ? WakeCause::kChange
+                           : c == 'I' ? WakeCause::kInsert
+                                      : WakeCause::kDeadline;
+    if ((c == '-' || c == 'C' || c == 'I') && s.Take() != want) return w;
+  }
+  return "";
+}
 
 }  // namespace
 
@@ -59,139 +92,34 @@ TEST_CASE("binlog: wakeup poll waits poll_interval and only Interrupt wakes it",
   CHECK(w.WaitUntil(DefaultClock()->Now() + 10s) == WakeCause::kChange);
 }
 
-TEST_CASE(
-    "binlog: the claim loop's own commit does not wake it whether its event comes "
-    "after or before ExpectOwnChange",
-    "[binlog-unit]") {
-  Signal s;
-  // The event after the claim returned.
-  s.signal.ExpectOwnChange();
-  s.signal.Notify(false);
-  CHECK(s.Take() == WakeCause::kDeadline);
-  // The event before (the log is written before the commit returns): the
-  // wake-up it left is withdrawn.
-  s.signal.Notify(false);
-  s.signal.ExpectOwnChange();
-  CHECK(s.Take() == WakeCause::kDeadline);
-  // Nothing left over: the next update-only commit wakes.
-  s.signal.Notify(false);
-  CHECK(s.Take() == WakeCause::kChange);
-}
-
-TEST_CASE(
-    "binlog: a foreign change that arrives while an own commit is expected wakes the loop "
-    "when the own event arrives",
-    "[binlog-unit]") {
-  Signal s;
-  s.signal.ExpectOwnChange();
-  s.signal.Notify(false);  // a foreign change: taken for the own event
-  CHECK(s.Take() == WakeCause::kDeadline);
-  s.signal.Notify(false);  // the own event: one more than expected
-  CHECK(s.Take() == WakeCause::kChange);
-  CHECK(s.Take() == WakeCause::kDeadline);  // nothing left over
-  // The same when the foreign change came just before the claim returned.
-  s.signal.Notify(false);
-  s.signal.ExpectOwnChange();
-  CHECK(s.Take() == WakeCause::kDeadline);
-  s.signal.Notify(false);
-  CHECK(s.Take() == WakeCause::kChange);
-}
-
-TEST_CASE(
-    "binlog: a write expected before it wakes nothing, and a change taken for a commit it "
-    "did not make wakes when it ends",
-    "[binlog-unit]") {
-  Signal s;
-  // A settle (at most two commits) that made one: its event comes while it
-  // writes, before it knows it committed, or after.
-  s.signal.BeginOwnChange(2);
-  s.signal.Notify(false);
-  CHECK(s.Take() == WakeCause::kDeadline);
-  s.signal.EndOwnChange(2, 1);
-  CHECK(s.Take() == WakeCause::kDeadline);
-  s.signal.BeginOwnChange(2);
-  s.signal.EndOwnChange(2, 2);
-  s.signal.Notify(false);
-  s.signal.Notify(false);
-  CHECK(s.Take() == WakeCause::kDeadline);
-  // A foreign change while a write that then changed nothing was expected.
-  s.signal.BeginOwnChange(2);
-  s.signal.Notify(false);
-  CHECK(s.Take() == WakeCause::kDeadline);
-  s.signal.EndOwnChange(2, 0);
-  CHECK(s.Take() == WakeCause::kChange);
-  // ... and while one that made a commit was: the change wakes when that
-  // commit's event comes.
-  s.signal.BeginOwnChange(2);
-  s.signal.Notify(false);
-  s.signal.EndOwnChange(2, 1);
-  CHECK(s.Take() == WakeCause::kDeadline);
-  s.signal.Notify(false);  // its own event
-  CHECK(s.Take() == WakeCause::kChange);
-  // The loop waited meanwhile, and a claim of its own came between.
-  s.signal.BeginOwnChange(2);
-  s.signal.Notify(false);  // the claim's event
-  s.signal.ExpectOwnChange();
-  s.signal.Notify(false);  // the settle's
-  s.signal.EndOwnChange(2, 1);
-  CHECK(s.Take() == WakeCause::kDeadline);
-  s.signal.Notify(false);
-  CHECK(s.Take() == WakeCause::kChange);
-}
-
-TEST_CASE("binlog: expectations whose events never come are forgotten after a second",
+TEST_CASE("binlog: the relay's own commits do not wake its loop and foreign ones always do",
           "[binlog-unit]") {
-  Signal s;
-  s.signal.ExpectOwnChange();  // its event never comes
-  s.clock->Advance(999ms);
-  s.signal.Notify(false);  // still taken for the own event
-  CHECK(s.Take() == WakeCause::kDeadline);
-  s.signal.ExpectOwnChange();
-  s.signal.BeginOwnChange(2);
-  s.signal.EndOwnChange(2, 1);
-  s.clock->Advance(1001ms);
-  s.signal.Notify(false);  // a foreign change wakes again
-  CHECK(s.Take() == WakeCause::kChange);
-  // The newest expectation keeps the older ones.
-  s.signal.ExpectOwnChange();
-  s.clock->Advance(900ms);
-  s.signal.ExpectOwnChange();
-  s.clock->Advance(900ms);
-  s.signal.Notify(false);
-  s.signal.Notify(false);
-  CHECK(s.Take() == WakeCause::kDeadline);
+  const Script scripts[] = {
+      {"a claim's event after ExpectOwnChange; a foreign change that came while it was "
+       "expected wakes when it comes",
+       "x c - c C -"},
+      {"a claim's event before ExpectOwnChange: its wake-up is withdrawn", "c x - c C"},
+      {"a settle's event while it writes or after, expected before it wrote",
+       "b c - e1 - b e2 c c -"},
+      {"a foreign change while a settle that changed nothing was expected wakes when it ends",
+       "b c - e0 C - b e0 - c C"},
+      {"a foreign change while a settle that made a commit was expected wakes when its event "
+       "comes",
+       "b c e1 - c C"},
+      {"a claim's commit between a settle's begin and end", "b c x c e1 - c C"},
+      {"an expectation whose event never comes is forgotten a second after the newest",
+       "x +999 c - x b e1 +1001 c C x +900 x +900 c c -"},
+      {"a stream up or down change wakes and resets what was expected", "x b s C c C c s C -"},
+      {"inserts and Interrupt wake and are not taken for own events", "x i I b w C c c - e1 -"},
+  };
+  for (const Script& script : scripts) {
+    INFO(script.what << ": " << script.steps);
+    CHECK(Run(script.steps) == "");
+  }
 }
 
-TEST_CASE("binlog: a stream up or down change always wakes and resets what was expected",
-          "[binlog-unit]") {
+TEST_CASE("binlog: wakeup poll takes no note of the relay's own commits", "[binlog-unit]") {
   Signal s;
-  s.signal.ExpectOwnChange();
-  s.signal.BeginOwnChange(2);
-  s.signal.StreamChanged();
-  CHECK(s.Take() == WakeCause::kChange);
-  s.signal.Notify(false);  // not taken for the own events before the change
-  CHECK(s.Take() == WakeCause::kChange);
-  // A change still pending is served by the stream's wake-up.
-  s.signal.Notify(false);
-  s.signal.StreamChanged();
-  CHECK(s.Take() == WakeCause::kChange);
-  CHECK(s.Take() == WakeCause::kDeadline);
-}
-
-TEST_CASE("binlog: Interrupt and inserts always wake, whatever is expected", "[binlog-unit]") {
-  Signal s;
-  s.signal.ExpectOwnChange();
-  s.signal.Notify(true);
-  CHECK(s.Take() == WakeCause::kInsert);
-  s.signal.BeginOwnChange(1);
-  s.signal.Wake();
-  CHECK(s.Take() == WakeCause::kChange);
-  // Neither counted against the two expectations: two events are still own.
-  s.signal.Notify(false);
-  s.signal.Notify(false);
-  CHECK(s.Take() == WakeCause::kDeadline);
-  s.signal.EndOwnChange(1, 1);
-  CHECK(s.Take() == WakeCause::kDeadline);
   PollWakeup poll(s.clock);
   poll.ExpectOwnChange();  // no-ops
   poll.BeginOwnChange(2);
