@@ -107,9 +107,9 @@ class MysqlStore : public OutboxStore {
   // its lease token, hands it to `before_commit` (if any) and commits.
   void MarkSendingAndCommit(const ClaimedBatch& batch, const ClaimedFn& before_commit);
   // Settle parts: a fenced UPDATE of many rows to one state, and of one row
-  // with its own backoff and error.
-  void SettleGroup(const std::string& lease_token, const std::vector<int64_t>& ids,
-                   const std::string& set, bool find_stale, SettleResult* result);
+  // with its own backoff and error. SettleGroup returns the rows it changed.
+  int SettleGroup(const std::string& lease_token, const std::vector<int64_t>& ids,
+                  const std::string& set, bool find_stale, SettleResult* result);
   void FindStaleSent(const std::string& lease_token, const std::vector<int64_t>& ids,
                      SettleResult* result);
   void SettleSingle(const std::string& lease_token, const SettleOp& op, SettleResult* result);

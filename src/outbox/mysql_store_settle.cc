@@ -17,9 +17,9 @@ using mysql_sql::CeilMicros;
 using mysql_sql::kDeadlineSql;
 using mysql_sql::Placeholders;
 
-void MysqlStore::SettleGroup(const std::string& lease_token, const std::vector<int64_t>& ids,
-                             const std::string& set, bool find_stale, SettleResult* result) {
-  if (ids.empty()) return;
+int MysqlStore::SettleGroup(const std::string& lease_token, const std::vector<int64_t>& ids,
+                            const std::string& set, bool find_stale, SettleResult* result) {
+  if (ids.empty()) return 0;
   auto* ps = conn_.Prepare("UPDATE " + table_ + " SET " + set +
                            ", updated_at = NOW() WHERE id IN (" + Placeholders(Bucket(ids.size())) +
                            ") AND status = 'SENDING' AND next_retry_at = ?");
@@ -27,9 +27,10 @@ void MysqlStore::SettleGroup(const std::string& lease_token, const std::vector<i
   ps->setString(next, lease_token);
   int n = ps->executeUpdate();
   result->applied += n;
-  if (n >= static_cast<int>(ids.size())) return;
+  if (n >= static_cast<int>(ids.size())) return n;
   result->stale += static_cast<int>(ids.size()) - n;
   if (find_stale) FindStaleSent(lease_token, ids, result);
+  return n;
 }
 
 void MysqlStore::FindStaleSent(const std::string& lease_token, const std::vector<int64_t>& ids,
@@ -99,14 +100,19 @@ Status MysqlStore::Settle(const std::string& lease_token, const std::vector<Sett
   return Run("settle", [&] {
     // With one-row updates (retries, DEADs) the settle is one transaction:
     // it applies entirely or not at all.
+    // Without them each group's UPDATE commits on its own (autocommit).
     const bool txn = !singles.empty();
     if (txn) Begin();
-    SettleGroup(lease_token, sent, "status = 'SENT'", true, result);
-    SettleGroup(lease_token, released, "status = 'NEW', next_retry_at = NOW()", false, result);
+    const int sent_n = SettleGroup(lease_token, sent, "status = 'SENT'", true, result);
+    const int released_n =
+        SettleGroup(lease_token, released, "status = 'NEW', next_retry_at = NOW()", false, result);
     for (const SettleOp* op : singles) SettleSingle(lease_token, *op, result);
     if (txn) {
       Exec("COMMIT");
       in_txn_ = false;
+      result->commits = result->applied > 0 ? 1 : 0;
+    } else {
+      result->commits = (sent_n > 0 ? 1 : 0) + (released_n > 0 ? 1 : 0);
     }
   });
 }

@@ -84,6 +84,11 @@ struct SettleResult {
   // this relay did not do: every kSent, kRetry and kDead op is accounted for;
   // a stale kRelease is only counted.
   std::vector<int64_t> stale_ids;
+  // The settle's write commits that changed at least one row: each is an
+  // event in the binary log that wakes `wakeup: binlog` relays
+  // (WakeupSource::BeginOwnChange). At most kMaxCommits.
+  int commits = 0;
+  static constexpr int kMaxCommits = 2;
 };
 
 // One claim's acknowledged rows, to be marked SENT under its lease token

@@ -59,6 +59,8 @@ ClaimRound ClaimLoop::ClaimOnce() {
   ClaimedBatch batch;
   const RoundPlan plan = scheduler_.PlanRound(parts_.planner.in_pass(), claimer_.pass_started());
   const ClaimRound r = claimer_.Claim(plan, &batch);  // publishes what it claims, before the commit
+  // Its commit's event in the binary log is not a reason to wake.
+  if (r != ClaimRound::kFailed && !batch.rows.empty()) parts_.wakeup.ExpectOwnChange();
   scheduler_.OnClaimed({r, claimer_.stopped_at_probe(), batch.rows.size()});
   // The claim's transaction has ended (committed or rolled back): its batch
   // may be settled now, and not before (SettleGate).

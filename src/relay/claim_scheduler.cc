@@ -124,7 +124,7 @@ void ClaimScheduler::EndPass(PassEnd result, bool held_by_peer, Clock::TimePoint
   if (attempt_ != Attempt::kInsertRetry) {
     // A commit that updated rows: maybe another relay's settle, which frees
     // the next events of the aggregates it held. Like an insert it may not
-    // show yet; unlike an insert (most such wake-ups are the relays' own
+    // show yet; unlike an insert (most such wake-ups are other relays'
     // claims and settles) it gets no retry, but one more look once the race
     // is over while rows wait behind another relay, or they would wait for
     // the next gauges' read.
@@ -223,8 +223,8 @@ void ClaimScheduler::OnWake(WakeCause cause, int inserts) {
   if (phase_ == Phase::kRacePause) {
     // Another insert ends the pause: its row may be visible already. So does
     // an acknowledgement that freed rows deferred behind it (committed rows:
-    // no race). A commit that inserted nothing (mostly this relay's own
-    // settle) does not: the claim after the pause serves it as well.
+    // no race). A commit that inserted nothing (another relay's settle, an
+    // Interrupt) does not: the claim after the pause serves it as well.
     if (cause == WakeCause::kInsert || freed_by_ack_) {
       next_pause_ = 0;
       Claim(false);

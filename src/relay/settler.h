@@ -1,5 +1,6 @@
 #pragma once
 
+#include <functional>
 #include <optional>
 #include <vector>
 
@@ -44,6 +45,22 @@ bool AllAcked(const PublishedBatch& done);
 double PublishLatencySeconds(const OutboxRow& row, Clock::TimePoint claimed_at,
                              Clock::TimePoint acked_at);
 
+// What a settle tells the claim loop besides the planner's accounting
+// (RelayUnits wires them to the service's WakeupSource); any may be empty.
+// Called on the settle thread.
+struct SettleNotes {
+  // Around the settle's statements (WakeupSource::BeginOwnChange and
+  // EndOwnChange): after them with the write commits that changed rows
+  // (SettleResult::commits; 0 when the settle failed), so that their events
+  // in the binary log do not wake the claim loop.
+  std::function<void()> before_write;
+  std::function<void(int commits)> after_write;
+  // After a settle that released rows (claimable at once) or wrote a DEAD
+  // (with dead_policy skip it frees the next events of its aggregate): the
+  // claim loop looks again, which its own settle's event no longer makes it.
+  std::function<void()> freed;
+};
+
 // Writes a published batch's outcome to the table, fenced by its lease, then
 // does the accounting: metrics, log lines, and telling the claim planner
 // which rows are done. Not thread-safe: one thread settles (the relay's
@@ -53,7 +70,8 @@ class Settler {
   // `*router`, `*metrics`, `*health` and `*planner` must outlive the Settler;
   // `planner` is null with ordering none.
   Settler(const ServiceConfig& config, const Router* router, OutboxStorePtr store,
-          ServiceStats* metrics, DbHealth* health, ClaimPlanner* planner, uint64_t seed);
+          ServiceStats* metrics, DbHealth* health, ClaimPlanner* planner, uint64_t seed,
+          SettleNotes notes = {});
 
   // Fails (and changes nothing) when the settle statement failed: the caller
   // retries the same batch until it applies. *first_retry_ms (optional) gets
@@ -79,6 +97,8 @@ class Settler {
   void NoteInvalidTrace(const OutboxRow& row, const TraceparentCheck& trace);
   void LogBatch(const PublishedBatch& done, const std::vector<SettleOp>& ops,
                 const SettleResult& result);
+  // SettleNotes::freed, after a settle that applied.
+  void NoteFreed(const std::vector<SettleOp>& ops, const SettleResult& result) const;
 
   const ServiceConfig& config_;
   const Router* const router_;
@@ -87,6 +107,7 @@ class Settler {
   DbHealth* const health_;
   ClaimPlanner* const planner_;
   RetryPolicy retry_;
+  const SettleNotes notes_;
   HeartbeatPtr beat_;
 };
 

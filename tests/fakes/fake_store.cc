@@ -284,6 +284,7 @@ Status FakeTable::Settle(const std::string& lease_token, const std::vector<Settl
     }
     ++result->applied;
   }
+  result->commits = result->applied > 0 ? 1 : 0;  // the fake's settle is one transaction
   return Status::Ok();
 }
 

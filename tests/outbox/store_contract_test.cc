@@ -99,6 +99,7 @@ STORE_CONTRACT("a settle under a lease that was taken over is stale and names it
               .ok());
   CHECK(r.applied == 0);
   CHECK(r.stale == 3);
+  CHECK(r.commits == 0);  // nothing changed: nothing in the binary log
   CHECK(Set(r.stale_ids) == std::set<int64_t>{1, 2, 3});
   for (int64_t id : {1, 2, 3}) CHECK(env.Get(id).status == "SENDING");
   REQUIRE(b->Settle(second.lease_token,
@@ -109,6 +110,7 @@ STORE_CONTRACT("a settle under a lease that was taken over is stale and names it
               .ok());
   CHECK(r.applied == 3);
   CHECK(r.stale == 0);
+  CHECK(r.commits == 1);
   CHECK(r.stale_ids.empty());
 }
 
@@ -134,6 +136,7 @@ STORE_CONTRACT("each settle kind moves its row and a second settle of it is stal
               .ok());
   CHECK(r.applied == 4);
   CHECK(r.stale == 0);
+  CHECK(r.commits == 1);  // one transaction
   CHECK(env.Get(1).status == "SENT");
   const SeenRow retried = env.Get(2);
   CHECK(retried.status == "NEW");
@@ -163,6 +166,7 @@ STORE_CONTRACT("each settle kind moves its row and a second settle of it is stal
   REQUIRE(store->Settle(b.lease_token, {{4, SettleKind::kRelease, 0, ""}}, &r).ok());
   CHECK(r.stale == 1);
   CHECK(r.stale_ids.empty());
+  CHECK(r.commits == 0);
 }
 
 STORE_CONTRACT("the table gauges count backlog and DEAD and unknown statuses and the oldest age") {

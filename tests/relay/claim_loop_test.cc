@@ -31,12 +31,24 @@ class ScriptedWakeup : public WakeupSource {
     }
     return poll_.WaitUntil(deadline);
   }
-  void Interrupt() override { poll_.Interrupt(); }
+  void Interrupt() override {
+    interrupts_.fetch_add(1);
+    poll_.Interrupt();
+  }
   bool binlog_up() const override { return up_.load(); }
   std::string reason() const override { return up_.load() ? "up" : "down"; }
+  void ExpectOwnChange() override { own_.fetch_add(1); }
+  void BeginOwnChange(int) override { begun_.fetch_add(1); }
+  void EndOwnChange(int, int commits) override {
+    own_.fetch_add(commits);
+    ended_.fetch_add(1);
+  }
 
   std::atomic<bool> up_{true};
   std::atomic<int> waits_{0};
+  std::atomic<int> interrupts_{0};
+  std::atomic<int> own_{0};  // own commits announced, after or around the write
+  std::atomic<int> begun_{0}, ended_{0};
   // Runs at the next WaitUntil, which then returns what it returns at once:
   // something that happened while the loop waited.
   std::function<WakeCause()> during_wait;
@@ -645,6 +657,63 @@ TEST_CASE("a claim round that fails waits 200 ms before the next and doubles the
         std::chrono::duration_cast<std::chrono::milliseconds>((*times)[i] - (*times)[i - 1]));
   using ms = std::chrono::milliseconds;
   CHECK(gaps == std::vector<ms>{200ms, 400ms, 800ms, 1600ms, 3200ms, 5000ms, 5000ms, 5000ms});
+}
+
+TEST_CASE(
+    "with wakeup binlog each own commit that changed rows is announced to the wake-up "
+    "source and a settle that released rows wakes the loop",
+    "[relay][wakeup]") {
+  WakeRig rig(BinlogConfig());
+  RelayUnits& r = *rig.relay;
+  auto settle_all = [&] { return r.settle.SettleAdmitted(false, 0ms).count; };
+  // A claim that locked nothing committed nothing.
+  CHECK(r.claim.ClaimOnce() == ClaimRound::kIdle);
+  CHECK(rig.wakeup->own_ == 0);
+  // A claim's commit and its settle's (SENT): two, and no wake-up.
+  rig.table->Insert("order", 1, "OrderCreated");
+  CHECK(r.claim.ClaimOnce() == ClaimRound::kIdle);
+  CHECK(rig.wakeup->own_ == 1);
+  CHECK(settle_all() == 1);
+  CHECK(rig.wakeup->own_ == 2);
+  CHECK(rig.wakeup->interrupts_ == 0);
+  // Released (not attempted): claimable at once, which no stream wake-up
+  // announces now. The settle wakes the loop itself.
+  rig.broker->set_decide([](const Message&) {
+    return PublishOutcome{PublishResult::kNotAttempted, FailureReason::kQueueFull, "full"};
+  });
+  const int64_t id = rig.table->Insert("order", 2, "OrderCreated");
+  CHECK(r.claim.ClaimOnce() == ClaimRound::kIdle);
+  CHECK(settle_all() == 1);
+  CHECK(rig.table->Get(id).status == "NEW");
+  CHECK(rig.wakeup->own_ == 4);
+  CHECK(rig.wakeup->interrupts_ == 1);
+  // A settle whose rows were no longer its own (0 rows changed): nothing.
+  rig.broker->set_decide(nullptr);
+  CHECK(r.claim.ClaimOnce() == ClaimRound::kIdle);
+  CHECK(rig.wakeup->own_ == 5);
+  FakeRow taken = rig.table->Get(id);
+  taken.next_retry_at_ms += 1;  // another relay's lease now
+  rig.table->Put(id, taken);
+  CHECK(settle_all() == 1);
+  CHECK(rig.wakeup->own_ == 5);
+  CHECK(rig.wakeup->interrupts_ == 1);
+  // Each settle's commits were expected before it wrote.
+  CHECK(rig.wakeup->begun_ == 3);
+  CHECK(rig.wakeup->ended_ == 3);
+}
+
+TEST_CASE("with wakeup poll a settle that released rows leaves them to the next poll",
+          "[relay][wakeup]") {
+  ServiceConfig c = BinlogConfig();
+  c.wakeup = Wakeup::kPoll;
+  WakeRig rig(c);
+  rig.broker->set_decide([](const Message&) {
+    return PublishOutcome{PublishResult::kNotAttempted, FailureReason::kQueueFull, "full"};
+  });
+  rig.table->Insert("order", 1, "OrderCreated");
+  CHECK(rig.relay->claim.ClaimOnce() == ClaimRound::kIdle);
+  CHECK(rig.relay->settle.SettleAdmitted(false, 0ms).count == 1);
+  CHECK(rig.wakeup->interrupts_ == 0);
 }
 
 TEST_CASE("a wake-up ends the idle wait and Stop interrupts it", "[relay][wakeup]") {
