@@ -42,7 +42,6 @@ class BinlogWakeup : public WakeupSource {
   void EndOwnChange(int at_most, int commits) override { signal_->EndOwnChange(at_most, commits); }
   int inserts_in_last_wake() const override { return signal_->inserts_in_last_wake(); }
   bool binlog_up() const override { return subscription_->up(); }
-  int inserts_in_last_wake() const override { return signal_->inserts_in_last_wake(); }
   // The stream may still be on a demoted server (its connection went there
   // before the failover and stays open): a new one follows mysql.host, from
   // that server's end of log.
