@@ -91,8 +91,10 @@ ClaimRound Claimer::ClaimUnordered(const RoundPlan& plan, ClaimedBatch* batch) {
       return ClaimRound::kIdle;
     }
   }
-  Status s = claim_store_->ClaimDue(config_.batch_size, config_.lease_ms, plan.reclaim, batch,
-                                    publish_round_);
+  // After a head read (which sees expired leases) the batch claim takes
+  // them too: the head read stands in for the reclaim of every second.
+  Status s = claim_store_->ClaimDue(config_.batch_size, config_.lease_ms,
+                                    plan.reclaim || plan.probe, batch, publish_round_);
   health_->NoteAndBeat(s, "claim", beat_);
   if (!s.ok()) return ClaimRound::kFailed;
   for (const OutboxRow& r : batch->rows) NoteSeen(r.id);

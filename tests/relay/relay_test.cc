@@ -198,6 +198,25 @@ TEST_CASE("a settle whose lease was taken over is counted as stale and not appli
   CHECK(a.m().Value(ServiceStats::Counter::kStaleTransitions) == 1);
 }
 
+TEST_CASE("leases that expired together are reclaimed by a round that read the head",
+          "[relay]") {
+  for (Ordering ordering : {Ordering::kNone, Ordering::kPerAggregate}) {
+    INFO("ordering " << ToString(ordering));
+    Rig a(TestConfig(ordering));
+    Rig b(TestConfig(ordering), a.table, a.clock);
+    b.relay->claim.ClaimOnce();  // an empty table: B's next round reads the head
+    a.InsertOrders(3, "OrderPaid");
+    a.broker->hold(true);  // A claims all three and stalls
+    a.relay->claim.ClaimOnce();
+    REQUIRE(a.table->CountStatus("SENDING") == 3);
+    a.clock->Advance(31s);  // A's leases expire, no NEW row is left
+    b.relay->claim.ClaimOnce();
+    CHECK(b.m().Value(ServiceStats::Counter::kLeasesReclaimed) == 3);
+    CHECK(b.relay->settle.SettleAdmitted(false, 0ms).count == 1);
+    CHECK(a.table->CountStatus("SENT") == 3);
+  }
+}
+
 TEST_CASE("a stale settle is counted as neither published nor DEAD", "[relay]") {
   for (PublishResult late : {PublishResult::kAcked, PublishResult::kPermanent}) {
     Rig a;
