@@ -256,7 +256,8 @@ int Bench::Run() {
       {"drain", &Bench::StageDrain},       {"sweep", &Bench::StageSweep},
       {"latency", &Bench::StageLatency},   {"idle", &Bench::StageIdle},
       {"scale", &Bench::StageScale},       {"wakeup", &Bench::StageWakeup},
-      {"services", &Bench::StageServices}, {"fleet", &Bench::StageFleet}};
+      {"services", &Bench::StageServices}, {"fleet", &Bench::StageFleet},
+      {"dbcost", &Bench::StageDbCost}};
   for (const Stage& stage : kStages) {
     if (!Want(stage.name)) continue;
     PurgeBinlogs();

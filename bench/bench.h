@@ -11,6 +11,8 @@
 //   stage_services.cc  services: one relay serving 100 databases
 //   stage_fleet.cc     fleet: relays sharing 300 databases through a fleet:
 //                      block, against every relay serving every database
+//   stage_dbcost.cc    dbcost: the relay's statements and write commits per
+//                      event at everyday rates, each wakeup mode and ordering
 // Not thread-safe: one instance, driven by main().
 
 #include <sys/types.h>
@@ -78,6 +80,10 @@ struct LoadSpec {
   double seconds = 0;  // planned length (outbox-load's --duration caps it)
   int writers = 8;
   std::string database;  // empty: the bench database
+  // > 0: after the load, wait until every event was consumed and this long
+  // more before the closing status read (the dbcost stage counts the last
+  // events' settles too).
+  double tail_seconds = 0;
 };
 
 struct DrainSpec {
@@ -173,6 +179,11 @@ class Bench {
   // Databases <database><suffix>0..n-1, each with an empty outbox table.
   std::vector<std::string> CreateServiceDatabases(const std::string& stage,
                                                   const std::string& suffix, int n);
+  // --- dbcost (stage_dbcost.cc)
+  void StageDbCost();
+  void DbCostConfig(const std::string& build, const std::string& wakeup,
+                    const std::string& ordering);
+  DbCostRun MeasureDbCost(const RelaySpec& spec, const Running& relay, size_t rate_index);
   // --- fleet (stage_fleet.cc)
   void StageFleet();
   FleetRun MeasureFleet(bool fleet, const std::vector<std::string>& dbs);
@@ -205,6 +216,13 @@ class Bench {
   // Statements a load run adds besides its INSERTs (outbox-load's connection
   // setup, our two status probes), by writer count: CalibrateLoad.
   std::map<int, double> load_overhead_;
+  // The same for every global status counter (the dbcost stage), with the
+  // writers' one INSERT and one binlog commit per event taken out.
+  std::map<int, std::map<std::string, double>> load_overhead_status_;
+  std::map<std::string, double> load_per_event_;  // per event written, whatever the writers
+  // The last load run's global status deltas (all counters) and its window.
+  std::map<std::string, double> last_load_delta_;
+  double last_load_window_s_ = 0;
 };
 
 }  // namespace outbox::bench

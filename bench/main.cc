@@ -121,8 +121,8 @@ void AddOptions(CLI::App& app, Options& o, Defaults& d, Lists& l) {
       ->check(CLI::Range(1, 100));
   app.add_option("--sweep-runs", o.sweep_runs)->capture_default_str();
   app.add_option("--stages", l.stages,
-                 "comma-separated subset of drain,sweep,latency,idle,scale,wakeup,services,fleet "
-                 "(fleet alone: --doc gets only its part)");
+                 "comma-separated subset of drain,sweep,latency,idle,scale,wakeup,services,fleet,"
+                 "dbcost (fleet or dbcost alone: --doc gets only its part)");
   app.add_flag("--no-latency", l.no_latency, "skip the latency stage");
   AddSizeOptions(app, l);
   app.add_option("--drains", l.drains,
@@ -150,7 +150,9 @@ Sizes QuickSizes() {
                .fleet_services = 12,
                .fleet_shards = 6,
                .fleet_kills = 1,
-               .fleet_session_timeout_ms = 6000};
+               .fleet_session_timeout_ms = 6000,
+               .dbcost_rates = {10, 1000},
+               .dbcost_seconds = {3, 2}};
 }
 
 // The size options given on the command line, over the defaults or --quick's.

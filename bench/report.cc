@@ -368,7 +368,8 @@ std::string Report::Render() const {
   if (tpl.empty())
     tpl =
         "# Benchmarks\n\n{{MACHINE}}\n\n{{TARGETS}}\n\n{{DRAINS}}\n\n{{SWEEP}}\n\n{{LATENCY}}"
-        "\n\n{{IDLE}}\n\n{{SCALE}}\n\n{{WAKEUP}}\n\n{{SERVICES}}\n\n{{FLEET}}\n\n{{COMPARE}}"
+        "\n\n{{IDLE}}\n\n{{SCALE}}\n\n{{WAKEUP}}\n\n{{SERVICES}}\n\n{{FLEET}}\n\n{{DBCOST}}"
+        "\n\n{{COMPARE}}"
         "\n\n{{RUNS}}\n\n{{NOTES}}\n";
   std::string notes;
   for (const auto& n : r_.notes) notes += "- " + n + "\n";
@@ -384,6 +385,7 @@ std::string Report::Render() const {
   doc = Replace(doc, "{{WAKEUP}}", WakeupTable());
   doc = Replace(doc, "{{SERVICES}}", ServicesTable());
   doc = Replace(doc, "{{FLEET}}", FleetTable());
+  doc = Replace(doc, "{{DBCOST}}", DbCostTable());
   doc = Replace(doc, "{{COMPARE}}", CompareTable());
   doc = Replace(doc, "{{RUNS}}", RunsTable());
   doc = Replace(doc, "{{NOTES}}", notes);
@@ -398,10 +400,14 @@ void Report::WriteFiles() const {
   const std::string doc = Render();
   WriteFile(o_.out_dir + "/BENCHMARKS.md", doc);
   if (o_.doc_path.empty()) return;
-  // A comparison of two builds, and a run of the fleet stage alone, write
+  // A comparison of two builds, and a run of the fleet or dbcost stage alone, write
   // their own part of the doc: the full run's figures stay (the whole report
   // of this run is in out_dir).
-  if (!o_.compare_relay_bin.empty())
+  // The dbcost stage alone writes its part, with or without a comparison
+  // (its table has both builds' rows).
+  if (o_.stages == std::vector<std::string>{"dbcost"})
+    (void)WritePart(doc, "dbcost");
+  else if (!o_.compare_relay_bin.empty())
     (void)WritePart(doc, "compare");
   else if (o_.stages == std::vector<std::string>{"fleet"})
     (void)WritePart(doc, "fleet");

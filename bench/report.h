@@ -72,6 +72,8 @@ class Report {
   void FleetTargets(std::vector<Target>* t) const;
   const FleetRun* FindFleet(const std::string& mode) const;
   std::string FleetTable() const;
+  // bench/report_dbcost.cc
+  std::string DbCostTable() const;
   // The kill rows of FleetTable; `row(what, get)` writes one.
   template <typename Row>
   void FleetKillRows(Row& row) const;

@@ -24,6 +24,8 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(ServicesRun, mode, services, binlog_up, start
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(FleetRun, mode, relays, services, shards, startup_s, connections,
                                    idle, db_cpu_ms_per_s, threads, rss_mib, owned, takeover_s,
                                    moved, rejoin_s)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(DbCostRun, build, wakeup, ordering, target_rate, run, window_s,
+                                   per_event, binlog_up)
 
 std::string Report::Json() const {
   nlohmann::json j;
@@ -40,6 +42,7 @@ std::string Report::Json() const {
   j["wakeup_idle"] = r_.wakeup_idle;
   j["services"] = r_.services;
   j["fleet"] = r_.fleet;
+  j["dbcost"] = r_.dbcost;
   for (const Target& t : Targets())
     j["targets"].push_back(
         {{"what", t.what}, {"value", t.value}, {"target", t.target}, {"result", t.result}});

@@ -1,6 +1,7 @@
 // Measured load runs (outbox-load writing, our consumer timing each event
 // through the broker) and the latency stage (bench.h).
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <nlohmann/json.hpp>
 #include <stdexcept>
@@ -48,26 +49,57 @@ std::vector<std::string> Bench::LoadArgv(const LoadSpec& spec, const std::string
   return argv;
 }
 
+namespace {
+
+// Global status deltas of a run: st1 - st0 for every counter st1 has.
+std::map<std::string, double> Delta(const std::map<std::string, double>& st0,
+                                    const std::map<std::string, double>& st1) {
+  std::map<std::string, double> d;
+  for (const auto& [k, v] : st1) {
+    auto it = st0.find(k);
+    d[k] = v - (it == st0.end() ? 0 : it->second);
+  }
+  return d;
+}
+
+}  // namespace
+
 void Bench::CalibrateLoad(int writers) {
   if (load_overhead_.count(writers)) return;
   // The same probes and load process as a measured run, on a table no relay
-  // serves: the Questions it adds besides its INSERTs.
+  // serves, at two lengths: what a run adds per event (the writers' INSERT
+  // and its commit) and what it adds once (connection setup, our probes).
   const std::string table = "t_calibrate";
   db_->CreateOutbox(table);
-  LoadSpec spec{table, 200, 0.5, writers, ""};
-  std::string json = o_.out_dir + "/load-calibrate.json";
-  std::remove(json.c_str());
-  std::vector<std::string> argv = LoadArgv(spec, json, "Lat");
-  auto st0 = db_->GlobalStatus();
-  Child load(argv, o_.out_dir + "/load.log");
-  int rc = load.Wait(60);
-  auto st1 = db_->GlobalStatus();
-  if (rc != 0) throw std::runtime_error("outbox-load failed; see " + o_.out_dir + "/load.log");
-  int64_t written = db_->QueryInt("SELECT COUNT(*) FROM " + table);
-  load_overhead_[writers] = st1["Questions"] - st0["Questions"] - static_cast<double>(written);
+  std::map<std::string, double> delta[2];
+  double written[2] = {0, 0};
+  for (int i = 0; i < 2; ++i) {
+    LoadSpec spec{table, 200, 0.5 * (i + 1), writers, ""};
+    std::string json = o_.out_dir + "/load-calibrate.json";
+    std::remove(json.c_str());
+    std::vector<std::string> argv = LoadArgv(spec, json, "Lat");
+    const int64_t before = db_->QueryInt("SELECT COUNT(*) FROM " + table);
+    auto st0 = db_->GlobalStatus();
+    Child load(argv, o_.out_dir + "/load.log");
+    int rc = load.Wait(60);
+    auto st1 = db_->GlobalStatus();
+    if (rc != 0) throw std::runtime_error("outbox-load failed; see " + o_.out_dir + "/load.log");
+    written[i] = static_cast<double>(db_->QueryInt("SELECT COUNT(*) FROM " + table) - before);
+    delta[i] = Delta(st0, st1);
+  }
+  std::map<std::string, double>& once = load_overhead_status_[writers];
+  for (const auto& [k, d1] : delta[1]) {
+    const double d0 = delta[0][k];
+    // Per event by the difference of the two runs, rounded: counters move
+    // by whole statements.
+    const double per = std::round((d1 - d0) / std::max(1.0, written[1] - written[0]));
+    once[k] = d0 - per * written[0];
+    load_per_event_[k] = per;
+  }
+  load_overhead_[writers] = once["Questions"];
   db_->Exec("DROP TABLE " + table);
-  Say(Fmt("load calibration: %d writers add %.0f statements per run besides their INSERTs", writers,
-          load_overhead_[writers]));
+  Say(Fmt("load calibration: %d writers add %.0f statements per run besides their %.0f per event",
+          writers, load_overhead_[writers], load_per_event_["Questions"]));
 }
 
 void Bench::CollectLatency(TimingConsumer& consumer, int64_t start_us,
@@ -120,11 +152,20 @@ LatencyRun Bench::MeasureLoad(const LoadSpec& spec, const Running& relay, int re
   const int64_t start_us = WallMicros();
   Child load(argv, o_.out_dir + "/load.log");
   int rc = load.Wait(spec.seconds * 3 + 60);
+  if (rc != 0) throw std::runtime_error("outbox-load failed; see " + o_.out_dir + "/load.log");
+  nlohmann::json j = nlohmann::json::parse(ReadFile(json));
+  if (spec.tail_seconds > 0) {
+    // Every event consumed, then the tail: the last settles are in the window.
+    const double deadline = MonoSeconds() + 60;
+    while (consumer.count() < j.value("events", size_t{0}) && MonoSeconds() < deadline)
+      SleepSeconds(0.02);
+    SleepSeconds(spec.tail_seconds);
+  }
   double w1 = MonoSeconds();
   double cpu1 = ProcessCpuSeconds(pid).value_or(0);
   auto st1 = db_->GlobalStatus();
-  if (rc != 0) throw std::runtime_error("outbox-load failed; see " + o_.out_dir + "/load.log");
-  nlohmann::json j = nlohmann::json::parse(ReadFile(json));
+  last_load_delta_ = Delta(st0, st1);
+  last_load_window_s_ = w1 - w0;
   LatencyRun run;
   run.rep = rep;
   run.written = j.value("events", int64_t{0});

@@ -44,8 +44,8 @@ struct Options {
   std::vector<std::string> kafka_properties;
   int runs = 3;        // repetitions of the headline drains (medians reported)
   int sweep_runs = 1;  // repetitions of each batch-size sweep point
-  std::vector<std::string> stages = {"drain", "sweep",  "latency",  "idle",
-                                     "scale", "wakeup", "services", "fleet"};
+  std::vector<std::string> stages = {"drain",  "sweep",    "latency", "idle",  "scale",
+                                     "wakeup", "services", "fleet",   "dbcost"};
   // Drain stage configurations, MODE:RELAYS[:WORKLOAD] with WORKLOAD main or
   // cost; the default is the full set.
   std::vector<std::string> drain_set = {"db:0",
@@ -94,6 +94,13 @@ struct Sizes {
   int fleet_shards = 60;                 // partitions of the fleet topic (virtual shards)
   int fleet_kills = 5;                   // kill -9 of a member, one at a time
   int fleet_session_timeout_ms = 10000;  // the relay's default
+  // dbcost stage: offered rates (events/s per service) and seconds of load
+  // at each (at least ~300 events at the lowest rate, for the per-event
+  // figures and the p99).
+  std::vector<double> dbcost_rates = {10, 100, 1000};
+  std::vector<double> dbcost_seconds = {30, 15, 10};
+  // After the load, until the last events' settles are counted.
+  double dbcost_tail_seconds = 2;
 };
 
 struct Drain {
@@ -210,6 +217,23 @@ struct FleetRun {
   std::vector<double> rejoin_s;  // per kill: restart -> every service owned once again
 };
 
+// The dbcost stage: one relay alone on the server, one service, one paced
+// load; what the relay cost the database per event (global status deltas,
+// the writers' own INSERT and commit and the benchmark's probes
+// subtracted), beside the same run's latency.
+struct DbCostRun {
+  std::string build = "this";  // this | other (--compare-relay)
+  std::string wakeup;          // poll | binlog
+  std::string ordering;        // per_aggregate | none
+  double target_rate = 0;      // events/s asked of the writers
+  LatencyRun run;              // the run's latency and rate
+  double window_s = 0;         // load + tail
+  // Relay's share of each counter over the window (Questions, Binlog_commits,
+  // Com_select, ...), per event written.
+  std::map<std::string, double> per_event;
+  bool binlog_up = false;  // binlog only: the stream was up at the end
+};
+
 struct Results {
   std::vector<Drain> drains;
   std::vector<LatencyRun> latency;
@@ -228,6 +252,7 @@ struct Results {
   std::vector<Idle> wakeup_idle;  // one service per mode, after settling
   std::vector<ServicesRun> services;
   std::vector<FleetRun> fleet;
+  std::vector<DbCostRun> dbcost;
   std::vector<std::string> notes;  // anything that went wrong or was skipped
 };
 

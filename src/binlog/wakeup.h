@@ -15,8 +15,9 @@
 namespace outbox {
 namespace binlog {
 
-// `wakeup: binlog`: woken by commits to its table (or database) and by every
-// up/down change of its server's stream. How long the loop may wait while the
+// `wakeup: binlog`: woken by commits to its table (or database), except the
+// relay's own (ExpectOwnChange, WakeSignal), and by every up/down change of
+// its server's stream. How long the loop may wait while the
 // stream is up or down is the ClaimScheduler's (src/relay/claim_scheduler.h).
 // REQUIRES: `hub` outlives this object.
 class BinlogWakeup : public WakeupSource {
@@ -27,11 +28,19 @@ class BinlogWakeup : public WakeupSource {
     // The hub calls this on the stream's thread; the shared_ptr keeps the
     // signal valid however the destructors interleave.
     std::shared_ptr<WakeSignal> signal = signal_;
-    subscription_ =
-        hub.Subscribe(options, database, table, [signal](bool insert) { signal->Notify(insert); });
+    subscription_ = hub.Subscribe(options, database, table, [signal](WakeupHub::Wake why) {
+      if (why == WakeupHub::Wake::kStream)
+        signal->StreamChanged();
+      else
+        signal->Notify(why == WakeupHub::Wake::kInsert);
+    });
   }
   WakeCause WaitUntil(Clock::TimePoint deadline) override { return signal_->WaitUntil(deadline); }
-  void Interrupt() override { signal_->Notify(); }
+  void Interrupt() override { signal_->Wake(); }
+  void ExpectOwnChange() override { signal_->ExpectOwnChange(); }
+  void BeginOwnChange(int at_most) override { signal_->BeginOwnChange(at_most); }
+  void EndOwnChange(int at_most, int commits) override { signal_->EndOwnChange(at_most, commits); }
+  int inserts_in_last_wake() const override { return signal_->inserts_in_last_wake(); }
   bool binlog_up() const override { return subscription_->up(); }
   // The stream may still be on a demoted server (its connection went there
   // before the failover and stays open): a new one follows mysql.host, from

@@ -47,13 +47,13 @@ struct Subscription::Server {
         hit = true;
         insert = insert || t.insert;
       }
-      if (hit) s.wake(insert);
+      if (hit) s.wake(insert ? WakeupHub::Wake::kInsert : WakeupHub::Wake::kChange);
     }
   }
 
   void WakeAll() EXCLUDES(mu) {
     MutexLock lock(&mu);
-    for (const Subscriber& s : subscribers) s.wake(false);
+    for (const Subscriber& s : subscribers) s.wake(WakeupHub::Wake::kStream);
   }
 };
 

@@ -62,10 +62,11 @@ using SubscriptionPtr = std::unique_ptr<Subscription>;
 // before the hub; the hub's destructor stops the streams.
 class WakeupHub {
  public:
-  // `wake(insert)`: insert is true when the commit may have inserted rows
-  // (Commit::Table::insert), false for update-only commits (such as the
-  // relay's own claims and settles) and for stream up/down changes.
-  using WakeFn = std::function<void(bool insert)>;
+  // Why a subscriber is woken: a commit that may have inserted rows
+  // (Commit::Table::insert), an update-only commit (such as the relays'
+  // claims and settles), or its server's stream went up or down.
+  enum class Wake { kInsert, kChange, kStream };
+  using WakeFn = std::function<void(Wake why)>;
 
   WakeupHub();
   ~WakeupHub();

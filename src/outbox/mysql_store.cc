@@ -145,12 +145,18 @@ Status MysqlStore::Run(const char* what, const std::function<void()>& fn) {
   }
 }
 
-std::string MysqlStore::SelectColumns() const {
+std::string MysqlStore::SelectColumns(bool due_bodies_only) const {
+  // The head read takes every unsent row, most of them other claims' rows:
+  // their bodies stay on the server.
+  const auto body = [&](const std::string& column, bool is_json) {
+    const std::string text = JsonAsText(column, is_json);
+    return due_bodies_only ? "IF(next_retry_at <= NOW(), " + text + ", NULL)" : text;
+  };
   std::string cols = "id, aggregate_type, aggregate_id, event_type, event_key, ";
-  cols += JsonAsText("payload", schema_.payload_is_json);
+  cols += body("payload", schema_.payload_is_json);
   cols += ", retry_count, UNIX_TIMESTAMP(created_at), status, ";
   cols += schema_.has_topic ? "topic, " : "NULL, ";
-  cols += schema_.has_headers ? JsonAsText("headers", schema_.headers_is_json) : "NULL";
+  cols += schema_.has_headers ? body("headers", schema_.headers_is_json) : "NULL";
   cols += schema_.has_aggregate_version ? ", aggregate_version" : ", NULL";
   cols += schema_.has_traceparent ? ", traceparent" : ", NULL";
   cols += schema_.has_tracestate ? ", tracestate, " : ", NULL, ";
@@ -163,26 +169,31 @@ std::string MysqlStore::SelectColumns() const {
   return cols;
 }
 
+OutboxRow MysqlStore::ReadRow(sql::ResultSet* rs, std::string* lease_token) const {
+  OutboxRow r;
+  r.id = rs->getInt64(1);
+  r.aggregate.type = rs->getString(2);
+  r.aggregate.id = rs->getInt64(3);
+  r.event_type = rs->getString(4);
+  r.event_key = rs->getString(5);
+  if (!rs->isNull(6)) r.payload = rs->getString(6);
+  r.retry_count = rs->getInt(7);
+  r.created_at_unix = rs->isNull(8) ? 0 : static_cast<int64_t>(rs->getDouble(8));
+  r.reclaimed = rs->getString(9) == "SENDING";
+  if (!rs->isNull(10)) r.topic = rs->getString(10);
+  if (!rs->isNull(11)) r.headers = rs->getString(11);
+  if (!rs->isNull(12)) r.aggregate_version = rs->getInt64(12);
+  if (!rs->isNull(13)) r.traceparent = rs->getString(13);
+  if (!rs->isNull(14)) r.tracestate = rs->getString(14);
+  *lease_token = rs->getString(15);
+  r.age_at_claim_us = rs->isNull(16) ? 0 : rs->getInt64(16);
+  return r;
+}
+
 void MysqlStore::ReadRows(sql::ResultSet* rs, ClaimedBatch* out, std::string* next_retry_at) const {
   while (rs->next()) {
     if (next_retry_at) *next_retry_at = rs->getString(17);
-    OutboxRow r;
-    r.id = rs->getInt64(1);
-    r.aggregate.type = rs->getString(2);
-    r.aggregate.id = rs->getInt64(3);
-    r.event_type = rs->getString(4);
-    r.event_key = rs->getString(5);
-    r.payload = rs->getString(6);
-    r.retry_count = rs->getInt(7);
-    r.created_at_unix = rs->isNull(8) ? 0 : static_cast<int64_t>(rs->getDouble(8));
-    r.reclaimed = rs->getString(9) == "SENDING";
-    if (!rs->isNull(10)) r.topic = rs->getString(10);
-    if (!rs->isNull(11)) r.headers = rs->getString(11);
-    if (!rs->isNull(12)) r.aggregate_version = rs->getInt64(12);
-    if (!rs->isNull(13)) r.traceparent = rs->getString(13);
-    if (!rs->isNull(14)) r.tracestate = rs->getString(14);
-    out->lease_token = rs->getString(15);
-    r.age_at_claim_us = rs->isNull(16) ? 0 : rs->getInt64(16);
+    OutboxRow r = ReadRow(rs, &out->lease_token);
     if (r.reclaimed) ++out->reclaimed;
     out->rows.push_back(std::move(r));
   }

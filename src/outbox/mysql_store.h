@@ -3,6 +3,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "common/clock.h"
@@ -24,7 +25,8 @@ namespace outbox {
 // kUnavailable for an outage, kPermission for a grant, kSchema for the table.
 //
 // The implementation is split by job: mysql_store.cc (connection, Run, row
-// reading), mysql_store_claim.cc, mysql_store_pass.cc (the per_aggregate
+// reading), mysql_store_head.cc (the head read and the one-row claim),
+// mysql_store_claim.cc, mysql_store_pass.cc (the per_aggregate
 // pass reads), mysql_store_settle.cc, mysql_store_housekeeping.cc (gauges,
 // retention).
 class MysqlStore : public OutboxStore {
@@ -37,6 +39,8 @@ class MysqlStore : public OutboxStore {
   Status Connect() override;
   void Disconnect() override;
   Status HasDue(bool include_expired, bool* due) override;
+  Status ReadHead(const HeadQuery& q, HeadRead* out) override;
+  Status ClaimRow(int64_t id, const std::string& lease_token, bool* claimed) override;
   Status ClaimDue(int limit, int64_t lease_ms, bool include_expired, ClaimedBatch* out,
                   const ClaimedFn& before_commit) override;
   Status BeginSnapshot() override;
@@ -48,6 +52,8 @@ class MysqlStore : public OutboxStore {
                   ClaimedBatch* out, const ClaimedFn& before_commit) override;
   Status Settle(const std::string& lease_token, const std::vector<SettleOp>& ops,
                 SettleResult* result) override;
+  Status SettleSent(const std::vector<SentGroup>& groups,
+                    std::vector<SettleResult>* results) override;
   Status ReadStats(TableStats* out) override;
   Status CountBlockedAggregates(int64_t* out) override;
   Status DeleteSentBatch(int days, int limit, int64_t* cursor, int64_t* deleted,
@@ -76,7 +82,19 @@ class MysqlStore : public OutboxStore {
   void Exec(const std::string& sql);
   void Begin();
   void Rollback();
-  std::string SelectColumns() const;
+  // The columns a claim reads; `due_bodies_only`: payload and headers only
+  // of rows that are due (NULL for the others).
+  std::string SelectColumns(bool due_bodies_only = false) const;
+  // One row in SelectColumns() order, and its lease token.
+  OutboxRow ReadRow(sql::ResultSet* rs, std::string* lease_token) const;
+  // ReadHead's rows: SelectColumns(), then whether the row is SENDING and
+  // due, then (ordered, with DEAD heads) the DEAD rows' fingerprint.
+  void ReadHeadRows(sql::ResultSet* rs, HeadRead* out, std::string* fingerprint) const;
+  // The DEAD rows' fingerprint (count, sum and xor of CRC32 of their ids),
+  // as a scalar subquery; and their heads for a fingerprint, from the cache
+  // when it has not changed (at most a minute old), else grouped again.
+  std::string DeadFingerprintSql() const;
+  std::vector<DeadHead> HeadsFor(const std::string& fingerprint);
   // Reads claimed rows (SelectColumns() order); with `next_retry_at`, also
   // the column after them (ClaimNew's next_retry_at) of the last row.
   void ReadRows(sql::ResultSet* rs, ClaimedBatch* out, std::string* next_retry_at = nullptr) const;
@@ -89,12 +107,17 @@ class MysqlStore : public OutboxStore {
   // its lease token, hands it to `before_commit` (if any) and commits.
   void MarkSendingAndCommit(const ClaimedBatch& batch, const ClaimedFn& before_commit);
   // Settle parts: a fenced UPDATE of many rows to one state, and of one row
-  // with its own backoff and error.
-  void SettleGroup(const std::string& lease_token, const std::vector<int64_t>& ids,
-                   const std::string& set, bool find_stale, SettleResult* result);
+  // with its own backoff and error. SettleGroup returns the rows it changed.
+  int SettleGroup(const std::string& lease_token, const std::vector<int64_t>& ids,
+                  const std::string& set, bool find_stale, SettleResult* result);
   void FindStaleSent(const std::string& lease_token, const std::vector<int64_t>& ids,
                      SettleResult* result);
   void SettleSingle(const std::string& lease_token, const SettleOp& op, SettleResult* result);
+  // SettleSent's statement for the rows of up to two lease tokens (`second`
+  // may be empty); stale ids into *stale_ids.
+  using TokenIds = std::pair<std::string, std::vector<int64_t>>;
+  void SettleSentTokens(const TokenIds& first, const TokenIds* second,
+                        std::vector<int64_t>* stale_ids);
   void ReadWindow(sql::PreparedStatement* ps, std::vector<WindowRow>* out);
 
   const ClockPtr clock_;

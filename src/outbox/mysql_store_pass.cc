@@ -42,38 +42,41 @@ Status MysqlStore::MinPendingId(std::optional<int64_t>* id) {
   });
 }
 
+std::string MysqlStore::DeadFingerprintSql() const {
+  return "SELECT CONCAT(COUNT(*), '/', COALESCE(SUM(id), 0), '/', "
+         "COALESCE(BIT_XOR(CRC32(id)), 0)) FROM " +
+         table_ + " WHERE status = 'DEAD'";
+}
+
+std::vector<DeadHead> MysqlStore::HeadsFor(const std::string& fingerprint) {
+  // Grouping the DEAD rows by aggregate reads every one of them from the
+  // table (1-2 s per pass with 100,000 DEAD rows after an incident). The
+  // set changes rarely, so first a fingerprint of it from the status index
+  // alone (about a tenth of that); the grouping runs only when it changed,
+  // and at least once a minute.
+  const auto now = clock_->Now();
+  if (!dead_fingerprint_.empty() && fingerprint == dead_fingerprint_ &&
+      now - dead_read_at_ < std::chrono::minutes(1))
+    return dead_heads_;
+  dead_fingerprint_.clear();
+  dead_heads_.clear();
+  if (fingerprint.rfind("0/", 0) != 0) {
+    auto* ps = conn_.Prepare("SELECT aggregate_type, aggregate_id, MIN(id) FROM " + table_ +
+                             " WHERE status = 'DEAD' GROUP BY aggregate_type, aggregate_id");
+    std::unique_ptr<sql::ResultSet> rs(ps->executeQuery());
+    while (rs->next())
+      dead_heads_.push_back({AggregateKey{rs->getString(1), rs->getInt64(2)}, rs->getInt64(3)});
+  }
+  dead_fingerprint_ = fingerprint;
+  dead_read_at_ = now;
+  return dead_heads_;
+}
+
 Status MysqlStore::DeadHeads(std::vector<DeadHead>* out) {
   out->clear();
   return Run("read DEAD aggregates", [&] {
-    // Grouping the DEAD rows by aggregate reads every one of them from the
-    // table (1-2 s per pass with 100,000 DEAD rows after an incident). The
-    // set changes rarely, so first a fingerprint of it from the status index
-    // alone (about a tenth of that); the grouping runs only when it changed,
-    // and at least once a minute.
-    auto* fp = conn_.Prepare(
-        "SELECT CONCAT(COUNT(*), '/', COALESCE(SUM(id), 0), '/', COALESCE(BIT_XOR(CRC32(id)), 0))"
-        " FROM " +
-        table_ + " WHERE status = 'DEAD'");
-    std::unique_ptr<sql::ResultSet> frs(fp->executeQuery());
-    std::string fingerprint = frs->next() ? frs->getString(1) : "";
-    const auto now = clock_->Now();
-    if (!dead_fingerprint_.empty() && fingerprint == dead_fingerprint_ &&
-        now - dead_read_at_ < std::chrono::minutes(1)) {
-      *out = dead_heads_;
-      return;
-    }
-    dead_fingerprint_.clear();
-    dead_heads_.clear();
-    if (fingerprint.rfind("0/", 0) != 0) {
-      auto* ps = conn_.Prepare("SELECT aggregate_type, aggregate_id, MIN(id) FROM " + table_ +
-                               " WHERE status = 'DEAD' GROUP BY aggregate_type, aggregate_id");
-      std::unique_ptr<sql::ResultSet> rs(ps->executeQuery());
-      while (rs->next())
-        dead_heads_.push_back({AggregateKey{rs->getString(1), rs->getInt64(2)}, rs->getInt64(3)});
-    }
-    dead_fingerprint_ = fingerprint;
-    dead_read_at_ = now;
-    *out = dead_heads_;
+    std::unique_ptr<sql::ResultSet> frs(conn_.Prepare(DeadFingerprintSql())->executeQuery());
+    *out = HeadsFor(frs->next() ? frs->getString(1) : "");
   });
 }
 

@@ -62,6 +62,20 @@ class OutboxStore {
   // `before_commit` must not use this store.
   using ClaimedFn = std::function<void(const ClaimedBatch& claimed)>;
 
+  // --- the head read (both orderings) ----------------------------------------
+  // One statement, outside any transaction, reads the head of the table with
+  // each row's columns and the lease token: with q.ordered every NEW and
+  // SENDING row (in id order once sorted; `window` says which are due), else
+  // the due rows (NEW, or SENDING with an expired lease), at most q.limit.
+  // A complete read (HeadRead::complete) is consistent on its own: one
+  // statement sees one committed state. It is the idle poll and, at
+  // everyday rates, all a claim round reads (ClaimRow then claims a row).
+  virtual Status ReadHead(const HeadQuery& q, HeadRead* out) = 0;
+  // Claims one row that ReadHead returned, if it is still claimable (NEW and
+  // due, or SENDING with an expired lease): a conditional UPDATE that
+  // commits on its own, writing `lease_token`. *claimed is false when
+  // another relay took it first. Publishing starts after it returned.
+  virtual Status ClaimRow(int64_t id, const std::string& lease_token, bool* claimed) = 0;
   // --- ordering: none -----------------------------------------------------
   // Claims up to `limit` due NEW rows (and, with include_expired, SENDING rows
   // whose lease expired) with SKIP LOCKED, in one short transaction. After a
@@ -100,6 +114,22 @@ class OutboxStore {
   // Applies outcomes to rows claimed under `lease_token`, fenced.
   virtual Status Settle(const std::string& lease_token, const std::vector<SettleOp>& ops,
                         SettleResult* result) = 0;
+  // Marks the rows of several claims SENT, each fenced on its own claim's
+  // lease token as Settle is, all or none (the settle loop's grouped settle,
+  // SentGrouping in src/relay/settle_timing.h); (*results)[i] is groups[i]'s.
+  // The default settles one group after the other; MysqlStore writes them
+  // in one statement and one commit.
+  virtual Status SettleSent(const std::vector<SentGroup>& groups,
+                            std::vector<SettleResult>* results) {
+    results->assign(groups.size(), SettleResult{});
+    for (size_t i = 0; i < groups.size(); ++i) {
+      std::vector<SettleOp> ops;
+      for (int64_t id : groups[i].ids) ops.push_back({id, SettleKind::kSent, 0, ""});
+      Status s = Settle(groups[i].lease_token, ops, &(*results)[i]);
+      if (!s.ok()) return s;
+    }
+    return Status::Ok();
+  }
   // Backlog, oldest unsent age, DEAD and unknown-status counts.
   virtual Status ReadStats(TableStats* out) = 0;
   // Aggregates whose later events wait behind a DEAD one: a DEAD row and a

@@ -84,6 +84,44 @@ struct SettleResult {
   // this relay did not do: every kSent, kRetry and kDead op is accounted for;
   // a stale kRelease is only counted.
   std::vector<int64_t> stale_ids;
+  // The settle's write commits that changed at least one row: each is an
+  // event in the binary log that wakes `wakeup: binlog` relays
+  // (WakeupSource::BeginOwnChange). At most kMaxCommits.
+  int commits = 0;
+  static constexpr int kMaxCommits = 2;
+};
+
+// One claim's acknowledged rows, to be marked SENT under its lease token
+// (OutboxStore::SettleSent).
+struct SentGroup {
+  std::string lease_token;
+  std::vector<int64_t> ids;
+};
+
+struct DeadHead {
+  AggregateKey aggregate;
+  int64_t min_dead_id = 0;
+};
+
+// What one statement read of the table's head (OutboxStore::ReadHead): the
+// claim round at everyday rates, where the head holds a few rows.
+struct HeadQuery {
+  bool ordered = false;     // per_aggregate: every unsent row; none: due rows
+  bool dead_heads = false;  // per_aggregate with dead_policy: block
+  int limit = 0;
+  int64_t lease_ms = 0;
+};
+struct HeadRead {
+  // The rows read (as a claim returns them, `reclaimed` for an expired
+  // lease), in id order, and the same as the planner sees them.
+  std::vector<OutboxRow> rows;
+  std::vector<WindowRow> window;
+  std::string lease_token;  // NOW() + lease at the read: the token ClaimRow writes
+  // With HeadQuery::dead_heads and at least one row: the aggregates with a
+  // DEAD row, as DeadHeads gives them, from the same read.
+  std::vector<DeadHead> dead_heads;
+  // Fewer rows than the limit: every row that matched is here.
+  bool complete(const HeadQuery& q) const { return static_cast<int>(rows.size()) < q.limit; }
 };
 
 struct TableStats {
@@ -98,9 +136,5 @@ struct TableStats {
   std::optional<double> next_due_in_s;
 };
 
-struct DeadHead {
-  AggregateKey aggregate;
-  int64_t min_dead_id = 0;
-};
 
 }  // namespace outbox

@@ -59,6 +59,8 @@ ClaimRound ClaimLoop::ClaimOnce() {
   ClaimedBatch batch;
   const RoundPlan plan = scheduler_.PlanRound(parts_.planner.in_pass(), claimer_.pass_started());
   const ClaimRound r = claimer_.Claim(plan, &batch);  // publishes what it claims, before the commit
+  // Its commit's event in the binary log is not a reason to wake.
+  if (r != ClaimRound::kFailed && !batch.rows.empty()) parts_.wakeup.ExpectOwnChange();
   scheduler_.OnClaimed({r, claimer_.stopped_at_probe(), batch.rows.size()});
   // The claim's transaction has ended (committed or rolled back): its batch
   // may be settled now, and not before (SettleGate).
@@ -80,7 +82,8 @@ ClaimRound ClaimLoop::ClaimOnce() {
                                                    {"first_id", batch.rows.front().id},
                                                    {"last_id", batch.rows.back().id}});
   }
-  scheduler_.OnRound({r, round_start_, batch.rows.size(), parts_.planner.held_by_peer()});
+  scheduler_.OnRound({r, round_start_, batch.rows.size(), parts_.planner.held_by_peer(),
+                      claimer_.saw_new_rows()});
   NoteSession();
   return r;
 }
@@ -105,7 +108,7 @@ void ClaimLoop::NoteSession() {
 }
 
 ClaimRound ClaimLoop::ClaimAfter(WakeCause cause) {
-  scheduler_.OnWake(cause);
+  scheduler_.OnWake(cause, parts_.wakeup.inserts_in_last_wake());
   ClaimRound last = ClaimRound::kIdle;
   while (!stop_.stopped()) {
     const ClaimScheduler::Step step = scheduler_.Next(View());
@@ -117,7 +120,8 @@ ClaimRound ClaimLoop::ClaimAfter(WakeCause cause) {
       break;
     }
     if (step.action == ClaimScheduler::Action::kWaitWake) {
-      scheduler_.OnWake(parts_.wakeup.WaitUntil(step.until));
+      const WakeCause cause = parts_.wakeup.WaitUntil(step.until);
+      scheduler_.OnWake(cause, parts_.wakeup.inserts_in_last_wake());
       continue;
     }
     if (step.action == ClaimScheduler::Action::kProbe) {

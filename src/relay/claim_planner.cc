@@ -118,6 +118,11 @@ void ClaimPlanner::Consume(std::vector<WindowRow> page, int page_limit, int want
   ConsumeBuffered(want);
 }
 
+size_t ClaimPlanner::held() const {
+  MutexLock lock(&mu_);
+  return inflight_ids_.size();
+}
+
 size_t ClaimPlanner::deferred_count() const {
   MutexLock lock(&mu_);
   return deferred_rows_;

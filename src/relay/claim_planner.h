@@ -74,6 +74,8 @@ class ClaimPlanner {
   const std::vector<int64_t>& candidates() const { return candidates_; }
   // Rows deferred behind this relay's own deliveries.
   size_t deferred_count() const;
+  // This relay's own rows from OnClaimed until OnSettled.
+  size_t held() const;
 
   // Given the candidates that ClaimIds could lock (id order), returns those to
   // claim: per aggregate, the longest prefix of its chain that is all locked.

@@ -1,13 +1,14 @@
 #include "relay/claim_scheduler.h"
 
 #include <algorithm>
+#include <utility>
 
 namespace outbox {
 
 namespace {
 using std::chrono::milliseconds;
-// After a round that claimed events the next poll comes this soon: events
-// arriving one by one are claimed within a few milliseconds.
+// After a full batch the next poll comes this soon; the poll backoff never
+// goes below it.
 constexpr milliseconds kActivePoll(1);
 constexpr milliseconds kFirstBackoff(200), kMaxBackoff(5000);
 constexpr milliseconds kRoomWait(100);    // a full in-flight window looks again this often
@@ -20,7 +21,7 @@ Clock::Duration Clamp0(Clock::Duration d) {
 
 std::chrono::milliseconds NextPollWait(milliseconds previous, size_t claimed,
                                        milliseconds poll_interval) {
-  if (claimed > 0) return std::min(kActivePoll, poll_interval);
+  if (claimed > 0) return std::min(std::max(previous / 2, kActivePoll), poll_interval);
   return std::min(std::max(previous, kActivePoll) * 2, poll_interval);
 }
 
@@ -72,6 +73,8 @@ ClaimScheduler::Step ClaimScheduler::Start(const View& view, Clock::TimePoint no
   next_probe_ = {};
   attempt_ = cause_;
   cause_ = Attempt::kOnce;
+  attempt_inserts_ = std::exchange(cause_inserts_, 0);
+  attempt_saw_new_ = false;
   got_ = 0;
   passes_ = 0;
   next_pause_ = 0;
@@ -85,10 +88,10 @@ ClaimScheduler::Step ClaimScheduler::Claim(bool probe_first, bool new_pass) {
   phase_ = Phase::kClaiming;
   freed_by_ack_ = false;  // this round claims what they freed
   if (new_pass) {
-    // No probe before it: rows committed on a new server were announced to
-    // no one.
+    // ordering none: the batch claim at once; rows committed on a new server
+    // were announced to no one. (per_aggregate reads the head of every new
+    // pass, which sees them.)
     last_round_full_ = true;
-    last_pass_claimed_ = true;
     probe_first_ = false;
   }
   if (probe_first) probe_first_ = true;
@@ -104,6 +107,7 @@ void ClaimScheduler::OnRound(const RoundResult& r) {
     last_claimed_ = r.claimed;
     last_claim_start_ = r.started;
     got_ += r.claimed;
+    attempt_saw_new_ = attempt_saw_new_ || r.saw_new_rows;
   }
   if (attempt_ == Attempt::kOnce) return Finish(r.kind, now);
   // Every other attempt is a whole per_aggregate pass: a round that only
@@ -120,7 +124,7 @@ void ClaimScheduler::EndPass(PassEnd result, bool held_by_peer, Clock::TimePoint
   if (attempt_ != Attempt::kInsertRetry) {
     // A commit that updated rows: maybe another relay's settle, which frees
     // the next events of the aggregates it held. Like an insert it may not
-    // show yet; unlike an insert (most such wake-ups are the relays' own
+    // show yet; unlike an insert (most such wake-ups are other relays'
     // claims and settles) it gets no retry, but one more look once the race
     // is over while rows wait behind another relay, or they would wait for
     // the next gauges' read.
@@ -141,13 +145,21 @@ void ClaimScheduler::EndPass(PassEnd result, bool held_by_peer, Clock::TimePoint
     // Poll on the backoff for a while; after that the next gauges' read
     // shows a row that is there.
     timers_until_ = std::max(timers_until_, now + TimersWindow());
-  } else if (result == PassEnd::kClaimed) {
+  } else if (result == PassEnd::kClaimed && !InsertSeen()) {
     // It claimed rows, but maybe not the inserted one, still invisible, its
     // wake-up spent: one more look once the retry's window is over, or the
     // row waits for the next wake-up (after a burst's last insert, the
     // safety poll).
     race_check_at_ = now + CommitRaceWindow();
   }
+}
+
+bool ClaimScheduler::InsertSeen() const {
+  // One insert commit woke the attempt and it read a row newer than any read
+  // before: a row committed since shows, and the commit's rows show together
+  // (a look already due covers an earlier one that may not have shown). An
+  // older id (a long transaction's) or several commits: the look.
+  return attempt_inserts_ == 1 && attempt_saw_new_ && !RaceCheckPending();
 }
 
 void ClaimScheduler::Finish(ClaimRound last, Clock::TimePoint now) {
@@ -184,10 +196,10 @@ RoundPlan ClaimScheduler::PlanRound(bool in_pass, Clock::TimePoint pass_started)
   if (options_.ordered) {
     plan.end_pass = in_pass && now - pass_started > kMaxPassAge;
     plan_starts_pass_ = !in_pass || plan.end_pass;
-    plan.probe = plan_starts_pass_ && (!last_pass_claimed_ || probe_first_);
+    plan.probe = plan_starts_pass_;
   } else {
-    plan.reclaim = now >= next_reclaim_;
-    plan.probe = (!last_round_full_ || probe_first_) && !plan.reclaim;
+    plan.probe = !last_round_full_ || probe_first_;
+    plan.reclaim = !plan.probe && now >= next_reclaim_;
     if (plan.reclaim) next_reclaim_ = now + kReclaimEvery;
   }
   if (plan.probe) probe_first_ = false;
@@ -201,18 +213,18 @@ void ClaimScheduler::OnClaimed(const RoundFacts& f) {
     last_round_full_ = f.kind == ClaimRound::kMore;
 }
 
-void ClaimScheduler::FollowPass(const RoundFacts& f) {
-  if (plan_starts_pass_) last_pass_claimed_ = false;  // a pass began
-  if (f.kind != ClaimRound::kFailed && f.claimed > 0) last_pass_claimed_ = true;
-  plan_starts_pass_ = false;
-}
+void ClaimScheduler::FollowPass(const RoundFacts&) { plan_starts_pass_ = false; }
 
-void ClaimScheduler::OnWake(WakeCause cause) {
+void ClaimScheduler::OnWake(WakeCause cause, int inserts) {
+  if (cause == WakeCause::kInsert) {
+    if (phase_ == Phase::kRacePause) attempt_inserts_ += inserts;
+    else cause_inserts_ += inserts;
+  }
   if (phase_ == Phase::kRacePause) {
     // Another insert ends the pause: its row may be visible already. So does
     // an acknowledgement that freed rows deferred behind it (committed rows:
-    // no race). A commit that inserted nothing (mostly this relay's own
-    // settle) does not: the claim after the pause serves it as well.
+    // no race). A commit that inserted nothing (another relay's settle, an
+    // Interrupt) does not: the claim after the pause serves it as well.
     if (cause == WakeCause::kInsert || freed_by_ack_) {
       next_pause_ = 0;
       Claim(false);
@@ -266,7 +278,9 @@ Clock::Duration ClaimScheduler::IdleWait(const View& v, Clock::TimePoint now) {
   // the stream. Not while rows wait behind this relay's own deliveries: what
   // frees them is an acknowledgement (which wakes the loop), and a look
   // before it would end the pass and start a new one.
-  if (last_claimed_ > 0 && v.deferred == 0) return poll;
+  // With the stream up every insert wakes the loop, so after a round that
+  // claimed rows there is nothing to look for that it would not announce.
+  if (last_claimed_ > 0 && v.deferred == 0 && !v.stream_up) return poll;
   return RaceCheckWait(OwnRetryWait(UnsentWait(poll, v, now), now), now);
 }
 

@@ -66,10 +66,11 @@ inline constexpr std::chrono::seconds kMaxPassAge{10};
 // must not keep the retry going.
 inline constexpr int kMaxCommitRaceClaims = 2 * (static_cast<int>(kCommitRaceRetry.size()) + 1);
 
-// The poll backoff after a round that did not fill its batch: 1 ms after a
-// round that claimed events (more are likely arriving), else `previous`
-// doubled, capped at poll_interval (an idle table costs no more than the
-// configured idle poll).
+// The poll backoff after a round that did not fill its batch: `previous`
+// halved after a round that claimed events, else doubled, within 1 ms and
+// poll_interval. Events arriving one by one settle it where about every
+// other poll finds one: a poll and a claim for most events, however fast
+// they come, and an idle table costs no more than the configured idle poll.
 std::chrono::milliseconds NextPollWait(std::chrono::milliseconds previous, size_t claimed,
                                        std::chrono::milliseconds poll_interval);
 
@@ -119,6 +120,7 @@ class ClaimScheduler {
     Clock::TimePoint started{};
     size_t claimed = 0;
     bool held_by_peer = false;  // ClaimPlanner::held_by_peer after the round
+    bool saw_new_rows = false;  // Claimer::saw_new_rows
   };
   // What a round did that the next plans depend on (OnClaimed).
   struct RoundFacts {
@@ -137,13 +139,12 @@ class ClaimScheduler {
   bool attempting() const { return phase_ == Phase::kClaiming || phase_ == Phase::kRacePause; }
   // Before each claim round: what it does besides claiming. `in_pass` and
   // `pass_started`: the per_aggregate pass in progress, if any. ordering
-  // none: a reclaim every kReclaimEvery; else the idle probe after a round
-  // that did not fill its batch. per_aggregate: a pass older than
-  // kMaxPassAge ends; a new pass probes first unless the last one claimed
-  // rows (more are likely, and the probe would only walk the status index
-  // entries those claims left behind for purge). Either way the round after
-  // an attempt that asked for a probe (a commit that inserted nothing, the
-  // look after the commit race) probes, and a new_pass step's does not.
+  // none: the head read (RoundPlan::probe) after a round that did not fill
+  // its batch or when an attempt asked for it (a commit that inserted
+  // nothing, the look after the commit race); else, every kReclaimEvery, a
+  // reclaim of expired leases (the head read sees those itself).
+  // per_aggregate: a pass older than kMaxPassAge ends; every new pass reads
+  // the head first (at everyday rates that is the whole round).
   RoundPlan PlanRound(bool in_pass, Clock::TimePoint pass_started);
   // After each claim round, failed ones included.
   void OnClaimed(const RoundFacts& facts);
@@ -152,8 +153,9 @@ class ClaimScheduler {
   bool WindowFull(size_t inflight) const { return inflight >= options_.max_inflight; }
   // After a kClaim step.
   void OnRound(const RoundResult& result);
-  // After a kWaitWake step: why the wait ended.
-  void OnWake(WakeCause cause);
+  // After a kWaitWake step: why the wait ended, and for kInsert how many
+  // insert commits the wake-up merged (WakeupSource::inserts_in_last_wake).
+  void OnWake(WakeCause cause, int inserts = 1);
   // Any thread: an acknowledgement freed rows deferred behind this relay's
   // deliveries (since the last claim step): a commit-race pause ends.
   void OnFreedByAck() { freed_by_ack_ = true; }
@@ -183,6 +185,7 @@ class ClaimScheduler {
   Clock::Duration OwnRetryWait(Clock::Duration wait, Clock::TimePoint now);
   Clock::Duration RaceCheckWait(Clock::Duration wait, Clock::TimePoint now) const;
   bool RaceCheckPending() const { return last_claim_start_ < race_check_at_; }
+  bool InsertSeen() const;
   Clock::Duration TimersWindow() const;
   void FollowPass(const RoundFacts& facts);
   // The longest idle wait: the safety poll while the stream is up, else the
@@ -200,6 +203,9 @@ class ClaimScheduler {
   size_t got_ = 0;                         // rows the attempt's current pass claimed
   int passes_ = 0;                         // passes the insert retry made
   size_t next_pause_ = 0;                  // the insert retry's next pause (kCommitRaceRetry)
+  int cause_inserts_ = 0;                  // insert commits the next attempt is for
+  int attempt_inserts_ = 0;                // ... and the attempt in progress
+  bool attempt_saw_new_ = false;           // a round of the attempt read a row newer than all before
   Clock::TimePoint pause_until_{};
   size_t last_claimed_ = 0;                 // rows the last completed round claimed
   Clock::TimePoint last_claim_start_{};     // when it began
@@ -218,7 +224,6 @@ class ClaimScheduler {
   // What the round plans depend on (PlanRound, OnClaimed).
   Clock::TimePoint next_reclaim_{};  // ordering none
   bool last_round_full_ = true;      // ordering none: the last claim filled its batch
-  bool last_pass_claimed_ = false;   // per_aggregate: the current or last pass claimed rows
   bool probe_first_ = false;         // an attempt asked for a probe, until the next probe
   bool plan_starts_pass_ = false;    // per_aggregate: the planned round starts a pass
   // The earliest retry this relay wrote (OnOwnRetry), as ticks of Clock's

@@ -8,6 +8,15 @@ namespace outbox {
 
 namespace {
 constexpr int kMaxPagesPerRound = 8;
+// The head read with ordering none: one due row is the whole round (ClaimRow);
+// two or more go to the batch claim, whose one commit serves them all.
+constexpr int kUnorderedHead = 2;
+// The head read with per_aggregate reads every unsent row or gives way to a
+// pass: this relay's own rows in flight, and this many more. With more than
+// kOrderedHeadMaxHeld rows of its own in flight the relay is busy: a pass
+// reads the rows with fewer columns.
+constexpr int kOrderedHeadSlack = 32;
+constexpr size_t kOrderedHeadMaxHeld = 256;
 
 double Ms(Clock::Duration d) { return std::chrono::duration<double, std::milli>(d).count(); }
 }  // namespace
@@ -26,17 +35,40 @@ Claimer::Claimer(const ServiceConfig& config, const StoreFactory& stores, ClaimP
 ClaimRound Claimer::Claim(const RoundPlan& plan, ClaimedBatch* batch) {
   round_started_ = clock_->Now();
   stopped_at_probe_ = false;
+  saw_new_rows_ = false;
+  seen_before_round_ = max_seen_id_;
   return config_.ordering == Ordering::kPerAggregate ? ClaimOrdered(plan, batch)
                                                      : ClaimUnordered(plan, batch);
 }
 
-ClaimRound Claimer::ProbeDue(bool ordered) {
-  bool due = false;
-  Status s = claim_store_->HasDue(ordered, &due);
+std::optional<ClaimRound> Claimer::ReadHead(const HeadQuery& q, HeadRead* head) {
+  Status s = claim_store_->ReadHead(q, head);
   health_->NoteAndBeat(s, "poll", beat_);
+  const bool due = std::any_of(head->window.begin(), head->window.end(),
+                               [](const WindowRow& w) { return w.due; });
   stopped_at_probe_ = !s.ok() || !due;
   if (!s.ok()) return ClaimRound::kFailed;
-  return due ? ClaimRound::kMore : ClaimRound::kIdle;
+  for (const OutboxRow& r : head->rows) NoteSeen(r.id);
+  if (!due) return ClaimRound::kIdle;
+  return std::nullopt;
+}
+
+void Claimer::NoteSeen(int64_t id) {
+  if (id > seen_before_round_) saw_new_rows_ = true;
+  max_seen_id_ = std::max(max_seen_id_, id);
+}
+
+bool Claimer::ClaimOne(const OutboxRow& row, const std::string& lease_token, ClaimedBatch* batch) {
+  bool claimed = false;
+  Status s = claim_store_->ClaimRow(row.id, lease_token, &claimed);
+  health_->NoteAndBeat(s, "claim", beat_);
+  if (!s.ok()) return false;
+  if (claimed) {
+    batch->lease_token = lease_token;
+    batch->rows.push_back(row);
+    batch->reclaimed = row.reclaimed ? 1 : 0;
+  }
+  return true;
 }
 
 Status Claimer::Probe() {
@@ -48,15 +80,62 @@ Status Claimer::Probe() {
 
 ClaimRound Claimer::ClaimUnordered(const RoundPlan& plan, ClaimedBatch* batch) {
   if (plan.probe) {
-    // The idle poll: one index probe, no transaction.
-    const ClaimRound due = ProbeDue(false);
-    if (due != ClaimRound::kMore) return due;
+    const HeadQuery q{false, false, kUnorderedHead, config_.lease_ms};
+    HeadRead head;
+    if (std::optional<ClaimRound> r = ReadHead(q, &head)) return *r;
+    if (head.complete(q)) {
+      // One due row: a conditional UPDATE claims it, and it is published
+      // once that committed. Taken by another relay first: nothing to do.
+      if (!ClaimOne(head.rows.front(), head.lease_token, batch)) return ClaimRound::kFailed;
+      if (!batch->rows.empty()) publish_round_(*batch);
+      return ClaimRound::kIdle;
+    }
   }
-  Status s = claim_store_->ClaimDue(config_.batch_size, config_.lease_ms, plan.reclaim, batch,
-                                    publish_round_);
+  // After a head read (which sees expired leases) the batch claim takes
+  // them too: the head read stands in for the reclaim of every second.
+  Status s = claim_store_->ClaimDue(config_.batch_size, config_.lease_ms,
+                                    plan.reclaim || plan.probe, batch, publish_round_);
   health_->NoteAndBeat(s, "claim", beat_);
   if (!s.ok()) return ClaimRound::kFailed;
+  for (const OutboxRow& r : batch->rows) NoteSeen(r.id);
   const bool full = static_cast<int>(batch->rows.size()) >= config_.batch_size;
+  return full ? ClaimRound::kMore : ClaimRound::kIdle;
+}
+
+std::optional<ClaimRound> Claimer::ClaimOrderedHead(ClaimedBatch* batch) {
+  const size_t held = planner_->held();
+  if (held > kOrderedHeadMaxHeld) return std::nullopt;
+  const HeadQuery q{true, config_.dead_policy == DeadPolicy::kBlock,
+                    static_cast<int>(held) + kOrderedHeadSlack, config_.lease_ms};
+  HeadRead head;
+  if (std::optional<ClaimRound> r = ReadHead(q, &head)) {
+    if (*r == ClaimRound::kIdle) planner_->NothingDue();
+    return r;
+  }
+  if (!head.complete(q)) return std::nullopt;  // a backlog: a pass reads it
+  // Every unsent row, from one statement's view: the planner decides as in a
+  // pass of one page.
+  planner_->StartPass(head.window.front().id, head.dead_heads);
+  planner_->BeginRound(config_.batch_size);
+  planner_->Consume(head.window, q.limit, config_.batch_size);
+  const std::vector<int64_t> candidates = planner_->candidates();
+  bool ok = true;
+  if (candidates.size() == 1) {
+    const auto row = std::find_if(head.rows.begin(), head.rows.end(),
+                                  [&](const OutboxRow& r) { return r.id == candidates.front(); });
+    ok = ClaimOne(*row, head.lease_token, batch);
+    // Not claimed: another relay holds it, which blocks its aggregate.
+    if (ok) planner_->Choose(batch->rows);
+    if (!batch->rows.empty()) {
+      planner_->OnClaimed(batch->rows);
+      publish_round_(*batch);
+    }
+  } else if (!candidates.empty()) {
+    ok = ClaimCandidates(batch);
+  }
+  planner_->EndPass();
+  if (!ok) return ClaimRound::kFailed;
+  const bool full = static_cast<int>(candidates.size()) >= config_.batch_size;
   return full ? ClaimRound::kMore : ClaimRound::kIdle;
 }
 
@@ -80,14 +159,7 @@ void Claimer::EndPass() {
   planner_->EndPass();
 }
 
-ClaimRound Claimer::StartPass(bool probe) {
-  // The idle poll: one index probe outside any snapshot. A row backing off or
-  // leased by a live relay starts no pass until it is due.
-  if (probe) {
-    const ClaimRound due = ProbeDue(true);
-    if (due == ClaimRound::kIdle) planner_->NothingDue();
-    if (due != ClaimRound::kMore) return due;
-  }
+ClaimRound Claimer::StartPass() {
   // The pass reads everything from one snapshot (see OutboxStore::
   // BeginSnapshot), including its starting id and the DEAD rows: a row below
   // an id read before the snapshot could have committed in between, and a
@@ -123,6 +195,7 @@ bool Claimer::ScanPages() {
     if (!s.ok()) return false;
     ++pass_stats_.pages;
     pass_stats_.scanned += static_cast<int64_t>(rows.size());
+    for (const WindowRow& w : rows) NoteSeen(w.id);
     planner_->Consume(std::move(rows), page, want);
   }
   return true;
@@ -131,7 +204,11 @@ bool Claimer::ScanPages() {
 ClaimRound Claimer::ClaimOrdered(const RoundPlan& plan, ClaimedBatch* batch) {
   if (plan.end_pass && planner_->in_pass()) EndPass();
   if (!planner_->in_pass()) {
-    ClaimRound r = StartPass(plan.probe);
+    // The head read first: at everyday rates it is the whole round.
+    if (plan.probe) {
+      if (std::optional<ClaimRound> r = ClaimOrderedHead(batch)) return *r;
+    }
+    ClaimRound r = StartPass();
     if (r != ClaimRound::kMore) return r;
   }
   ++pass_stats_.rounds;

@@ -3,6 +3,8 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <optional>
+#include <string>
 
 #include "common/clock.h"
 #include "common/liveness.h"
@@ -17,7 +19,10 @@ namespace outbox {
 // it (ClaimScheduler::PlanRound).
 struct RoundPlan {
   bool reclaim = false;   // ordering none: the claim also takes rows whose lease expired
-  bool probe = false;     // the idle probe first (HasDue): nothing due ends the round
+  // The head read first (OutboxStore::ReadHead, the idle poll): nothing due
+  // ends the round; one due row (none) or a complete head (per_aggregate) is
+  // the whole round.
+  bool probe = false;
   bool end_pass = false;  // per_aggregate: end the pass in progress first
 };
 
@@ -31,15 +36,21 @@ enum class ClaimRound {
 
 // Claims batches from the table, with the strategy the service's ordering
 // asks for (docs/DESIGN.md, "The path of one event"):
-//  - ordering none: ClaimDue, SKIP LOCKED over the status index, and a
-//    reclaim of expired leases when the plan says; an idle table costs one
-//    index probe per poll.
-//  - ordering per_aggregate: passes over the unsent rows in id order from one
-//    snapshot, a ClaimPlanner choosing the rows whose older events are all
-//    SENT or claimed with them, ClaimIds locking and claiming them.
-// Every claimed batch goes to `publish` before its claim commits (see
-// OutboxStore::ClaimedFn), with the time its claim round began, with
-// ordering per_aggregate after the planner counted its rows in flight. When
+//  - at everyday rates, the head read (ReadHead: one statement that is also
+//    the idle poll) and, for one row to claim, ClaimRow (a conditional
+//    UPDATE that commits on its own): two statements for an event. With
+//    per_aggregate a complete head goes through the ClaimPlanner as a pass
+//    of one page would.
+//  - ordering none otherwise: ClaimDue, SKIP LOCKED over the status index,
+//    and a reclaim of expired leases when the plan says.
+//  - ordering per_aggregate otherwise: passes over the unsent rows in id
+//    order from one snapshot, a ClaimPlanner choosing the rows whose older
+//    events are all SENT or claimed with them, ClaimIds locking and claiming
+//    them.
+// Every batch claimed in a transaction goes to `publish` before its claim
+// commits (see OutboxStore::ClaimedFn), a row claimed by ClaimRow after its
+// UPDATE committed; with the time its claim round began, with ordering
+// per_aggregate after the planner counted its rows in flight. When
 // to reclaim, probe or end a pass is the ClaimScheduler's (RoundPlan).
 // Not thread-safe: one thread claims (the relay's claim loop). It owns two
 // store connections: one for claims, one for a pass's snapshot reads.
@@ -54,8 +65,12 @@ class Claimer {
   // `publish`, as `plan` says. kFailed after `publish` when the claim's
   // commit failed: the batch's settle then finds its rows not this relay's.
   ClaimRound Claim(const RoundPlan& plan, ClaimedBatch* batch);
-  // The last round ended at its probe: it found nothing due, or failed.
+  // The last round ended at its head read: it found nothing due, or failed.
   bool stopped_at_probe() const { return stopped_at_probe_; }
+  // The last round read a row with an id greater than any this Claimer had
+  // read before: a transaction committed since shows (ClaimScheduler's
+  // commit-race look).
+  bool saw_new_rows() const { return saw_new_rows_; }
   // When the per_aggregate pass in progress started (ClaimPlanner::in_pass).
   Clock::TimePoint pass_started() const { return pass_started_; }
   // The idle poll's statement alone: checks the database while claiming is
@@ -76,10 +91,15 @@ class Claimer {
  private:
   ClaimRound ClaimUnordered(const RoundPlan& plan, ClaimedBatch* batch);
   ClaimRound ClaimOrdered(const RoundPlan& plan, ClaimedBatch* batch);
-  // The idle probe: kMore if a row is due, else kIdle/kFailed.
-  ClaimRound ProbeDue(bool ordered);
+  // The head read: kIdle when nothing is due, kFailed, else nullopt (go on).
+  std::optional<ClaimRound> ReadHead(const HeadQuery& q, HeadRead* head);
+  // per_aggregate: the round on a complete head read; nullopt: start a pass.
+  std::optional<ClaimRound> ClaimOrderedHead(ClaimedBatch* batch);
+  // ClaimRow: the row into *batch if this relay got it. False if it failed.
+  bool ClaimOne(const OutboxRow& row, const std::string& lease_token, ClaimedBatch* batch);
+  void NoteSeen(int64_t id);
   // Starts a per_aggregate pass: kMore when one started, else kIdle/kFailed.
-  ClaimRound StartPass(bool probe);
+  ClaimRound StartPass();
   // Reads pages into the planner until the round has a batch's worth of
   // candidates or the pass is read to its end. False if a read failed.
   bool ScanPages();
@@ -100,6 +120,9 @@ class Claimer {
   OutboxStorePtr scan_store_;  // per_aggregate passes: one snapshot per pass
 
   bool stopped_at_probe_ = false;
+  int64_t max_seen_id_ = 0;        // the greatest id any read returned
+  int64_t seen_before_round_ = 0;  // max_seen_id_ when the round began
+  bool saw_new_rows_ = false;
   Clock::TimePoint pass_started_{};
   // What the current per_aggregate pass did (logged at debug when it ends).
   struct PassStats {

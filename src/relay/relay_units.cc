@@ -8,6 +8,18 @@ WakeupSourcePtr TakeWakeup(RelayOptions& options) {
   return std::make_unique<PollWakeup>(options.clock);
 }
 
+// `wakeup: binlog`: the settle's commits are the relay's own, which the
+// stream does not wake the claim loop for (the loop may be waiting while the
+// settle writes, so they are expected before it writes); so released and
+// DEAD rows wake it directly. (`wakeup: poll` finds them at the next poll.)
+SettleNotes SettleNotesFor(const ServiceConfig& config, WakeupSource& wakeup) {
+  if (config.wakeup != Wakeup::kBinlog) return {};
+  return {.before_write = [&wakeup] { wakeup.BeginOwnChange(SettleResult::kMaxCommits); },
+          .after_write =
+              [&wakeup](int commits) { wakeup.EndOwnChange(SettleResult::kMaxCommits, commits); },
+          .freed = [&wakeup] { wakeup.Interrupt(); }};
+}
+
 ClaimLoopParts PartsOf(RelayUnits& u) {
   return {.config = u.config,
           .router = u.router,
@@ -33,12 +45,15 @@ RelayUnits::RelayUnits(RelayOptions o)
       planner(config.dead_policy),
       queue(std::make_shared<SettleQueue>(options.clock)),
       settler(config, &router, options.store_factory(), options.metrics, &health,
-              config.ordering == Ordering::kPerAggregate ? &planner : nullptr, options.seed),
+              config.ordering == Ordering::kPerAggregate ? &planner : nullptr, options.seed,
+              SettleNotesFor(config, *wakeup)),
       housekeeper(config, options.store_factory(), options.metrics, &health, options.clock),
       scheduler(ClaimScheduler::OptionsFor(config), options.clock),
       claim(PartsOf(*this)),
-      settle(&settler, queue, options.clock,
-             [this](int64_t backoff_ms) { claim.NoteOwnRetry(backoff_ms); }),
+      settle(
+          &settler, queue, options.clock,
+          [this](int64_t backoff_ms) { claim.NoteOwnRetry(backoff_ms); },
+          options.settle_group_window),
       housekeeping(config, &housekeeper, options.clock) {}
 
 RelayUnits::~RelayUnits() { queue->Close(); }

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <chrono>
 #include <memory>
 #include <random>
 
@@ -19,6 +20,7 @@
 #include "relay/router.h"
 #include "relay/settle_loop.h"
 #include "relay/settle_queue.h"
+#include "relay/settle_timing.h"
 #include "relay/settler.h"
 
 namespace outbox {
@@ -37,6 +39,9 @@ struct RelayOptions {
   // PollWakeup on poll_interval_ms (`wakeup: poll`); src/app/ hands a
   // binlog::BinlogWakeup for `wakeup: binlog`.
   WakeupSourcePtr wakeup;
+  // How long acknowledged batches wait to be settled together (SentGrouping,
+  // settle_timing.h); 0: each alone, at once (tests that step time by hand).
+  std::chrono::milliseconds settle_group_window = SentGrouping::kWindow;
 };
 
 // One service's units (docs/DESIGN.md) wired together, with no thread: the

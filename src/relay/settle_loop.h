@@ -3,10 +3,12 @@
 #include <chrono>
 #include <functional>
 #include <memory>
+#include <vector>
 
 #include "common/clock.h"
 #include "common/liveness.h"
 #include "relay/settle_queue.h"
+#include "relay/settle_timing.h"
 #include "relay/settler.h"
 
 namespace outbox {
@@ -21,8 +23,10 @@ class SettleLoop {
  public:
   // Called after a settle that wrote a retry `backoff_ms` from now.
   using OwnRetryFn = std::function<void(int64_t backoff_ms)>;
+  // `group_window`: how long acknowledged batches wait to be settled
+  // together (SentGrouping; 0: never).
   SettleLoop(Settler* settler, std::shared_ptr<SettleQueue> queue, ClockPtr clock,
-             OwnRetryFn own_retry);
+             OwnRetryFn own_retry, std::chrono::milliseconds group_window = SentGrouping::kWindow);
 
   void Run();
 
@@ -35,14 +39,27 @@ class SettleLoop {
   // queued).
   Settled SettleAdmitted(bool wait, std::chrono::milliseconds timeout);
 
+  // Run's step: as SettleAdmitted, but a batch whose every row was
+  // acknowledged waits in a group written later (SentGrouping,
+  // settle_timing.h); the wait ends at the group's deadline. Stops at the
+  // first failed settle (a failed group stays held and goes first next time).
+  Settled SettleOrGroup(std::chrono::milliseconds timeout);
+
   void set_heartbeat(HeartbeatPtr beat) { beat_ = std::move(beat); }
 
  private:
+  // Writes the held group, if any: false if that failed.
+  bool FlushGroup();
+  // Settles the front batch alone: false if that failed.
+  bool SettleFront(PublishedBatch* front);
+
   Settler* const settler_;
   const std::shared_ptr<SettleQueue> queue_;
   const ClockPtr clock_;
   const OwnRetryFn own_retry_;
   HeartbeatPtr beat_;
+  SentGrouping grouping_;
+  std::vector<PublishedBatch> group_;  // the held batches, in publication order
 };
 
 }  // namespace outbox

@@ -37,7 +37,8 @@ PublishedBatch* SettleQueue::Front(Clock::TimePoint deadline) {
   MutexLock lock(&mu_);
   clock_->WaitUntil(&mu_, &cv_, deadline, [this] {
     mu_.AssertHeld();
-    return FrontAdmitted() || halted_;
+    // A group held while the claims end (a stop) is written at once.
+    return FrontAdmitted() || halted_ || (claims_ended_ && grouped_ > 0);
   });
   return FrontAdmitted() ? &published_.front() : nullptr;
 }
@@ -49,16 +50,35 @@ void SettleQueue::Pop() {
   cv_.SignalAll();
 }
 
+void SettleQueue::PopGrouped() {
+  MutexLock lock(&mu_);
+  published_.pop_front();
+  ++grouped_;
+  cv_.SignalAll();
+}
+
+void SettleQueue::GroupSettled(int n) {
+  MutexLock lock(&mu_);
+  grouped_ -= n;
+  inflight_ -= n;
+  cv_.SignalAll();
+}
+
+bool SettleQueue::claims_ended() const {
+  MutexLock lock(&mu_);
+  return claims_ended_;
+}
+
 int SettleQueue::inflight() const {
   MutexLock lock(&mu_);
-  return inflight_;
+  return inflight_ - grouped_;
 }
 
 void SettleQueue::WaitRoom(int max, Clock::TimePoint deadline, const std::function<bool()>& stop) {
   MutexLock lock(&mu_);
   clock_->WaitUntil(&mu_, &cv_, deadline, [this, max, &stop] {
     mu_.AssertHeld();
-    return halted_ || inflight_ < max || stop();
+    return halted_ || inflight_ - grouped_ < max || stop();
   });
 }
 

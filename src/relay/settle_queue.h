@@ -38,11 +38,21 @@ class SettleQueue {
   void Close() EXCLUDES(life_mu_);
 
   // The settle loop: the front batch once the gate admits it, waiting until
-  // `deadline` (or Halt) for one; null if none. The pointer stays valid until
+  // `deadline` (or Halt, or the claims' end while a group is held) for one;
+  // null if none. The pointer stays valid until
   // Pop (a deque's push_back keeps references to other elements).
   PublishedBatch* Front(Clock::TimePoint deadline) EXCLUDES(mu_);
   void Pop() EXCLUDES(mu_);
+  // The settle loop: the front batch (moved out before) waits in a group of
+  // SENT settles (SentGrouping): still in flight for Drained and WaitEmpty,
+  // no longer for the claim loop's window (inflight, WaitRoom), which must
+  // not wait for the group's timer. GroupSettled: `n` grouped batches were
+  // written.
+  void PopGrouped() EXCLUDES(mu_);
+  void GroupSettled(int n) EXCLUDES(mu_);
+  bool claims_ended() const EXCLUDES(mu_);
 
+  // Batches claimed and neither settled nor waiting in a group.
   int inflight() const EXCLUDES(mu_);
   // Waits until fewer than `max` batches are in flight, `deadline`, or a
   // Notify after which `stop` is true.
@@ -74,6 +84,7 @@ class SettleQueue {
   std::deque<PublishedBatch> published_ GUARDED_BY(mu_);
   SettleGate gate_ GUARDED_BY(mu_);
   int inflight_ GUARDED_BY(mu_) = 0;  // batches claimed and not yet settled
+  int grouped_ GUARDED_BY(mu_) = 0;   // of those, waiting in a group (PopGrouped)
   bool claims_ended_ GUARDED_BY(mu_) = false;
   bool halted_ GUARDED_BY(mu_) = false;
 };

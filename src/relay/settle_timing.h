@@ -7,6 +7,7 @@
 // batches in flight (StopGrace). No threads, no I/O: time comes in.
 
 #include <chrono>
+#include <cstddef>
 #include <cstdint>
 
 #include "common/clock.h"
@@ -58,6 +59,59 @@ class SettleScheduler {
 
  private:
   std::chrono::milliseconds backoff_ = kFirstBackoff;
+};
+
+// Which settles wait to be written together. A batch whose every row was
+// acknowledged (all SENT: nothing comes due, nothing is freed for a claim)
+// joins a group that is written in one statement and one commit
+// (OutboxStore::SettleSent) kWindow after its first batch joined, once it
+// holds kMaxRows rows, or at once when the claims ended (a stop, a paused
+// or revoked service: nothing waits then). A batch with any other outcome
+// (retry, DEAD, released), or more rows than kMaxRows, is written at once,
+// after the group (publication order). At everyday rates, where most claims carry one event, this
+// turns a settle commit per event into one per window (issue 36: 1.2 write commits per event at 10
+// events/s). What it costs: a row stays SENDING up to kWindow longer after its acknowledgement, so
+// a relay that crashes (kill -9) leaves up to min(kMaxRows, rate x kWindow) more acknowledged rows
+// to be sent again after their lease: duplicates, never a loss or a reordering (a stop writes the
+// group first). A peer's later event of the same aggregate waits up to kWindow longer for the SENT
+// it needs. Not thread-safe: the settle thread's.
+class SentGrouping {
+ public:
+  static constexpr std::chrono::milliseconds kWindow{500};
+  static constexpr size_t kMaxRows = 64;
+
+  explicit SentGrouping(std::chrono::milliseconds window = kWindow) : window_(window) {}
+
+  // Whether a batch of `rows` rows is held for the group (rather than
+  // written at once): a larger one than kMaxRows never is.
+  bool Holds(size_t rows, bool all_acked, bool claims_ended) const {
+    return all_acked && !claims_ended && window_.count() > 0 && rows <= kMaxRows;
+  }
+  // Whether a held batch of `rows` rows fits in the group; else the group is
+  // written first and the batch starts the next (a group never holds more
+  // than kMaxRows rows).
+  bool Fits(size_t rows) const { return rows_ + rows <= kMaxRows; }
+  // A held batch of `rows` rows joined the group at `now`.
+  void Add(size_t rows, Clock::TimePoint now) {
+    if (batches_ == 0) first_ = now;
+    ++batches_;
+    rows_ += rows;
+  }
+  bool empty() const { return batches_ == 0; }
+  // When the group is written at the latest.
+  Clock::TimePoint due() const { return first_ + window_; }
+  // The group is to be written now.
+  bool Due(Clock::TimePoint now, bool claims_ended) const {
+    return batches_ > 0 && (claims_ended || rows_ >= kMaxRows || now >= due());
+  }
+  // The group was written.
+  void Clear() { batches_ = rows_ = 0; }
+
+ private:
+  const std::chrono::milliseconds window_;
+  Clock::TimePoint first_{};
+  size_t batches_ = 0;
+  size_t rows_ = 0;
 };
 
 // The shutdown's grace for one service (README "Guarantees", docs/CONFIG.md):

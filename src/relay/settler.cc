@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <limits>
 #include <set>
+#include <utility>
 
 #include "common/log.h"
 
@@ -78,19 +79,23 @@ double PublishLatencySeconds(const OutboxRow& row, Clock::TimePoint claimed_at,
 }
 
 Settler::Settler(const ServiceConfig& config, const Router* router, OutboxStorePtr store,
-                 ServiceStats* metrics, DbHealth* health, ClaimPlanner* planner, uint64_t seed)
+                 ServiceStats* metrics, DbHealth* health, ClaimPlanner* planner, uint64_t seed,
+                 SettleNotes notes)
     : config_(config),
       router_(router),
       store_(std::move(store)),
       metrics_(metrics),
       health_(health),
       planner_(planner),
-      retry_(config.retry, seed) {}
+      retry_(config.retry, seed),
+      notes_(std::move(notes)) {}
 
 Status Settler::Settle(const PublishedBatch& done, std::optional<int64_t>* first_retry_ms) {
   std::vector<SettleOp> ops = PlanSettle(done.batch.rows, done.outcomes, retry_);
   SettleResult result;
+  if (notes_.before_write) notes_.before_write();
   Status s = store_->Settle(done.batch.lease_token, ops, &result);
+  if (notes_.after_write) notes_.after_write(s.ok() ? result.commits : 0);
   health_->NoteAndBeat(s, "settle", beat_, /*settle=*/true);
   if (!s.ok()) return s;
   if (first_retry_ms != nullptr) {
@@ -102,7 +107,48 @@ Status Settler::Settle(const PublishedBatch& done, std::optional<int64_t>* first
   }
   Account(done, ops, result);
   LogBatch(done, ops, result);
+  NoteFreed(ops, result);
   return Status::Ok();
+}
+
+bool AllAcked(const PublishedBatch& done) {
+  return std::all_of(done.outcomes.begin(), done.outcomes.end(),
+                     [](const PublishOutcome& o) { return o.result == PublishResult::kAcked; });
+}
+
+Status Settler::SettleSent(const std::vector<PublishedBatch>& group) {
+  std::vector<SentGroup> sent;
+  sent.reserve(group.size());
+  for (const PublishedBatch& done : group) {
+    SentGroup& g = sent.emplace_back();
+    g.lease_token = done.batch.lease_token;
+    for (const OutboxRow& r : done.batch.rows) g.ids.push_back(r.id);
+  }
+  std::vector<SettleResult> results;
+  // One statement (or one transaction) for the whole group: one commit when
+  // it changed rows.
+  if (notes_.before_write) notes_.before_write();
+  Status s = store_->SettleSent(sent, &results);
+  const bool changed = std::any_of(results.begin(), results.end(),
+                                   [](const SettleResult& r) { return r.applied > 0; });
+  if (notes_.after_write) notes_.after_write(s.ok() && changed ? 1 : 0);
+  health_->NoteAndBeat(s, "settle", beat_, /*settle=*/true);
+  if (!s.ok()) return s;
+  for (size_t i = 0; i < group.size(); ++i) {
+    // Acknowledged rows only: every op is SENT, and the retry policy's RNG
+    // is not drawn.
+    const std::vector<SettleOp> ops = PlanSettle(group[i].batch.rows, group[i].outcomes, retry_);
+    Account(group[i], ops, results[i]);
+    LogBatch(group[i], ops, results[i]);
+  }
+  return Status::Ok();
+}
+
+void Settler::NoteFreed(const std::vector<SettleOp>& ops, const SettleResult& result) const {
+  const bool freed = std::any_of(ops.begin(), ops.end(), [](const SettleOp& op) {
+    return op.kind == SettleKind::kRelease || op.kind == SettleKind::kDead;
+  });
+  if (freed && result.applied > 0 && notes_.freed) notes_.freed();
 }
 
 void Settler::Account(const PublishedBatch& done, const std::vector<SettleOp>& ops,

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <functional>
 #include <optional>
 #include <vector>
 
@@ -35,11 +36,30 @@ struct PublishedBatch {
 std::vector<SettleOp> PlanSettle(const std::vector<OutboxRow>& rows,
                                  const std::vector<PublishOutcome>& outcomes, RetryPolicy& retry);
 
+// Every row of the batch was acknowledged: its settle writes SENT only.
+bool AllAcked(const PublishedBatch& done);
+
 // The publish latency of an acknowledged row, on the database's clock: the
 // row's age when it was claimed (NOW(6) - created_at, measured by the
 // database) plus the time from the claim to the acknowledgement.
 double PublishLatencySeconds(const OutboxRow& row, Clock::TimePoint claimed_at,
                              Clock::TimePoint acked_at);
+
+// What a settle tells the claim loop besides the planner's accounting
+// (RelayUnits wires them to the service's WakeupSource); any may be empty.
+// Called on the settle thread.
+struct SettleNotes {
+  // Around the settle's statements (WakeupSource::BeginOwnChange and
+  // EndOwnChange): after them with the write commits that changed rows
+  // (SettleResult::commits; 0 when the settle failed), so that their events
+  // in the binary log do not wake the claim loop.
+  std::function<void()> before_write;
+  std::function<void(int commits)> after_write;
+  // After a settle that released rows (claimable at once) or wrote a DEAD
+  // (with dead_policy skip it frees the next events of its aggregate): the
+  // claim loop looks again, which its own settle's event no longer makes it.
+  std::function<void()> freed;
+};
 
 // Writes a published batch's outcome to the table, fenced by its lease, then
 // does the accounting: metrics, log lines, and telling the claim planner
@@ -50,13 +70,19 @@ class Settler {
   // `*router`, `*metrics`, `*health` and `*planner` must outlive the Settler;
   // `planner` is null with ordering none.
   Settler(const ServiceConfig& config, const Router* router, OutboxStorePtr store,
-          ServiceStats* metrics, DbHealth* health, ClaimPlanner* planner, uint64_t seed);
+          ServiceStats* metrics, DbHealth* health, ClaimPlanner* planner, uint64_t seed,
+          SettleNotes notes = {});
 
   // Fails (and changes nothing) when the settle statement failed: the caller
   // retries the same batch until it applies. *first_retry_ms (optional) gets
   // the shortest retry backoff the settle wrote, if it wrote one: when a row
   // of this batch comes due again without any commit.
   Status Settle(const PublishedBatch& done, std::optional<int64_t>* first_retry_ms = nullptr);
+
+  // Settles a group of batches whose every row was acknowledged
+  // (AllAcked), in one statement (OutboxStore::SettleSent): all or nothing;
+  // on failure nothing changed and the caller retries the group.
+  Status SettleSent(const std::vector<PublishedBatch>& group);
 
   // Beaten after every statement (DbHealth::NoteAndBeat). Null: no heartbeat.
   void set_heartbeat(HeartbeatPtr beat) { beat_ = std::move(beat); }
@@ -71,6 +97,8 @@ class Settler {
   void NoteInvalidTrace(const OutboxRow& row, const TraceparentCheck& trace);
   void LogBatch(const PublishedBatch& done, const std::vector<SettleOp>& ops,
                 const SettleResult& result);
+  // SettleNotes::freed, after a settle that applied.
+  void NoteFreed(const std::vector<SettleOp>& ops, const SettleResult& result) const;
 
   const ServiceConfig& config_;
   const Router* const router_;
@@ -79,6 +107,7 @@ class Settler {
   DbHealth* const health_;
   ClaimPlanner* const planner_;
   RetryPolicy retry_;
+  const SettleNotes notes_;
   HeartbeatPtr beat_;
 };
 

@@ -158,14 +158,52 @@ Status FakeTable::MinPendingId(std::optional<int64_t>* id) {
   return Status::Ok();
 }
 
-Status FakeTable::DeadHeads(std::vector<DeadHead>* out) {
-  std::lock_guard<std::mutex> lock(mu_);
-  if (down_) return kDown;
+// REQUIRES: mu_ held.
+void FakeTable::DeadHeadsLocked(std::vector<DeadHead>* out) const {
   std::map<AggregateKey, int64_t> heads;
   for (const auto& [id, r] : rows_)
     if (r.status == "DEAD") heads.try_emplace(r.row.aggregate, id);
   out->clear();
   for (const auto& [agg, id] : heads) out->push_back({agg, id});
+}
+
+Status FakeTable::DeadHeads(std::vector<DeadHead>* out) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (down_) return kDown;
+  DeadHeadsLocked(out);
+  return Status::Ok();
+}
+
+Status FakeTable::ReadHead(const HeadQuery& q, HeadRead* out) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (down_) return kDown;
+  *out = HeadRead{};
+  const int64_t now = clock_->UnixMs();
+  out->lease_token = std::to_string(now + q.lease_ms);  // as Claim's token
+  for (const auto& [id, r] : rows_) {
+    if (static_cast<int>(out->rows.size()) >= q.limit) break;
+    const bool due = Claimable(r, now);
+    if ((r.status != "NEW" && r.status != "SENDING") || (!q.ordered && !due)) continue;
+    out->rows.push_back(AsClaimed(r));
+    out->window.push_back({id, r.row.aggregate, r.status == "SENDING", due});
+  }
+  if (q.ordered && q.dead_heads && !out->rows.empty()) DeadHeadsLocked(&out->dead_heads);
+  return Status::Ok();
+}
+
+Status FakeTable::ClaimRow(int64_t id, const std::string& lease_token, bool* claimed) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (down_) return kDown;
+  *claimed = false;
+  auto it = rows_.find(id);
+  if (it == rows_.end() || !Claimable(it->second, clock_->UnixMs())) return Status::Ok();
+  if (claim_commit_failures_ > 0) {  // the statement's commit is lost: nothing changed
+    --claim_commit_failures_;
+    return Status::Unavailable("injected: lost connection to server during COMMIT");
+  }
+  it->second.status = "SENDING";
+  it->second.next_retry_at_ms = std::stoll(lease_token);
+  *claimed = true;
   return Status::Ok();
 }
 
@@ -246,6 +284,7 @@ Status FakeTable::Settle(const std::string& lease_token, const std::vector<Settl
     }
     ++result->applied;
   }
+  result->commits = result->applied > 0 ? 1 : 0;  // the fake's settle is one transaction
   return Status::Ok();
 }
 

@@ -53,6 +53,8 @@ class FakeTable : public OutboxStore {
   Status Connect() override;
   void Disconnect() override {}
   Status HasDue(bool include_expired, bool* due) override;
+  Status ReadHead(const HeadQuery& q, HeadRead* out) override;
+  Status ClaimRow(int64_t id, const std::string& lease_token, bool* claimed) override;
   Status ClaimDue(int limit, int64_t lease_ms, bool include_expired, ClaimedBatch* out,
                   const ClaimedFn& before_commit) override;
   Status MinPendingId(std::optional<int64_t>* id) override;
@@ -69,6 +71,7 @@ class FakeTable : public OutboxStore {
 
  private:
   bool Claimable(const FakeRow& r, int64_t now) const;
+  void DeadHeadsLocked(std::vector<DeadHead>* out) const;
   OutboxRow AsClaimed(const FakeRow& r) const;
   Status Claim(const std::vector<int64_t>& ids, int64_t lease_ms, ClaimedBatch* out,
                const ClaimedFn& before_commit);
@@ -92,6 +95,10 @@ class OutboxStoreWrapper : public OutboxStore {
   void Disconnect() override { target_->Disconnect(); }
   Status HasDue(bool include_expired, bool* due) override {
     return target_->HasDue(include_expired, due);
+  }
+  Status ReadHead(const HeadQuery& q, HeadRead* out) override { return target_->ReadHead(q, out); }
+  Status ClaimRow(int64_t id, const std::string& lease_token, bool* claimed) override {
+    return target_->ClaimRow(id, lease_token, claimed);
   }
   Status ClaimDue(int limit, int64_t lease_ms, bool include_expired, ClaimedBatch* out,
                   const ClaimedFn& before_commit) override {

@@ -35,10 +35,12 @@ auto Problem(StreamProblem p) {
 struct Watched {
   explicit Watched(binlog::BinlogOptions o)
       : stream(
-            std::move(o), [this](const binlog::Commit&) { commit_wake(true); }, log.Callback()) {}
+            std::move(o),
+            [this](const binlog::Commit&) { commit_wake(binlog::WakeupHub::Wake::kInsert); },
+            log.Callback()) {}
   StateLog log;
   Waker commits;
-  std::function<void(bool)> commit_wake = commits.Callback();
+  binlog::WakeupHub::WakeFn commit_wake = commits.Callback();
   binlog::BinlogStream stream;
 };
 

@@ -99,6 +99,7 @@ STORE_CONTRACT("a settle under a lease that was taken over is stale and names it
               .ok());
   CHECK(r.applied == 0);
   CHECK(r.stale == 3);
+  CHECK(r.commits == 0);  // nothing changed: nothing in the binary log
   CHECK(Set(r.stale_ids) == std::set<int64_t>{1, 2, 3});
   for (int64_t id : {1, 2, 3}) CHECK(env.Get(id).status == "SENDING");
   REQUIRE(b->Settle(second.lease_token,
@@ -109,6 +110,7 @@ STORE_CONTRACT("a settle under a lease that was taken over is stale and names it
               .ok());
   CHECK(r.applied == 3);
   CHECK(r.stale == 0);
+  CHECK(r.commits == 1);
   CHECK(r.stale_ids.empty());
 }
 
@@ -134,6 +136,7 @@ STORE_CONTRACT("each settle kind moves its row and a second settle of it is stal
               .ok());
   CHECK(r.applied == 4);
   CHECK(r.stale == 0);
+  CHECK(r.commits == 1);  // one transaction
   CHECK(env.Get(1).status == "SENT");
   const SeenRow retried = env.Get(2);
   CHECK(retried.status == "NEW");
@@ -163,6 +166,7 @@ STORE_CONTRACT("each settle kind moves its row and a second settle of it is stal
   REQUIRE(store->Settle(b.lease_token, {{4, SettleKind::kRelease, 0, ""}}, &r).ok());
   CHECK(r.stale == 1);
   CHECK(r.stale_ids.empty());
+  CHECK(r.commits == 0);
 }
 
 STORE_CONTRACT("the table gauges count backlog and DEAD and unknown statuses and the oldest age") {
@@ -380,4 +384,109 @@ STORE_CONTRACT("every call of a store whose database is unreachable fails as una
     CHECK_FALSE(s.ok());
     CHECK(s.code() == StatusCode::kUnavailable);
   }
+}
+
+STORE_CONTRACT("a grouped SENT settle writes each claim's rows under its own lease, all at once") {
+  TestType env;
+  env.Seed({{.id = 1, .aggregate_id = 1},
+            {.id = 2, .aggregate_id = 2},
+            {.id = 3, .aggregate_id = 3},
+            {.id = 4, .aggregate_id = 4}});
+  auto store = env.NewStore();
+  auto all = [](const std::vector<OutboxRow>& locked) { return Ids(locked); };
+  // Three claims under three leases: three tokens (MysqlStore writes two per
+  // statement, so the third goes in a second one, in one transaction).
+  ClaimedBatch a, b, c;
+  REQUIRE(store->ClaimIds({1, 2}, 30000, all, &a, {}).ok());
+  REQUIRE(store->ClaimIds({3}, 60000, all, &b, {}).ok());
+  REQUIRE(store->ClaimIds({4}, 90000, all, &c, {}).ok());
+  REQUIRE(std::set<std::string>{a.lease_token, b.lease_token, c.lease_token}.size() == 3);
+  env.Set(2, "SENDING", 120);  // taken over: another relay's lease now
+  std::vector<SettleResult> r;
+  REQUIRE(
+      store->SettleSent({{a.lease_token, {1, 2}}, {b.lease_token, {3}}, {c.lease_token, {4}}}, &r)
+          .ok());
+  REQUIRE(r.size() == 3);
+  CHECK(r[0].applied == 1);
+  CHECK(r[0].stale == 1);
+  CHECK(r[0].stale_ids == std::vector<int64_t>{2});
+  CHECK(r[1].applied == 1);
+  CHECK(r[1].stale == 0);
+  CHECK(r[2].applied == 1);
+  CHECK(env.Get(1).status == "SENT");
+  CHECK(env.Get(2).status == "SENDING");
+  CHECK(env.Get(3).status == "SENT");
+  CHECK(env.Get(4).status == "SENT");
+  // A row under one claim's token is not SENT under another's.
+  ClaimedBatch d;
+  env.Set(2, "NEW", -1);
+  REQUIRE(store->ClaimIds({2}, 30000, all, &d, {}).ok());
+  REQUIRE(store->SettleSent({{b.lease_token, {2}}}, &r).ok());
+  CHECK(r[0].stale == 1);
+  CHECK(env.Get(2).status == "SENDING");
+}
+
+STORE_CONTRACT("the head read: the due rows, or with ordered every unsent row and the DEAD heads") {
+  TestType env;
+  env.Seed({{.id = 1, .aggregate_id = 1, .status = "SENT"},
+            {.id = 2, .aggregate_id = 2, .status = "DEAD"},
+            {.id = 3, .aggregate_id = 3, .status = "SENDING", .due_in_s = 60},
+            {.id = 4, .aggregate_id = 4, .due_in_s = 60},
+            {.id = 5, .aggregate_id = 5, .status = "SENDING", .due_in_s = -5},
+            {.id = 6, .aggregate_id = 6}});
+  auto store = env.NewStore();
+  HeadRead head;
+  const HeadQuery due{false, false, 10, 30000};
+  REQUIRE(store->ReadHead(due, &head).ok());
+  CHECK(Ids(head.rows) == std::vector<int64_t>{5, 6});
+  CHECK(head.complete(due));
+  CHECK(head.rows[0].reclaimed);
+  CHECK_FALSE(head.lease_token.empty());
+  CHECK(head.dead_heads.empty());
+  const HeadQuery unsent{true, true, 10, 30000};
+  REQUIRE(store->ReadHead(unsent, &head).ok());
+  REQUIRE(Ids(head.rows) == std::vector<int64_t>{3, 4, 5, 6});
+  CHECK(head.rows[2].event_key == "k5");
+  CHECK_FALSE(head.window[0].due);
+  CHECK(head.window[0].sending);
+  CHECK_FALSE(head.window[1].due);
+  CHECK(head.window[2].due);
+  CHECK(head.window[3].due);
+  REQUIRE(head.dead_heads.size() == 1);
+  CHECK(head.dead_heads[0].min_dead_id == 2);
+  // A limit the rows reach: not complete, and a later read gives way to a pass.
+  const HeadQuery two{true, false, 2, 30000};
+  REQUIRE(store->ReadHead(two, &head).ok());
+  CHECK(head.rows.size() == 2);
+  CHECK_FALSE(head.complete(two));
+}
+
+STORE_CONTRACT("a row claimed by ClaimRow is SENDING under the head read's token, once") {
+  TestType env;
+  env.Seed({{.id = 1, .aggregate_id = 1},
+            {.id = 2, .aggregate_id = 2, .status = "SENDING", .due_in_s = -5},
+            {.id = 3, .aggregate_id = 3, .due_in_s = 60}});
+  auto a = env.NewStore();
+  auto b = env.NewStore();
+  HeadRead head;
+  REQUIRE(a->ReadHead({false, false, 10, 30000}, &head).ok());
+  REQUIRE(Ids(head.rows) == std::vector<int64_t>{1, 2});
+  bool claimed = false;
+  REQUIRE(a->ClaimRow(1, head.lease_token, &claimed).ok());
+  CHECK(claimed);
+  CHECK(env.Get(1).status == "SENDING");
+  CHECK_FALSE(env.Get(1).due);
+  // Another relay read the same head: the row is no longer claimable.
+  REQUIRE(b->ClaimRow(1, head.lease_token, &claimed).ok());
+  CHECK_FALSE(claimed);
+  // An expired lease is claimable; a row not due is not.
+  REQUIRE(b->ClaimRow(2, head.lease_token, &claimed).ok());
+  CHECK(claimed);
+  REQUIRE(b->ClaimRow(3, head.lease_token, &claimed).ok());
+  CHECK_FALSE(claimed);
+  // The settle is fenced on the token the claim wrote.
+  SettleResult r;
+  REQUIRE(a->Settle(head.lease_token, {{1, SettleKind::kSent, 0, ""}}, &r).ok());
+  CHECK(r.applied == 1);
+  CHECK(env.Get(1).status == "SENT");
 }

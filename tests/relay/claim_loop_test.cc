@@ -31,12 +31,24 @@ class ScriptedWakeup : public WakeupSource {
     }
     return poll_.WaitUntil(deadline);
   }
-  void Interrupt() override { poll_.Interrupt(); }
+  void Interrupt() override {
+    interrupts_.fetch_add(1);
+    poll_.Interrupt();
+  }
   bool binlog_up() const override { return up_.load(); }
   std::string reason() const override { return up_.load() ? "up" : "down"; }
+  void ExpectOwnChange() override { own_.fetch_add(1); }
+  void BeginOwnChange(int) override { begun_.fetch_add(1); }
+  void EndOwnChange(int, int commits) override {
+    own_.fetch_add(commits);
+    ended_.fetch_add(1);
+  }
 
   std::atomic<bool> up_{true};
   std::atomic<int> waits_{0};
+  std::atomic<int> interrupts_{0};
+  std::atomic<int> own_{0};  // own commits announced, after or around the write
+  std::atomic<int> begun_{0}, ended_{0};
   // Runs at the next WaitUntil, which then returns what it returns at once:
   // something that happened while the loop waited.
   std::function<WakeCause()> during_wait;
@@ -53,7 +65,7 @@ ServiceConfig BinlogConfig() {
   c.poll_interval_ms = 100;
   c.gauge_interval_ms = 5000;
   c.wakeup = Wakeup::kBinlog;
-  c.ordering = Ordering::kNone;  // one HasDue probe per idle round
+  c.ordering = Ordering::kNone;  // one head read per idle round
   return c;
 }
 
@@ -107,10 +119,10 @@ TEST_CASE("with wakeup poll the idle wait is the poll backoff as before", "[rela
   WakeRig rig(c);
   rig.wakeup->up_ = false;  // as a PollWakeup
   rig.table->Insert("order", 1, "OrderCreated");
-  CHECK(rig.relay->claim.ClaimOnce() == ClaimRound::kIdle);  // claimed: look again soon
-  CHECK(IdleWait(*rig.relay) == 1ms);
+  CHECK(rig.relay->claim.ClaimOnce() == ClaimRound::kIdle);  // claimed: look again sooner
+  CHECK(IdleWait(*rig.relay) == 50ms);  // the poll backoff, halved
   // Rounds that find nothing double the wait up to poll_interval_ms.
-  for (auto expected : {2ms, 4ms, 8ms, 16ms, 32ms, 64ms, 100ms, 100ms}) {
+  for (auto expected : {100ms, 100ms}) {
     CHECK(rig.relay->claim.ClaimOnce() == ClaimRound::kIdle);
     CHECK(IdleWait(*rig.relay) == expected);
   }
@@ -192,16 +204,21 @@ TEST_CASE(
 }
 
 TEST_CASE(
-    "with wakeup binlog the loop looks again at once after a round that claimed and then waits "
-    "for the stream",
+    "with wakeup binlog a round that claimed waits for the stream and with the stream down looks "
+    "again at once",
     "[relay][wakeup]") {
   WakeRig rig(BinlogConfig());
   REQUIRE(rig.relay->housekeeping.RefreshGauges().ok());  // as the housekeeping loop does at start
   rig.clock->Advance(1ms);
   rig.table->Insert("order", 1, "OrderCreated");
   CHECK(rig.relay->claim.ClaimOnce() == ClaimRound::kIdle);  // a partial batch: claimed, idle
-  // A busy table has more rows already: look again as polling does.
-  CHECK(IdleWait(*rig.relay) == 1ms);
+  // Every insert wakes the loop: no look after a claim.
+  CHECK(IdleWait(*rig.relay) == 30s);
+  // The stream down: a busy table has more rows already, look again as
+  // polling does (the poll backoff, halved).
+  rig.wakeup->up_ = false;
+  CHECK(IdleWait(*rig.relay) == 50ms);
+  rig.wakeup->up_ = true;
   rig.clock->Advance(1ms);
   CHECK(rig.relay->claim.ClaimOnce() == ClaimRound::kIdle);
   CHECK(rig.relay->queue->inflight() == 1);
@@ -244,23 +261,20 @@ TEST_CASE("with wakeup binlog a retry its own settle wrote wakes the loop when i
   rig.clock->Advance(std::chrono::duration_cast<std::chrono::microseconds>(wait));
   CHECK(rig.relay->claim.ClaimOnce() == ClaimRound::kIdle);
   CHECK(rig.relay->queue->inflight() == 1);  // claimed again when due
-  CHECK(IdleWait(*rig.relay) == 1ms);        // claimed: looks again at once
-  rig.clock->Advance(1ms);
-  CHECK(rig.relay->claim.ClaimOnce() == ClaimRound::kIdle);
   // Once a claim ran after it, the timer is spent: what is left is the
   // gauges' (they still see a row: a look after a gauge interval).
   CHECK(IdleWait(*rig.relay) == 5000ms);
 }
 
-// A store whose new row becomes visible only at its third claim, as a row
+// A store whose new row becomes visible only at its third head read, as a row
 // the binary log announced before its InnoDB commit was visible.
 class LateRowStore : public testing::OutboxStoreWrapper {
  public:
   LateRowStore(std::shared_ptr<FakeTable> table, std::shared_ptr<int> probes)
       : OutboxStoreWrapper(table), table_(std::move(table)), probes_(std::move(probes)) {}
-  Status HasDue(bool include_expired, bool* due) override {
+  Status ReadHead(const HeadQuery& q, HeadRead* out) override {
     if (++*probes_ == 3) table_->Insert("order", 1, "OrderCreated");
-    return OutboxStoreWrapper::HasDue(include_expired, due);
+    return OutboxStoreWrapper::ReadHead(q, out);
   }
 
  private:
@@ -385,15 +399,14 @@ TEST_CASE("an acknowledgement that frees a deferred row ends a commit-race pause
   CHECK(rig.clock->Now() == start);           // and did not wait the pause out
 }
 
-// As LateRowStore for per_aggregate: the row shows at the second idle
-// probe, which then starts a pass.
+// As LateRowStore for per_aggregate: the row shows at the second head read.
 class LatePassStore : public testing::OutboxStoreWrapper {
  public:
   LatePassStore(std::shared_ptr<FakeTable> table, std::shared_ptr<int> passes)
       : OutboxStoreWrapper(table), table_(std::move(table)), passes_(std::move(passes)) {}
-  Status HasDue(bool include_expired, bool* due) override {
+  Status ReadHead(const HeadQuery& q, HeadRead* out) override {
     if (++*passes_ == 2) table_->Insert("order", 1, "OrderCreated");
-    return OutboxStoreWrapper::HasDue(include_expired, due);
+    return OutboxStoreWrapper::ReadHead(q, out);
   }
 
  private:
@@ -421,7 +434,8 @@ TEST_CASE("with per_aggregate the commit-race retry claims the row of a pass tha
   CHECK(relay.queue->inflight() == 1);
 }
 
-// Counts the probes and the pass snapshots of every store it makes.
+// Counts the head reads (the probes) and the pass snapshots of every store it
+// makes.
 class CountingStore : public testing::OutboxStoreWrapper {
  public:
   struct Counts {
@@ -429,9 +443,9 @@ class CountingStore : public testing::OutboxStoreWrapper {
   };
   CountingStore(std::shared_ptr<OutboxStore> target, std::shared_ptr<Counts> counts)
       : OutboxStoreWrapper(std::move(target)), counts_(std::move(counts)) {}
-  Status HasDue(bool include_expired, bool* due) override {
+  Status ReadHead(const HeadQuery& q, HeadRead* out) override {
     ++counts_->probes;
-    return OutboxStoreWrapper::HasDue(include_expired, due);
+    return OutboxStoreWrapper::ReadHead(q, out);
   }
   Status BeginSnapshot() override {
     ++counts_->snapshots;
@@ -598,9 +612,9 @@ class AttemptTimesStore : public OutboxStoreWrapper {
     Note();
     return OutboxStoreWrapper::Connect();
   }
-  Status HasDue(bool include_expired, bool* due) override {
+  Status ReadHead(const HeadQuery& q, HeadRead* out) override {
     Note();
-    return OutboxStoreWrapper::HasDue(include_expired, due);
+    return OutboxStoreWrapper::ReadHead(q, out);
   }
   Status ClaimDue(int limit, int64_t lease_ms, bool include_expired, ClaimedBatch* out,
                   const ClaimedFn& before_commit) override {
@@ -643,6 +657,63 @@ TEST_CASE("a claim round that fails waits 200 ms before the next and doubles the
         std::chrono::duration_cast<std::chrono::milliseconds>((*times)[i] - (*times)[i - 1]));
   using ms = std::chrono::milliseconds;
   CHECK(gaps == std::vector<ms>{200ms, 400ms, 800ms, 1600ms, 3200ms, 5000ms, 5000ms, 5000ms});
+}
+
+TEST_CASE(
+    "with wakeup binlog each own commit that changed rows is announced to the wake-up "
+    "source and a settle that released rows wakes the loop",
+    "[relay][wakeup]") {
+  WakeRig rig(BinlogConfig());
+  RelayUnits& r = *rig.relay;
+  auto settle_all = [&] { return r.settle.SettleAdmitted(false, 0ms).count; };
+  // A claim that locked nothing committed nothing.
+  CHECK(r.claim.ClaimOnce() == ClaimRound::kIdle);
+  CHECK(rig.wakeup->own_ == 0);
+  // A claim's commit and its settle's (SENT): two, and no wake-up.
+  rig.table->Insert("order", 1, "OrderCreated");
+  CHECK(r.claim.ClaimOnce() == ClaimRound::kIdle);
+  CHECK(rig.wakeup->own_ == 1);
+  CHECK(settle_all() == 1);
+  CHECK(rig.wakeup->own_ == 2);
+  CHECK(rig.wakeup->interrupts_ == 0);
+  // Released (not attempted): claimable at once, which no stream wake-up
+  // announces now. The settle wakes the loop itself.
+  rig.broker->set_decide([](const Message&) {
+    return PublishOutcome{PublishResult::kNotAttempted, FailureReason::kQueueFull, "full"};
+  });
+  const int64_t id = rig.table->Insert("order", 2, "OrderCreated");
+  CHECK(r.claim.ClaimOnce() == ClaimRound::kIdle);
+  CHECK(settle_all() == 1);
+  CHECK(rig.table->Get(id).status == "NEW");
+  CHECK(rig.wakeup->own_ == 4);
+  CHECK(rig.wakeup->interrupts_ == 1);
+  // A settle whose rows were no longer its own (0 rows changed): nothing.
+  rig.broker->set_decide(nullptr);
+  CHECK(r.claim.ClaimOnce() == ClaimRound::kIdle);
+  CHECK(rig.wakeup->own_ == 5);
+  FakeRow taken = rig.table->Get(id);
+  taken.next_retry_at_ms += 1;  // another relay's lease now
+  rig.table->Put(id, taken);
+  CHECK(settle_all() == 1);
+  CHECK(rig.wakeup->own_ == 5);
+  CHECK(rig.wakeup->interrupts_ == 1);
+  // Each settle's commits were expected before it wrote.
+  CHECK(rig.wakeup->begun_ == 3);
+  CHECK(rig.wakeup->ended_ == 3);
+}
+
+TEST_CASE("with wakeup poll a settle that released rows leaves them to the next poll",
+          "[relay][wakeup]") {
+  ServiceConfig c = BinlogConfig();
+  c.wakeup = Wakeup::kPoll;
+  WakeRig rig(c);
+  rig.broker->set_decide([](const Message&) {
+    return PublishOutcome{PublishResult::kNotAttempted, FailureReason::kQueueFull, "full"};
+  });
+  rig.table->Insert("order", 1, "OrderCreated");
+  CHECK(rig.relay->claim.ClaimOnce() == ClaimRound::kIdle);
+  CHECK(rig.relay->settle.SettleAdmitted(false, 0ms).count == 1);
+  CHECK(rig.wakeup->interrupts_ == 0);
 }
 
 TEST_CASE("a wake-up ends the idle wait and Stop interrupts it", "[relay][wakeup]") {

@@ -33,10 +33,11 @@ struct Rig {
   Step Next() { return scheduler->Next(view); }
   // A claim step, then a round of `kind` that claimed `claimed` rows, planned
   // first as the claim loop plans each round (not in a pass).
-  void Round(ClaimRound kind, size_t claimed = 0, bool held_by_peer = false) {
+  void Round(ClaimRound kind, size_t claimed = 0, bool held_by_peer = false,
+             bool saw_new_rows = false) {
     REQUIRE(Next().action == Action::kClaim);
     (void)scheduler->PlanRound(false, {});
-    scheduler->OnRound({kind, clock->Now(), claimed, held_by_peer});
+    scheduler->OnRound({kind, clock->Now(), claimed, held_by_peer, saw_new_rows});
   }
   // The wait the next step asks for, from now.
   Clock::Duration Wait() {
@@ -88,15 +89,23 @@ TEST_CASE("the scheduler's table: rounds and their results", "[relay][scheduler]
       {"a loop starts with a claim", Wakeup::kPoll, [](Rig&) {}, Action::kClaim},
       {"a full batch claims again at once", Wakeup::kPoll,
        [](Rig& r) { r.Round(ClaimRound::kMore, 100); }, Action::kClaim},
-      {"a round that claimed waits 1 ms", Wakeup::kPoll,
-       [](Rig& r) { r.Round(ClaimRound::kIdle, 3); }, Action::kWaitWake, 1ms},
+      {"a round that claimed halves the poll backoff", Wakeup::kPoll,
+       [](Rig& r) { r.Round(ClaimRound::kIdle, 3); }, Action::kWaitWake, 50ms},
       {"an idle round doubles the poll backoff", Wakeup::kPoll,
        [](Rig& r) {
          r.Round(ClaimRound::kIdle, 3);
          r.scheduler->OnWake(WakeCause::kDeadline);
+         r.Round(ClaimRound::kIdle, 3);
+         r.scheduler->OnWake(WakeCause::kDeadline);
          r.Round(ClaimRound::kIdle, 0);
        },
-       Action::kWaitWake, 2ms},
+       Action::kWaitWake, 50ms},
+      {"a full batch resets the poll backoff to 1 ms", Wakeup::kPoll,
+       [](Rig& r) {
+         r.Round(ClaimRound::kMore, 100);
+         r.Round(ClaimRound::kIdle, 3);
+       },
+       Action::kWaitWake, 1ms},
       {"the poll backoff stops at poll_interval_ms", Wakeup::kPoll,
        [](Rig& r) { r.Round(ClaimRound::kIdle, 0); }, Action::kWaitWake, 100ms},
       {"a full in-flight window waits for a settle", Wakeup::kPoll,
@@ -256,6 +265,37 @@ TEST_CASE("the scheduler's table: the looks after the commit-race window", "[rel
        Action::kClaim,
        {},
        true},
+      {"one insert whose claim read a row newer than all before: no look", Wakeup::kBinlog,
+       [&](Rig& r) {
+         idle(r);
+         r.scheduler->OnWake(WakeCause::kInsert, 1);
+         r.Round(ClaimRound::kIdle, 1, false, /*saw_new_rows=*/true);
+       },
+       Action::kWaitWake, kSafety},
+      {"two inserts in one wake-up: the look after the window", Wakeup::kBinlog,
+       [&](Rig& r) {
+         idle(r);
+         r.scheduler->OnWake(WakeCause::kInsert, 2);
+         r.Round(ClaimRound::kIdle, 1, false, /*saw_new_rows=*/true);
+       },
+       Action::kWaitWake, CommitRaceWindow()},
+      {"one insert whose claim read no new row: the look after the window", Wakeup::kBinlog,
+       [&](Rig& r) {
+         idle(r);
+         r.scheduler->OnWake(WakeCause::kInsert, 1);
+         r.Round(ClaimRound::kIdle, 1);
+       },
+       Action::kWaitWake, CommitRaceWindow()},
+      {"a look already due is pushed past a new row's window", Wakeup::kBinlog,
+       [&](Rig& r) {
+         idle(r);
+         r.scheduler->OnWake(WakeCause::kInsert, 1);
+         r.Round(ClaimRound::kIdle, 1);  // no new row: a look at the window's end
+         r.clock->Advance(10ms);
+         r.scheduler->OnWake(WakeCause::kInsert, 1);
+         r.Round(ClaimRound::kIdle, 1, false, /*saw_new_rows=*/true);
+       },
+       Action::kWaitWake, CommitRaceWindow()},
       {"an empty pass with rows held by a peer looks again after the window", Wakeup::kBinlog,
        [&](Rig& r) {
          idle(r);
@@ -342,13 +382,16 @@ TEST_CASE("the scheduler's table: the idle wait with wakeup binlog", "[relay][sc
     r.Round(ClaimRound::kIdle, 0);  // the claim after it came due
     CHECK(r.Wait() == kSafety);
   }
-  SECTION("rows deferred behind this relay's deliveries: no look after a claim") {
+  SECTION("after a round that claimed: the stream announces the next rows") {
     r.view.unsent = {true, before_claim, 0, std::nullopt};
     r.scheduler->OnWake(WakeCause::kDeadline);
     r.Round(ClaimRound::kIdle, 2);
-    CHECK(r.Wait() == 1ms);  // a busy table: look again as polling does
-    r.view.deferred = 1;     // what frees them is an acknowledgement, which wakes the loop
-    CHECK(r.Wait() == kSafety);
+    CHECK(r.Wait() == kSafety);  // every insert wakes the loop
+    r.view.stream_up = false;    // the stream down: a busy table, look again as polling does
+    CHECK(r.Wait() == 50ms);
+    r.view.deferred = 1;  // but not for rows deferred behind this relay's deliveries: what
+                          // frees them is an acknowledgement, which wakes the loop
+    CHECK(r.Wait() == 100ms);
   }
 }
 
@@ -403,14 +446,18 @@ TEST_CASE("the scheduler's table: a round's plan with ordering none", "[relay][s
   CHECK_FALSE(p.reclaim);
   CHECK(p.probe);
   claimed(ClaimRound::kIdle, /*stopped_at_probe=*/true);
-  // ...and a second after the last reclaim reclaims again, without it.
+  // ...also a second after the last reclaim: the head read sees expired
+  // leases itself, so no reclaim while rounds read the head.
   r.clock->Advance(1ms);
   p = plan();
-  CHECK(p.reclaim);
-  CHECK_FALSE(p.probe);
+  CHECK(p.probe);
+  CHECK_FALSE(p.reclaim);
   claimed(ClaimRound::kMore);
-  // A full batch: no probe before the next claim.
-  CHECK_FALSE(plan().probe);
+  // A full batch: the batch claim next, without the head read; it reclaims,
+  // a second after the last reclaim.
+  p = plan();
+  CHECK_FALSE(p.probe);
+  CHECK(p.reclaim);
   claimed(ClaimRound::kMore);
   // A failed round leaves that as it was.
   claimed(ClaimRound::kFailed);
@@ -421,22 +468,23 @@ TEST_CASE("the scheduler's table: a round's plan with ordering none", "[relay][s
 TEST_CASE("the scheduler's table: a round's plan with per_aggregate", "[relay][scheduler]") {
   Rig r(Wakeup::kPoll, /*ordered=*/true);
   const Clock::TimePoint start = r.clock->Now();
-  // No pass yet: one starts, after the probe; never a reclaim.
+  // No pass yet: one starts, after the head read; never a reclaim.
   RoundPlan p = r.scheduler->PlanRound(false, {});
   CHECK(p.probe);
   CHECK_FALSE(p.reclaim);
   CHECK_FALSE(p.end_pass);
-  // A pass that claimed rows: the next starts without the probe.
+  // After a pass that claimed rows the next reads the head too (at everyday
+  // rates the head read is the whole round).
   r.scheduler->OnClaimed({ClaimRound::kMore, false, 5});
-  CHECK_FALSE(r.scheduler->PlanRound(false, {}).probe);
-  // A pass goes on: no probe; ten seconds old it still does...
+  CHECK(r.scheduler->PlanRound(false, {}).probe);
+  // A pass goes on: no head read; ten seconds old it still does...
   r.scheduler->OnClaimed({ClaimRound::kMore, false, 0});  // that pass started, claimed nothing yet
   r.clock->Advance(10s);
   p = r.scheduler->PlanRound(true, start);
   CHECK_FALSE(p.end_pass);
   CHECK_FALSE(p.probe);
   r.scheduler->OnClaimed({ClaimRound::kMore, false, 0});
-  // ...older it ends, and the next, after a pass that claimed nothing, probes.
+  // ...older it ends, and the next reads the head.
   r.clock->Advance(1ms);
   p = r.scheduler->PlanRound(true, start);
   CHECK(p.end_pass);
@@ -453,13 +501,13 @@ TEST_CASE("the scheduler's table: a probe asked for and a new_pass step plan the
     REQUIRE(r.Next().action == Action::kClaim);
     CHECK(r.scheduler->PlanRound(false, {}).probe);
   }
-  SECTION("a reconnect starts a pass without the probe") {
+  SECTION("a reconnect's pass reads the head too: it sees every unsent row") {
     Rig r(Wakeup::kBinlog, /*ordered=*/true);
     IdleAfterEmptyRead(r);
     r.scheduler->OnReconnect();
     r.scheduler->OnWake(WakeCause::kDeadline);
     REQUIRE(r.Next().new_pass);
-    CHECK_FALSE(r.scheduler->PlanRound(false, {}).probe);
+    CHECK(r.scheduler->PlanRound(false, {}).probe);
   }
   SECTION("ordering none: a reconnect claims without the probe") {
     Rig r(Wakeup::kBinlog);

@@ -20,13 +20,18 @@ using testing::FakeTable;
 using testing::Latch;
 using testing::WaitFor;
 
-// Its idle poll never returns until the latch opens: a hung call.
+// Its idle poll (the head read, or the probe while claiming is paused) never
+// returns until the latch opens: a hung call.
 struct HangingStore : testing::OutboxStoreWrapper {
   HangingStore(std::shared_ptr<OutboxStore> target, Latch* latch)
       : OutboxStoreWrapper(std::move(target)), latch_(latch) {}
   Status HasDue(bool include_expired, bool* due) override {
     latch_->Wait();
     return OutboxStoreWrapper::HasDue(include_expired, due);
+  }
+  Status ReadHead(const HeadQuery& q, HeadRead* out) override {
+    latch_->Wait();
+    return OutboxStoreWrapper::ReadHead(q, out);
   }
   Latch* latch_;
 };

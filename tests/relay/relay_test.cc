@@ -198,6 +198,25 @@ TEST_CASE("a settle whose lease was taken over is counted as stale and not appli
   CHECK(a.m().Value(ServiceStats::Counter::kStaleTransitions) == 1);
 }
 
+TEST_CASE("leases that expired together are reclaimed by a round that read the head",
+          "[relay]") {
+  for (Ordering ordering : {Ordering::kNone, Ordering::kPerAggregate}) {
+    INFO("ordering " << ToString(ordering));
+    Rig a(TestConfig(ordering));
+    Rig b(TestConfig(ordering), a.table, a.clock);
+    b.relay->claim.ClaimOnce();  // an empty table: B's next round reads the head
+    a.InsertOrders(3, "OrderPaid");
+    a.broker->hold(true);  // A claims all three and stalls
+    a.relay->claim.ClaimOnce();
+    REQUIRE(a.table->CountStatus("SENDING") == 3);
+    a.clock->Advance(31s);  // A's leases expire, no NEW row is left
+    b.relay->claim.ClaimOnce();
+    CHECK(b.m().Value(ServiceStats::Counter::kLeasesReclaimed) == 3);
+    CHECK(b.relay->settle.SettleAdmitted(false, 0ms).count == 1);
+    CHECK(a.table->CountStatus("SENT") == 3);
+  }
+}
+
 TEST_CASE("a stale settle is counted as neither published nor DEAD", "[relay]") {
   for (PublishResult late : {PublishResult::kAcked, PublishResult::kPermanent}) {
     Rig a;
@@ -319,12 +338,16 @@ TEST_CASE("a batch published before its claim committed is settled only after th
     state->during_claim = [&] {
       settled_in_claim = rig.relay->settle.SettleAdmitted(false, 0ms).count;
     };
+    // Two rows: a batch claim (one row alone, ClaimRow, publishes after its
+    // commit).
     int64_t id = table->Insert("order", 1, "OrderCreated");
+    int64_t other = table->Insert("order", 2, "OrderCreated");
     rig.relay->claim.ClaimOnce();
     CHECK(settled_in_claim == 0);
     CHECK(state->settles_in_claim == 0);
     CHECK(rig.relay->settle.SettleAdmitted(false, 0ms).count == 1);
     CHECK(table->Get(id).status == "SENT");
+    CHECK(table->Get(other).status == "SENT");
     CHECK(rig.m().Value(ServiceStats::Counter::kStaleTransitions) == 0);
   }
 }
@@ -424,8 +447,9 @@ TEST_CASE("a full batch asks for another round at once", "[relay]") {
   CHECK(rig.table->CountStatus("SENT") == 5);
 }
 
-TEST_CASE("after a round that claimed events the relay polls again within 1 ms", "[relay]") {
-  CHECK(NextPollWait(100ms, 3, 100ms) == 1ms);
+TEST_CASE("after a round that claimed events the poll backoff halves down to 1 ms", "[relay]") {
+  CHECK(NextPollWait(100ms, 3, 100ms) == 50ms);
+  CHECK(NextPollWait(8ms, 1, 100ms) == 4ms);
   CHECK(NextPollWait(1ms, 1, 100ms) == 1ms);
   CHECK(NextPollWait(100ms, 1, 1ms) == 1ms);
 }

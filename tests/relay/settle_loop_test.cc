@@ -32,7 +32,8 @@ ServiceConfig Config() {
 // A service's units on a frozen FakeClock whose settles fail `failures`
 // times first, with its settle loop running on a thread.
 struct SettleRig {
-  explicit SettleRig(int failures = 0)
+  // `group_window`: the SENT group's (0: each batch settles alone, at once).
+  explicit SettleRig(int failures = 0, std::chrono::milliseconds group_window = 0ms)
       : clock(std::make_shared<FakeClock>()),
         table(std::make_shared<FakeTable>(clock)),
         fail(std::make_shared<std::atomic<int>>(failures)) {
@@ -41,10 +42,11 @@ struct SettleRig {
     o.store_factory = [this]() -> OutboxStorePtr {
       return std::make_unique<FailingSettleStore>(std::make_unique<FakeStore>(table), fail);
     };
-    o.publisher = std::make_shared<FakePublisher>();
+    o.publisher = publisher;
     o.metrics = &metrics;
     o.clock = clock;
     o.seed = 7;
+    o.settle_group_window = group_window;
     units = std::make_unique<RelayUnits>(std::move(o));
     thread = std::thread([this] { units->settle.Run(); });
   }
@@ -62,6 +64,7 @@ struct SettleRig {
   std::shared_ptr<FakeClock> clock;
   std::shared_ptr<FakeTable> table;
   std::shared_ptr<std::atomic<int>> fail;
+  std::shared_ptr<FakePublisher> publisher = std::make_shared<FakePublisher>();
   FakeStats metrics;
   std::unique_ptr<RelayUnits> units;
   std::thread thread;
@@ -103,6 +106,62 @@ TEST_CASE("after a failed settle the loop retries the batch after its backoff", 
   rig.clock->Advance(100ms);
   CHECK(WaitFor([&] { return rig.units->queue->inflight() == 0; }, 5s, 1ms));
   CHECK(rig.table->CountStatus("SENT") == 1);
+}
+
+TEST_CASE("acknowledged batches wait for the SENT group's window and are settled together",
+          "[relay][settle]") {
+  SettleRig rig(0, SentGrouping::kWindow);
+  // Three events, a batch each: the claim window does not wait for the group.
+  for (int i = 0; i < 3; ++i) REQUIRE(rig.ClaimOneAndSettle(5s));
+  CHECK(rig.units->queue->inflight() == 0);
+  CHECK(rig.table->CountStatus("SENDING") == 3);  // held, on a clock that has not moved
+  CHECK_FALSE(rig.units->queue->Drained());
+  rig.clock->Advance(SentGrouping::kWindow);
+  CHECK(WaitFor([&] { return rig.table->CountStatus("SENT") == 3; }, 5s, 1ms));
+  CHECK(rig.metrics.Value(ServiceStats::Counter::kStaleTransitions) == 0);
+}
+
+TEST_CASE("a stop settles the held SENT group at once", "[relay][settle]") {
+  SettleRig rig(0, SentGrouping::kWindow);
+  REQUIRE(rig.ClaimOneAndSettle(5s));
+  CHECK(rig.table->CountStatus("SENDING") == 1);
+  rig.units->queue->ClaimsEnded();
+  CHECK(WaitFor([&] { return rig.units->queue->Drained(); }, 5s, 1ms));
+  CHECK(rig.table->CountStatus("SENT") == 1);
+}
+
+TEST_CASE("a held SENT group whose settle failed is retried after the backoff", "[relay][settle]") {
+  SettleRig rig(1, SentGrouping::kWindow);
+  REQUIRE(rig.ClaimOneAndSettle(5s));
+  rig.clock->Advance(SentGrouping::kWindow);  // the group's write fails
+  CHECK(WaitFor([&] { return rig.fail->load() == 0; }, 5s, 1ms));
+  CHECK(rig.table->CountStatus("SENDING") == 1);
+  // Until the loop sleeps its backoff (from a time it reads after the
+  // failure): an Advance before that would move the backoff's deadline too.
+  std::this_thread::sleep_for(300ms);
+  CHECK(rig.table->CountStatus("SENDING") == 1);
+  rig.clock->Advance(SettleScheduler::kFirstBackoff);
+  CHECK(WaitFor([&] { return rig.table->CountStatus("SENT") == 1; }, 5s, 1ms));
+}
+
+TEST_CASE("a batch with a failed event is settled at once, after the SENT group held before it",
+          "[relay][settle]") {
+  SettleRig rig(0, SentGrouping::kWindow);
+  REQUIRE(rig.ClaimOneAndSettle(5s));  // acknowledged: held
+  CHECK(rig.table->CountStatus("SENDING") == 1);
+  rig.publisher->set_decide([](const Message&) {
+    PublishOutcome o;
+    o.result = PublishResult::kRetryable;
+    o.reason = FailureReason::kBrokerDown;
+    o.error = "injected";
+    return o;
+  });
+  // The retry is written without the clock moving, and the group with it.
+  REQUIRE(rig.ClaimOneAndSettle(5s));
+  CHECK(WaitFor([&] { return rig.table->CountStatus("SENDING") == 0; }, 5s, 1ms));
+  CHECK(rig.table->CountStatus("SENT") == 1);
+  CHECK(rig.table->CountStatus("NEW") == 1);
+  CHECK(rig.units->queue->Drained() == false);  // the claims have not ended
 }
 
 }  // namespace

@@ -117,5 +117,26 @@ TEST_CASE("a shutdown waits for the in-flight batches on the queue's clock", "[r
   CHECK(r.Waited() == seconds(5));  // nothing in flight: at once
 }
 
+TEST_CASE("a batch waiting in a SENT group leaves the claim window but not the drain",
+          "[relay][settle]") {
+  auto clock = std::make_shared<FakeClock>();
+  SettleQueue q(clock);
+  const uint64_t round = q.BeginClaim();
+  q.AddInflight();
+  q.Push(BatchOf(round), nullptr);
+  q.EndClaim(round);
+  REQUIRE(q.Front(clock->Now()) != nullptr);
+  q.PopGrouped();
+  CHECK(q.inflight() == 0);  // the claim loop's window does not wait for the group's timer
+  q.WaitRoom(1, clock->Now(), [] { return false; });  // room at once
+  q.ClaimsEnded();
+  CHECK(q.claims_ended());
+  CHECK_FALSE(q.Drained());  // the group is still to be written
+  CHECK_FALSE(q.WaitEmpty(clock->Now()));
+  q.GroupSettled(1);
+  CHECK(q.Drained());
+  CHECK(q.WaitEmpty(clock->Now()));
+}
+
 }  // namespace
 }  // namespace outbox

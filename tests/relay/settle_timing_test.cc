@@ -55,5 +55,58 @@ TEST_CASE("the stop grace is half the lease and 5 s but at most a minute", "[rel
   }
 }
 
+TEST_CASE("the SENT group's table: held, then written at its window, when full or at a stop",
+          "[relay][settle]") {
+  struct Row {
+    const char* what;
+    std::vector<size_t> batches;  // rows of each batch that joined, all at time 0
+    Clock::Duration later;        // asked this long after the first joined
+    bool claims_ended;
+    bool due;
+  };
+  const Row rows[] = {
+      {"an empty group is never due", {}, 1s, true, false},
+      {"one batch waits for the window", {1}, 499ms, false, false},
+      {"and is written when it ends", {1}, 500ms, false, true},
+      {"several small batches wait together", {1, 1, 1, 1, 1}, 100ms, false, false},
+      {"a group of kMaxRows rows is written at once", {32, 32}, 0ms, false, true},
+      {"one row short of it waits", {32, 31}, 0ms, false, false},
+      {"a stop writes the group at once", {1}, 0ms, true, true},
+  };
+  for (const Row& r : rows) {
+    INFO(r.what);
+    SentGrouping g;
+    const Clock::TimePoint t0{};
+    for (size_t n : r.batches) g.Add(n, t0);
+    CHECK(g.Due(t0 + r.later, r.claims_ended) == r.due);
+  }
+  CHECK(SentGrouping::kWindow == 500ms);
+  CHECK(SentGrouping::kMaxRows == 64);
+}
+
+TEST_CASE("only acknowledged batches of at most kMaxRows rows are held, never at a stop",
+          "[relay][settle]") {
+  SentGrouping g;
+  CHECK(g.Holds(1, true, false));
+  CHECK_FALSE(g.Holds(1, false, false));  // a retry, a DEAD or a release: at once
+  CHECK_FALSE(g.Holds(1, true, true));    // the claims ended: nothing waits
+  CHECK_FALSE(SentGrouping(0ms).Holds(1, true, false));
+  CHECK(g.Holds(SentGrouping::kMaxRows, true, false));
+  CHECK_FALSE(g.Holds(SentGrouping::kMaxRows + 1, true, false));  // large: alone, at once
+  // A batch that does not fit ends the group: it never holds more than kMaxRows.
+  g.Add(40, Clock::TimePoint{});
+  CHECK(g.Fits(24));
+  CHECK_FALSE(g.Fits(25));
+  g.Clear();
+  // The window counts from the first batch that joined; Clear starts afresh.
+  g.Add(1, Clock::TimePoint{} + 100ms);
+  g.Add(1, Clock::TimePoint{} + 400ms);
+  CHECK(g.due() == Clock::TimePoint{} + 600ms);
+  g.Clear();
+  CHECK(g.empty());
+  g.Add(1, Clock::TimePoint{} + 700ms);
+  CHECK(g.due() == Clock::TimePoint{} + 1200ms);
+}
+
 }  // namespace
 }  // namespace outbox

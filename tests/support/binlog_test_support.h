@@ -12,6 +12,7 @@
 
 #include "binlog/binlog_options.h"
 #include "binlog/binlog_stream.h"
+#include "binlog/wakeup_hub.h"
 
 namespace outbox::testing {
 
@@ -21,12 +22,12 @@ using binlog::StreamState;
 // Counts wake-ups; its callback is the cheap kind a service would pass.
 class Waker {
  public:
-  std::function<void(bool)> Callback() {
-    return [this](bool insert) {
+  binlog::WakeupHub::WakeFn Callback() {
+    return [this](binlog::WakeupHub::Wake why) {
       {
         std::lock_guard<std::mutex> lock(mu_);
         ++count_;
-        inserts_ += insert ? 1 : 0;
+        inserts_ += why == binlog::WakeupHub::Wake::kInsert ? 1 : 0;
         last_ = std::chrono::steady_clock::now();
       }
       cv_.notify_all();
