@@ -17,11 +17,11 @@ Status MysqlStore::ReadHead(const HeadQuery& q, HeadRead* out) {
   *out = HeadRead{};
   return Run("poll", [&] {
     const bool fingerprint = q.ordered && q.dead_heads;
-    std::string sql = "SELECT " + SelectColumns(q.ordered) + ", status = 'SENDING', next_retry_at <= NOW()";
+    std::string sql =
+        "SELECT " + SelectColumns(q.ordered) + ", status = 'SENDING', next_retry_at <= NOW()";
     if (fingerprint) sql += ", (" + DeadFingerprintSql() + ")";
     sql += " FROM " + table_;
-    if (schema_.has_status_index)
-      sql += " FORCE INDEX (" + QuoteIdent(schema_.status_index) + ")";
+    if (schema_.has_status_index) sql += " FORCE INDEX (" + QuoteIdent(schema_.status_index) + ")";
     sql += " WHERE status IN ('NEW', 'SENDING')";
     if (!q.ordered) sql += " AND next_retry_at <= NOW()";
     sql += " LIMIT ?";
@@ -47,7 +47,8 @@ void MysqlStore::ReadHeadRows(sql::ResultSet* rs, HeadRead* out, std::string* fi
   // The status index gives (status, next_retry_at) order: id order here.
   std::vector<size_t> order(rows.size());
   std::iota(order.begin(), order.end(), size_t{0});
-  std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return rows[a].id < rows[b].id; });
+  std::sort(order.begin(), order.end(),
+            [&](size_t a, size_t b) { return rows[a].id < rows[b].id; });
   for (size_t i : order) {
     out->rows.push_back(std::move(rows[i]));
     out->window.push_back(std::move(window[i]));

@@ -136,5 +136,4 @@ struct TableStats {
   std::optional<double> next_due_in_s;
 };
 
-
 }  // namespace outbox

@@ -82,8 +82,8 @@ ClaimRound ClaimLoop::ClaimOnce() {
                                                    {"first_id", batch.rows.front().id},
                                                    {"last_id", batch.rows.back().id}});
   }
-  scheduler_.OnRound({r, round_start_, batch.rows.size(), parts_.planner.held_by_peer(),
-                      claimer_.saw_new_rows()});
+  scheduler_.OnRound(
+      {r, round_start_, batch.rows.size(), parts_.planner.held_by_peer(), claimer_.saw_new_rows()});
   NoteSession();
   return r;
 }

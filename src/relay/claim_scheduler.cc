@@ -217,8 +217,10 @@ void ClaimScheduler::FollowPass(const RoundFacts&) { plan_starts_pass_ = false; 
 
 void ClaimScheduler::OnWake(WakeCause cause, int inserts) {
   if (cause == WakeCause::kInsert) {
-    if (phase_ == Phase::kRacePause) attempt_inserts_ += inserts;
-    else cause_inserts_ += inserts;
+    if (phase_ == Phase::kRacePause)
+      attempt_inserts_ += inserts;
+    else
+      cause_inserts_ += inserts;
   }
   if (phase_ == Phase::kRacePause) {
     // Another insert ends the pause: its row may be visible already. So does

@@ -205,7 +205,7 @@ class ClaimScheduler {
   size_t next_pause_ = 0;                  // the insert retry's next pause (kCommitRaceRetry)
   int cause_inserts_ = 0;                  // insert commits the next attempt is for
   int attempt_inserts_ = 0;                // ... and the attempt in progress
-  bool attempt_saw_new_ = false;           // a round of the attempt read a row newer than all before
+  bool attempt_saw_new_ = false;  // a round of the attempt read a row newer than all before
   Clock::TimePoint pause_until_{};
   size_t last_claimed_ = 0;                 // rows the last completed round claimed
   Clock::TimePoint last_claim_start_{};     // when it began

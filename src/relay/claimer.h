@@ -18,7 +18,7 @@ namespace outbox {
 // What one claim round does besides claiming, as the ClaimScheduler planned
 // it (ClaimScheduler::PlanRound).
 struct RoundPlan {
-  bool reclaim = false;   // ordering none: the claim also takes rows whose lease expired
+  bool reclaim = false;  // ordering none: the claim also takes rows whose lease expired
   // The head read first (OutboxStore::ReadHead, the idle poll): nothing due
   // ends the round; one due row (none) or a complete head (per_aggregate) is
   // the whole round.

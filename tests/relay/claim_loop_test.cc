@@ -120,7 +120,7 @@ TEST_CASE("with wakeup poll the idle wait is the poll backoff as before", "[rela
   rig.wakeup->up_ = false;  // as a PollWakeup
   rig.table->Insert("order", 1, "OrderCreated");
   CHECK(rig.relay->claim.ClaimOnce() == ClaimRound::kIdle);  // claimed: look again sooner
-  CHECK(IdleWait(*rig.relay) == 50ms);  // the poll backoff, halved
+  CHECK(IdleWait(*rig.relay) == 50ms);                       // the poll backoff, halved
   // Rounds that find nothing double the wait up to poll_interval_ms.
   for (auto expected : {100ms, 100ms}) {
     CHECK(rig.relay->claim.ClaimOnce() == ClaimRound::kIdle);

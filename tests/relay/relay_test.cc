@@ -198,8 +198,7 @@ TEST_CASE("a settle whose lease was taken over is counted as stale and not appli
   CHECK(a.m().Value(ServiceStats::Counter::kStaleTransitions) == 1);
 }
 
-TEST_CASE("leases that expired together are reclaimed by a round that read the head",
-          "[relay]") {
+TEST_CASE("leases that expired together are reclaimed by a round that read the head", "[relay]") {
   for (Ordering ordering : {Ordering::kNone, Ordering::kPerAggregate}) {
     INFO("ordering " << ToString(ordering));
     Rig a(TestConfig(ordering));
