@@ -144,7 +144,7 @@ TEST_CASE("a held SENT group whose settle failed is retried after the backoff", 
   CHECK(WaitFor([&] { return rig.table->CountStatus("SENT") == 1; }, 5s, 1ms));
 }
 
-TEST_CASE("a batch with a failed event is settled at once, after the SENT group held before it",
+TEST_CASE("a batch with a failed event is settled at once after the SENT group held before it",
           "[relay][settle]") {
   SettleRig rig(0, SentGrouping::kWindow);
   REQUIRE(rig.ClaimOneAndSettle(5s));  // acknowledged: held

@@ -55,7 +55,7 @@ TEST_CASE("the stop grace is half the lease and 5 s but at most a minute", "[rel
   }
 }
 
-TEST_CASE("the SENT group's table: held, then written at its window, when full or at a stop",
+TEST_CASE("the SENT group's table: held and then written at its window or when full or at a stop",
           "[relay][settle]") {
   struct Row {
     const char* what;
@@ -84,7 +84,7 @@ TEST_CASE("the SENT group's table: held, then written at its window, when full o
   CHECK(SentGrouping::kMaxRows == 64);
 }
 
-TEST_CASE("only acknowledged batches of at most kMaxRows rows are held, never at a stop",
+TEST_CASE("only acknowledged batches of at most kMaxRows rows are held and never at a stop",
           "[relay][settle]") {
   SentGrouping g;
   CHECK(g.Holds(1, true, false));
