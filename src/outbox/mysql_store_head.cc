@@ -4,7 +4,7 @@
 #include <cppconn/statement.h>
 
 #include <algorithm>
-#include <numeric>
+#include <utility>
 
 #include "outbox/mysql_store.h"
 #include "outbox/mysql_store_sql.h"
@@ -36,22 +36,19 @@ Status MysqlStore::ReadHead(const HeadQuery& q, HeadRead* out) {
 }
 
 void MysqlStore::ReadHeadRows(sql::ResultSet* rs, HeadRead* out, std::string* fingerprint) const {
-  std::vector<OutboxRow> rows;
-  std::vector<WindowRow> window;
+  std::vector<std::pair<OutboxRow, WindowRow>> rows;
   while (rs->next()) {
-    rows.push_back(ReadRow(rs, &out->lease_token));
-    const OutboxRow& r = rows.back();
-    window.push_back({r.id, r.aggregate, rs->getInt(17) != 0, rs->getInt(18) != 0});
+    OutboxRow r = ReadRow(rs, &out->lease_token);
+    WindowRow w{r.id, r.aggregate, rs->getInt(17) != 0, rs->getInt(18) != 0};
     if (fingerprint) *fingerprint = rs->getString(19);
+    rows.emplace_back(std::move(r), std::move(w));
   }
   // The status index gives (status, next_retry_at) order: id order here.
-  std::vector<size_t> order(rows.size());
-  std::iota(order.begin(), order.end(), size_t{0});
-  std::sort(order.begin(), order.end(),
-            [&](size_t a, size_t b) { return rows[a].id < rows[b].id; });
-  for (size_t i : order) {
-    out->rows.push_back(std::move(rows[i]));
-    out->window.push_back(std::move(window[i]));
+  std::sort(rows.begin(), rows.end(),
+            [](const auto& a, const auto& b) { return a.first.id < b.first.id; });
+  for (auto& [row, window] : rows) {
+    out->rows.push_back(std::move(row));
+    out->window.push_back(std::move(window));
   }
 }
 
