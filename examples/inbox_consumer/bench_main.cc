@@ -91,6 +91,7 @@ double RunOnce(inbox::ConsumerConfig config, sql::Connection* admin, bool use_in
                int run) {
   Exec(admin, "TRUNCATE t_inbox");
   Exec(admin, "TRUNCATE t_aggregate_effect");
+  Exec(admin, "TRUNCATE t_inbox_aggregate");
   config.kafka.group_id = "bench-" + std::to_string(run);  // a new group reads from zero
   inbox::TestSeams seams;
   seams.use_inbox = use_inbox;
@@ -137,6 +138,7 @@ int main(int argc, char** argv) {
   admin->setSchema("inbox_bench");
   Exec(admin.get(), ReadSql("t_inbox.sql"));
   Exec(admin.get(), ReadSql("t_aggregate_effect.sql"));
+  Exec(admin.get(), ReadSql("t_inbox_aggregate.sql"));
   Exec(admin.get(), ReadSql("t_inbox_parked.sql"));
 
   outbox::testing::MockCluster cluster;

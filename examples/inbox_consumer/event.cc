@@ -144,7 +144,7 @@ bool ParseEvent(const rd_kafka_message_t* m, VersionCheck check, Event* ev, std:
   bool found = false;
   std::string traceparent = HeaderValue(m, "traceparent", &found);
   SetTraceContext(std::move(traceparent), HeaderValue(m, "tracestate", &found), ev);
-  // Lengths are the columns' (sql/t_inbox.sql, sql/t_aggregate_effect.sql):
+  // Lengths are the columns' (sql/t_inbox.sql, sql/t_inbox_aggregate.sql):
   // a value that cannot be stored is this message's fault, found here.
   if (!TextHeader(m, "event_key", 128, &ev->event_key, reason) ||
       !TextHeader(m, "event_type", 64, &ev->event_type, reason) ||

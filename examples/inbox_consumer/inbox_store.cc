@@ -66,8 +66,8 @@ InboxStore::InboxStore(DbConfig db, std::string consumer, VersionCheck check, Ha
 InboxStore::~InboxStore() { Close(); }
 
 void InboxStore::Close() {
-  for (auto* st : {&insert_inbox_, &lock_effect_, &read_effect_, &stale_effect_, &park_gap_,
-                   &next_parked_, &delete_parked_})
+  for (auto* st : {&insert_inbox_, &lock_aggregate_, &read_aggregate_, &applied_aggregate_,
+                   &stale_aggregate_, &park_gap_, &next_parked_, &delete_parked_})
     st->reset();
   handler_statements_.clear();
   if (!conn_) return;
@@ -86,18 +86,25 @@ namespace {
 constexpr const char* kInsertInbox =
     "INSERT INTO t_inbox (id, event_key, event_type, consumer, processed_at) "
     "VALUES (UUID_SHORT() & 0x7FFFFFFFFFFFFFFF, ?, ?, ?, NOW())";
-// newer and strict: the aggregate's row, created if new, locked (the
+// newer and strict: the version check's state of the aggregate for this
+// consumer (sql/t_inbox_aggregate.sql), created if new and locked (the
 // duplicate-key update takes its exclusive lock) until COMMIT, so that two
 // consumers holding events of one aggregate during a rebalance decide one
-// after the other, each on the other's outcome.
-constexpr const char* kLockEffect =
-    "INSERT INTO t_aggregate_effect (aggregate_type, aggregate_id, applied, last_outbox_id) "
-    "VALUES (?, ?, 0, 0) ON DUPLICATE KEY UPDATE applied = applied";
-constexpr const char* kReadEffect =
-    "SELECT last_version, last_outbox_id FROM t_aggregate_effect "
-    "WHERE aggregate_type = ? AND aggregate_id = ?";
-constexpr const char* kStaleEffect =
-    "UPDATE t_aggregate_effect SET stale = stale + 1 WHERE aggregate_type = ? AND aggregate_id = ?";
+// after the other, each on the other's outcome. The library's own table:
+// the handler never has to keep it.
+constexpr const char* kLockAggregate =
+    "INSERT INTO t_inbox_aggregate (consumer, aggregate_type, aggregate_id, updated_at) "
+    "VALUES (?, ?, ?, NOW()) ON DUPLICATE KEY UPDATE last_version = last_version";
+constexpr const char* kReadAggregate =
+    "SELECT last_version, last_outbox_id FROM t_inbox_aggregate "
+    "WHERE consumer = ? AND aggregate_type = ? AND aggregate_id = ?";
+constexpr const char* kAppliedAggregate =
+    "UPDATE t_inbox_aggregate SET last_version = GREATEST(last_version, ?), "
+    "last_outbox_id = GREATEST(last_outbox_id, ?), updated_at = NOW() "
+    "WHERE consumer = ? AND aggregate_type = ? AND aggregate_id = ?";
+constexpr const char* kStaleAggregate =
+    "UPDATE t_inbox_aggregate SET stale = stale + 1, updated_at = NOW() "
+    "WHERE consumer = ? AND aggregate_type = ? AND aggregate_id = ?";
 // Idempotent per source offset (uk_parked_source): a message parked again
 // after a crash before its offset commit changes nothing.
 constexpr const char* kPark =
@@ -159,9 +166,10 @@ bool InboxStore::Connect(std::string* error) {
     // transaction, COMMIT or ROLLBACK ends it. No BEGIN round trip.
     conn_->setAutoCommit(false);
     insert_inbox_.reset(conn_->prepareStatement(kInsertInbox));
-    lock_effect_.reset(conn_->prepareStatement(kLockEffect));
-    read_effect_.reset(conn_->prepareStatement(kReadEffect));
-    stale_effect_.reset(conn_->prepareStatement(kStaleEffect));
+    lock_aggregate_.reset(conn_->prepareStatement(kLockAggregate));
+    read_aggregate_.reset(conn_->prepareStatement(kReadAggregate));
+    applied_aggregate_.reset(conn_->prepareStatement(kAppliedAggregate));
+    stale_aggregate_.reset(conn_->prepareStatement(kStaleAggregate));
     park_gap_.reset(conn_->prepareStatement(kPark));
     next_parked_.reset(conn_->prepareStatement(kNextParked));
     delete_parked_.reset(conn_->prepareStatement(kDeleteParked));
@@ -227,8 +235,8 @@ ApplyResult InboxStore::HandlerFailure(const Status& s, std::string* error) {
 
 // strict: the versions parked after `ev`, applied in order in this
 // transaction, each row deleted as it is applied. Their inbox rows were
-// written when they were parked.
-int InboxStore::DrainParked(const Event& ev) {
+// written when they were parked. *max_outbox_id takes theirs.
+int InboxStore::DrainParked(const Event& ev, int64_t* max_outbox_id) {
   int drained = 0;
   Event next = ev;
   for (;;) {
@@ -246,10 +254,45 @@ int InboxStore::DrainParked(const Event& ev) {
     next.payload = payload;
     ++next.aggregate_version;
     ApplyEffect(next);
+    *max_outbox_id = std::max(*max_outbox_id, next.outbox_id);
     delete_parked_->setInt64(1, id);
     delete_parked_->executeUpdate();
     ++drained;
   }
+}
+
+// Binds (consumer, aggregate_type, aggregate_id) from `first` on.
+void InboxStore::BindAggregate(sql::PreparedStatement& st, int first, const Event& ev) {
+  st.setString(first, consumer_);
+  st.setString(first + 1, ev.aggregate_type);
+  st.setInt64(first + 2, ev.aggregate_id);
+}
+
+// The aggregate's row locked, then read: what was last applied.
+AggregateState InboxStore::LockAggregate(const Event& ev) {
+  BindAggregate(*lock_aggregate_, 1, ev);
+  lock_aggregate_->executeUpdate();
+  BindAggregate(*read_aggregate_, 1, ev);
+  std::unique_ptr<sql::ResultSet> rs(read_aggregate_->executeQuery());
+  if (!rs->next()) return {};
+  return {rs->getInt64(1), rs->getInt64(2)};
+}
+
+// The event applied (and with strict the parked versions after it): the
+// aggregate's state moves on to the newest of them.
+ApplyResult InboxStore::ApplyInOrder(const Event& ev, int* drained) {
+  ApplyEffect(ev);
+  int64_t version = ev.aggregate_version, outbox_id = ev.outbox_id;
+  if (check_ == VersionCheck::kStrict) {
+    const int n = DrainParked(ev, &outbox_id);
+    version += n;
+    if (drained) *drained = n;
+  }
+  applied_aggregate_->setInt64(1, version);
+  applied_aggregate_->setInt64(2, outbox_id);
+  BindAggregate(*applied_aggregate_, 3, ev);
+  applied_aggregate_->executeUpdate();
+  return ApplyResult::kApplied;
 }
 
 ApplyResult InboxStore::Decide(const Event& ev, const Source& source, int* drained) {
@@ -257,28 +300,18 @@ ApplyResult InboxStore::Decide(const Event& ev, const Source& source, int* drain
     ApplyEffect(ev);
     return ApplyResult::kApplied;
   }
-  lock_effect_->setString(1, ev.aggregate_type);
-  lock_effect_->setInt64(2, ev.aggregate_id);
-  lock_effect_->executeUpdate();
-  read_effect_->setString(1, ev.aggregate_type);
-  read_effect_->setInt64(2, ev.aggregate_id);
-  std::unique_ptr<sql::ResultSet> rs(read_effect_->executeQuery());
-  const bool row = rs->next();
-  const int64_t last_version = row ? rs->getInt64(1) : 0, last_id = row ? rs->getInt64(2) : 0;
-  switch (DecideVersion(check_, ev, last_version, last_id)) {
+  const AggregateState last = LockAggregate(ev);
+  switch (DecideVersion(check_, ev, last.version, last.outbox_id)) {
     case VersionAction::kApply:
-      ApplyEffect(ev);
-      if (check_ == VersionCheck::kStrict && drained) *drained = DrainParked(ev);
-      return ApplyResult::kApplied;
+      return ApplyInOrder(ev, drained);
     case VersionAction::kStale:
-      stale_effect_->setString(1, ev.aggregate_type);
-      stale_effect_->setInt64(2, ev.aggregate_id);
-      stale_effect_->executeUpdate();
+      BindAggregate(*stale_aggregate_, 1, ev);
+      stale_aggregate_->executeUpdate();
       return ApplyResult::kStale;
     case VersionAction::kPark:
       break;
   }
-  ParkGap(ev, source, last_version);
+  ParkGap(ev, source, last.version);
   return ApplyResult::kParked;
 }
 
@@ -398,8 +431,9 @@ void InboxStore::ReadParked(ParkedSummary* out) {
   if (out->version_gaps == 0) return;
   std::unique_ptr<sql::PreparedStatement> g(conn_->prepareStatement(
       "SELECT p.aggregate_type, p.aggregate_id, p.aggregate_version, "
-      "COALESCE(e.last_version, 0) FROM t_inbox_parked p LEFT JOIN t_aggregate_effect e "
-      "ON e.aggregate_type = p.aggregate_type AND e.aggregate_id = p.aggregate_id "
+      "COALESCE(a.last_version, 0) FROM t_inbox_parked p LEFT JOIN t_inbox_aggregate a "
+      "ON a.consumer = p.consumer AND a.aggregate_type = p.aggregate_type "
+      "AND a.aggregate_id = p.aggregate_id "
       "WHERE p.consumer = ? AND p.reason = 'version_gap' ORDER BY p.parked_at, p.id LIMIT 1"));
   g->setString(1, consumer_);
   std::unique_ptr<sql::ResultSet> gr(g->executeQuery());

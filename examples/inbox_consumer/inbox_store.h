@@ -36,6 +36,12 @@ struct Undeliverable {
   std::string_view payload;
 };
 
+// What t_inbox_aggregate holds for one aggregate: its last applied event.
+struct AggregateState {
+  int64_t version = 0;  // aggregate_version (0: none carried one)
+  int64_t outbox_id = 0;
+};
+
 // What t_inbox_parked holds for this consumer, and what retention deleted.
 struct ParkedSummary {
   int64_t version_gaps = 0;       // events waiting for an earlier version
@@ -45,7 +51,7 @@ struct ParkedSummary {
   int64_t purged_inbox_rows = 0;  // deleted by retention in this call
 };
 
-// The inbox transaction against t_inbox, t_aggregate_effect (the version
+// The inbox transaction against t_inbox, t_inbox_aggregate (the version
 // check's state) and t_inbox_parked (sql/), with the service's Handler
 // called inside it. One connection, opened on demand and reopened after a
 // failure. Not thread-safe: one per consumer loop. *handler must outlive
@@ -85,6 +91,9 @@ class InboxStore : private Transaction {
   ApplyResult Fail(const std::string& what, int code, std::string* error);
   bool ClaimEvent(const Event& ev);
   ApplyResult Decide(const Event& ev, const Source& source, int* drained);
+  void BindAggregate(sql::PreparedStatement& st, int first, const Event& ev);
+  AggregateState LockAggregate(const Event& ev);
+  ApplyResult ApplyInOrder(const Event& ev, int* drained);
   void ParkGap(const Event& ev, const Source& source, int64_t last_version);
   void ReadParked(ParkedSummary* out);
   int64_t PurgeInbox(int retention_days, int batch);
@@ -94,7 +103,7 @@ class InboxStore : private Transaction {
   // Transaction:
   sql::PreparedStatement& Prepare(const std::string& statement) override;
   const std::string& consumer() const override { return consumer_; }
-  int DrainParked(const Event& ev);
+  int DrainParked(const Event& ev, int64_t* max_outbox_id);
 
   const DbConfig db_;
   const std::string consumer_;
@@ -103,8 +112,8 @@ class InboxStore : private Transaction {
   Handler& handler_;
   std::unique_ptr<sql::Connection> conn_;
   // Prepared on conn_.
-  std::unique_ptr<sql::PreparedStatement> insert_inbox_, lock_effect_, read_effect_, stale_effect_,
-      park_gap_, next_parked_, delete_parked_;
+  std::unique_ptr<sql::PreparedStatement> insert_inbox_, lock_aggregate_, read_aggregate_,
+      applied_aggregate_, stale_aggregate_, park_gap_, next_parked_, delete_parked_;
   // The handler's statements (Transaction::Prepare), prepared on conn_.
   std::map<std::string, std::unique_ptr<sql::PreparedStatement>> handler_statements_;
   std::function<void()> before_commit_;

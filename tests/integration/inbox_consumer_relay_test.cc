@@ -152,7 +152,7 @@ TEST_CASE(
   REQUIRE(WaitFor([&] { return inbox.Applied() >= 20; }, 60s));
   CHECK(c.Stop() == 0);
   CHECK(inbox.CheckExactlyOnce(OutboxEvents(outbox)) == "");
-  CHECK(inbox.QueryInt("SELECT COUNT(*) FROM t_aggregate_effect WHERE last_version = 4") == 5);
-  CHECK(inbox.QueryInt("SELECT COALESCE(SUM(stale), 0) FROM t_aggregate_effect") == 0);
+  CHECK(inbox.QueryInt("SELECT COUNT(*) FROM t_inbox_aggregate WHERE last_version = 4") == 5);
+  CHECK(inbox.QueryInt("SELECT COALESCE(SUM(stale), 0) FROM t_inbox_aggregate") == 0);
   CHECK(inbox.Parked("version_gap") == 0);
 }

@@ -265,6 +265,52 @@ TEST_CASE("the test kit runs a handler in the inbox transaction on the real data
   CHECK(db.QueryInt("SELECT COUNT(*) FROM t_inbox") == 2);
 }
 
+// Writes nothing: the version check must not need the handler's tables.
+class SilentHandler : public inbox::Handler {
+ public:
+  inbox::Status Apply(inbox::Transaction&, const inbox::Event&) override {
+    ++calls;
+    return inbox::Status::Ok();
+  }
+  int calls = 0;
+};
+
+TEST_CASE(
+    "the version check keeps its state in the library's table per consumer whatever the "
+    "handler writes",
+    "[inbox-handler]") {
+  namespace kit = inbox::testing;
+  ConsumerDatabase db("inbox_handler_version_state", /*example_effect=*/false);
+  SilentHandler handler;
+  kit::InboxRunner payments(ConsumerDb(db), "payments", handler, inbox::VersionCheck::kNewer);
+  kit::InboxRunner audit(ConsumerDb(db), "audit", handler, inbox::VersionCheck::kNewer);
+  kit::InboxRunner ledger(ConsumerDb(db), "ledger", handler, inbox::VersionCheck::kStrict);
+  const auto version = [](int64_t outbox_id, int64_t v) {
+    kit::TestEvent e("Order", 7, outbox_id);
+    e.Version(v);
+    return e;
+  };
+  kit::TestEvent v1 = version(11, 1), v2 = version(12, 2), v3 = version(13, 3);
+  CHECK(payments.Apply(v3) == kit::Outcome::kApplied);
+  CHECK(payments.Apply(v2) == kit::Outcome::kStale);
+  CHECK(audit.Apply(v2) == kit::Outcome::kApplied);  // payments' state is not audit's
+  CHECK(audit.Apply(v1) == kit::Outcome::kStale);
+  CHECK(ledger.Apply(v2) == kit::Outcome::kParked);
+  CHECK(ledger.Apply(v1) == kit::Outcome::kApplied);  // and version 2 after it
+  CHECK(handler.calls == 4);
+  const auto state = [&](const std::string& consumer) {
+    return db.QueryInt(
+        "SELECT last_version * 1000000 + last_outbox_id * 10 + stale "
+        "FROM t_inbox_aggregate WHERE aggregate_type = 'Order' AND "
+        "aggregate_id = 7 AND consumer = '" +
+        consumer + "'");
+  };
+  CHECK(state("payments") == 3000131);
+  CHECK(state("audit") == 2000121);
+  CHECK(state("ledger") == 2000120);
+  CHECK(db.Parked("version_gap") == 0);
+}
+
 TEST_CASE("a consumer with a host log callback logs through it and not to stderr",
           "[inbox-handler]") {
   ConsumerRig rig("inbox_handler_log_callback", {{kOrderTopic, 2}, {kOrderTopic + ".dlq", 1}});

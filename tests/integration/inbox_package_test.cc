@@ -47,7 +47,8 @@ TEST_CASE(
   cluster.CreateTopic(kOrderTopic + ".dlq", 1);
   TestDatabase outbox("inbox_package_outbox");
   outbox.InsertEvents(20, 5);  // 100 events, interleaved aggregates
-  ConsumerDatabase inbox("inbox_package_consumer");
+  // The library's tables only: the user's handler writes its own.
+  ConsumerDatabase inbox("inbox_package_consumer", /*example_effect=*/false);
   CreateUserTable(inbox);
   TempDir dir;
   ChildProcess relay(
@@ -69,6 +70,9 @@ TEST_CASE(
   CHECK(inbox.QueryInt("SELECT COUNT(*) FROM t_user_payment") == 100);
   CHECK(inbox.QueryInt("SELECT COUNT(DISTINCT event_key) FROM t_user_payment") == 100);
   CHECK(inbox.QueryInt("SELECT COUNT(*) FROM t_inbox WHERE consumer = 'payments'") == 100);
+  // The version check (newer) kept its state in the library's own table.
+  CHECK(inbox.QueryInt("SELECT COUNT(*) FROM t_inbox_aggregate WHERE consumer = 'payments' "
+                       "AND last_outbox_id > 0") == 20);
   // Each outbox row once, under its own event_key.
   for (int64_t id = 1; id <= 100; ++id) {
     const std::string key =
@@ -85,7 +89,7 @@ TEST_CASE("an outside project tests its handler with the installed test kit with
           "[.][package]") {
   const std::string user = UserBinary();
   REQUIRE_FALSE(user.empty());
-  ConsumerDatabase db("inbox_package_kit");
+  ConsumerDatabase db("inbox_package_kit", /*example_effect=*/false);
   CreateUserTable(db);
   TempDir dir;
   ConsumerSpec spec;

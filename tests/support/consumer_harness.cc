@@ -93,7 +93,9 @@ std::string ReadSourceFile(const std::string& relative) {
   return ss.str();
 }
 
-ConsumerDatabase::ConsumerDatabase(const std::string& name) : name_(name) {
+ConsumerDatabase::ConsumerDatabase(const std::string& name, bool example_effect) : name_(name) {
+  tables_ = {"t_inbox", "t_inbox_aggregate", "t_inbox_parked"};
+  if (example_effect) tables_.push_back("t_aggregate_effect");
   SqlClient admin("mysql");
   admin.Exec("DROP DATABASE IF EXISTS `" + name_ + "`");
   admin.Exec("CREATE DATABASE `" + name_ + "` CHARACTER SET utf8mb4");
@@ -101,18 +103,19 @@ ConsumerDatabase::ConsumerDatabase(const std::string& name) : name_(name) {
   // The DDL exactly as shipped (a trailing ';' is fine for one statement).
   sql_->Exec(ReadSourceFile("sql/t_inbox.sql"));
   sql_->Exec(ReadSourceFile("sql/t_inbox_retention_index.sql"));
-  sql_->Exec(ReadSourceFile("sql/t_aggregate_effect.sql"));
+  sql_->Exec(ReadSourceFile("sql/t_inbox_aggregate.sql"));
   sql_->Exec(ReadSourceFile("sql/t_inbox_parked.sql"));
+  if (example_effect) sql_->Exec(ReadSourceFile("sql/t_aggregate_effect.sql"));
   const std::string account = std::string("'") + kUser + "'@'%'";
   sql_->Exec("CREATE USER IF NOT EXISTS " + account + " IDENTIFIED BY '" + kPassword + "'");
   // Exactly the grants docs/CONSUMERS.md lists.
-  for (const char* t : {"t_inbox", "t_aggregate_effect", "t_inbox_parked"})
+  for (const std::string& t : tables_)
     sql_->Exec("GRANT SELECT, INSERT, UPDATE, DELETE ON `" + name_ + "`.`" + t + "` TO " + account);
 }
 
 void ConsumerDatabase::SetConsumerGrants(const std::string& privileges) {
   const std::string account = std::string("'") + kUser + "'@'%'";
-  for (const char* t : {"t_inbox", "t_aggregate_effect", "t_inbox_parked"}) {
+  for (const std::string& t : tables_) {
     sql_->Exec("REVOKE ALL PRIVILEGES ON `" + name_ + "`.`" + t + "` FROM " + account);
     sql_->Exec("GRANT " + privileges + " ON `" + name_ + "`.`" + t + "` TO " + account);
   }
@@ -121,7 +124,7 @@ void ConsumerDatabase::SetConsumerGrants(const std::string& privileges) {
 ConsumerDatabase::~ConsumerDatabase() {
   try {
     const std::string account = std::string("'") + kUser + "'@'%'";
-    for (const char* t : {"t_inbox", "t_aggregate_effect", "t_inbox_parked"})
+    for (const std::string& t : tables_)
       sql_->Exec("REVOKE ALL PRIVILEGES ON `" + name_ + "`.`" + t + "` FROM " + account);
     sql_->Exec("DROP DATABASE IF EXISTS `" + name_ + "`");
   } catch (...) {

@@ -1,7 +1,7 @@
 #pragma once
 
 // Helpers for the example consumer's tests (tests/integration/inbox_consumer_test.cc):
-// a database with sql/t_inbox.sql and sql/t_aggregate_effect.sql and a user
+// a database with the inbox's tables (sql/) and the example's counter, a user
 // with only the grants docs/CONSUMERS.md lists, a producer that writes
 // messages the way the relay does (or broken on purpose), and
 // build/outbox-inbox-consumer as a child process that can be SIGKILLed.
@@ -63,12 +63,14 @@ class TestProducer {
   rd_kafka_t* rk_ = nullptr;
 };
 
-// A fresh database with the consumer's tables as sql/ ships them (t_inbox,
-// its retention index, t_aggregate_effect, t_inbox_parked) and the consumer
-// user (SELECT, INSERT, UPDATE, DELETE on them, nothing else).
+// A fresh database with the consumer's tables as sql/ ships them and the
+// consumer user (SELECT, INSERT, UPDATE, DELETE on them, nothing else).
 class ConsumerDatabase {
  public:
-  explicit ConsumerDatabase(const std::string& name);
+  // The library's tables (t_inbox and its retention index,
+  // t_inbox_aggregate, t_inbox_parked) and, with `example_effect`, the
+  // counter handler's t_aggregate_effect.
+  explicit ConsumerDatabase(const std::string& name, bool example_effect = true);
   ~ConsumerDatabase();
   const std::string& name() const { return name_; }
   // Reconnects once if the server went away (the outage test restarts it).
@@ -97,6 +99,7 @@ class ConsumerDatabase {
 
  private:
   std::string name_;
+  std::vector<std::string> tables_;  // the consumer user's grants
   std::unique_ptr<SqlClient> sql_;
 };
 

@@ -73,7 +73,7 @@ const char* OutcomeName(Outcome outcome);
 // one delivery of an event, with the inbox row, the version check and the
 // handler in one transaction, committed or rolled back as the consumer
 // does. `mysql` names a database with the inbox's tables (sql/t_inbox.sql,
-// sql/t_aggregate_effect.sql, sql/t_inbox_parked.sql) and the handler's
+// sql/t_inbox_aggregate.sql, sql/t_inbox_parked.sql) and the handler's
 // own; `consumer` is t_inbox.consumer. One connection, opened on first
 // use. Not thread-safe. *handler must outlive the runner.
 class InboxRunner {
