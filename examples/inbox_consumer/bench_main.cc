@@ -24,7 +24,7 @@
 
 #include "common/log.h"
 #include "counter_handler.h"
-#include "inbox_consumer.h"
+#include "inbox/inbox_consumer.h"
 #include "mock_cluster.h"
 
 namespace {
@@ -87,17 +87,17 @@ double Median(std::vector<double> v) {
 // One consumer over all `events` messages with a new group, from empty
 // tables; events/s from the first message to the last one handled (group
 // join and shutdown excluded). -1 if it did not apply them all.
-double RunOnce(inbox::ConsumerConfig config, sql::Connection* admin, bool use_inbox, int events,
-               int run) {
+double RunOnce(outbox::inbox::ConsumerConfig config, sql::Connection* admin, bool use_inbox,
+               int events, int run) {
   Exec(admin, "TRUNCATE t_inbox");
   Exec(admin, "TRUNCATE t_aggregate_effect");
   Exec(admin, "TRUNCATE t_inbox_aggregate");
   config.kafka.group_id = "bench-" + std::to_string(run);  // a new group reads from zero
-  inbox::TestSeams seams;
+  outbox::inbox::TestSeams seams;
   seams.use_inbox = use_inbox;
   seams.stop_after_messages = static_cast<uint64_t>(events);
-  inbox::CounterHandler handler;
-  inbox::InboxConsumer consumer(config, handler, {}, seams);
+  example::CounterHandler handler;
+  outbox::inbox::InboxConsumer consumer(config, handler, {}, seams);
   std::atomic<bool> stop{false};
   if (consumer.Run(stop) != 0 || consumer.stats().applied != static_cast<uint64_t>(events)) {
     std::fprintf(stderr, "run %d: applied %llu of %d events\n", run + 1,
@@ -117,7 +117,7 @@ int main(int argc, char** argv) {
   const int runs = argc > 2 ? std::atoi(argv[2]) : 2;
   outbox::ConfigureLogging("warn", "text", "bench");
 
-  inbox::ConsumerConfig config;
+  outbox::inbox::ConsumerConfig config;
   config.consumer = "bench";
   config.mysql.host = Env("OUTBOX_TEST_MYSQL_HOST", "127.0.0.1");
   config.mysql.port = std::stoi(Env("OUTBOX_TEST_MYSQL_PORT", "3306"));

@@ -2,7 +2,11 @@
 
 #include <cppconn/prepared_statement.h>
 
-namespace inbox {
+namespace example {
+
+using outbox::inbox::Event;
+using outbox::inbox::Status;
+using outbox::inbox::Transaction;
 namespace {
 
 // One statement: it creates the aggregate's row or counts the event in it.
@@ -29,4 +33,4 @@ Status CounterHandler::Apply(Transaction& tx, const Event& ev) {
   return Status::Ok();
 }
 
-}  // namespace inbox
+}  // namespace example

@@ -1,6 +1,10 @@
 #include "external_call.h"
 
-namespace inbox {
+namespace example {
+
+using outbox::inbox::Event;
+using outbox::inbox::Status;
+using outbox::inbox::Transaction;
 
 CallOutcome CallWithEventKey(const Event& ev, const std::string& url, const HttpSend& send,
                              std::string* why) {
@@ -41,4 +45,4 @@ Status HttpCallHandler::Apply(Transaction& tx, const Event& event) {
   return Status::Permanent(why);
 }
 
-}  // namespace inbox
+}  // namespace example

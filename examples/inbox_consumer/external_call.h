@@ -5,10 +5,10 @@
 #include <string>
 #include <utility>
 
-#include "event.h"
+#include "outbox/inbox/event.h"
 #include "outbox/inbox/handler.h"
 
-namespace inbox {
+namespace example {
 
 // A side effect outside the consumer's database (docs/CONSUMERS.md "Side
 // effects outside the database"): an HTTP call cannot join the inbox
@@ -43,24 +43,25 @@ enum class CallOutcome {
 // (and the event's type and aggregate as headers, and its trace context as
 // traceparent and tracestate when it has one). *why says what the
 // remote side answered when the outcome is not kDone.
-CallOutcome CallWithEventKey(const Event& event, const std::string& url, const HttpSend& send,
-                             std::string* why);
+CallOutcome CallWithEventKey(const outbox::inbox::Event& event, const std::string& url,
+                             const HttpSend& send, std::string* why);
 
 // The example's second handler: the call above as a Handler. kDone, then
 // `local` (when given) in the inbox transaction, so the local effect and
 // the inbox row commit together after the call; kRetryLater is
 // Status::Retriable (the partition waits), kRejected Status::Permanent (a
 // dead letter at once). `send` and *local must outlive the handler.
-class HttpCallHandler : public Handler {
+class HttpCallHandler : public outbox::inbox::Handler {
  public:
-  HttpCallHandler(std::string url, HttpSend send, Handler* local = nullptr)
+  HttpCallHandler(std::string url, HttpSend send, outbox::inbox::Handler* local = nullptr)
       : url_(std::move(url)), send_(std::move(send)), local_(local) {}
-  Status Apply(Transaction& tx, const Event& event) override;
+  outbox::inbox::Status Apply(outbox::inbox::Transaction& tx,
+                              const outbox::inbox::Event& event) override;
 
  private:
   const std::string url_;
   const HttpSend send_;
-  Handler* const local_;
+  outbox::inbox::Handler* const local_;
 };
 
-}  // namespace inbox
+}  // namespace example

@@ -24,11 +24,11 @@
 #include <thread>
 
 #include "common/log.h"
-#include "consumer_config.h"
-#include "consumer_group.h"
-#include "consumer_metrics.h"
 #include "counter_handler.h"
-#include "dlq_replay.h"
+#include "inbox/consumer_config.h"
+#include "inbox/consumer_group.h"
+#include "inbox/consumer_metrics.h"
+#include "inbox/dlq_replay.h"
 
 namespace {
 
@@ -43,7 +43,7 @@ void OnSignal(int) { g_stop.store(true); }
 // transaction open (a consumer too slow for max.poll.interval.ms);
 // seek_error:N makes the next N seeks fail without seeking.
 // Never set it in production.
-void InstallFailpoint(inbox::TestSeams* options) {
+void InstallFailpoint(outbox::inbox::TestSeams* options) {
   const char* fp = std::getenv("OUTBOX_CONSUMER_FAILPOINT");
   if (!fp || !*fp) return;
   const std::string spec = fp;
@@ -78,9 +78,9 @@ int Usage() {
   return 2;
 }
 
-bool LoadConfig(const std::string& path, inbox::LoadedConsumerConfig* loaded) {
+bool LoadConfig(const std::string& path, outbox::inbox::LoadedConsumerConfig* loaded) {
   try {
-    *loaded = inbox::LoadConsumerConfigFile(path);
+    *loaded = outbox::inbox::LoadConsumerConfigFile(path);
     return true;
   } catch (const outbox::ConfigError& e) {
     std::cerr << e.what() << "\n";
@@ -90,7 +90,8 @@ bool LoadConfig(const std::string& path, inbox::LoadedConsumerConfig* loaded) {
 
 // One option of dlq-replay at argv[*i] (moving *i past its value); 2 after
 // printing why on a bad one, else 0.
-int ReplayOption(int argc, char** argv, int* i, std::string* config_path, inbox::ReplayOptions* o) {
+int ReplayOption(int argc, char** argv, int* i, std::string* config_path,
+                 outbox::inbox::ReplayOptions* o) {
   const std::string a = argv[*i];
   const bool has_value = *i + 1 < argc;
   if ((a == "--config" || a == "-c") && has_value) {
@@ -100,7 +101,7 @@ int ReplayOption(int argc, char** argv, int* i, std::string* config_path, inbox:
   } else if (a == "--reason" && has_value) {
     o->reason = argv[++*i];
   } else if (a == "--offsets" && has_value) {
-    if (inbox::ParseOffsetRange(argv[++*i], &o->first_offset, &o->last_offset)) return 0;
+    if (outbox::inbox::ParseOffsetRange(argv[++*i], &o->first_offset, &o->last_offset)) return 0;
     std::cerr << "dlq-replay: --offsets takes A-B (e.g. 10-20, 10-, -20), not " << argv[*i] << "\n";
     return 2;
   } else if (a == "--dry-run") {
@@ -118,19 +119,19 @@ int ReplayOption(int argc, char** argv, int* i, std::string* config_path, inbox:
 // dlq-replay: sends dead letters back to their source topic (dlq_replay.h).
 int DlqReplay(int argc, char** argv) {
   std::string config_path;
-  inbox::ReplayOptions o;
+  outbox::inbox::ReplayOptions o;
   for (int i = 2; i < argc; ++i)
     if (int rc = ReplayOption(argc, argv, &i, &config_path, &o); rc != 0) return rc;
   if (config_path.empty() || o.from.empty()) return Usage();
-  inbox::LoadedConsumerConfig loaded;
+  outbox::inbox::LoadedConsumerConfig loaded;
   if (!LoadConfig(config_path, &loaded)) return 2;
   outbox::ConfigureLogging("warn", "text", loaded.config.consumer);
-  return inbox::ReplayDeadLetters(loaded.config, o, std::cout);
+  return outbox::inbox::ReplayDeadLetters(loaded.config, o, std::cout);
 }
 
 // The consumer's command line: --config FILE, --version, and the
 // benchmark's --bench-no-inbox. -1 to go on, else the exit code.
-int ConsumerArgs(int argc, char** argv, std::string* config_path, inbox::TestSeams* seams) {
+int ConsumerArgs(int argc, char** argv, std::string* config_path, outbox::inbox::TestSeams* seams) {
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if ((a == "--config" || a == "-c") && i + 1 < argc) {
@@ -152,10 +153,10 @@ int ConsumerArgs(int argc, char** argv, std::string* config_path, inbox::TestSea
 
 // Metrics and health on http.listen, from a thread of their own; null
 // without http.listen, and false when the port cannot be bound.
-bool ServeMetrics(const inbox::ConsumerConfig& config,
-                  std::unique_ptr<inbox::ConsumerMetrics>* metrics) {
+bool ServeMetrics(const outbox::inbox::ConsumerConfig& config,
+                  std::unique_ptr<outbox::inbox::ConsumerMetrics>* metrics) {
   if (config.http_listen.empty()) return true;
-  *metrics = std::make_unique<inbox::ConsumerMetrics>(config.consumer);
+  *metrics = std::make_unique<outbox::inbox::ConsumerMetrics>(config.consumer);
   std::string error;
   if (!(*metrics)->Serve(config.http_listen, &error)) {
     spdlog::error("http.listen {}: {}", config.http_listen, error);
@@ -171,11 +172,11 @@ bool ServeMetrics(const inbox::ConsumerConfig& config,
 int main(int argc, char** argv) {
   if (argc > 1 && std::string(argv[1]) == "dlq-replay") return DlqReplay(argc, argv);
   std::string config_path;
-  inbox::TestSeams seams;  // benchmark and failpoints; InboxConsumer is the in-tree entry
+  outbox::inbox::TestSeams seams;  // benchmark and failpoints; InboxConsumer is the in-tree entry
   if (int rc = ConsumerArgs(argc, argv, &config_path, &seams); rc >= 0) return rc;
-  inbox::LoadedConsumerConfig loaded;
+  outbox::inbox::LoadedConsumerConfig loaded;
   if (!LoadConfig(config_path, &loaded)) return 2;
-  const inbox::ConsumerConfig& config = loaded.config;
+  const outbox::inbox::ConsumerConfig& config = loaded.config;
   outbox::ConfigureLogging(config.log_level, config.log_format, config.consumer);
   for (const auto& w : loaded.warnings) spdlog::warn("{}", w);
   if (!seams.use_inbox) spdlog::warn("--bench-no-inbox: duplicates are applied again");
@@ -189,11 +190,11 @@ int main(int argc, char** argv) {
   sigaction(SIGTERM, &sa, nullptr);
   sigaction(SIGINT, &sa, nullptr);
 
-  std::unique_ptr<inbox::ConsumerMetrics> metrics;
+  std::unique_ptr<outbox::inbox::ConsumerMetrics> metrics;
   if (!ServeMetrics(config, &metrics)) return 1;
-  inbox::ConsumerOptions options;
+  outbox::inbox::ConsumerOptions options;
   options.observer = metrics.get();
-  inbox::CounterHandler handler;
-  inbox::ConsumerGroup consumer(config, handler, options, seams);
+  example::CounterHandler handler;
+  outbox::inbox::ConsumerGroup consumer(config, handler, options, seams);
   return consumer.Run(g_stop);
 }

@@ -14,8 +14,8 @@
 
 #include "common/mutex.h"
 #include "counter_handler.h"
-#include "inbox_consumer.h"
-#include "inbox_store.h"
+#include "inbox/inbox_consumer.h"
+#include "inbox/inbox_store.h"
 #include "outbox/inbox/testing.h"
 #include "support/consumer_harness.h"
 #include "support/kafka_reader.h"
@@ -27,9 +27,9 @@ using namespace std::chrono_literals;
 
 namespace {
 
-inbox::DbConfig ConsumerDb(const ConsumerDatabase& db) {
+outbox::inbox::DbConfig ConsumerDb(const ConsumerDatabase& db) {
   const outbox::MysqlConfig m = TestMysql(db.name());
-  inbox::DbConfig c;
+  outbox::inbox::DbConfig c;
   c.host = m.host;
   c.port = m.port;
   c.user = ConsumerDatabase::kUser;
@@ -42,8 +42,8 @@ inbox::DbConfig ConsumerDb(const ConsumerDatabase& db) {
 }
 
 // An in-process consumer "fulfillment" of the rig's Order topic.
-inbox::ConsumerConfig RigConfig(ConsumerRig& rig) {
-  inbox::ConsumerConfig config;
+outbox::inbox::ConsumerConfig RigConfig(ConsumerRig& rig) {
+  outbox::inbox::ConsumerConfig config;
   config.consumer = "fulfillment";
   config.kafka.bootstrap_servers = rig.cluster.bootstrap();
   config.kafka.group_id = "fulfillment";
@@ -54,7 +54,7 @@ inbox::ConsumerConfig RigConfig(ConsumerRig& rig) {
 
 // Runs `consumer` on a thread of its own until `done` holds (60 s at most)
 // and then stops it: its exit code, and whether `done` held.
-int RunUntil(inbox::Consumer& consumer, const std::function<bool()>& done, bool* settled) {
+int RunUntil(outbox::inbox::Consumer& consumer, const std::function<bool()>& done, bool* settled) {
   std::atomic<bool> stop{false};
   int exit_code = -1;
   std::thread loop([&] { exit_code = consumer.Run(stop); });
@@ -64,8 +64,8 @@ int RunUntil(inbox::Consumer& consumer, const std::function<bool()>& done, bool*
   return exit_code;
 }
 
-inbox::Event OrderEvent(int64_t outbox_id, int64_t aggregate_id) {
-  inbox::Event e;
+outbox::inbox::Event OrderEvent(int64_t outbox_id, int64_t aggregate_id) {
+  outbox::inbox::Event e;
   e.event_key = "OrderPaid-" + std::to_string(aggregate_id) + "-" + std::to_string(outbox_id);
   e.event_type = "OrderPaid";
   e.aggregate_type = "Order";
@@ -77,40 +77,43 @@ inbox::Event OrderEvent(int64_t outbox_id, int64_t aggregate_id) {
 
 // Counts the event (the counter's statement runs), then answers what the
 // test scripts for the next calls; kOk once the script is used up.
-class ScriptedHandler : public inbox::Handler {
+class ScriptedHandler : public outbox::inbox::Handler {
  public:
-  explicit ScriptedHandler(std::vector<inbox::Status> script) : script_(std::move(script)) {}
-  inbox::Status Apply(inbox::Transaction& tx, const inbox::Event& e) override {
+  explicit ScriptedHandler(std::vector<outbox::inbox::Status> script)
+      : script_(std::move(script)) {}
+  outbox::inbox::Status Apply(outbox::inbox::Transaction& tx,
+                              const outbox::inbox::Event& e) override {
     ++calls;
-    inbox::Status counted = counter_.Apply(tx, e);
+    outbox::inbox::Status counted = counter_.Apply(tx, e);
     if (!counted.ok() || next_ >= script_.size()) return counted;
     return script_[next_++];
   }
   int calls = 0;
 
  private:
-  inbox::CounterHandler counter_;
-  std::vector<inbox::Status> script_;
+  example::CounterHandler counter_;
+  std::vector<outbox::inbox::Status> script_;
   size_t next_ = 0;
 };
 
 // Counts the event, then runs a statement the database refuses (a table
 // that does not exist) the first `failures` times.
-class FailingStatementHandler : public inbox::Handler {
+class FailingStatementHandler : public outbox::inbox::Handler {
  public:
   explicit FailingStatementHandler(int failures) : failures_(failures) {}
-  inbox::Status Apply(inbox::Transaction& tx, const inbox::Event& e) override {
-    inbox::Status counted = counter_.Apply(tx, e);
+  outbox::inbox::Status Apply(outbox::inbox::Transaction& tx,
+                              const outbox::inbox::Event& e) override {
+    outbox::inbox::Status counted = counter_.Apply(tx, e);
     if (failures_-- > 0) tx.Prepare("SELECT id FROM t_no_such_table").executeQuery();
     return counted;
   }
 
  private:
-  inbox::CounterHandler counter_;
+  example::CounterHandler counter_;
   int failures_;
 };
 
-int64_t InboxRows(ConsumerDatabase& db, const inbox::Event& e) {
+int64_t InboxRows(ConsumerDatabase& db, const outbox::inbox::Event& e) {
   return db.QueryInt("SELECT COUNT(*) FROM t_inbox WHERE event_key = '" + e.event_key + "'");
 }
 
@@ -119,16 +122,17 @@ int64_t InboxRows(ConsumerDatabase& db, const inbox::Event& e) {
 TEST_CASE("a handler that fails retriably rolls back with its inbox row and then applies once",
           "[inbox-handler]") {
   ConsumerDatabase db("inbox_handler_retriable");
-  ScriptedHandler handler({inbox::Status::Retriable("the stock service is down")});
-  inbox::InboxStore store(ConsumerDb(db), "fulfillment", inbox::VersionCheck::kNewer, handler);
-  const inbox::Event e = OrderEvent(1, 7);
+  ScriptedHandler handler({outbox::inbox::Status::Retriable("the stock service is down")});
+  outbox::inbox::InboxStore store(ConsumerDb(db), "fulfillment",
+                                  outbox::inbox::VersionCheck::kNewer, handler);
+  const outbox::inbox::Event e = OrderEvent(1, 7);
   std::string error;
-  CHECK(store.Apply(e, e.source, &error) == inbox::ApplyResult::kRetryLater);
+  CHECK(store.Apply(e, e.source, &error) == outbox::inbox::ApplyResult::kRetryLater);
   CHECK(error == "handler: the stock service is down");
   CHECK(InboxRows(db, e) == 0);
   CHECK(db.Applied() == 0);
-  CHECK(store.Apply(e, e.source, &error) == inbox::ApplyResult::kApplied);
-  CHECK(store.Apply(e, e.source, &error) == inbox::ApplyResult::kDuplicate);
+  CHECK(store.Apply(e, e.source, &error) == outbox::inbox::ApplyResult::kApplied);
+  CHECK(store.Apply(e, e.source, &error) == outbox::inbox::ApplyResult::kDuplicate);
   CHECK(handler.calls == 2);
   CHECK(InboxRows(db, e) == 1);
   CHECK(db.Applied() == 1);
@@ -137,14 +141,15 @@ TEST_CASE("a handler that fails retriably rolls back with its inbox row and then
 TEST_CASE("a handler's permanent and poison failures leave neither effect nor inbox row",
           "[inbox-handler]") {
   ConsumerDatabase db("inbox_handler_permanent");
-  ScriptedHandler handler(
-      {inbox::Status::Permanent("no such product"), inbox::Status::Poison("not yet")});
-  inbox::InboxStore store(ConsumerDb(db), "fulfillment", inbox::VersionCheck::kNone, handler);
-  const inbox::Event e = OrderEvent(1, 7);
+  ScriptedHandler handler({outbox::inbox::Status::Permanent("no such product"),
+                           outbox::inbox::Status::Poison("not yet")});
+  outbox::inbox::InboxStore store(ConsumerDb(db), "fulfillment", outbox::inbox::VersionCheck::kNone,
+                                  handler);
+  const outbox::inbox::Event e = OrderEvent(1, 7);
   std::string error;
-  CHECK(store.Apply(e, e.source, &error) == inbox::ApplyResult::kDeadLetter);
+  CHECK(store.Apply(e, e.source, &error) == outbox::inbox::ApplyResult::kDeadLetter);
   CHECK(error == "handler: no such product");
-  CHECK(store.Apply(e, e.source, &error) == inbox::ApplyResult::kRejected);
+  CHECK(store.Apply(e, e.source, &error) == outbox::inbox::ApplyResult::kRejected);
   CHECK(InboxRows(db, e) == 0);
   CHECK(db.Applied() == 0);
 }
@@ -153,18 +158,19 @@ TEST_CASE("a handler whose own statement fails rolls back the inbox row and appl
           "[inbox-handler]") {
   ConsumerDatabase db("inbox_handler_statement");
   FailingStatementHandler handler(1);
-  inbox::InboxStore store(ConsumerDb(db), "fulfillment", inbox::VersionCheck::kNewer, handler);
-  const inbox::Event e = OrderEvent(1, 7);
+  outbox::inbox::InboxStore store(ConsumerDb(db), "fulfillment",
+                                  outbox::inbox::VersionCheck::kNewer, handler);
+  const outbox::inbox::Event e = OrderEvent(1, 7);
   std::string error;
   // No such table (1146, or 1142 for a user without grants on it): the
   // database's failure, not the event's.
-  CHECK(store.Apply(e, e.source, &error) == inbox::ApplyResult::kUnavailable);
+  CHECK(store.Apply(e, e.source, &error) == outbox::inbox::ApplyResult::kUnavailable);
   CAPTURE(error);
   CHECK(error.find("t_no_such_table") != std::string::npos);
   CHECK(InboxRows(db, e) == 0);
   CHECK(db.Applied() == 0);
-  CHECK(store.Apply(e, e.source, &error) == inbox::ApplyResult::kApplied);
-  CHECK(store.Apply(e, e.source, &error) == inbox::ApplyResult::kDuplicate);
+  CHECK(store.Apply(e, e.source, &error) == outbox::inbox::ApplyResult::kApplied);
+  CHECK(store.Apply(e, e.source, &error) == outbox::inbox::ApplyResult::kDuplicate);
   CHECK(InboxRows(db, e) == 1);
   CHECK(db.Applied() == 1);
 }
@@ -172,17 +178,18 @@ TEST_CASE("a handler whose own statement fails rolls back the inbox row and appl
 namespace {
 
 // Fails one aggregate's events for good; counts the others.
-class RefusingHandler : public inbox::Handler {
+class RefusingHandler : public outbox::inbox::Handler {
  public:
   explicit RefusingHandler(int64_t refused) : refused_(refused) {}
-  inbox::Status Apply(inbox::Transaction& tx, const inbox::Event& e) override {
-    inbox::Status counted = counter_.Apply(tx, e);
-    if (e.aggregate_id == refused_) return inbox::Status::Permanent("aggregate closed");
+  outbox::inbox::Status Apply(outbox::inbox::Transaction& tx,
+                              const outbox::inbox::Event& e) override {
+    outbox::inbox::Status counted = counter_.Apply(tx, e);
+    if (e.aggregate_id == refused_) return outbox::inbox::Status::Permanent("aggregate closed");
     return counted;
   }
 
  private:
-  inbox::CounterHandler counter_;
+  example::CounterHandler counter_;
   int64_t refused_;
 };
 
@@ -191,12 +198,12 @@ class RefusingHandler : public inbox::Handler {
 TEST_CASE("a handler's permanent failure is dead-lettered once and the partition goes on",
           "[inbox-handler]") {
   ConsumerRig rig("inbox_handler_dead_letter", {{kOrderTopic, 1}, {kOrderTopic + ".dlq", 1}});
-  inbox::ConsumerConfig config = RigConfig(rig);
+  outbox::inbox::ConsumerConfig config = RigConfig(rig);
   config.max_attempts = 3;
   const std::vector<TestEvent> events = MakeEvents(3, 2);  // aggregates 1..3
   rig.producer.Send(kOrderTopic, events);
   RefusingHandler handler(2);
-  inbox::Consumer consumer(config, handler);
+  outbox::inbox::Consumer consumer(config, handler);
   bool settled = false;
   const int exit_code = RunUntil(
       consumer,
@@ -222,12 +229,12 @@ TEST_CASE("a handler's permanent failure is dead-lettered once and the partition
 TEST_CASE("concurrency 2 runs two group members in one process and applies each event once",
           "[inbox-handler]") {
   ConsumerRig rig("inbox_handler_concurrency", {{kOrderTopic, 4}, {kOrderTopic + ".dlq", 1}});
-  inbox::ConsumerConfig config = RigConfig(rig);
+  outbox::inbox::ConsumerConfig config = RigConfig(rig);
   config.concurrency = 2;
   const std::vector<TestEvent> events = MakeEvents(20, 3);
   rig.producer.Send(kOrderTopic, events);
-  inbox::CounterHandler handler;  // stateless: safe from both members' threads
-  inbox::Consumer consumer(config, handler);
+  example::CounterHandler handler;  // stateless: safe from both members' threads
+  outbox::inbox::Consumer consumer(config, handler);
   bool settled = false;
   const int exit_code = RunUntil(
       consumer, [&] { return rig.db.Applied() == 60; }, &settled);
@@ -238,13 +245,14 @@ TEST_CASE("concurrency 2 runs two group members in one process and applies each 
 
 TEST_CASE("the test kit runs a handler in the inbox transaction on the real database",
           "[inbox-handler]") {
-  namespace kit = inbox::testing;
+  namespace kit = outbox::inbox::testing;
   ConsumerDatabase db("inbox_handler_test_kit");
-  ScriptedHandler handler({inbox::Status::Permanent("no such product")});
-  kit::InboxRunner runner(ConsumerDb(db), "fulfillment", handler, inbox::VersionCheck::kNewer);
+  ScriptedHandler handler({outbox::inbox::Status::Permanent("no such product")});
+  kit::InboxRunner runner(ConsumerDb(db), "fulfillment", handler,
+                          outbox::inbox::VersionCheck::kNewer);
   kit::TestEvent first("Order", 7, 5);
   first.Type("OrderPaid").Payload(R"({"amount": 12})").Header("tenant", "eu");
-  const inbox::Event& e = first.event();
+  const outbox::inbox::Event& e = first.event();
   CHECK(e.event_key == "OrderPaid-7-5");
   CHECK(e.key == "7");
   CHECK(e.payload == R"({"amount": 12})");
@@ -266,11 +274,11 @@ TEST_CASE("the test kit runs a handler in the inbox transaction on the real data
 }
 
 // Writes nothing: the version check must not need the handler's tables.
-class SilentHandler : public inbox::Handler {
+class SilentHandler : public outbox::inbox::Handler {
  public:
-  inbox::Status Apply(inbox::Transaction&, const inbox::Event&) override {
+  outbox::inbox::Status Apply(outbox::inbox::Transaction&, const outbox::inbox::Event&) override {
     ++calls;
-    return inbox::Status::Ok();
+    return outbox::inbox::Status::Ok();
   }
   int calls = 0;
 };
@@ -279,12 +287,13 @@ TEST_CASE(
     "the version check keeps its state in the library's table per consumer whatever the "
     "handler writes",
     "[inbox-handler]") {
-  namespace kit = inbox::testing;
+  namespace kit = outbox::inbox::testing;
   ConsumerDatabase db("inbox_handler_version_state", /*example_effect=*/false);
   SilentHandler handler;
-  kit::InboxRunner payments(ConsumerDb(db), "payments", handler, inbox::VersionCheck::kNewer);
-  kit::InboxRunner audit(ConsumerDb(db), "audit", handler, inbox::VersionCheck::kNewer);
-  kit::InboxRunner ledger(ConsumerDb(db), "ledger", handler, inbox::VersionCheck::kStrict);
+  kit::InboxRunner payments(ConsumerDb(db), "payments", handler,
+                            outbox::inbox::VersionCheck::kNewer);
+  kit::InboxRunner audit(ConsumerDb(db), "audit", handler, outbox::inbox::VersionCheck::kNewer);
+  kit::InboxRunner ledger(ConsumerDb(db), "ledger", handler, outbox::inbox::VersionCheck::kStrict);
   const auto version = [](int64_t outbox_id, int64_t v) {
     kit::TestEvent e("Order", 7, outbox_id);
     e.Version(v);
@@ -314,18 +323,18 @@ TEST_CASE(
 TEST_CASE("a consumer with a host log callback logs through it and not to stderr",
           "[inbox-handler]") {
   ConsumerRig rig("inbox_handler_log_callback", {{kOrderTopic, 2}, {kOrderTopic + ".dlq", 1}});
-  inbox::ConsumerConfig config = RigConfig(rig);
+  outbox::inbox::ConsumerConfig config = RigConfig(rig);
   config.concurrency = 2;
   rig.producer.Send(kOrderTopic, MakeEvents(4, 2));
   outbox::Mutex mu;
-  std::vector<std::pair<inbox::LogLevel, std::string>> lines;
-  inbox::ConsumerOptions options;
-  options.log = [&](inbox::LogLevel level, std::string_view line) {
+  std::vector<std::pair<outbox::inbox::LogLevel, std::string>> lines;
+  outbox::inbox::ConsumerOptions options;
+  options.log = [&](outbox::inbox::LogLevel level, std::string_view line) {
     outbox::MutexLock lock(&mu);
     lines.emplace_back(level, std::string(line));
   };
-  inbox::CounterHandler handler;
-  inbox::Consumer consumer(config, handler, options);
+  example::CounterHandler handler;
+  outbox::inbox::Consumer consumer(config, handler, options);
   bool applied = false;
   int exit_code = -1;
   const std::string captured = CapturedLog("text", "test", [&] {
@@ -337,7 +346,8 @@ TEST_CASE("a consumer with a host log callback logs through it and not to stderr
   outbox::MutexLock lock(&mu);
   int started = 0, stopped = 0;
   for (const auto& [level, line] : lines) {
-    if (line.rfind("consumer fulfillment started", 0) == 0 && level == inbox::LogLevel::kInfo)
+    if (line.rfind("consumer fulfillment started", 0) == 0 &&
+        level == outbox::inbox::LogLevel::kInfo)
       ++started;
     if (line.rfind("stopped: ", 0) == 0) ++stopped;
   }

@@ -32,10 +32,13 @@ expect_violation app/check.cc '#include "outbox/mysql_connection.h"' \
   "an app file including the MySQL connection" "brings <cppconn/"
 expect_violation app/version.cc '#include "outbox/mysql_store.h"' \
   "an app file including a header that includes the MySQL connection" "brings <cppconn/"
+expect_violation inbox/event.cc '#include "relay/relay.h"' "the inbox library including the relay"
+expect_violation relay/relay.cc '#include "outbox/inbox/consumer.h"' \
+  "the relay including the inbox library's public header" "only inbox/"
 
 # The inbox library's public headers include only the standard library and
 # each other.
-pub="$ROOT/examples/inbox_consumer/include"
+pub="$ROOT/include"
 "$check" --public "$pub"
 expect_public_violation() {  # FILE LINE WHAT
   rm -rf "$tmp/include" && cp -r "$pub" "$tmp/include"
@@ -48,5 +51,5 @@ expect_public_violation() {  # FILE LINE WHAT
 }
 expect_public_violation handler.h '#include <librdkafka/rdkafka.h>' "librdkafka in a public header"
 expect_public_violation transaction.h '#include <cppconn/connection.h>' "Connector/C++ in a public header"
-expect_public_violation consumer.h '#include "inbox_consumer.h"' "a private header in a public one"
-echo "layering: src/ and the inbox library's public headers are clean and 11 planted violations were caught"
+expect_public_violation consumer.h '#include "inbox/inbox_consumer.h"' "a private header in a public one"
+echo "layering: src/ and the inbox library's public headers are clean and 13 planted violations were caught"

@@ -18,6 +18,8 @@
 #include <string>
 #include <vector>
 
+namespace inbox = outbox::inbox;
+
 namespace {
 
 std::atomic<bool> g_stop{false};

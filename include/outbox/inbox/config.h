@@ -1,0 +1,95 @@
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+namespace outbox::inbox {
+
+// The consumer's configuration (docs/CONSUMERS.md, "The example consumer").
+// Plain values: filled in by a service's own code, or parsed and validated
+// once from YAML (LoadConfigFile, below); never mutated after. Each
+// default's reason is written beside it.
+
+struct DbConfig {
+  std::string host = "127.0.0.1";
+  int port = 3306;
+  std::string user;
+  std::string password;         // from password_env / password_file; never logged
+  std::string password_source;  // "env:NAME", "file:/path" or "none", for logs
+  std::string database;
+  // "preferred" is the MySQL client's own default; production says verify_identity.
+  std::string tls_mode =
+      "preferred";  // disabled | preferred | required | verify_ca | verify_identity
+  std::string tls_ca, tls_cert, tls_key;
+  int connect_timeout_ms = 5000;  // a connect slower than this is a dead database
+  int read_timeout_ms = 30000;    // bounds every statement, so a hung server is noticed
+};
+
+struct ConsumerKafkaConfig {
+  std::string bootstrap_servers;
+  std::string group_id;             // default: the consumer name
+  std::vector<std::string> topics;  // exactly one of topics and topic_regex is set
+  std::string topic_regex;          // starts with '^' (librdkafka's mark of a pattern)
+  // A new group reads what is already in the topic: an event published before
+  // the consumer first started is still an event to apply.
+  std::string auto_offset_reset = "earliest";  // earliest | latest
+  std::string dead_letter_topic = "{topic}.dlq";
+  std::map<std::string, std::string>
+      properties;  // librdkafka, for the consumer and the DLQ producer
+};
+
+// What the consumer does with an event that is not the next one for its
+// aggregate (docs/CONSUMERS.md "Order: the per-aggregate version check").
+enum class VersionCheck {
+  kNone,    // apply every new event; a late one is counted in out_of_order
+  kNewer,   // apply only an event newer than the last applied; an older one is stale
+  kStrict,  // apply only the next version; park later ones until the gap fills
+};
+
+struct ConsumerConfig {
+  std::string path;
+  std::string consumer;  // t_inbox.consumer: which service processed the event
+  ConsumerKafkaConfig kafka;
+  // A message that cannot be processed (bad headers or key, a value the
+  // database refuses) is tried this often before it goes to the DLQ. Small:
+  // such failures are deterministic, and the partition waits meanwhile.
+  int max_attempts = 5;
+  // newer: never lets an old event undo a newer one, and needs nothing from
+  // the producer (outbox_id stands in when aggregate_version is absent).
+  VersionCheck version_check = VersionCheck::kNewer;
+  // strict: a gap older than this is logged and alerted on. 5 minutes is
+  // well past a relay's retry backoff, so an older gap is an event that is
+  // not coming by itself.
+  int max_gap_age_s = 300;
+  // Processed inbox rows older than this are deleted (0: never). Two weeks
+  // is longer than any replay a team runs from Kafka's default 7-day
+  // retention, so a replayed event still finds its inbox row.
+  int inbox_retention_days = 14;
+  // Consumer-group members in this process, each on a thread of its own
+  // with its own Kafka client and database connection; the group spreads
+  // the partitions over them. One unless the handler's work, not the
+  // broker, is what limits a partition's throughput; more members than
+  // partitions wait idle. With more than one, the handler is called from
+  // several threads at once.
+  int concurrency = 1;
+  // HOST:PORT for /metrics, /healthz, /readyz; empty: no HTTP server.
+  std::string http_listen;
+  DbConfig mysql;
+  std::string log_level = "info";   // debug | info | warn | error
+  std::string log_format = "json";  // json | text
+};
+
+// The consumer's YAML (docs/CONSUMERS.md "The example consumer"), parsed and
+// validated: ${VAR} and ${VAR:-default} expanded from the environment,
+// the password read from password_env or password_file. Throws
+// std::runtime_error whose what() says "file:line:col: key.path: what is
+// wrong". *warnings (when not null) receives what is allowed but unwise
+// (a password file readable by others), for the service to log.
+ConsumerConfig LoadConfigFile(const std::string& path,
+                              std::vector<std::string>* warnings = nullptr);
+// The same from text; `name` stands for the file in messages.
+ConsumerConfig LoadConfigText(const std::string& text, const std::string& name,
+                              std::vector<std::string>* warnings = nullptr);
+
+}  // namespace outbox::inbox

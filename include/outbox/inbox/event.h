@@ -1,0 +1,47 @@
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace outbox::inbox {
+
+// Where a message was read: topic/partition/offset.
+struct Source {
+  std::string topic;
+  int32_t partition = 0;
+  int64_t offset = 0;
+  std::string ToString() const {
+    return topic + "/" + std::to_string(partition) + "/" + std::to_string(offset);
+  }
+};
+
+// One event as the relay publishes it (docs/CONSUMERS.md, "The algorithm"):
+// the message's headers and key, validated before a handler sees them.
+// The views (key, payload) are valid for the duration of the handler's call.
+struct Event {
+  std::string event_key;          // header event_key: the idempotency key
+  std::string event_type;         // header event_type
+  std::string aggregate_type;     // header aggregate_type
+  int64_t aggregate_id = 0;       // the message key, decimal
+  int64_t outbox_id = 0;          // header outbox_id: t_outbox.id, grows within an aggregate
+  int64_t aggregate_version = 0;  // header aggregate_version; 0 when the relay sends none
+  std::string_view key;           // the message key as sent
+  std::string_view payload;       // the message value
+  // Every header of the message, in order, the ones above included.
+  std::vector<std::pair<std::string, std::string>> headers;
+  // W3C trace context of the transaction that wrote the event (headers
+  // traceparent and tracestate), for a handler to continue its trace: set
+  // only when the traceparent is valid, else all three are empty.
+  std::string traceparent;
+  std::string tracestate;
+  std::string trace_id;  // the traceparent's trace-id: on every log line about the event
+  // Where the message was read. A parked version applied when its gap
+  // fills (version_check: strict) carries the source of the event that
+  // filled the gap.
+  Source source;
+};
+
+}  // namespace outbox::inbox

@@ -1,0 +1,36 @@
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace outbox::inbox {
+
+// What the consumer reports as it goes: the seam between the loop and its
+// metrics (consumer_metrics.h implements it with Prometheus). Called on the
+// consumer's thread; with concurrency N, on each member's thread at once.
+class ConsumerObserver {
+ public:
+  virtual ~ConsumerObserver() = default;
+  // One message finished: "applied", "duplicate", "stale", "parked",
+  // "unparked" (a parked version applied when its gap filled),
+  // "dead_lettered", "undeliverable" (a refused dead letter, parked),
+  // "dead_letter_read" (a message of a dead-letter topic, skipped).
+  virtual void Outcome(const std::string& outcome, uint64_t n = 1) = 0;
+  // A database or broker failure paused a partition.
+  virtual void Stalled() = 0;
+  // A message could not be processed this time (it is tried again, or dead-lettered).
+  virtual void FailedAttempt() = 0;
+  // Partitions waiting (stalled or between attempts) at one member: with
+  // concurrency N, `member` is 0..N-1 and each member reports its own.
+  virtual void HeldPartitions(int member, size_t n) = 0;
+  // Messages not yet read on one partition (high watermark - position).
+  virtual void Lag(const std::string& topic, int32_t partition, int64_t lag) = 0;
+  virtual void ForgetPartition(const std::string& topic, int32_t partition) = 0;
+  // t_inbox_parked for this consumer, and inbox rows deleted by retention.
+  virtual void Parked(int64_t version_gaps, int64_t undeliverable, int64_t oldest_gap_age_s) = 0;
+  virtual void Purged(uint64_t rows) = 0;
+  // The database answered the last housekeeping query.
+  virtual void DatabaseUp(bool up) = 0;
+};
+
+}  // namespace outbox::inbox

@@ -1,0 +1,95 @@
+#pragma once
+
+// The test kit (docs/CONSUMERS.md, "Testing a handler"): events built as
+// the relay publishes them, and a handler run against a real MySQL or
+// MariaDB inside the inbox transaction, as the consumer runs it, without
+// Kafka. For a service's own tests:
+//
+//   outbox::inbox::testing::InboxRunner runner(db, "payments", handler);
+//   outbox::inbox::testing::TestEvent paid("Order", 7, 1);
+//   paid.Type("OrderPaid").Payload(R"({"amount": 12})");
+//   assert(runner.Apply(paid) == outbox::inbox::testing::Outcome::kApplied);
+//   assert(runner.Apply(paid) == outbox::inbox::testing::Outcome::kDuplicate);
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "outbox/inbox/config.h"
+#include "outbox/inbox/event.h"
+#include "outbox/inbox/handler.h"
+
+namespace outbox::inbox {
+
+class InboxStore;
+
+namespace testing {
+
+// One event as the relay publishes it, owning what Event's views point to.
+// The defaults make a valid event of type "Event", without
+// aggregate_version, read from topic outbox.event.{aggregate_type},
+// partition 0, offset outbox_id; event_key is
+// "{event_type}-{aggregate_id}-{outbox_id}" unless Key sets it.
+class TestEvent {
+ public:
+  TestEvent(std::string aggregate_type, int64_t aggregate_id, int64_t outbox_id);
+
+  TestEvent& Type(std::string event_type);
+  TestEvent& Key(std::string event_key);
+  TestEvent& Version(int64_t aggregate_version);
+  TestEvent& Payload(std::string payload);
+  // A header besides the relay's own (event_key, event_type,
+  // aggregate_type, outbox_id, aggregate_version).
+  TestEvent& Header(std::string name, std::string value);
+  TestEvent& From(std::string topic, int32_t partition, int64_t offset);
+
+  // The Event a handler is given. Valid until this TestEvent changes or
+  // goes away.
+  const Event& event();
+
+ private:
+  Event event_;
+  std::string key_, payload_, explicit_key_;
+  std::vector<std::pair<std::string, std::string>> extra_headers_;
+};
+
+// What the consumer would do after one delivery of an event.
+enum class Outcome {
+  kApplied,      // committed: the handler's effect and the inbox row
+  kDuplicate,    // the inbox had the event: the handler was not called
+  kStale,        // older than the aggregate's last applied event: recorded, not applied
+  kParked,       // version_check strict: a later version, parked until the gap fills
+  kRetriable,    // rolled back; the handler said Retriable: the partition waits, tries again
+  kPoison,       // rolled back; the handler said Poison or the database refused a value:
+                 // tried again, dead-lettered after max_attempts
+  kDeadLetter,   // rolled back; the handler said Permanent: dead-lettered at once
+  kUnavailable,  // rolled back; the database failed: the partition waits, tries again
+};
+const char* OutcomeName(Outcome outcome);
+
+// The inbox transaction on a real database, without Kafka: each Apply is
+// one delivery of an event, with the inbox row, the version check and the
+// handler in one transaction, committed or rolled back as the consumer
+// does. `mysql` names a database with the inbox's tables (sql/t_inbox.sql,
+// sql/t_inbox_aggregate.sql, sql/t_inbox_parked.sql) and the handler's
+// own; `consumer` is t_inbox.consumer. One connection, opened on first
+// use. Not thread-safe. *handler must outlive the runner.
+class InboxRunner {
+ public:
+  InboxRunner(DbConfig mysql, std::string consumer, Handler& handler,
+              VersionCheck check = VersionCheck::kNewer);
+  ~InboxRunner();
+  InboxRunner(const InboxRunner&) = delete;
+  InboxRunner& operator=(const InboxRunner&) = delete;
+
+  // *error (when not null) says why for an outcome that rolled back.
+  Outcome Apply(TestEvent& event, std::string* error = nullptr);
+
+ private:
+  std::unique_ptr<InboxStore> store_;
+};
+
+}  // namespace testing
+}  // namespace outbox::inbox

@@ -1,0 +1,31 @@
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "config/config_loader.h"  // ConfigError, LoadOptions (env lookup, file reads)
+#include "outbox/inbox/config.h"
+
+namespace outbox::inbox {
+
+// Parsing the consumer's YAML into the structs of outbox/inbox/config.h.
+
+struct LoadedConsumerConfig {
+  ConsumerConfig config;
+  std::vector<std::string> warnings;  // e.g. a password file readable by others
+};
+
+// Parses and validates. Throws outbox::ConfigError with
+// "file:line:col: key.path: what is wrong".
+LoadedConsumerConfig LoadConsumerConfigFile(const std::string& path,
+                                            const outbox::LoadOptions& options = {});
+LoadedConsumerConfig LoadConsumerConfigText(const std::string& text, const std::string& name,
+                                            const outbox::LoadOptions& options = {});
+
+// The dead-letter topic of a message read from `topic`.
+std::string DeadLetterTopic(const std::string& tmpl, const std::string& topic);
+// True if `topic` is DeadLetterTopic(tmpl, t) for some topic t.
+bool IsDeadLetterTopic(const std::string& tmpl, const std::string& topic);
+
+}  // namespace outbox::inbox

@@ -1,0 +1,54 @@
+#include "inbox/consumer_group.h"
+
+#include <algorithm>
+#include <chrono>
+#include <thread>
+
+namespace outbox::inbox {
+
+ConsumerGroup::ConsumerGroup(const ConsumerConfig& config, Handler& handler,
+                             const ConsumerOptions& options, const TestSeams& seams)
+    : clock_(seams.clock ? seams.clock : outbox::DefaultClock()) {
+  const int n = std::max(1, config.concurrency);
+  for (int i = 0; i < n; ++i)
+    members_.push_back(std::make_unique<InboxConsumer>(config, handler, options, seams, i));
+}
+
+int ConsumerGroup::Run(const std::atomic<bool>& stop) {
+  if (members_.size() == 1) return members_.front()->Run(stop);
+  // The members read `halt`; this thread sets it when `stop` becomes true
+  // or a member returned by itself. A member that returns says so through
+  // `done_`; `stop` is set by a signal handler, which can notify nobody, so
+  // it is read at every wake-up and at least every 100 ms, as often as the
+  // members read theirs.
+  std::atomic<bool> halt{false};
+  std::vector<int> codes(members_.size(), 0);
+  std::vector<std::thread> threads;
+  for (size_t i = 0; i < members_.size(); ++i)
+    threads.emplace_back([&, i] {
+      codes[i] = members_[i]->Run(halt);
+      outbox::MutexLock lock(&mu_);
+      ++returned_;
+      done_.SignalAll();
+    });
+  {
+    outbox::MutexLock lock(&mu_);
+    while (!stop.load() && returned_ == 0)
+      clock_->WaitUntil(&mu_, &done_, clock_->Now() + std::chrono::milliseconds(100), [this] {
+        mu_.AssertHeld();
+        return returned_ > 0;
+      });
+  }
+  halt = true;
+  for (auto& t : threads) t.join();
+  return *std::max_element(codes.begin(), codes.end());
+}
+
+Consumer::Consumer(const ConsumerConfig& config, Handler& handler, const ConsumerOptions& options)
+    : impl_(std::make_unique<ConsumerGroup>(config, handler, options)) {}
+
+Consumer::~Consumer() = default;
+
+int Consumer::Run(const std::atomic<bool>& stop) { return impl_->Run(stop); }
+
+}  // namespace outbox::inbox

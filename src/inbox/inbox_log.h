@@ -1,0 +1,34 @@
+#pragma once
+
+// The library's log lines go through common/log.h, the one logging unit,
+// so that they reach a host's ConsumerOptions::log (outbox::ScopedLogSink)
+// or else spdlog's default logger as the example binary configures it.
+// Unlike the relay's, their messages are formatted text, with the values
+// in the sentence rather than in fields.
+
+#include <fmt/format.h>
+
+#include <utility>
+
+#include "common/log.h"
+
+namespace outbox::inbox::log {
+
+template <typename... A>
+void Debug(fmt::format_string<A...> f, A&&... a) {
+  outbox::LogDebug(fmt::format(f, std::forward<A>(a)...));
+}
+template <typename... A>
+void Info(fmt::format_string<A...> f, A&&... a) {
+  outbox::LogInfo(fmt::format(f, std::forward<A>(a)...));
+}
+template <typename... A>
+void Warn(fmt::format_string<A...> f, A&&... a) {
+  outbox::LogWarn(fmt::format(f, std::forward<A>(a)...));
+}
+template <typename... A>
+void Error(fmt::format_string<A...> f, A&&... a) {
+  outbox::LogError(fmt::format(f, std::forward<A>(a)...));
+}
+
+}  // namespace outbox::inbox::log

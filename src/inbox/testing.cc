@@ -1,0 +1,117 @@
+// The test kit of outbox/inbox/testing.h, on the consumer's own InboxStore.
+#include "outbox/inbox/testing.h"
+
+#include "inbox/inbox_store.h"
+
+namespace outbox::inbox::testing {
+
+TestEvent::TestEvent(std::string aggregate_type, int64_t aggregate_id, int64_t outbox_id) {
+  event_.event_type = "Event";
+  event_.aggregate_type = std::move(aggregate_type);
+  event_.aggregate_id = aggregate_id;
+  event_.outbox_id = outbox_id;
+  event_.source = {"outbox.event." + event_.aggregate_type, 0, outbox_id};
+}
+
+TestEvent& TestEvent::Type(std::string event_type) {
+  event_.event_type = std::move(event_type);
+  return *this;
+}
+
+TestEvent& TestEvent::Key(std::string event_key) {
+  explicit_key_ = std::move(event_key);
+  return *this;
+}
+
+TestEvent& TestEvent::Version(int64_t aggregate_version) {
+  event_.aggregate_version = aggregate_version;
+  return *this;
+}
+
+TestEvent& TestEvent::Payload(std::string payload) {
+  payload_ = std::move(payload);
+  return *this;
+}
+
+TestEvent& TestEvent::Header(std::string name, std::string value) {
+  extra_headers_.emplace_back(std::move(name), std::move(value));
+  return *this;
+}
+
+TestEvent& TestEvent::From(std::string topic, int32_t partition, int64_t offset) {
+  event_.source = {std::move(topic), partition, offset};
+  return *this;
+}
+
+const Event& TestEvent::event() {
+  Event& e = event_;
+  e.event_key = !explicit_key_.empty() ? explicit_key_
+                                       : e.event_type + "-" + std::to_string(e.aggregate_id) + "-" +
+                                             std::to_string(e.outbox_id);
+  key_ = std::to_string(e.aggregate_id);
+  e.key = key_;
+  e.payload = payload_;
+  e.headers = {{"event_key", e.event_key},
+               {"event_type", e.event_type},
+               {"aggregate_type", e.aggregate_type},
+               {"outbox_id", std::to_string(e.outbox_id)}};
+  if (e.aggregate_version > 0)
+    e.headers.emplace_back("aggregate_version", std::to_string(e.aggregate_version));
+  e.headers.insert(e.headers.end(), extra_headers_.begin(), extra_headers_.end());
+  return e;
+}
+
+const char* OutcomeName(Outcome outcome) {
+  switch (outcome) {
+    case Outcome::kApplied:
+      return "applied";
+    case Outcome::kDuplicate:
+      return "duplicate";
+    case Outcome::kStale:
+      return "stale";
+    case Outcome::kParked:
+      return "parked";
+    case Outcome::kRetriable:
+      return "retriable";
+    case Outcome::kPoison:
+      return "poison";
+    case Outcome::kDeadLetter:
+      return "dead_letter";
+    case Outcome::kUnavailable:
+      return "unavailable";
+  }
+  return "?";
+}
+
+InboxRunner::InboxRunner(DbConfig mysql, std::string consumer, Handler& handler, VersionCheck check)
+    : store_(std::make_unique<InboxStore>(std::move(mysql), std::move(consumer), check, handler)) {}
+
+InboxRunner::~InboxRunner() = default;
+
+Outcome InboxRunner::Apply(TestEvent& event, std::string* error) {
+  const Event& e = event.event();
+  std::string why;
+  const ApplyResult r = store_->Apply(e, e.source, &why);
+  if (error) *error = why;
+  switch (r) {
+    case ApplyResult::kApplied:
+      return Outcome::kApplied;
+    case ApplyResult::kDuplicate:
+      return Outcome::kDuplicate;
+    case ApplyResult::kStale:
+      return Outcome::kStale;
+    case ApplyResult::kParked:
+      return Outcome::kParked;
+    case ApplyResult::kRetryLater:
+      return Outcome::kRetriable;
+    case ApplyResult::kRejected:
+      return Outcome::kPoison;
+    case ApplyResult::kDeadLetter:
+      return Outcome::kDeadLetter;
+    case ApplyResult::kUnavailable:
+      break;
+  }
+  return Outcome::kUnavailable;
+}
+
+}  // namespace outbox::inbox::testing

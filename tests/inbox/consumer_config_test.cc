@@ -1,0 +1,172 @@
+// The example consumer's config (src/inbox/consumer_config.h):
+// the relay's conventions — file:line:col: key.path: what — and the rules
+// that keep the inbox algorithm intact.
+#include "inbox/consumer_config.h"
+
+#include <catch2/catch.hpp>
+#include <cstdlib>
+#include <stdexcept>
+
+#include "outbox/inbox/config.h"
+#include "support/process.h"  // TempDir
+
+using outbox::inbox::LoadConsumerConfigText;
+
+namespace {
+
+outbox::LoadOptions Env() {
+  outbox::LoadOptions o;
+  o.env = [](const std::string& name) -> std::optional<std::string> {
+    if (name == "INBOX_DB_PASSWORD") return "s3cret";
+    if (name == "BROKERS") return "kafka-1:9092";
+    return std::nullopt;
+  };
+  return o;
+}
+
+const std::string kGood = R"(consumer: fulfillment
+kafka:
+  bootstrap_servers: ${BROKERS}
+  topics: [outbox.event.Order]
+mysql: {host: db, user: inbox, password_env: INBOX_DB_PASSWORD, database: order_db}
+)";
+
+std::string ErrorOf(const std::string& text) {
+  try {
+    (void)LoadConsumerConfigText(text, "c.yaml", Env());
+  } catch (const outbox::ConfigError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+}  // namespace
+
+TEST_CASE("a minimal consumer config gets the documented defaults", "[consumer-config]") {
+  auto c = LoadConsumerConfigText(kGood, "c.yaml", Env()).config;
+  CHECK(c.consumer == "fulfillment");
+  CHECK(c.kafka.bootstrap_servers == "kafka-1:9092");
+  CHECK(c.kafka.group_id == "fulfillment");
+  CHECK(c.kafka.auto_offset_reset == "earliest");
+  CHECK(c.kafka.dead_letter_topic == "{topic}.dlq");
+  CHECK(c.max_attempts == 5);
+  CHECK(c.mysql.port == 3306);
+  CHECK(c.mysql.password == "s3cret");
+  CHECK(c.mysql.password_source == "env:INBOX_DB_PASSWORD");
+  CHECK(c.log_format == "json");
+  CHECK(c.version_check == outbox::inbox::VersionCheck::kNewer);
+  CHECK(c.max_gap_age_s == 300);
+  CHECK(c.inbox_retention_days == 14);
+  CHECK(c.http_listen.empty());  // no HTTP server unless asked
+  CHECK(outbox::inbox::DeadLetterTopic(c.kafka.dead_letter_topic, "outbox.event.Order") ==
+        "outbox.event.Order.dlq");
+}
+
+TEST_CASE("consumer config errors name the file line column and key path", "[consumer-config]") {
+  CHECK(ErrorOf(kGood + "max_attemps: 3\n") ==
+        "c.yaml:6:1: max_attemps: unknown key (did you mean \"max_attempts\"?)");
+  CHECK(ErrorOf(kGood + "max_attempts: 0\n") ==
+        "c.yaml:6:15: max_attempts: must be an integer between 1 and 1000 (got 0)");
+  CHECK(ErrorOf(kGood + "log: {level: verbose}\n") ==
+        "c.yaml:6:14: log.level: must be one of debug | info | warn | error (got \"verbose\")");
+}
+
+TEST_CASE("a consumer config sets exactly one of topics and topic_regex", "[consumer-config]") {
+  std::string both = kGood;
+  both.insert(both.find("mysql:"), "  topic_regex: '^outbox\\.event\\.[A-Za-z]+$'\n");
+  CHECK(ErrorOf(both).find("kafka: set exactly one of topics (a list) and topic_regex") !=
+        std::string::npos);
+  std::string no_caret = kGood;
+  no_caret.replace(no_caret.find("topics: [outbox.event.Order]"), 28, "topic_regex: 'outbox'");
+  CHECK(ErrorOf(no_caret).find("kafka.topic_regex: must start with ^") != std::string::npos);
+}
+
+TEST_CASE("a consumer config refuses properties that would break the offset rule",
+          "[consumer-config]") {
+  for (const char* key : {"enable.auto.commit", "enable.auto.offset.store", "group.id"}) {
+    std::string text = kGood;
+    text.insert(text.find("mysql:"), std::string("  properties: {") + key + ": \"false\"}\n");
+    INFO(key);
+    CHECK(ErrorOf(text).find(std::string("kafka.properties.") + key + ":") != std::string::npos);
+  }
+  std::string unknown = kGood;
+  unknown.insert(unknown.find("mysql:"), "  properties: {no.such.property: \"1\"}\n");
+  CHECK(ErrorOf(unknown).find("No such configuration property") != std::string::npos);
+}
+
+TEST_CASE("a dead-letter topic the consumer subscribes to is a config error", "[consumer-config]") {
+  std::string text = kGood;
+  text.replace(text.find("[outbox.event.Order]"), 20, "[orders, orders.dlq]");
+  CHECK(
+      ErrorOf(text).find("kafka.dead_letter_topic: renders \"orders.dlq\" for topic \"orders\"") !=
+      std::string::npos);
+}
+
+TEST_CASE("a consumer config names an unset password variable", "[consumer-config]") {
+  std::string text = kGood;
+  text.replace(text.find("INBOX_DB_PASSWORD"), 17, "MISSING_PW");
+  CHECK(ErrorOf(text) ==
+        "c.yaml:5:46: mysql.password_env: environment variable MISSING_PW is not set");
+}
+
+TEST_CASE("the version check and gap age and retention and http keys are parsed and checked",
+          "[consumer-config]") {
+  auto c = LoadConsumerConfigText(kGood +
+                                      "version_check: strict\nmax_gap_age_s: 60\n"
+                                      "inbox_retention_days: 0\nhttp: {listen: 127.0.0.1:9465}\n",
+                                  "c.yaml", Env())
+               .config;
+  CHECK(c.version_check == outbox::inbox::VersionCheck::kStrict);
+  CHECK(c.max_gap_age_s == 60);
+  CHECK(c.inbox_retention_days == 0);
+  CHECK(c.http_listen == "127.0.0.1:9465");
+  CHECK(c.concurrency == 1);
+  CHECK(LoadConsumerConfigText(kGood + "concurrency: 4\n", "c.yaml", Env()).config.concurrency ==
+        4);
+  CHECK(ErrorOf(kGood + "concurrency: 0\n") ==
+        "c.yaml:6:14: concurrency: must be an integer between 1 and 64 (got 0)");
+  CHECK(LoadConsumerConfigText(kGood + "version_check: none\n", "c.yaml", Env())
+            .config.version_check == outbox::inbox::VersionCheck::kNone);
+  CHECK(ErrorOf(kGood + "version_check: newest\n") ==
+        "c.yaml:6:16: version_check: must be one of none | newer | strict (got \"newest\")");
+  CHECK(ErrorOf(kGood + "inbox_retention_days: -1\n") ==
+        "c.yaml:6:23: inbox_retention_days: must be an integer between 0 and 3650 (got \"-1\")");
+  CHECK(ErrorOf(kGood + "http: {listen: 9465}\n")
+            .find("http.listen: must be HOST:PORT, e.g. 127.0.0.1:9465") != std::string::npos);
+  CHECK(
+      ErrorOf(kGood + "http: {listen: \"h:\xd9\xa3\"}\n").find("http.listen: must be HOST:PORT") !=
+      std::string::npos);
+}
+
+TEST_CASE("a service loads the consumer config through the public header from text or from a file",
+          "[consumer-config]") {
+  ::setenv("INBOX_PUBLIC_LOAD_PW", "s3cret", 1);
+  const std::string yaml = R"(consumer: payments
+kafka:
+  bootstrap_servers: kafka-1:9092
+  topics: [outbox.event.Order]
+concurrency: 2
+mysql: {host: db, user: inbox, password_env: INBOX_PUBLIC_LOAD_PW, database: order_db}
+)";
+  std::vector<std::string> warnings;
+  const outbox::inbox::ConsumerConfig c =
+      outbox::inbox::LoadConfigText(yaml, "payments.yaml", &warnings);
+  CHECK(c.consumer == "payments");
+  CHECK(c.concurrency == 2);
+  CHECK(c.mysql.password == "s3cret");
+  CHECK(warnings.empty());
+  outbox::testing::TempDir dir;
+  const std::string path = dir.Write("payments.yaml", yaml);
+  CHECK(outbox::inbox::LoadConfigFile(path).kafka.topics ==
+        std::vector<std::string>{"outbox.event.Order"});
+  // A mistake is a std::runtime_error with the file, line, column and key.
+  std::string error;
+  try {
+    (void)outbox::inbox::LoadConfigText("consumer: payments\nkafka: {}\n", "bad.yaml");
+  } catch (const std::runtime_error& e) {
+    error = e.what();
+  }
+  CHECK(error.rfind("bad.yaml:2:", 0) == 0);
+  CHECK(error.find(": kafka.bootstrap_servers: is required") != std::string::npos);
+  ::unsetenv("INBOX_PUBLIC_LOAD_PW");
+}
