@@ -27,7 +27,6 @@
 #include "counter_handler.h"
 #include "inbox/consumer_config.h"
 #include "inbox/consumer_group.h"
-#include "inbox/consumer_metrics.h"
 #include "inbox/dlq_replay.h"
 
 namespace {
@@ -151,22 +150,6 @@ int ConsumerArgs(int argc, char** argv, std::string* config_path, outbox::inbox:
   return config_path->empty() ? Usage() : -1;
 }
 
-// Metrics and health on http.listen, from a thread of their own; null
-// without http.listen, and false when the port cannot be bound.
-bool ServeMetrics(const outbox::inbox::ConsumerConfig& config,
-                  std::unique_ptr<outbox::inbox::ConsumerMetrics>* metrics) {
-  if (config.http_listen.empty()) return true;
-  *metrics = std::make_unique<outbox::inbox::ConsumerMetrics>(config.consumer);
-  std::string error;
-  if (!(*metrics)->Serve(config.http_listen, &error)) {
-    spdlog::error("http.listen {}: {}", config.http_listen, error);
-    return false;
-  }
-  const std::string host = config.http_listen.substr(0, config.http_listen.rfind(':'));
-  spdlog::info("http: serving /metrics, /healthz, /readyz on {}:{}", host, (*metrics)->port());
-  return true;
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -190,11 +173,8 @@ int main(int argc, char** argv) {
   sigaction(SIGTERM, &sa, nullptr);
   sigaction(SIGINT, &sa, nullptr);
 
-  std::unique_ptr<outbox::inbox::ConsumerMetrics> metrics;
-  if (!ServeMetrics(config, &metrics)) return 1;
-  outbox::inbox::ConsumerOptions options;
-  options.observer = metrics.get();
+  // The library serves the metrics on http.listen.
   example::CounterHandler handler;
-  outbox::inbox::ConsumerGroup consumer(config, handler, options, seams);
+  outbox::inbox::ConsumerGroup consumer(config, handler, {}, seams);
   return consumer.Run(g_stop);
 }

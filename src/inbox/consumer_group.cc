@@ -2,19 +2,49 @@
 
 #include <algorithm>
 #include <chrono>
+#include <optional>
 #include <thread>
+
+#include "inbox/inbox_log.h"
 
 namespace outbox::inbox {
 
 ConsumerGroup::ConsumerGroup(const ConsumerConfig& config, Handler& handler,
                              const ConsumerOptions& options, const TestSeams& seams)
-    : clock_(seams.clock ? seams.clock : outbox::DefaultClock()) {
+    : config_(config),
+      log_(options.log),
+      clock_(seams.clock ? seams.clock : outbox::DefaultClock()) {
+  ConsumerOptions member_options = options;
+  if (!config.http_listen.empty()) {
+    metrics_ = std::make_unique<ConsumerMetrics>(config.consumer);
+    observers_ = std::make_unique<ObserverTee>(metrics_.get(), options.observer);
+    member_options.observer = observers_.get();
+  }
   const int n = std::max(1, config.concurrency);
   for (int i = 0; i < n; ++i)
-    members_.push_back(std::make_unique<InboxConsumer>(config, handler, options, seams, i));
+    members_.push_back(std::make_unique<InboxConsumer>(config, handler, member_options, seams, i));
+}
+
+// /metrics, /healthz and /readyz on http.listen, from a thread of their own.
+bool ConsumerGroup::ServeMetrics() {
+  std::optional<outbox::ScopedLogSink> host_log;  // this thread's lines to the host's logger
+  if (log_) host_log.emplace(HostLogSink(log_), config_.log_level);
+  std::string error;
+  if (!metrics_->Serve(config_.http_listen, &error)) {
+    log::Error("http.listen {}: {}", config_.http_listen, error);
+    return false;
+  }
+  const std::string host = config_.http_listen.substr(0, config_.http_listen.rfind(':'));
+  log::Info("http: serving /metrics, /healthz, /readyz on {}:{}", host, metrics_->port());
+  return true;
 }
 
 int ConsumerGroup::Run(const std::atomic<bool>& stop) {
+  if (metrics_ && !ServeMetrics()) return 1;
+  return RunMembers(stop);
+}
+
+int ConsumerGroup::RunMembers(const std::atomic<bool>& stop) {
   if (members_.size() == 1) return members_.front()->Run(stop);
   // The members read `halt`; this thread sets it when `stop` becomes true
   // or a member returned by itself. A member that returns says so through

@@ -28,17 +28,6 @@ std::string HeaderLines(const rd_kafka_message_t* m) {
   return out;
 }
 
-// ConsumerOptions::log as the sink of this thread's log lines.
-outbox::LogSink HostSink(const LogCallback& log) {
-  return [log](std::string_view level, std::string_view line) {
-    log(level == "error"  ? LogLevel::kError
-        : level == "warn" ? LogLevel::kWarn
-        : level == "info" ? LogLevel::kInfo
-                          : LogLevel::kDebug,
-        line);
-  };
-}
-
 }  // namespace
 
 InboxConsumer::InboxConsumer(const ConsumerConfig& config, Handler& handler,
@@ -86,7 +75,7 @@ void InboxConsumer::Shutdown() {
 
 int InboxConsumer::Run(const std::atomic<bool>& stop) {
   std::optional<outbox::ScopedLogSink> host_log;  // this thread's lines to the host's logger
-  if (options_.log) host_log.emplace(HostSink(options_.log), config_.log_level);
+  if (options_.log) host_log.emplace(HostLogSink(options_.log), config_.log_level);
   std::string error;
   if (!Start(&error)) {
     log::Error("{}", error);

@@ -11,6 +11,23 @@
 #include <utility>
 
 #include "common/log.h"
+#include "outbox/inbox/log.h"
+
+namespace outbox::inbox {
+
+// ConsumerOptions::log as the sink of a thread's log lines
+// (outbox::ScopedLogSink).
+inline outbox::LogSink HostLogSink(const LogCallback& log) {
+  return [log](std::string_view level, std::string_view line) {
+    log(level == "error"  ? LogLevel::kError
+        : level == "warn" ? LogLevel::kWarn
+        : level == "info" ? LogLevel::kInfo
+                          : LogLevel::kDebug,
+        line);
+  };
+}
+
+}  // namespace outbox::inbox
 
 namespace outbox::inbox::log {
 

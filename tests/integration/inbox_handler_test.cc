@@ -18,8 +18,10 @@
 #include "inbox/inbox_store.h"
 #include "outbox/inbox/testing.h"
 #include "support/consumer_harness.h"
+#include "support/http_probe.h"
 #include "support/kafka_reader.h"
 #include "support/log_capture.h"
+#include "support/metrics_text.h"
 #include "support/wait.h"
 
 using namespace outbox::testing;
@@ -354,4 +356,67 @@ TEST_CASE("a consumer with a host log callback logs through it and not to stderr
   CHECK(started == 2);  // one line per member, each on its own thread
   CHECK(stopped == 2);
   CHECK(captured.find("consumer fulfillment started") == std::string::npos);
+}
+
+namespace {
+
+// What a service's own observer hears: the applied outcomes.
+class AppliedCounter : public outbox::inbox::ConsumerObserver {
+ public:
+  void Outcome(const std::string& outcome, uint64_t n) override {
+    if (outcome == "applied") applied += n;
+  }
+  void Stalled() override {}
+  void FailedAttempt() override {}
+  void HeldPartitions(int, size_t) override {}
+  void Lag(const std::string&, int32_t, int64_t) override {}
+  void ForgetPartition(const std::string&, int32_t) override {}
+  void Parked(int64_t, int64_t, int64_t) override {}
+  void Purged(uint64_t) override {}
+  void DatabaseUp(bool) override {}
+  std::atomic<uint64_t> applied{0};
+};
+
+}  // namespace
+
+TEST_CASE(
+    "a library consumer with http.listen serves its metrics and tells the service's observer "
+    "too",
+    "[inbox-handler]") {
+  ConsumerRig rig("inbox_handler_metrics", {{kOrderTopic, 2}, {kOrderTopic + ".dlq", 1}});
+  outbox::inbox::ConsumerConfig config = RigConfig(rig);
+  config.http_listen = "127.0.0.1:0";
+  rig.producer.Send(kOrderTopic, MakeEvents(3, 2));
+  AppliedCounter observer;
+  outbox::Mutex mu;
+  std::string log;
+  outbox::inbox::ConsumerOptions options;
+  options.observer = &observer;
+  options.log = [&](outbox::inbox::LogLevel, std::string_view line) {
+    outbox::MutexLock lock(&mu);
+    log.append(line).append("\n");
+  };
+  example::CounterHandler handler;
+  outbox::inbox::Consumer consumer(config, handler, options);
+  const std::string applied =
+      "outbox_consumer_messages_total{consumer=\"fulfillment\",outcome=\"applied\"}";
+  int port = 0, healthz = 0;
+  bool settled = false;
+  const int exit_code = RunUntil(
+      consumer,
+      [&] {
+        {
+          outbox::MutexLock lock(&mu);
+          port = ServingPort(log);  // the library's line, through the host's logger
+        }
+        if (port == 0 || MetricValue(HttpGet(port, "/metrics").body, applied) != 6) return false;
+        healthz = HttpGet(port, "/healthz").status;
+        return true;
+      },
+      &settled);
+  CHECK(settled);
+  CHECK(exit_code == 0);
+  CHECK(healthz == 200);
+  CHECK(observer.applied == 6);
+  CHECK(rig.db.Applied() == 6);
 }
