@@ -94,7 +94,7 @@ ClaimScheduler::Step ClaimScheduler::Claim(bool probe_first, bool new_pass) {
     last_round_full_ = true;
     probe_first_ = false;
   }
-  if (probe_first) probe_first_ = true;
+  if (probe_first && !options_.ordered) probe_first_ = true;
   Step s{Action::kClaim};
   s.new_pass = new_pass;
   return s;
@@ -194,26 +194,24 @@ RoundPlan ClaimScheduler::PlanRound(bool in_pass, Clock::TimePoint pass_started)
   const Clock::TimePoint now = clock_->Now();
   RoundPlan plan;
   if (options_.ordered) {
+    // Every new pass reads the head first, whatever asked for the round.
     plan.end_pass = in_pass && now - pass_started > kMaxPassAge;
-    plan_starts_pass_ = !in_pass || plan.end_pass;
-    plan.probe = plan_starts_pass_;
-  } else {
-    plan.probe = !last_round_full_ || probe_first_;
-    plan.reclaim = !plan.probe && now >= next_reclaim_;
-    if (plan.reclaim) next_reclaim_ = now + kReclaimEvery;
+    plan.probe = !in_pass || plan.end_pass;
+    return plan;
   }
+  plan.probe = !last_round_full_ || probe_first_;
+  plan.reclaim = !plan.probe && now >= next_reclaim_;
+  if (plan.reclaim) next_reclaim_ = now + kReclaimEvery;
   if (plan.probe) probe_first_ = false;
   return plan;
 }
 
 void ClaimScheduler::OnClaimed(const RoundFacts& f) {
-  if (f.stopped_at_probe) return;
-  if (options_.ordered) return FollowPass(f);
+  // per_aggregate plans from the pass alone (PlanRound's arguments).
+  if (f.stopped_at_probe || options_.ordered) return;
   if (f.kind == ClaimRound::kIdle || f.kind == ClaimRound::kMore)
     last_round_full_ = f.kind == ClaimRound::kMore;
 }
-
-void ClaimScheduler::FollowPass(const RoundFacts&) { plan_starts_pass_ = false; }
 
 void ClaimScheduler::OnWake(WakeCause cause, int inserts) {
   if (cause == WakeCause::kInsert) {

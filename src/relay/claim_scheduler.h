@@ -146,7 +146,8 @@ class ClaimScheduler {
   // per_aggregate: a pass older than kMaxPassAge ends; every new pass reads
   // the head first (at everyday rates that is the whole round).
   RoundPlan PlanRound(bool in_pass, Clock::TimePoint pass_started);
-  // After each claim round, failed ones included.
+  // After each claim round, failed ones included. Only ordering none's plans
+  // depend on it.
   void OnClaimed(const RoundFacts& facts);
   // Before a round: with `inflight` batches in flight the window is full, and
   // the round claims nothing and reports kBusy (the next step waits for room).
@@ -187,7 +188,6 @@ class ClaimScheduler {
   bool RaceCheckPending() const { return last_claim_start_ < race_check_at_; }
   bool InsertSeen() const;
   Clock::Duration TimersWindow() const;
-  void FollowPass(const RoundFacts& facts);
   // The longest idle wait: the safety poll while the stream is up, else the
   // poll interval.
   Clock::Duration MaxWait(const View& view) const;
@@ -221,11 +221,11 @@ class ClaimScheduler {
   // own, which may show only later; or rows wait behind another relay whose
   // settle may not show yet.
   Clock::TimePoint race_check_at_{};
-  // What the round plans depend on (PlanRound, OnClaimed).
-  Clock::TimePoint next_reclaim_{};  // ordering none
-  bool last_round_full_ = true;      // ordering none: the last claim filled its batch
-  bool probe_first_ = false;         // an attempt asked for a probe, until the next probe
-  bool plan_starts_pass_ = false;    // per_aggregate: the planned round starts a pass
+  // What ordering none's round plans depend on (PlanRound, OnClaimed);
+  // per_aggregate's depend on the pass alone: every new pass reads the head.
+  Clock::TimePoint next_reclaim_{};
+  bool last_round_full_ = true;  // the last claim filled its batch
+  bool probe_first_ = false;     // an attempt asked for a probe, until the next probe
   // The earliest retry this relay wrote (OnOwnRetry), as ticks of Clock's
   // epoch; 0: none.
   std::atomic<Clock::Duration::rep> own_retry_due_{0};
