@@ -79,12 +79,13 @@ ClaimScheduler::Step ClaimScheduler::Start(const View& view, Clock::TimePoint no
   passes_ = 0;
   next_pause_ = 0;
   // A commit that inserted nothing, or the look at the end of the commit-race
-  // window: seldom a row to claim, so one probe rather than a pass.
-  const bool probe = attempt_ == Attempt::kPass || (RaceCheckPending() && race_check_at_ <= now);
-  return Claim(probe, attempt_ == Attempt::kFullPass);
+  // window: seldom a row to claim, so one head read rather than a pass.
+  const bool head_read =
+      attempt_ == Attempt::kPass || (RaceCheckPending() && race_check_at_ <= now);
+  return Claim(head_read, attempt_ == Attempt::kFullPass);
 }
 
-ClaimScheduler::Step ClaimScheduler::Claim(bool probe_first, bool new_pass) {
+ClaimScheduler::Step ClaimScheduler::Claim(bool head_read_first, bool new_pass) {
   phase_ = Phase::kClaiming;
   freed_by_ack_ = false;  // this round claims what they freed
   if (new_pass) {
@@ -92,9 +93,9 @@ ClaimScheduler::Step ClaimScheduler::Claim(bool probe_first, bool new_pass) {
     // were announced to no one. (per_aggregate reads the head of every new
     // pass, which sees them.)
     last_round_full_ = true;
-    probe_first_ = false;
+    head_read_first_ = false;
   }
-  if (probe_first && !options_.ordered) probe_first_ = true;
+  if (head_read_first && !options_.ordered) head_read_first_ = true;
   Step s{Action::kClaim};
   s.new_pass = new_pass;
   return s;
@@ -196,19 +197,19 @@ RoundPlan ClaimScheduler::PlanRound(bool in_pass, Clock::TimePoint pass_started)
   if (options_.ordered) {
     // Every new pass reads the head first, whatever asked for the round.
     plan.end_pass = in_pass && now - pass_started > kMaxPassAge;
-    plan.probe = !in_pass || plan.end_pass;
+    plan.head_read = !in_pass || plan.end_pass;
     return plan;
   }
-  plan.probe = !last_round_full_ || probe_first_;
-  plan.reclaim = !plan.probe && now >= next_reclaim_;
+  plan.head_read = !last_round_full_ || head_read_first_;
+  plan.reclaim = !plan.head_read && now >= next_reclaim_;
   if (plan.reclaim) next_reclaim_ = now + kReclaimEvery;
-  if (plan.probe) probe_first_ = false;
+  if (plan.head_read) head_read_first_ = false;
   return plan;
 }
 
 void ClaimScheduler::OnClaimed(const RoundFacts& f) {
   // per_aggregate plans from the pass alone (PlanRound's arguments).
-  if (f.stopped_at_probe || options_.ordered) return;
+  if (f.stopped_at_head_read || options_.ordered) return;
   if (f.kind == ClaimRound::kIdle || f.kind == ClaimRound::kMore)
     last_round_full_ = f.kind == ClaimRound::kMore;
 }
