@@ -122,16 +122,7 @@ void ClaimScheduler::OnRound(const RoundResult& r) {
 }
 
 void ClaimScheduler::EndPass(PassEnd result, bool held_by_peer, Clock::TimePoint now) {
-  if (attempt_ != Attempt::kInsertRetry) {
-    // A commit that updated rows: maybe another relay's settle, which frees
-    // the next events of the aggregates it held. Like an insert it may not
-    // show yet; unlike an insert (most such wake-ups are other relays'
-    // claims and settles) it gets no retry, but one more look once the race
-    // is over while rows wait behind another relay, or they would wait for
-    // the next gauges' read.
-    if (result == PassEnd::kNothing && held_by_peer) race_check_at_ = now + CommitRaceWindow();
-    return;
-  }
+  if (attempt_ != Attempt::kInsertRetry) return EndOtherPass(result, held_by_peer, now);
   ++passes_;
   if (result == PassEnd::kNothing && next_pause_ < kCommitRaceRetry.size() &&
       passes_ < kMaxCommitRaceClaims) {
@@ -153,6 +144,21 @@ void ClaimScheduler::EndPass(PassEnd result, bool held_by_peer, Clock::TimePoint
     // safety poll).
     race_check_at_ = now + CommitRaceWindow();
   }
+}
+
+void ClaimScheduler::EndOtherPass(PassEnd result, bool held_by_peer, Clock::TimePoint now) {
+  // A commit that updated rows (a DEAD row replayed to NEW, another relay's
+  // settle that released a row or freed the next events of the aggregates
+  // it held): like an insert it may not show yet. Unlike an insert (most
+  // such wake-ups are other relays' claims and settles) it gets no retry,
+  // but one more look once the race is over, whatever its pass found, or
+  // what it freed would wait for the next gauges' read or the safety poll.
+  // No exception as for an insert (InsertSeen): an update shows no new id.
+  // A reconnect's pass looks again only while rows wait behind another
+  // relay, whose settle may not show yet.
+  const bool change = attempt_ == Attempt::kPass && result != PassEnd::kFailed;
+  if (change || (result == PassEnd::kNothing && held_by_peer))
+    race_check_at_ = now + CommitRaceWindow();
 }
 
 bool ClaimScheduler::InsertSeen() const {

@@ -180,6 +180,8 @@ class ClaimScheduler {
   Step Start(const View& view, Clock::TimePoint now);
   Step Claim(bool head_read_first, bool new_pass = false);
   void EndPass(PassEnd result, bool held_by_peer, Clock::TimePoint now);
+  // The end of a pass other than an insert's retry: a change's or a reconnect's.
+  void EndOtherPass(PassEnd result, bool held_by_peer, Clock::TimePoint now);
   void Finish(ClaimRound last, Clock::TimePoint now);
   Clock::Duration IdleWait(const View& view, Clock::TimePoint now);
   Clock::Duration UnsentWait(Clock::Duration poll, const View& view, Clock::TimePoint now) const;
@@ -218,8 +220,9 @@ class ClaimScheduler {
   // show than the retry).
   Clock::TimePoint timers_until_{};
   // A round starts by then: an insert wake-up claimed rows, perhaps not its
-  // own, which may show only later; or rows wait behind another relay whose
-  // settle may not show yet.
+  // own, which may show only later; a commit that updated rows woke the loop
+  // and may show only later; or rows wait behind another relay whose settle
+  // may not show yet.
   Clock::TimePoint race_check_at_{};
   // What ordering none's round plans depend on (PlanRound, OnClaimed);
   // per_aggregate's depend on the pass alone: every new pass reads the head.
