@@ -23,7 +23,8 @@ namespace outbox {
 enum class WakeCause {
   kDeadline,  // a timer: poll
   kChange,    // a commit that only updated or deleted rows (not one of the
-              // relay's own), a stream up/down change, Interrupt: claim once
+              // relay's own), a stream up/down change, Interrupt: a pass,
+              // and a look after the commit race (ClaimScheduler)
   kInsert,    // a commit that may have inserted rows: claim with the
               // commit-race retry (ClaimScheduler)
 };

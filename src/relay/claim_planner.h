@@ -100,7 +100,7 @@ class ClaimPlanner {
   // it, and the wake-up by that commit may come before the settle shows (the
   // commit race), so the claim loop looks once more (ClaimScheduler).
   bool held_by_peer() const { return held_by_peer_; }
-  // A probe found no due row, so none waits behind another relay.
+  // A head read found no due row, so none waits behind another relay.
   void NothingDue() { held_by_peer_ = false; }
 
  private:

@@ -79,12 +79,13 @@ ClaimScheduler::Step ClaimScheduler::Start(const View& view, Clock::TimePoint no
   passes_ = 0;
   next_pause_ = 0;
   // A commit that inserted nothing, or the look at the end of the commit-race
-  // window: seldom a row to claim, so one probe rather than a pass.
-  const bool probe = attempt_ == Attempt::kPass || (RaceCheckPending() && race_check_at_ <= now);
-  return Claim(probe, attempt_ == Attempt::kFullPass);
+  // window: seldom a row to claim, so one head read rather than a pass.
+  const bool head_read =
+      attempt_ == Attempt::kPass || (RaceCheckPending() && race_check_at_ <= now);
+  return Claim(head_read, attempt_ == Attempt::kFullPass);
 }
 
-ClaimScheduler::Step ClaimScheduler::Claim(bool probe_first, bool new_pass) {
+ClaimScheduler::Step ClaimScheduler::Claim(bool head_read_first, bool new_pass) {
   phase_ = Phase::kClaiming;
   freed_by_ack_ = false;  // this round claims what they freed
   if (new_pass) {
@@ -92,9 +93,9 @@ ClaimScheduler::Step ClaimScheduler::Claim(bool probe_first, bool new_pass) {
     // were announced to no one. (per_aggregate reads the head of every new
     // pass, which sees them.)
     last_round_full_ = true;
-    probe_first_ = false;
+    head_read_first_ = false;
   }
-  if (probe_first) probe_first_ = true;
+  if (head_read_first && !options_.ordered) head_read_first_ = true;
   Step s{Action::kClaim};
   s.new_pass = new_pass;
   return s;
@@ -121,16 +122,7 @@ void ClaimScheduler::OnRound(const RoundResult& r) {
 }
 
 void ClaimScheduler::EndPass(PassEnd result, bool held_by_peer, Clock::TimePoint now) {
-  if (attempt_ != Attempt::kInsertRetry) {
-    // A commit that updated rows: maybe another relay's settle, which frees
-    // the next events of the aggregates it held. Like an insert it may not
-    // show yet; unlike an insert (most such wake-ups are other relays'
-    // claims and settles) it gets no retry, but one more look once the race
-    // is over while rows wait behind another relay, or they would wait for
-    // the next gauges' read.
-    if (result == PassEnd::kNothing && held_by_peer) race_check_at_ = now + CommitRaceWindow();
-    return;
-  }
+  if (attempt_ != Attempt::kInsertRetry) return EndOtherPass(result, held_by_peer, now);
   ++passes_;
   if (result == PassEnd::kNothing && next_pause_ < kCommitRaceRetry.size() &&
       passes_ < kMaxCommitRaceClaims) {
@@ -152,6 +144,21 @@ void ClaimScheduler::EndPass(PassEnd result, bool held_by_peer, Clock::TimePoint
     // safety poll).
     race_check_at_ = now + CommitRaceWindow();
   }
+}
+
+void ClaimScheduler::EndOtherPass(PassEnd result, bool held_by_peer, Clock::TimePoint now) {
+  // A commit that updated rows (a DEAD row replayed to NEW, another relay's
+  // settle that released a row or freed the next events of the aggregates
+  // it held): like an insert it may not show yet. Unlike an insert (most
+  // such wake-ups are other relays' claims and settles) it gets no retry,
+  // but one more look once the race is over, whatever its pass found, or
+  // what it freed would wait for the next gauges' read or the safety poll.
+  // No exception as for an insert (InsertSeen): an update shows no new id.
+  // A reconnect's pass looks again only while rows wait behind another
+  // relay, whose settle may not show yet.
+  const bool change = attempt_ == Attempt::kPass && result != PassEnd::kFailed;
+  if (change || (result == PassEnd::kNothing && held_by_peer))
+    race_check_at_ = now + CommitRaceWindow();
 }
 
 bool ClaimScheduler::InsertSeen() const {
@@ -194,26 +201,24 @@ RoundPlan ClaimScheduler::PlanRound(bool in_pass, Clock::TimePoint pass_started)
   const Clock::TimePoint now = clock_->Now();
   RoundPlan plan;
   if (options_.ordered) {
+    // Every new pass reads the head first, whatever asked for the round.
     plan.end_pass = in_pass && now - pass_started > kMaxPassAge;
-    plan_starts_pass_ = !in_pass || plan.end_pass;
-    plan.probe = plan_starts_pass_;
-  } else {
-    plan.probe = !last_round_full_ || probe_first_;
-    plan.reclaim = !plan.probe && now >= next_reclaim_;
-    if (plan.reclaim) next_reclaim_ = now + kReclaimEvery;
+    plan.head_read = !in_pass || plan.end_pass;
+    return plan;
   }
-  if (plan.probe) probe_first_ = false;
+  plan.head_read = !last_round_full_ || head_read_first_;
+  plan.reclaim = !plan.head_read && now >= next_reclaim_;
+  if (plan.reclaim) next_reclaim_ = now + kReclaimEvery;
+  if (plan.head_read) head_read_first_ = false;
   return plan;
 }
 
 void ClaimScheduler::OnClaimed(const RoundFacts& f) {
-  if (f.stopped_at_probe) return;
-  if (options_.ordered) return FollowPass(f);
+  // per_aggregate plans from the pass alone (PlanRound's arguments).
+  if (f.stopped_at_head_read || options_.ordered) return;
   if (f.kind == ClaimRound::kIdle || f.kind == ClaimRound::kMore)
     last_round_full_ = f.kind == ClaimRound::kMore;
 }
-
-void ClaimScheduler::FollowPass(const RoundFacts&) { plan_starts_pass_ = false; }
 
 void ClaimScheduler::OnWake(WakeCause cause, int inserts) {
   if (cause == WakeCause::kInsert) {

@@ -5,7 +5,7 @@
 // its cause, a round's result, a retry this relay's settle wrote, an
 // acknowledgement that freed deferred rows, a reconnect, a pause); the next
 // step comes out (claim, probe, or wait until a deadline, and on what), and
-// for each claim round its plan (reclaim, probe first, end a pass).
+// for each claim round its plan (reclaim, read the head first, end a pass).
 // No I/O; time from an injected clock. One thread (the claim thread, or a
 // test's) calls everything but the notes (OnFreedByAck, OnOwnRetry and
 // OnRetryWritten), which come from the delivery and settle threads: they are
@@ -125,8 +125,8 @@ class ClaimScheduler {
   // What a round did that the next plans depend on (OnClaimed).
   struct RoundFacts {
     ClaimRound kind = ClaimRound::kIdle;
-    bool stopped_at_probe = false;  // Claimer::stopped_at_probe
-    size_t claimed = 0;             // rows in its batch
+    bool stopped_at_head_read = false;  // Claimer::stopped_at_head_read
+    size_t claimed = 0;                 // rows in its batch
   };
 
   ClaimScheduler(Options options, ClockPtr clock);
@@ -139,14 +139,15 @@ class ClaimScheduler {
   bool attempting() const { return phase_ == Phase::kClaiming || phase_ == Phase::kRacePause; }
   // Before each claim round: what it does besides claiming. `in_pass` and
   // `pass_started`: the per_aggregate pass in progress, if any. ordering
-  // none: the head read (RoundPlan::probe) after a round that did not fill
+  // none: the head read (RoundPlan::head_read) after a round that did not fill
   // its batch or when an attempt asked for it (a commit that inserted
   // nothing, the look after the commit race); else, every kReclaimEvery, a
   // reclaim of expired leases (the head read sees those itself).
   // per_aggregate: a pass older than kMaxPassAge ends; every new pass reads
   // the head first (at everyday rates that is the whole round).
   RoundPlan PlanRound(bool in_pass, Clock::TimePoint pass_started);
-  // After each claim round, failed ones included.
+  // After each claim round, failed ones included. Only ordering none's plans
+  // depend on it.
   void OnClaimed(const RoundFacts& facts);
   // Before a round: with `inflight` batches in flight the window is full, and
   // the round claims nothing and reports kBusy (the next step waits for room).
@@ -177,8 +178,10 @@ class ClaimScheduler {
   enum class PassEnd { kFailed, kNothing, kClaimed };
 
   Step Start(const View& view, Clock::TimePoint now);
-  Step Claim(bool probe_first, bool new_pass = false);
+  Step Claim(bool head_read_first, bool new_pass = false);
   void EndPass(PassEnd result, bool held_by_peer, Clock::TimePoint now);
+  // The end of a pass other than an insert's retry: a change's or a reconnect's.
+  void EndOtherPass(PassEnd result, bool held_by_peer, Clock::TimePoint now);
   void Finish(ClaimRound last, Clock::TimePoint now);
   Clock::Duration IdleWait(const View& view, Clock::TimePoint now);
   Clock::Duration UnsentWait(Clock::Duration poll, const View& view, Clock::TimePoint now) const;
@@ -187,7 +190,6 @@ class ClaimScheduler {
   bool RaceCheckPending() const { return last_claim_start_ < race_check_at_; }
   bool InsertSeen() const;
   Clock::Duration TimersWindow() const;
-  void FollowPass(const RoundFacts& facts);
   // The longest idle wait: the safety poll while the stream is up, else the
   // poll interval.
   Clock::Duration MaxWait(const View& view) const;
@@ -218,14 +220,15 @@ class ClaimScheduler {
   // show than the retry).
   Clock::TimePoint timers_until_{};
   // A round starts by then: an insert wake-up claimed rows, perhaps not its
-  // own, which may show only later; or rows wait behind another relay whose
-  // settle may not show yet.
+  // own, which may show only later; a commit that updated rows woke the loop
+  // and may show only later; or rows wait behind another relay whose settle
+  // may not show yet.
   Clock::TimePoint race_check_at_{};
-  // What the round plans depend on (PlanRound, OnClaimed).
-  Clock::TimePoint next_reclaim_{};  // ordering none
-  bool last_round_full_ = true;      // ordering none: the last claim filled its batch
-  bool probe_first_ = false;         // an attempt asked for a probe, until the next probe
-  bool plan_starts_pass_ = false;    // per_aggregate: the planned round starts a pass
+  // What ordering none's round plans depend on (PlanRound, OnClaimed);
+  // per_aggregate's depend on the pass alone: every new pass reads the head.
+  Clock::TimePoint next_reclaim_{};
+  bool last_round_full_ = true;   // the last claim filled its batch
+  bool head_read_first_ = false;  // an attempt asked for a head read, until the next
   // The earliest retry this relay wrote (OnOwnRetry), as ticks of Clock's
   // epoch; 0: none.
   std::atomic<Clock::Duration::rep> own_retry_due_{0};

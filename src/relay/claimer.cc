@@ -34,7 +34,7 @@ Claimer::Claimer(const ServiceConfig& config, const StoreFactory& stores, ClaimP
 
 ClaimRound Claimer::Claim(const RoundPlan& plan, ClaimedBatch* batch) {
   round_started_ = clock_->Now();
-  stopped_at_probe_ = false;
+  stopped_at_head_read_ = false;
   saw_new_rows_ = false;
   seen_before_round_ = max_seen_id_;
   return config_.ordering == Ordering::kPerAggregate ? ClaimOrdered(plan, batch)
@@ -46,7 +46,7 @@ std::optional<ClaimRound> Claimer::ReadHead(const HeadQuery& q, HeadRead* head) 
   health_->NoteAndBeat(s, "poll", beat_);
   const bool due = std::any_of(head->window.begin(), head->window.end(),
                                [](const WindowRow& w) { return w.due; });
-  stopped_at_probe_ = !s.ok() || !due;
+  stopped_at_head_read_ = !s.ok() || !due;
   if (!s.ok()) return ClaimRound::kFailed;
   for (const OutboxRow& r : head->rows) NoteSeen(r.id);
   if (!due) return ClaimRound::kIdle;
@@ -79,7 +79,7 @@ Status Claimer::Probe() {
 }
 
 ClaimRound Claimer::ClaimUnordered(const RoundPlan& plan, ClaimedBatch* batch) {
-  if (plan.probe) {
+  if (plan.head_read) {
     const HeadQuery q{false, false, kUnorderedHead, config_.lease_ms};
     HeadRead head;
     if (std::optional<ClaimRound> r = ReadHead(q, &head)) return *r;
@@ -94,7 +94,7 @@ ClaimRound Claimer::ClaimUnordered(const RoundPlan& plan, ClaimedBatch* batch) {
   // After a head read (which sees expired leases) the batch claim takes
   // them too: the head read stands in for the reclaim of every second.
   Status s = claim_store_->ClaimDue(config_.batch_size, config_.lease_ms,
-                                    plan.reclaim || plan.probe, batch, publish_round_);
+                                    plan.reclaim || plan.head_read, batch, publish_round_);
   health_->NoteAndBeat(s, "claim", beat_);
   if (!s.ok()) return ClaimRound::kFailed;
   for (const OutboxRow& r : batch->rows) NoteSeen(r.id);
@@ -205,7 +205,7 @@ ClaimRound Claimer::ClaimOrdered(const RoundPlan& plan, ClaimedBatch* batch) {
   if (plan.end_pass && planner_->in_pass()) EndPass();
   if (!planner_->in_pass()) {
     // The head read first: at everyday rates it is the whole round.
-    if (plan.probe) {
+    if (plan.head_read) {
       if (std::optional<ClaimRound> r = ClaimOrderedHead(batch)) return *r;
     }
     ClaimRound r = StartPass();

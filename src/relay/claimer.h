@@ -22,7 +22,7 @@ struct RoundPlan {
   // The head read first (OutboxStore::ReadHead, the idle poll): nothing due
   // ends the round; one due row (none) or a complete head (per_aggregate) is
   // the whole round.
-  bool probe = false;
+  bool head_read = false;
   bool end_pass = false;  // per_aggregate: end the pass in progress first
 };
 
@@ -51,7 +51,7 @@ enum class ClaimRound {
 // commits (see OutboxStore::ClaimedFn), a row claimed by ClaimRow after its
 // UPDATE committed; with the time its claim round began, with ordering
 // per_aggregate after the planner counted its rows in flight. When
-// to reclaim, probe or end a pass is the ClaimScheduler's (RoundPlan).
+// to reclaim, read the head or end a pass is the ClaimScheduler's (RoundPlan).
 // Not thread-safe: one thread claims (the relay's claim loop). It owns two
 // store connections: one for claims, one for a pass's snapshot reads.
 class Claimer {
@@ -66,7 +66,7 @@ class Claimer {
   // commit failed: the batch's settle then finds its rows not this relay's.
   ClaimRound Claim(const RoundPlan& plan, ClaimedBatch* batch);
   // The last round ended at its head read: it found nothing due, or failed.
-  bool stopped_at_probe() const { return stopped_at_probe_; }
+  bool stopped_at_head_read() const { return stopped_at_head_read_; }
   // The last round read a row with an id greater than any this Claimer had
   // read before: a transaction committed since shows (ClaimScheduler's
   // commit-race look).
@@ -119,7 +119,7 @@ class Claimer {
   OutboxStorePtr claim_store_;
   OutboxStorePtr scan_store_;  // per_aggregate passes: one snapshot per pass
 
-  bool stopped_at_probe_ = false;
+  bool stopped_at_head_read_ = false;
   int64_t max_seen_id_ = 0;        // the greatest id any read returned
   int64_t seen_before_round_ = 0;  // max_seen_id_ when the round began
   bool saw_new_rows_ = false;

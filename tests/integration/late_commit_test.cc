@@ -61,7 +61,7 @@ TEST_CASE(
               std::to_string(i) + ",'OrderCreated','held-" + std::to_string(i) +
               "','{}','SENDING',NOW() + INTERVAL 1 HOUR,NOW(),NOW())";
   }
-  // Row 1, of another aggregate, is due: the relay's idle probe finds work
+  // Row 1, of another aggregate, is due: the relay's idle head read finds work
   // and a pass starts (the held rows alone are not claimable).
   values += ",(1,'Order',9999,'OrderCreated','due-1','{}','NEW',NOW(),NOW(),NOW())";
   db.Exec(

@@ -270,16 +270,16 @@ TEST_CASE("with wakeup binlog a retry its own settle wrote wakes the loop when i
 // the binary log announced before its InnoDB commit was visible.
 class LateRowStore : public testing::OutboxStoreWrapper {
  public:
-  LateRowStore(std::shared_ptr<FakeTable> table, std::shared_ptr<int> probes)
-      : OutboxStoreWrapper(table), table_(std::move(table)), probes_(std::move(probes)) {}
+  LateRowStore(std::shared_ptr<FakeTable> table, std::shared_ptr<int> head_reads)
+      : OutboxStoreWrapper(table), table_(std::move(table)), head_reads_(std::move(head_reads)) {}
   Status ReadHead(const HeadQuery& q, HeadRead* out) override {
-    if (++*probes_ == 3) table_->Insert("order", 1, "OrderCreated");
+    if (++*head_reads_ == 3) table_->Insert("order", 1, "OrderCreated");
     return OutboxStoreWrapper::ReadHead(q, out);
   }
 
  private:
   std::shared_ptr<FakeTable> table_;
-  std::shared_ptr<int> probes_;
+  std::shared_ptr<int> head_reads_;
 };
 
 TEST_CASE("an acknowledgement wakes the loop when rows wait behind it", "[relay][wakeup]") {
@@ -325,30 +325,30 @@ TEST_CASE("a claim after an insert wake-up retries until the row is visible", "[
   auto clock = std::make_shared<FakeClock>();
   clock->set_auto_advance(true);  // the retry pauses pass at once
   auto table = std::make_shared<FakeTable>(clock);
-  auto probes = std::make_shared<int>(0);
+  auto head_reads = std::make_shared<int>(0);
   testing::FakeStats metrics;
   auto owned = RelayOn(
-      c, clock, [table, probes] { return std::make_unique<LateRowStore>(table, probes); },
+      c, clock, [table, head_reads] { return std::make_unique<LateRowStore>(table, head_reads); },
       &metrics);
   RelayUnits& relay = *owned;
-  CHECK(relay.claim.ClaimOnce() == ClaimRound::kIdle);  // the first claim reclaims: no probe
-  *probes = 0;
+  CHECK(relay.claim.ClaimOnce() == ClaimRound::kIdle);  // the first claim reclaims: no head read
+  *head_reads = 0;
   SECTION("an insert gets the retry") {
     relay.claim.ClaimAfter(WakeCause::kInsert);
-    CHECK(*probes == 3);
+    CHECK(*head_reads == 3);
     CHECK(relay.queue->inflight() == 1);
   }
   SECTION("an insert whose row stays invisible keeps the poll backoff instead of the safety poll") {
-    *probes = -100;  // the row shows after the retries
+    *head_reads = -100;  // the row shows after the retries
     relay.claim.ClaimAfter(WakeCause::kInsert);
-    CHECK(*probes == -100 + 1 + static_cast<int>(kCommitRaceRetry.size()));  // first + retries
+    CHECK(*head_reads == -100 + 1 + static_cast<int>(kCommitRaceRetry.size()));  // first + retries
     CHECK(relay.queue->inflight() == 0);
     // The backoff starts again where the retry stopped (16 ms, doubled).
     CHECK(IdleWait(relay) == 32ms);
   }
   SECTION("an update-only commit gets one claim") {
     relay.claim.ClaimAfter(WakeCause::kChange);
-    CHECK(*probes == 1);
+    CHECK(*head_reads == 1);
     CHECK(relay.queue->inflight() == 0);
   }
 }
@@ -434,17 +434,17 @@ TEST_CASE("with per_aggregate the commit-race retry claims the row of a pass tha
   CHECK(relay.queue->inflight() == 1);
 }
 
-// Counts the head reads (the probes) and the pass snapshots of every store it
+// Counts the head reads and the pass snapshots of every store it
 // makes.
 class CountingStore : public testing::OutboxStoreWrapper {
  public:
   struct Counts {
-    int probes = 0, snapshots = 0;
+    int head_reads = 0, snapshots = 0;
   };
   CountingStore(std::shared_ptr<OutboxStore> target, std::shared_ptr<Counts> counts)
       : OutboxStoreWrapper(std::move(target)), counts_(std::move(counts)) {}
   Status ReadHead(const HeadQuery& q, HeadRead* out) override {
-    ++counts_->probes;
+    ++counts_->head_reads;
     return OutboxStoreWrapper::ReadHead(q, out);
   }
   Status BeginSnapshot() override {
@@ -497,16 +497,17 @@ TEST_CASE("an insert wake-up that claimed other rows looks once more after the c
   CHECK(IdleWait(relay) == 1ms);
   clock->Advance(1ms);
   CHECK(IdleWait(relay) == 0ms);
-  // That round is one probe (no pass: nothing is due), then the stream.
+  // That round is one head read (no pass: nothing is due), then the stream.
   const CountingStore::Counts before = *counts;
   CHECK(relay.claim.ClaimAfter(WakeCause::kDeadline) == ClaimRound::kIdle);
-  CHECK(counts->probes == before.probes + 1);
+  CHECK(counts->head_reads == before.head_reads + 1);
   CHECK(counts->snapshots == before.snapshots);
   CHECK(IdleWait(relay) == 30s);
 }
 
-TEST_CASE("with per_aggregate a wake-up by a commit that inserted nothing probes before a pass",
-          "[relay][wakeup]") {
+TEST_CASE(
+    "with per_aggregate a wake-up by a commit that inserted nothing reads the head before a pass",
+    "[relay][wakeup]") {
   ServiceConfig c = BinlogConfig();
   c.ordering = Ordering::kPerAggregate;
   CountedRig rig(c);
@@ -519,11 +520,11 @@ TEST_CASE("with per_aggregate a wake-up by a commit that inserted nothing probes
   }
   REQUIRE(relay.queue->inflight() == 1);
   // The wake-up of the relay's own claim: after a pass that claimed, a pass
-  // would start directly (a snapshot and its reads); the probe alone says
+  // would start directly (a snapshot and its reads); the head read alone says
   // there is nothing.
   const CountingStore::Counts before = *counts;
   CHECK(relay.claim.ClaimAfter(WakeCause::kChange) == ClaimRound::kIdle);
-  CHECK(counts->probes == before.probes + 1);
+  CHECK(counts->head_reads == before.head_reads + 1);
   CHECK(counts->snapshots == before.snapshots);
   SECTION("a row that a commit made claimable is still claimed") {
     table->Insert("order", 2, "OrderCreated");
@@ -574,19 +575,20 @@ TEST_CASE("a wake-up by another relay's settle that does not show yet is looked 
     CHECK(relay.queue->inflight() == 0);
     CHECK(IdleWait(relay) == 5000ms);  // gauge_interval_ms
   }
-  SECTION("once nothing is due a later wake-up gets no such look") {
+  SECTION("once nothing is held a later wake-up by an update still gets the look") {
     held.status = "SENT";
     table->Put(first, held);
     FakeRow next = table->Get(second);
     next.status = "SENT";  // the other relay took and sent it meanwhile
     table->Put(second, next);
     rig.clock->Advance(CommitRaceWindow());
-    CHECK(relay.claim.ClaimAfter(WakeCause::kDeadline) == ClaimRound::kIdle);  // the probe
+    CHECK(relay.claim.ClaimAfter(WakeCause::kDeadline) ==
+          ClaimRound::kIdle);  // the look: a head read
     rig.clock->Advance(1ms);
     CHECK(relay.claim.ClaimAfter(WakeCause::kChange) == ClaimRound::kIdle);
-    CHECK(IdleWait(relay) != CommitRaceWindow());
+    CHECK(IdleWait(relay) == CommitRaceWindow());  // it may be a replay not showing yet
   }
-  SECTION("rows held behind a DEAD event get no such look") {
+  SECTION("rows held behind a DEAD event: a wake-up by an update still gets the look") {
     held.status = "DEAD";
     table->Put(first, held);
     rig.clock->Advance(CommitRaceWindow());
@@ -595,12 +597,40 @@ TEST_CASE("a wake-up by another relay's settle that does not show yet is looked 
     REQUIRE(relay.housekeeping.RefreshGauges().ok());
     rig.clock->Advance(1ms);
     CHECK(relay.claim.ClaimAfter(WakeCause::kChange) == ClaimRound::kIdle);
-    CHECK(IdleWait(relay) != CommitRaceWindow());
+    CHECK(IdleWait(relay) == CommitRaceWindow());  // the DEAD event's replay may not show yet
   }
 }
 
+TEST_CASE("a DEAD row's replay that does not show at its wake-up is claimed after the commit race",
+          "[relay][wakeup]") {
+  ServiceConfig c = BinlogConfig();
+  c.ordering = GENERATE(Ordering::kNone, Ordering::kPerAggregate);
+  WakeRig rig(c);
+  RelayUnits& relay = *rig.relay;
+  FakeTable* table = rig.table.get();
+  const int64_t id = table->Insert("order", 1, "OrderCreated");
+  FakeRow row = table->Get(id);
+  row.status = "DEAD";
+  table->Put(id, row);
+  REQUIRE(relay.housekeeping.RefreshGauges().ok());  // nothing unsent: the stream's 30 s
+  rig.clock->Advance(1ms);
+  // An operator's replay: its wake-up comes before its commit shows.
+  CHECK(relay.claim.ClaimAfter(WakeCause::kChange) == ClaimRound::kIdle);
+  CHECK(relay.queue->inflight() == 0);
+  // One more look once the commit must show, not at the safety poll.
+  CHECK(IdleWait(relay) == CommitRaceWindow());
+  row.status = "NEW";
+  row.next_retry_at_ms = rig.clock->UnixMs();
+  table->Put(id, row);
+  rig.clock->Advance(CommitRaceWindow());
+  CHECK(IdleWait(relay) == 0ms);
+  relay.claim.ClaimAfter(WakeCause::kDeadline);
+  CHECK(relay.queue->inflight() == 1);
+  CHECK(table->Get(id).status == "SENDING");
+}
+
 // Records the (fake) time of every claim attempt: its first call to the
-// store (a connect, a probe or a claim) at a new time.
+// store (a connect, a head read or a claim) at a new time.
 class AttemptTimesStore : public OutboxStoreWrapper {
  public:
   AttemptTimesStore(std::shared_ptr<FakeTable> table, std::shared_ptr<FakeClock> clock,

@@ -3,6 +3,7 @@
 #include "relay/settle_queue.h"
 
 #include <catch2/catch.hpp>
+#include <functional>
 
 #include "fakes/fake_clock.h"
 #include "relay/settle_timing.h"
@@ -42,14 +43,22 @@ PublishedBatch BatchOf(uint64_t round) {
   return b;
 }
 
+// A claim round that published one batch and is still open: the batch is in
+// the claim window and pushed, its claim's transaction not yet ended.
+uint64_t PushInOpenClaim(SettleQueue& q,
+                         const std::function<void(const PublishedBatch&)>& on_delivered = nullptr) {
+  const uint64_t round = q.BeginClaim();
+  q.AddInflight();
+  q.Push(BatchOf(round), on_delivered);
+  return round;
+}
+
 TEST_CASE("the settle queue hands out batches in order once the gate admits them",
           "[relay][settle]") {
   auto clock = std::make_shared<FakeClock>();
   SettleQueue q(clock);
-  const uint64_t first = q.BeginClaim();
-  q.AddInflight();
   int delivered = 0;
-  q.Push(BatchOf(first), [&](const PublishedBatch&) { ++delivered; });
+  const uint64_t first = PushInOpenClaim(q, [&](const PublishedBatch&) { ++delivered; });
   CHECK(delivered == 1);
   CHECK(q.Front(clock->Now()) == nullptr);  // published before its claim committed
   q.EndClaim(first);
@@ -121,10 +130,7 @@ TEST_CASE("a batch waiting in a SENT group leaves the claim window but not the d
           "[relay][settle]") {
   auto clock = std::make_shared<FakeClock>();
   SettleQueue q(clock);
-  const uint64_t round = q.BeginClaim();
-  q.AddInflight();
-  q.Push(BatchOf(round), nullptr);
-  q.EndClaim(round);
+  q.EndClaim(PushInOpenClaim(q));
   REQUIRE(q.Front(clock->Now()) != nullptr);
   q.PopGrouped();
   CHECK(q.inflight() == 0);  // the claim loop's window does not wait for the group's timer
