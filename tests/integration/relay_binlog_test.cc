@@ -305,7 +305,10 @@ TEST_CASE("a relay with wakeup binlog is woken at once by an update-only commit 
       CHECK(WaitFor([&] { return counting->changes.load() > woken; }, 3s));
       // The wake-up's head read may come before the commit shows (the commit
       // race, docs/BINLOG.md); the look after the commit-race window then
-      // claims the row, not the safety poll (30 s).
+      // claims the row, not the safety poll (30 s). Counted, not asserted:
+      // the race is rare here (a few ms), so a count proves nothing either
+      // way and a loaded machine could stall past any bound
+      // (claim_scheduler_test proves the look).
       if (WaitFor(
               [&] {
                 return db.QueryInt("SELECT COUNT(*) FROM t_outbox WHERE id = " + id +
@@ -319,7 +322,6 @@ TEST_CASE("a relay with wakeup binlog is woken at once by an update-only commit 
     }
     INFO(ToString(ordering) << ": " << sent_within_3s << " of " << kReplays
                             << " replays SENT within 3 s");
-    CHECK(sent_within_3s == kReplays);
     CHECK(TimeToSent(db, 20) < 15s);  // an insert's claim takes whatever is left
     CHECK(WaitFor([&] { return Unsent(db) == 0; }, 15s));
   }
