@@ -143,7 +143,7 @@ TEST_CASE("binlog: one stream serves many subscribers on one server", "[binlog]"
   for (auto& w : wakers) before.push_back(w->count());
   dbs[5]->InsertEvents(1, 1);
   REQUIRE(wakers[5]->WaitAbove(before[5], 5s));
-  dbs[0]->InsertEvents(1, 1, 2);  // a marker: the stream read past the first commit
+  dbs[0]->InsertEvents(1, 1, 2, "Marker");  // the stream read past the first commit
   REQUIRE(wakers[0]->WaitAbove(before[0], 5s));
   for (int i = 1; i < kServices; ++i)
     if (i != 5) CHECK(wakers[i]->count() == before[i]);
