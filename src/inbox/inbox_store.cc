@@ -121,12 +121,9 @@ constexpr const char* kNextParked =
     "AND reason = 'version_gap' ORDER BY id LIMIT 1 FOR UPDATE";
 constexpr const char* kDeleteParked = "DELETE FROM t_inbox_parked WHERE id = ?";
 
-}  // namespace
-
-namespace {
-
-// Repeats src/outbox/mysql_connection.cc's connection options on purpose: the
-// example stands alone (a consumer copies it without the relay's sources).
+// Repeats src/outbox/mysql_connection.cc's connection options on purpose:
+// the library does not depend on the relay's database layer (docs/DESIGN.md,
+// "Layers"), and only the two may include Connector/C++.
 sql::ConnectOptionsMap ConnectOptions(const DbConfig& db_) {
   sql::ConnectOptionsMap o;
   o["hostName"] = sql::SQLString(db_.host);

@@ -77,7 +77,9 @@ Status Housekeeper::RunRetention(const PauseFn& pause) {
   for (;;) {
     int64_t deleted = 0;
     bool done = false;
+    if (own_writes_.before) own_writes_.before();
     Status s = store_->DeleteSentBatch(*r.sent_days, r.batch_rows, &cursor, &deleted, &done);
+    if (own_writes_.after) own_writes_.after(s.ok() && deleted > 0 ? 1 : 0);
     if (!s.ok()) {
       // Not a readiness matter: relaying goes on without retention (a missing
       // DELETE grant, a lock wait). The next pass starts over.

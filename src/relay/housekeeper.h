@@ -39,6 +39,16 @@ class Housekeeper {
   // Beaten after every statement (DbHealth::NoteAndBeat). Null: no heartbeat.
   void set_heartbeat(HeartbeatPtr beat) { beat_ = std::move(beat); }
 
+  // `wakeup: binlog`: retention's DELETEs come back from the binary log like
+  // anyone's commits; told around each batch (WakeupSource::BeginOwnChange
+  // and EndOwnChange), they do not wake the claim loop. `after` gets the
+  // batch's commits that changed rows (1 when it deleted rows, else 0).
+  struct OwnWrites {
+    std::function<void()> before;
+    std::function<void(int commits)> after;
+  };
+  void set_own_writes(OwnWrites writes) { own_writes_ = std::move(writes); }
+
  private:
   void NoteUnsent(const TableStats& st) EXCLUDES(unsent_mu_);
   const ServiceConfig& config_;
@@ -47,6 +57,7 @@ class Housekeeper {
   DbHealth* const health_;
   const ClockPtr clock_;
   HeartbeatPtr beat_;
+  OwnWrites own_writes_;
   Clock::TimePoint blocked_due_{};  // the next blocked-aggregates count
   mutable Mutex unsent_mu_;
   UnsentSnapshot unsent_ GUARDED_BY(unsent_mu_);

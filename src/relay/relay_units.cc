@@ -20,6 +20,13 @@ SettleNotes SettleNotesFor(const ServiceConfig& config, WakeupSource& wakeup) {
           .freed = [&wakeup] { wakeup.Interrupt(); }};
 }
 
+// The same for retention's DELETEs (one commit a batch).
+Housekeeper::OwnWrites RetentionNotesFor(const ServiceConfig& config, WakeupSource& wakeup) {
+  if (config.wakeup != Wakeup::kBinlog) return {};
+  return {.before = [&wakeup] { wakeup.BeginOwnChange(1); },
+          .after = [&wakeup](int commits) { wakeup.EndOwnChange(1, commits); }};
+}
+
 ClaimLoopParts PartsOf(RelayUnits& u) {
   return {.config = u.config,
           .router = u.router,
@@ -54,7 +61,9 @@ RelayUnits::RelayUnits(RelayOptions o)
           &settler, queue, options.clock,
           [this](int64_t backoff_ms) { claim.NoteOwnRetry(backoff_ms); },
           options.settle_group_window),
-      housekeeping(config, &housekeeper, options.clock) {}
+      housekeeping(config, &housekeeper, options.clock) {
+  housekeeper.set_own_writes(RetentionNotesFor(config, *wakeup));
+}
 
 RelayUnits::~RelayUnits() { queue->Close(); }
 

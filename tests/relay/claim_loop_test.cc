@@ -732,6 +732,29 @@ TEST_CASE(
   CHECK(rig.wakeup->ended_ == 3);
 }
 
+TEST_CASE("with wakeup binlog retention's deletes are announced as the relay's own commits",
+          "[relay][wakeup]") {
+  ServiceConfig c = BinlogConfig();
+  c.retention.sent_days = 1;
+  c.retention.batch_rows = 2;
+  c.retention.pause_ms = 0;
+  WakeRig rig(c);
+  RelayUnits& r = *rig.relay;
+  for (int i = 1; i <= 3; ++i) rig.table->Insert("order", i, "OrderCreated");
+  CHECK(r.claim.ClaimOnce() == ClaimRound::kIdle);
+  r.settle.SettleAdmitted(false, 0ms);
+  REQUIRE(rig.table->CountStatus("SENT") == 3);
+  const int own = rig.wakeup->own_, begun = rig.wakeup->begun_, ended = rig.wakeup->ended_;
+  rig.clock->Advance(std::chrono::hours(25));
+  REQUIRE(r.housekeeping.RunRetention().ok());
+  CHECK(rig.table->CountStatus("SENT") == 0);
+  // Batches of 2 rows: two deleted rows, each announced before it wrote.
+  CHECK(rig.wakeup->own_ - own == 2);
+  CHECK(rig.wakeup->begun_ - begun >= 2);
+  CHECK(rig.wakeup->ended_ - ended == rig.wakeup->begun_ - begun);
+  CHECK(rig.wakeup->interrupts_ == 0);
+}
+
 TEST_CASE("with wakeup poll a settle that released rows leaves them to the next poll",
           "[relay][wakeup]") {
   ServiceConfig c = BinlogConfig();
