@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
+#include <sstream>
 
 #include "report.h"
 
@@ -90,8 +91,12 @@ std::string Bench::RelayVersion(const std::string& bin) {
   std::remove(vlog.c_str());
   Child v({bin, "version"}, vlog);
   v.Wait(10);
-  std::string version = Trim(ReadFile(vlog));
-  std::replace(version.begin(), version.end(), '\n', ';');
+  // Its version and libraries, without the revision line: the docs name no
+  // commits (the run's JSON keeps it under "commit").
+  std::istringstream lines(Trim(ReadFile(vlog)));
+  std::string version, line;
+  while (std::getline(lines, line))
+    if (line.rfind("revision ", 0) != 0) version += (version.empty() ? "" : ";") + line;
   return version;
 }
 

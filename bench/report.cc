@@ -78,7 +78,7 @@ std::string Report::Machine() const {
     << get("binlog") << " |\n";
   s << "| broker | outbox-mock-broker (librdkafka " << get("librdkafka")
     << " mock cluster), 1 broker, 4 partitions, its own process |\n";
-  s << "| relay | " << get("relay") << ", commit " << get("commit");
+  s << "| relay | " << get("relay");
   if (m.count("compare_relay")) s << "; compared with " << get("compare_relay");
   if (m.count("kafka_properties")) s << ", kafka.properties " << get("kafka_properties");
   s << " |\n";
