@@ -34,5 +34,8 @@ only=$(perl scripts/lib/lint_logs.pl --spdlog-only "$lint_tmp/bad.cc")
 if [[ $(wc -l <<<"$only") -ne 2 || $only != *"bad.cc:2: spdlog"*"bad.cc:6: spdlog"* ]]; then
   echo "--spdlog-only found:"; echo "$only"; exit 1
 fi
-lint_case logs scripts/lib/lint_logs.pl '^src/common/log\.' \
+# The inbox library (src/inbox/, formatted sentences) passes --spdlog-only.
+inbox=$(perl scripts/lib/lint_logs.pl --spdlog-only src/inbox/*.cc src/inbox/*.h)
+[[ -z $inbox ]] || { echo "src/inbox/ does not pass --spdlog-only:"; echo "$inbox"; exit 1; }
+lint_case logs scripts/lib/lint_logs.pl '^src/common/log\.\|^src/inbox/' \
   2:spdlog 3:LogWarn 4:LogInfo 5:LogError 6:spdlog 6:Log 7:LogAtSyslogLevel
