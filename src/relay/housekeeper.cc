@@ -16,7 +16,15 @@ Housekeeper::Housekeeper(const ServiceConfig& config, OutboxStorePtr store, Serv
 
 Status Housekeeper::Connect() {
   Status s = store_->Connect();
-  health_->NoteAndBeat(s, "connect", beat_);
+  // Only a failure is news: a session that opens says nothing of the
+  // table (dropped, renamed, no grant), and reporting it as up would flap
+  // readiness between it and the statement that fails next; the gauges'
+  // read that follows reports the service.
+  if (s.ok()) {
+    if (beat_) beat_->Beat();
+  } else {
+    health_->NoteAndBeat(s, "connect", beat_);
+  }
   return s;
 }
 
