@@ -110,13 +110,8 @@ double RunOnce(outbox::inbox::ConsumerConfig config, sql::Connection* admin, boo
   return events / s;
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
-  const int events = argc > 1 ? std::atoi(argv[1]) : 3000;
-  const int runs = argc > 2 ? std::atoi(argv[2]) : 2;
-  outbox::ConfigureLogging("warn", "text", "bench");
-
+// The consumer's settings against the test server (OUTBOX_TEST_MYSQL_*).
+outbox::inbox::ConsumerConfig BenchConfig() {
   outbox::inbox::ConsumerConfig config;
   config.consumer = "bench";
   config.mysql.host = Env("OUTBOX_TEST_MYSQL_HOST", "127.0.0.1");
@@ -125,21 +120,63 @@ int main(int argc, char** argv) {
   config.mysql.password = Env("OUTBOX_TEST_MYSQL_PASSWORD", "");
   config.mysql.database = "inbox_bench";
   config.mysql.tls_mode = "disabled";
+  return config;
+}
 
+// inbox_bench made anew with the inbox's tables and the counter's; the
+// admin connection on it.
+std::unique_ptr<sql::Connection> CreateDatabase(const outbox::inbox::DbConfig& db) {
   sql::ConnectOptionsMap o;
-  o["hostName"] = sql::SQLString(config.mysql.host);
-  o["port"] = config.mysql.port;
-  o["userName"] = sql::SQLString(config.mysql.user);
-  o["password"] = sql::SQLString(config.mysql.password);
+  o["hostName"] = sql::SQLString(db.host);
+  o["port"] = db.port;
+  o["userName"] = sql::SQLString(db.user);
+  o["password"] = sql::SQLString(db.password);
   o["OPT_SSL_MODE"] = sql::SSL_MODE_DISABLED;
   std::unique_ptr<sql::Connection> admin(sql::mysql::get_mysql_driver_instance()->connect(o));
   Exec(admin.get(), "DROP DATABASE IF EXISTS inbox_bench");
   Exec(admin.get(), "CREATE DATABASE inbox_bench CHARACTER SET utf8mb4");
   admin->setSchema("inbox_bench");
-  Exec(admin.get(), ReadSql("t_inbox.sql"));
-  Exec(admin.get(), ReadSql("t_aggregate_effect.sql"));
-  Exec(admin.get(), ReadSql("t_inbox_aggregate.sql"));
-  Exec(admin.get(), ReadSql("t_inbox_parked.sql"));
+  for (const char* table :
+       {"t_inbox.sql", "t_aggregate_effect.sql", "t_inbox_aggregate.sql", "t_inbox_parked.sql"})
+    Exec(admin.get(), ReadSql(table));
+  return admin;
+}
+
+// The two modes at one innodb_flush_log_at_trx_commit, alternating runs;
+// prints their table rows. False when a run did not apply every event.
+bool RunAtFlush(const outbox::inbox::ConsumerConfig& config, sql::Connection* admin,
+                const char* flush, int events, int runs, int* run) {
+  Exec(admin, std::string("SET GLOBAL innodb_flush_log_at_trx_commit = ") + flush);
+  std::vector<double> rates[2];  // [0] with the inbox, [1] without
+  for (int i = 0; i < runs * 2; ++i, ++*run) {
+    const bool use_inbox = i % 2 == 0;  // alternate, so load drifts hit both alike
+    const double r = RunOnce(config, admin, use_inbox, events, *run);
+    if (r < 0) return false;
+    rates[use_inbox ? 0 : 1].push_back(r);
+    std::fprintf(stderr, "run %d (flush %s, %s): %.0f events/s\n", *run + 1, flush,
+                 use_inbox ? "inbox" : "no inbox", r);
+  }
+  for (int m = 0; m < 2; ++m) {
+    std::string all;
+    for (double r : rates[m]) all += (all.empty() ? "" : ", ") + std::to_string(std::lround(r));
+    std::printf("| %s | %s | %.0f | %s |\n",
+                flush[0] == '1' ? "durable (flush_log_at_trx_commit=1)"
+                                : "relaxed (flush_log_at_trx_commit=2)",
+                m == 0 ? "inbox row + effect in one transaction"
+                       : "effect alone (no inbox; benchmark only)",
+                Median(rates[m]), all.c_str());
+  }
+  return true;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const int events = argc > 1 ? std::atoi(argv[1]) : 3000;
+  const int runs = argc > 2 ? std::atoi(argv[2]) : 2;
+  outbox::ConfigureLogging("warn", "text", "bench");
+  outbox::inbox::ConsumerConfig config = BenchConfig();
+  std::unique_ptr<sql::Connection> admin = CreateDatabase(config.mysql);
 
   outbox::testing::MockCluster cluster;
   const std::string topic = "bench.events";
@@ -155,28 +192,8 @@ int main(int argc, char** argv) {
       QueryString(admin.get(), "SELECT @@GLOBAL.innodb_flush_log_at_trx_commit");
   std::printf("| commits | mode | events/s (median) | runs |\n|---|---|---|---|\n");
   int run = 0;
-  for (const char* flush : {"1", "2"}) {
-    Exec(admin.get(), std::string("SET GLOBAL innodb_flush_log_at_trx_commit = ") + flush);
-    std::vector<double> rates[2];  // [0] with the inbox, [1] without
-    for (int i = 0; i < runs * 2; ++i, ++run) {
-      const bool use_inbox = i % 2 == 0;  // alternate, so load drifts hit both alike
-      const double r = RunOnce(config, admin.get(), use_inbox, events, run);
-      if (r < 0) return 1;
-      rates[use_inbox ? 0 : 1].push_back(r);
-      std::fprintf(stderr, "run %d (flush %s, %s): %.0f events/s\n", run + 1, flush,
-                   use_inbox ? "inbox" : "no inbox", r);
-    }
-    for (int m = 0; m < 2; ++m) {
-      std::string all;
-      for (double r : rates[m]) all += (all.empty() ? "" : ", ") + std::to_string(std::lround(r));
-      std::printf("| %s | %s | %.0f | %s |\n",
-                  flush[0] == '1' ? "durable (flush_log_at_trx_commit=1)"
-                                  : "relaxed (flush_log_at_trx_commit=2)",
-                  m == 0 ? "inbox row + effect in one transaction"
-                         : "effect alone (no inbox; benchmark only)",
-                  Median(rates[m]), all.c_str());
-    }
-  }
+  for (const char* flush : {"1", "2"})
+    if (!RunAtFlush(config, admin.get(), flush, events, runs, &run)) return 1;
   Exec(admin.get(), "SET GLOBAL innodb_flush_log_at_trx_commit = " + saved);
   std::printf("\n%d events per run, 1,000 aggregates, 4 partitions, one consumer.\n", events);
   Exec(admin.get(), "DROP DATABASE inbox_bench");
