@@ -6,16 +6,18 @@
 
 namespace outbox {
 
-bool CreateClusters(const Config& config, std::vector<Cluster>* clusters) {
+std::vector<ClusterFailure> CreateClusters(const Config& config, std::vector<Cluster>* clusters) {
+  std::vector<Cluster> wanted;
   for (const auto& s : config.services) {
-    auto it = std::find_if(clusters->begin(), clusters->end(),
+    auto it = std::find_if(wanted.begin(), wanted.end(),
                            [&](const Cluster& c) { return c.config == s.kafka; });
-    if (it == clusters->end())
-      clusters->push_back({s.kafka, s.lease_ms, nullptr});
+    if (it == wanted.end())
+      wanted.push_back({s.kafka, s.lease_ms, nullptr});
     else
       it->min_lease_ms = std::min(it->min_lease_ms, s.lease_ms);
   }
-  for (auto& c : *clusters) {
+  std::vector<ClusterFailure> failures;
+  for (auto& c : wanted) {
     std::vector<std::string> warnings;
     auto props = ProducerProperties(c.config, "outbox-relay-" + config.instance_id, c.min_lease_ms,
                                     &warnings);
@@ -23,19 +25,12 @@ bool CreateClusters(const Config& config, std::vector<Cluster>* clusters) {
     std::string error;
     c.publisher = KafkaPublisher::Create(props, &error);
     if (!c.publisher) {
-      LogError("cannot create the Kafka producer",
-               {{"bootstrap_servers", c.config.bootstrap_servers}, {"error", error}});
-      return false;
+      failures.push_back({c.config, error});
+      continue;
     }
+    clusters->push_back(std::move(c));
   }
-  return true;
-}
-
-std::shared_ptr<KafkaPublisher> PublisherFor(const std::vector<Cluster>& clusters,
-                                             const ServiceConfig& service) {
-  auto it = std::find_if(clusters.begin(), clusters.end(),
-                         [&](const Cluster& c) { return c.config == service.kafka; });
-  return it == clusters.end() ? nullptr : it->publisher;
+  return failures;
 }
 
 }  // namespace outbox

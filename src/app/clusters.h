@@ -1,6 +1,7 @@
 #pragma once
 
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "config/config.h"
@@ -17,12 +18,14 @@ struct Cluster {
   std::shared_ptr<KafkaPublisher> publisher;
 };
 
-// Creates the producers. False (after an error log line) when one cannot be
-// created.
-bool CreateClusters(const Config& config, std::vector<Cluster>* clusters);
+// A cluster config whose producer cannot be created, and librdkafka's reason.
+struct ClusterFailure {
+  KafkaConfig config;
+  std::string error;
+};
 
-// The producer serving `service`. REQUIRES: CreateClusters succeeded.
-std::shared_ptr<KafkaPublisher> PublisherFor(const std::vector<Cluster>& clusters,
-                                             const ServiceConfig& service);
+// Creates the producers of the services of `config` into *clusters; the
+// ones that cannot be created are left out and returned (the caller logs).
+std::vector<ClusterFailure> CreateClusters(const Config& config, std::vector<Cluster>* clusters);
 
 }  // namespace outbox

@@ -6,7 +6,6 @@
 #include <thread>
 
 #include "app/app.h"
-#include "app/fleet.h"
 #include "app/http_handler.h"
 #include "app/reloader.h"
 #include "app/service_set.h"
@@ -16,6 +15,8 @@
 #include "common/build_info.h"
 #include "common/liveness.h"
 #include "common/log.h"
+#include "fleet/fleet.h"
+#include "fleet/reconciler.h"
 #include "kafka/kafka_group_member.h"
 
 namespace outbox {
@@ -26,14 +27,17 @@ namespace {
 struct TickState {
   boost::asio::steady_timer& timer;
   const ServiceSet& services;
+  Fleet& fleet;
   Metrics& metrics;
   const LivenessRegistry& liveness;
   StallWatch stalls;
 };
 
-// Once a second: kafka_up, and the loops past their stall limit.
+// Once a second: kafka_up, fleet_member, and the loops past their stall
+// limit.
 void Tick(TickState& t) {
   t.metrics.kafka_up().Set(t.services.KafkaUp() ? 1 : 0);
+  t.fleet.ExportMember();
   const std::vector<Stall> stalls = t.liveness.Stalled();
   t.metrics.stalled_loops().Set(static_cast<double>(stalls.size()));
   t.stalls.Update(stalls);
@@ -41,6 +45,19 @@ void Tick(TickState& t) {
   t.timer.async_wait([&t](const boost::system::error_code& ec) {
     if (!ec) Tick(t);
   });
+}
+
+Reconciler::Options ReconcilerOptions(const Config& config, ServiceSet* services, Metrics* metrics,
+                                      const Fleet& fleet) {
+  Reconciler::Options o;
+  o.runner = services;
+  o.registry = metrics->registry().get();
+  o.fleet_metrics = fleet.metrics();
+  // The group waits for this relay's revocation; a claim round that takes
+  // longer than half a session is on a sick database (docs/DEPLOY.md).
+  if (config.fleet)
+    o.claim_stop_limit = std::chrono::milliseconds(config.fleet->session_timeout_ms / 2);
+  return o;
 }
 
 std::unique_ptr<GroupMembership> NewMembership(const Config& config) {
@@ -104,30 +121,33 @@ struct Serving {
   HttpServer& http;
   ServiceSet& services;
   Fleet& fleet;
+  Reconciler& reconciler;
   Metrics& metrics;
   const LivenessRegistry& liveness;
 };
 
-// Joins the fleet, serves until SIGTERM or SIGINT, leaves the fleet; a
-// reload or an assignment change in progress finishes first. False when the
-// fleet cannot be joined.
+// Joins the fleet, serves until SIGTERM or SIGINT, leaves the fleet. False
+// when the fleet cannot be joined.
 bool ServeUntilStopped(const Config& config, const Serving& r) {
   // Named references rather than a structured binding: clang 14 cannot
   // capture a structured binding in a lambda.
   boost::asio::io_context& io = r.io;
   HttpServer& http = r.http;
   Fleet& fleet = r.fleet;
-  // Reloads run on their own thread: stopping a service may take its
-  // grace period, and HTTP and the watchdog must go on meanwhile.
-  Reloader reloader(config, &r.services, &fleet, &r.metrics);
-  if (Status s = fleet.Start([&reloader] { reloader.RequestAssignment(); }); !s.ok()) {
+  Reconciler& reconciler = r.reconciler;
+  // Starting and stopping services is the reconciler's thread's: a stop may
+  // take a service's grace, and HTTP and the watchdog go on meanwhile.
+  reconciler.Start();
+  Reloader reloader(config, &reconciler, &fleet, &r.metrics);
+  if (Status s = fleet.Start([&reconciler](const Ownership& o) { reconciler.SetOwnership(o); });
+      !s.ok()) {
     LogError("cannot join the fleet", {{"error", s.message()}});
     return false;
   }
   SystemdNotifier systemd(io, r.liveness);
   systemd.Ready();
   boost::asio::steady_timer timer(io);
-  TickState tick{timer, r.services, r.metrics, r.liveness, {}};
+  TickState tick{timer, r.services, fleet, r.metrics, r.liveness, {}};
   Tick(tick);
   RunUntilStopSignal(
       io, r.signals, [&] { reloader.Request(); },
@@ -137,9 +157,12 @@ bool ServeUntilStopped(const Config& config, const Serving& r) {
         http.Close();
         io.stop();
       });
-  // Its shards move to the other members at once; they skip the rows this
-  // relay still has in flight (their leases are live) while it settles them.
+  // Its shards move to the other members at once (their claims stopped
+  // first); they skip the rows this relay still has in flight (their leases
+  // are live) while it settles them.
   fleet.Stop();
+  reloader.Stop();
+  reconciler.Stop();
   return true;
 }
 
@@ -153,10 +176,14 @@ int RunDaemon(const LoadedConfig& loaded) {
   metrics.config_last_reload_success().Set(DefaultClock()->UnixNow());
   LivenessRegistry liveness(DefaultClock());
   Wakeups wakeups;  // before the relays: their BinlogWakeups subscribe to its streams
-  ServiceSet services({&metrics, &liveness, &wakeups});
+  ServiceSet services({&metrics, &liveness, &wakeups}, config);
   // In a fleet, nothing runs before the group's first assignment.
   Fleet fleet(config, NewMembership(config), &metrics);
-  if (!services.Init(fleet.Current().Filter(config))) return 1;
+  Reconciler reconciler(ReconcilerOptions(config, &services, &metrics, fleet), config,
+                        fleet.Current());
+  // The first comparison here: without a fleet, a producer that cannot be
+  // made fails the start, as a bad file does.
+  if (!reconciler.Reconcile().empty() && !config.fleet) return 1;
 
   boost::asio::io_context io;
   // Caught from here on: a SIGHUP right after READY=1 (systemctl reload)
@@ -164,8 +191,9 @@ int RunDaemon(const LoadedConfig& loaded) {
   boost::asio::signal_set signals(io, SIGINT, SIGTERM, SIGHUP);
   HttpServer http(io, MakeHttpHandler({&metrics, &services, &liveness, &fleet}));
   if (!ServeHttp(config, http)) return 1;
-  services.StartAll();
-  if (!ServeUntilStopped(config, {io, signals, http, services, fleet, metrics, liveness})) return 1;
+  if (!ServeUntilStopped(config,
+                         {io, signals, http, services, fleet, reconciler, metrics, liveness}))
+    return 1;
 
   services.StopAll();
   LogInfo("stopped");

@@ -3,9 +3,9 @@
 #include <memory>
 #include <vector>
 
-#include "app/fleet.h"
 #include "app/service_set.h"
 #include "common/liveness.h"
+#include "fleet/fleet.h"
 #include "http/http_server.h"
 #include "metrics/metrics.h"
 #include "relay/relay.h"

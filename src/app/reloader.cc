@@ -19,26 +19,14 @@ std::vector<std::string> ChangedNames(const ReloadPlan& plan) {
   return names;
 }
 
-void LogPlan(const ReloadPlan& plan, const std::vector<std::string>& restart_only) {
-  for (const auto& key : restart_only)
-    LogWarn(
-        "config reload: this key changed but only a restart applies it; the running value is kept",
-        {{"key", key}});
-  for (const auto& c : plan.changed) {
-    LogInfo("config reload: service restarts with its changed keys",
-            {{"service", c.name}, {"keys", Join(c.keys)}});
-  }
-  for (const auto& s : plan.config.services) {
-    if (!s.paused) continue;
-    LogInfo("service paused by its config: no new claims until a reload sets paused: false",
-            {{"service", s.name}});
-  }
-}
+// How long a reload waits for the reconciler to follow the file before it
+// is counted anyway: stopping services takes their grace (at most 60 s).
+constexpr std::chrono::minutes kFollowLimit{2};
 
 }  // namespace
 
-Reloader::Reloader(const Config& file, ServiceSet* services, Fleet* fleet, Metrics* metrics)
-    : path_(file.path), services_(services), fleet_(fleet), metrics_(metrics), file_(file) {
+Reloader::Reloader(const Config& file, Reconciler* reconciler, Fleet* fleet, Metrics* metrics)
+    : path_(file.path), reconciler_(reconciler), fleet_(fleet), metrics_(metrics), file_(file) {
   thread_ = std::thread([this] { Run(); });
 }
 
@@ -47,12 +35,6 @@ Reloader::~Reloader() { Stop(); }
 void Reloader::Request() {
   MutexLock lock(&mu_);
   pending_ = true;
-  cv_.SignalAll();
-}
-
-void Reloader::RequestAssignment() {
-  MutexLock lock(&mu_);
-  assignment_ = true;
   cv_.SignalAll();
 }
 
@@ -67,38 +49,16 @@ void Reloader::Stop() {
 
 void Reloader::Run() {
   for (;;) {
-    bool reload = false;
     {
       MutexLock lock(&mu_);
-      while (!pending_ && !assignment_ && !stopping_) cv_.Wait();
+      while (!pending_ && !stopping_) cv_.Wait();
       if (stopping_) return;
-      reload = pending_;
-      pending_ = assignment_ = false;
-    }
-    if (!reload) {
-      // The services of a moved shard start or stop; a failure (a producer
-      // that cannot be made) is logged by ServiceSet and tried again at the
-      // next change or reload.
-      (void)Follow({});
-      continue;
+      pending_ = false;
     }
     const bool ok = ReloadOnce();
     metrics_->config_reloads(ok).Increment();
     if (ok) metrics_->config_last_reload_success().Set(DefaultClock()->UnixNow());
   }
-}
-
-bool Reloader::Follow(const std::vector<std::string>& restart_only) {
-  const ReloadPlan plan = PlanReload(services_->config(), fleet_->Current().Filter(file_));
-  LogPlan(plan, restart_only);
-  const bool ok = services_->Apply(plan);
-  fleet_->ExportOwned();
-  if (ok)
-    LogInfo("services follow the file and the fleet", {{"started", Join(plan.added)},
-                                                       {"stopped", Join(plan.removed)},
-                                                       {"restarted", Join(ChangedNames(plan))},
-                                                       {"unchanged", plan.unchanged.size()}});
-  return ok;
 }
 
 bool Reloader::ReloadOnce() {
@@ -120,17 +80,14 @@ bool Reloader::ReloadOnce() {
              {{"config", path_}, {"error", path_ + ": " + plan.error}});
     return false;
   }
-  const Config previous = file_;
+  for (const auto& key : plan.restart_only)
+    LogWarn(
+        "config reload: this key changed but only a restart applies it; the running value is kept",
+        {{"key", key}});
   file_ = plan.config;
   fleet_->SetFile(file_);
-  if (!Follow(plan.restart_only)) {
-    file_ = previous;
-    fleet_->SetFile(file_);
-    LogError(
-        "config reload failed: nothing changed, the running config is kept",
-        {{"config", path_}, {"error", "a Kafka producer for a new kafka block cannot be created"}});
-    return false;
-  }
+  const uint64_t input = reconciler_->SetFile(file_);
+  (void)reconciler_->WaitFollowed(input, DefaultClock()->Now() + kFollowLimit);
   LogInfo("config reloaded", {{"config", path_},
                               {"added", Join(plan.added)},
                               {"removed", Join(plan.removed)},

@@ -3,37 +3,35 @@
 #include <string>
 #include <thread>
 
-#include "app/fleet.h"
-#include "app/service_set.h"
 #include "common/clock.h"
 #include "common/mutex.h"
+#include "config/config.h"
+#include "fleet/fleet.h"
+#include "fleet/reconciler.h"
 #include "metrics/metrics.h"
 
 namespace outbox {
 
-// The one thread that drives the ServiceSet after start: it reloads the
-// config file when asked (SIGHUP; docs/CONFIG.md "Reload") and makes the
-// running services follow the fleet's assignment (docs/DEPLOY.md "A
-// fleet"), so that reloads, assignments and `paused` compose: what runs is
-// always the file's services that this relay owns, as the file says them.
-// HTTP, the tick and the systemd watchdog go on meanwhile.
+// Reloads the config file when asked (SIGHUP; docs/CONFIG.md "Reload"), on
+// a thread of its own, and hands a file that loaded to the Reconciler, which
+// makes what runs follow it together with the fleet's shards: a reload is
+// one of its two inputs, never a gate on the other.
 //
 // A reload reads and validates the file again; a file that fails changes
 // nothing (logged with file:line:column,
-// outbox_config_reloads_total{result="failure"}); a good one is applied
+// outbox_config_reloads_total{result="failure"}): the reconciler keeps the
+// file it has and goes on following the shards. A good one is handed on and
+// counted once the reconciler has followed it
 // (outbox_config_reloads_total{result="success"},
-// outbox_config_last_reload_success_timestamp_seconds), keys that need a
-// restart reported and kept.
+// outbox_config_last_reload_success_timestamp_seconds); keys that need a
+// restart are reported and kept.
 //
-// Thread-safety: Request and RequestAssignment from any thread; Stop from
-// the owner. Lifetime: `services`, `fleet` and `metrics` must outlive it;
-// the ServiceSet is driven only by this thread between construction and
-// Stop.
+// Thread-safety: Request from any thread; Stop from the owner. Lifetime:
+// the reconciler, the fleet and the metrics must outlive it.
 class Reloader {
  public:
-  // `file` is the config loaded at start (the ServiceSet runs the part of it
-  // the fleet owns).
-  Reloader(const Config& file, ServiceSet* services, Fleet* fleet, Metrics* metrics);
+  // `file` is the config loaded at start.
+  Reloader(const Config& file, Reconciler* reconciler, Fleet* fleet, Metrics* metrics);
   ~Reloader();  // Stop
   Reloader(const Reloader&) = delete;
   Reloader& operator=(const Reloader&) = delete;
@@ -41,23 +39,16 @@ class Reloader {
   // A reload as soon as the one running (if any) is over; requests made
   // meanwhile merge into that one.
   void Request() EXCLUDES(mu_);
-  // The fleet's assignment changed: the services follow Fleet::Current()
-  // as soon as this thread is free; changes meanwhile merge.
-  void RequestAssignment() EXCLUDES(mu_);
   // Lets a reload in progress finish, then ends the thread.
   void Stop() EXCLUDES(mu_);
 
  private:
   void Run() EXCLUDES(mu_);
-  // One reload; true when it applied.
+  // One reload; true when the file loaded (and was followed).
   bool ReloadOnce();
-  // Starts and stops services so that the set runs what the fleet owns of
-  // file_; `restart_only` are the file's keys a reload kept (for the log).
-  // False when a producer cannot be created.
-  bool Follow(const std::vector<std::string>& restart_only);
 
   const std::string path_;
-  ServiceSet* const services_;
+  Reconciler* const reconciler_;
   Fleet* const fleet_;
   Metrics* const metrics_;
   Config file_;  // this thread only: the file as last loaded (restart-only keys kept)
@@ -65,7 +56,6 @@ class Reloader {
   Mutex mu_;
   CondVar cv_{&mu_};
   bool pending_ GUARDED_BY(mu_) = false;
-  bool assignment_ GUARDED_BY(mu_) = false;
   bool stopping_ GUARDED_BY(mu_) = false;
   std::thread thread_;
 };

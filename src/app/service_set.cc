@@ -20,6 +20,10 @@ bool Fits(const Cluster& c, const ServiceConfig& s) {
   return c.config == s.kafka && c.min_lease_ms <= s.lease_ms;
 }
 
+bool Named(const std::vector<std::string>& names, const std::string& name) {
+  return std::find(names.begin(), names.end(), name) != names.end();
+}
+
 // Stops every relay of `entries` at once; each waits for its in-flight
 // batches.
 template <typename Entries>
@@ -31,9 +35,24 @@ void StopInParallel(const Entries& entries) {
   for (auto& t : stoppers) t.join();
 }
 
+// `plan` without the services that cannot start.
+ReloadPlan Without(ReloadPlan plan, const std::vector<StartFailure>& failures) {
+  const auto failed = [&](const std::string& name) {
+    return std::any_of(failures.begin(), failures.end(),
+                       [&](const StartFailure& f) { return f.service == name; });
+  };
+  std::erase_if(plan.added, failed);
+  std::erase_if(plan.changed, [&](const ServiceChange& c) { return failed(c.name); });
+  return plan;
+}
+
 }  // namespace
 
-ServiceSet::ServiceSet(Deps deps) : deps_(deps) {}
+ServiceSet::ServiceSet(Deps deps, const Config& config) : deps_(deps) {
+  MutexLock lock(&mu_);
+  config_ = config;
+  config_.services.clear();
+}
 
 ServiceSet::~ServiceSet() { StopAll(); }
 
@@ -61,38 +80,43 @@ ServiceSet::EntryPtr ServiceSet::NewEntry(const Config& config, const ServiceCon
   return e;
 }
 
-bool ServiceSet::Init(const Config& config) {
-  std::vector<Cluster> clusters;
-  if (!CreateClusters(config, &clusters)) return false;
-  {
-    MutexLock lock(&mu_);
-    clusters_ = std::move(clusters);
-  }
-  config_ = config;
-  std::vector<EntryPtr> entries;
-  for (const auto& s : config.services) entries.push_back(NewEntry(config, s));
+Config ServiceSet::Running() const {
   MutexLock lock(&mu_);
-  entries_ = std::move(entries);
-  return true;
+  return config_;
 }
 
-void ServiceSet::StartAll() {
+std::vector<std::string> ServiceSet::Claiming() const {
   MutexLock lock(&mu_);
-  for (auto& e : entries_) e->relay->Start();
+  std::vector<std::string> names;
+  for (const auto& e : entries_)
+    if (!e->claims_stopped && !e->stopping) names.push_back(e->config.name);
+  return names;
 }
 
-bool ServiceSet::NewClusters(const Config& config, std::vector<Cluster>* fresh) const {
+std::vector<StartFailure> ServiceSet::NewClusters(const Config& config,
+                                                  const std::vector<std::string>& names) {
   Config missing = config;
   missing.services.clear();
   {
     MutexLock lock(&mu_);
     for (const auto& s : config.services) {
-      if (std::none_of(clusters_.begin(), clusters_.end(),
-                       [&](const Cluster& c) { return Fits(c, s); }))
+      if (Named(names, s.name) && std::none_of(clusters_.begin(), clusters_.end(),
+                                               [&](const Cluster& c) { return Fits(c, s); }))
         missing.services.push_back(s);
     }
   }
-  return missing.services.empty() || CreateClusters(missing, fresh);
+  if (missing.services.empty()) return {};
+  std::vector<Cluster> fresh;
+  const std::vector<ClusterFailure> failed = CreateClusters(missing, &fresh);
+  std::vector<StartFailure> out;
+  for (const auto& s : missing.services)
+    for (const auto& f : failed)
+      if (f.config == s.kafka)
+        out.push_back({s.name, "cannot create the Kafka producer for " + s.kafka.bootstrap_servers +
+                                   ": " + f.error});
+  MutexLock lock(&mu_);
+  std::move(fresh.begin(), fresh.end(), std::back_inserter(clusters_));
+  return out;
 }
 
 std::vector<ServiceSet::EntryPtr> ServiceSet::StopAndTake(const std::vector<std::string>& names) {
@@ -100,7 +124,7 @@ std::vector<ServiceSet::EntryPtr> ServiceSet::StopAndTake(const std::vector<std:
   {
     MutexLock lock(&mu_);
     for (auto& e : entries_) {
-      if (std::find(names.begin(), names.end(), e->config.name) == names.end()) continue;
+      if (!Named(names, e->config.name)) continue;
       e->stopping = true;  // /readyz: "stopping"
       going.push_back(e);
     }
@@ -127,58 +151,110 @@ void ServiceSet::PruneClusters() {
   // ~KafkaPublisher flushes: outside mu_, so /readyz does not wait for it.
 }
 
-void ServiceSet::StartNew(const Config& config, const std::vector<std::string>& names) {
-  std::vector<EntryPtr> started;
-  for (const auto& s : config.services) {
-    if (std::find(names.begin(), names.end(), s.name) != names.end())
-      started.push_back(NewEntry(config, s));
-  }
-  for (auto& e : started) e->relay->Start();
+void ServiceSet::StartNew(const Config& config, const std::vector<std::string>& names,
+                          const Gate& may_claim) {
+  std::vector<EntryPtr> made;
+  for (const auto& s : config.services)
+    if (Named(names, s.name)) made.push_back(NewEntry(config, s));
+  // Under mu_, as StopClaims: a revocation either sees the entry, or the
+  // gate sees the revocation.
   MutexLock lock(&mu_);
-  entries_.insert(entries_.end(), started.begin(), started.end());
+  for (auto& e : made) {
+    if (!may_claim(e->config)) continue;
+    e->relay->Start();
+    entries_.push_back(e);
+    config_.services.push_back(e->config);
+  }
 }
 
-bool ServiceSet::Apply(const ReloadPlan& plan) {
-  std::vector<Cluster> fresh;
-  if (!NewClusters(plan.config, &fresh)) return false;
+void ServiceSet::Forget(const ReloadPlan& plan, std::vector<EntryPtr> stopped) {
+  for (auto& e : stopped) e->relay.reset();  // before their metrics go
+  for (const auto& e : stopped) {
+    if (!Named(plan.removed, e->config.name)) {
+      // A service that no longer has wakeup: binlog loses that series.
+      if (e->config.wakeup == Wakeup::kBinlog)
+        deps_.metrics->ForService(e->config.name).Clear(ServiceStats::Gauge::kWakeupBinlogUp);
+      continue;
+    }
+    deps_.metrics->RemoveService(e->config.name);
+  }
+  deps_.wakeups->Update(plan.config);
+}
+
+std::vector<StartFailure> ServiceSet::Apply(const ReloadPlan& wanted, const Gate& may_claim) {
+  std::vector<std::string> starting = wanted.added;
+  for (const auto& c : wanted.changed) starting.push_back(c.name);
+  const std::vector<StartFailure> failures = NewClusters(wanted.config, starting);
+  const ReloadPlan plan = Without(wanted, failures);
   {
     MutexLock lock(&mu_);
-    std::move(fresh.begin(), fresh.end(), std::back_inserter(clusters_));
+    Config top = plan.config;
+    top.services = config_.services;
+    config_ = std::move(top);
   }
   // Added services first: they need not wait for the others' grace.
-  StartNew(plan.config, plan.added);
+  StartNew(plan.config, plan.added, may_claim);
   std::vector<std::string> going = plan.removed;
   for (const auto& c : plan.changed) going.push_back(c.name);
-  std::vector<EntryPtr> stopped = StopAndTake(going);
-  for (auto& e : stopped) e->relay.reset();  // before their metrics go
-  for (const auto& name : plan.removed) deps_.metrics->RemoveService(name);
-  for (const auto& e : stopped) {
-    // A service that no longer has wakeup: binlog loses that series.
-    if (e->config.wakeup == Wakeup::kBinlog)
-      deps_.metrics->ForService(e->config.name).Clear(ServiceStats::Gauge::kWakeupBinlogUp);
+  {
+    MutexLock lock(&mu_);
+    std::erase_if(config_.services, [&](const ServiceConfig& s) { return Named(going, s.name); });
   }
-  stopped.clear();
-  deps_.wakeups->Update(plan.config);
-  config_ = plan.config;
+  Forget(plan, StopAndTake(going));
   std::vector<std::string> changed;
   for (const auto& c : plan.changed) changed.push_back(c.name);
-  StartNew(plan.config, changed);
-  {
-    // The file's order, for /readyz.
-    MutexLock lock(&mu_);
-    std::vector<EntryPtr> ordered;
-    for (const auto& s : plan.config.services) {
-      auto it = std::find_if(entries_.begin(), entries_.end(),
-                             [&](const EntryPtr& e) { return e->config.name == s.name; });
-      if (it != entries_.end()) ordered.push_back(*it);
-    }
-    entries_ = std::move(ordered);
-  }
+  StartNew(plan.config, changed, may_claim);
+  OrderAs(plan.config);
   PruneClusters();
-  return true;
+  return failures;
+}
+
+void ServiceSet::OrderAs(const Config& file) {
+  MutexLock lock(&mu_);
+  std::vector<EntryPtr> ordered;
+  std::vector<ServiceConfig> services;
+  for (const auto& s : file.services) {
+    auto it = std::find_if(entries_.begin(), entries_.end(),
+                           [&](const EntryPtr& e) { return e->config.name == s.name; });
+    if (it == entries_.end()) continue;
+    ordered.push_back(*it);
+    services.push_back((*it)->config);
+  }
+  entries_ = std::move(ordered);
+  config_.services = std::move(services);
+}
+
+bool ServiceSet::StopClaims(const std::vector<std::string>& names, Clock::TimePoint deadline) {
+  std::vector<std::future<void>> stops;
+  {
+    MutexLock lock(&mu_);
+    for (auto& e : entries_) {
+      if (!Named(names, e->config.name) || e->claims_stopped) continue;
+      e->claims_stopped = true;
+      stops.push_back(std::async(std::launch::async, [e] { e->relay->StopClaims(); }));
+    }
+  }
+  bool all = true;
+  for (auto& f : stops) {
+    if (f.wait_until(deadline) == std::future_status::ready) continue;
+    all = false;
+    MutexLock lock(&mu_);
+    claim_stops_.push_back(std::move(f));  // StopAll waits for it
+  }
+  return all;
+}
+
+void ServiceSet::JoinClaimStops() {
+  std::vector<std::future<void>> stops;
+  {
+    MutexLock lock(&mu_);
+    stops.swap(claim_stops_);
+  }
+  for (auto& f : stops) f.wait();
 }
 
 void ServiceSet::StopAll() {
+  JoinClaimStops();
   std::vector<EntryPtr> all;
   {
     MutexLock lock(&mu_);
@@ -190,6 +266,7 @@ void ServiceSet::StopAll() {
   {
     MutexLock lock(&mu_);
     entries_.clear();
+    config_.services.clear();
     clusters.swap(clusters_);
   }
   // The relays go first (outside mu_), then the producers, which flush.
@@ -202,7 +279,6 @@ bool ServiceSet::KafkaUp() const {
   return std::all_of(clusters_.begin(), clusters_.end(),
                      [](const Cluster& c) { return c.publisher->Healthy(); });
 }
-
 HttpResponse ServiceSet::Readyz() const {
   bool ready = true;
   std::string body;
@@ -223,7 +299,7 @@ HttpResponse ServiceSet::Readyz() const {
     const Relay& r = *e->relay;
     body += "service " + r.name() + ": ";
     const bool up = r.DatabaseReady();
-    if (e->stopping) {
+    if (e->stopping || e->claims_stopped) {
       body += "stopping (finishing its in-flight events)\n";
       continue;
     }

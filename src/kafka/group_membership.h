@@ -13,17 +13,37 @@ namespace outbox {
 // `partitions` partitions.
 struct GroupAssignment {
   enum class Kind {
-    kAssigned,  // shards were added
-    kRevoked,   // shards were given back in a rebalance (a graceful hand-over)
-    kLost,      // the group moved on without this relay (session timed out, fenced, fatal)
+    kAssigned,   // shards were added
+    kRevoked,    // shards were given back in a rebalance (a graceful hand-over)
+    kLost,       // the group moved on without this relay (session timed out, fenced, fatal)
+    kSuspended,  // no answer from the group's coordinator for too long: serve nothing
+    kResumed,    // the coordinator answers again and the shards are still this relay's
+    kResized,    // the topic's partition count changed (the services' shards move)
   };
   Kind kind = Kind::kAssigned;
-  std::set<int> shards;   // every shard owned after the change
-  std::set<int> changed;  // the shards added (kAssigned) or taken away
+  std::set<int> shards;   // every shard to serve after the change (none while suspended)
+  std::set<int> changed;  // the shards added (kAssigned, kResumed) or taken away
   int partitions = 0;     // the topic's partition count; 0 while not known
 };
 
-const char* ToString(GroupAssignment::Kind kind);  // "assigned", "revoked", "lost"
+// "assigned", "revoked", "lost", "suspended", "resumed", "resized".
+inline const char* ToString(GroupAssignment::Kind kind) {
+  switch (kind) {
+    case GroupAssignment::Kind::kAssigned:
+      return "assigned";
+    case GroupAssignment::Kind::kRevoked:
+      return "revoked";
+    case GroupAssignment::Kind::kLost:
+      return "lost";
+    case GroupAssignment::Kind::kSuspended:
+      return "suspended";
+    case GroupAssignment::Kind::kResumed:
+      return "resumed";
+    case GroupAssignment::Kind::kResized:
+      return "resized";
+  }
+  return "?";
+}
 
 // The seam to the fleet's group membership (Kafka's consumer group protocol
 // in production, src/kafka/kafka_group_member.h). It only reports what the
@@ -32,8 +52,10 @@ const char* ToString(GroupAssignment::Kind kind);  // "assigned", "revoked", "lo
 // Thread-safety: Start and Stop from one thread; Member and Problem from any.
 class GroupMembership {
  public:
-  // Called for each change, from the membership's own thread, in order; it
-  // must not block for long (the group waits for the rebalance to finish).
+  // Called for each change, from the membership's own thread, in order. A
+  // change that takes shards away is given back to the group only after
+  // the listener returns, so the listener stops what those shards ran
+  // first (in bounded time: the group waits for the rebalance to finish).
   using Listener = std::function<void(const GroupAssignment&)>;
 
   virtual ~GroupMembership() = default;
@@ -45,8 +67,9 @@ class GroupMembership {
   // ends the thread, in bounded time. The listener may be called meanwhile
   // with everything revoked.
   virtual void Stop() = 0;
-  // True while the group counts this relay as a member (after its first
-  // assignment, until it is lost or the relay leaves).
+  // True while the group counts this relay as a member and its coordinator
+  // answers (after its first assignment, until it is lost, suspended by
+  // the contact watchdog, or the relay leaves).
   virtual bool Member() const = 0;
   // Why it is not a member, or the last error the group reported; "" when
   // none.

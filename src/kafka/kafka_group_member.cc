@@ -12,6 +12,21 @@ constexpr int kPollMs = 200;  // how soon a Stop is noticed; callbacks come from
 constexpr int kMetadataTimeoutMs = 5000;
 constexpr std::chrono::seconds kRecreateBackoff{2};
 
+// Kafka's advice: a third of the session timeout, so that two lost
+// heartbeats do not end the session.
+int HeartbeatIntervalMs(const FleetConfig& fleet) {
+  return std::max(100, fleet.session_timeout_ms / 3);
+}
+
+std::string JoinShardList(const std::set<int>& shards) {
+  std::string out;
+  for (int s : shards) {
+    if (!out.empty()) out += ',';
+    out += std::to_string(s);
+  }
+  return out.empty() ? "none" : out;
+}
+
 std::set<int> PartitionsOf(const rd_kafka_topic_partition_list_t* parts) {
   std::set<int> out;
   for (int i = 0; i < parts->cnt; ++i) out.insert(parts->elems[i].partition);
@@ -39,20 +54,19 @@ void LogAssignError(rd_kafka_resp_err_t err, const char* what) {
 
 }  // namespace
 
-const char* ToString(GroupAssignment::Kind kind) {
-  switch (kind) {
-    case GroupAssignment::Kind::kAssigned:
-      return "assigned";
-    case GroupAssignment::Kind::kRevoked:
-      return "revoked";
-    case GroupAssignment::Kind::kLost:
-      return "lost";
-  }
-  return "?";
+KafkaGroupMember::KafkaGroupMember(FleetConfig fleet, std::string client_id, ClockPtr clock)
+    : fleet_(std::move(fleet)),
+      client_id_(std::move(client_id)),
+      clock_(std::move(clock)),
+      contact_(ContactLimit(fleet_)) {}
+
+std::chrono::milliseconds KafkaGroupMember::ContactLimit(const FleetConfig& fleet) {
+  return std::chrono::milliseconds(fleet.session_timeout_ms - HeartbeatIntervalMs(fleet));
 }
 
-KafkaGroupMember::KafkaGroupMember(FleetConfig fleet, std::string client_id, ClockPtr clock)
-    : fleet_(std::move(fleet)), client_id_(std::move(client_id)), clock_(std::move(clock)) {}
+std::chrono::milliseconds KafkaGroupMember::PartitionsRefresh(const FleetConfig& fleet) {
+  return std::chrono::milliseconds(std::max(1000, HeartbeatIntervalMs(fleet)));
+}
 
 KafkaGroupMember::~KafkaGroupMember() { Stop(); }
 
@@ -66,9 +80,10 @@ std::map<std::string, std::string> KafkaGroupMember::Properties(const FleetConfi
   // relay never stop in a rebalance (KIP-429).
   p["partition.assignment.strategy"] = "cooperative-sticky";
   p["session.timeout.ms"] = std::to_string(fleet.session_timeout_ms);
-  // Kafka's advice: a third of the session timeout, so that two lost
-  // heartbeats do not end the session.
-  p["heartbeat.interval.ms"] = std::to_string(std::max(100, fleet.session_timeout_ms / 3));
+  p["heartbeat.interval.ms"] = std::to_string(HeartbeatIntervalMs(fleet));
+  // The contact watchdog reads the coordinator's answers from the
+  // statistics, once a second.
+  p["statistics.interval.ms"] = std::to_string(kStatisticsMs);
   // The partitions are shards, never read and never committed.
   p["enable.auto.commit"] = "false";
   p["enable.auto.offset.store"] = "false";
@@ -77,8 +92,10 @@ std::map<std::string, std::string> KafkaGroupMember::Properties(const FleetConfi
   // The operator creates the topic and chooses its partitions (the shards);
   // a broker's auto-creation would pick a count nobody chose.
   p["allow.auto.create.topics"] = "false";
-  // An added partition is seen (and the shards spread again) within a minute.
-  p["topic.metadata.refresh.interval.ms"] = "60000";
+  // An added partition is seen by the group's leader (which rebalances)
+  // within a heartbeat interval; every member also reads the count itself
+  // as often (Run).
+  p["topic.metadata.refresh.interval.ms"] = std::to_string(PartitionsRefresh(fleet).count());
   p["log.connection.close"] = "false";
   if (fleet.static_membership) p["group.instance.id"] = client_id;
   return p;
@@ -96,6 +113,7 @@ rd_kafka_t* KafkaGroupMember::NewConsumer(std::string* error) {
   }
   rd_kafka_conf_set_rebalance_cb(conf, &KafkaGroupMember::OnRebalance);
   rd_kafka_conf_set_error_cb(conf, &KafkaGroupMember::OnError);
+  rd_kafka_conf_set_stats_cb(conf, &KafkaGroupMember::OnStats);
   rd_kafka_conf_set_log_cb(conf, &LogLibrdkafka);
   rd_kafka_conf_set_opaque(conf, this);
   rd_kafka_t* rk = rd_kafka_new(RD_KAFKA_CONSUMER, conf, errstr, sizeof(errstr));
@@ -165,7 +183,10 @@ void KafkaGroupMember::Run() {
         continue;
       }
       recreate_ = false;
+      contact_.Reset();
+      suspended_ = false;
     }
+    RefreshIfDue();
     rd_kafka_message_t* m = rd_kafka_consumer_poll(rk_, kPollMs);
     if (m == nullptr) continue;
     if (m->err != RD_KAFKA_RESP_ERR_NO_ERROR) OnConsumerError(*m);
@@ -181,8 +202,8 @@ void KafkaGroupMember::OnConsumerError(const rd_kafka_message_t& m) {
     // static membership. The group has moved on: stop serving, start over.
     LogError("fleet: the group's consumer failed for good; its shards are lost, joining again",
              {{"error", fatal}});
-    Report(GroupAssignment::Kind::kLost, owned_);
     SetProblem(std::string("the group's consumer failed: ") + fatal, false);
+    Report(GroupAssignment::Kind::kLost, owned_);
     recreate_ = true;
     return;
   }
@@ -201,6 +222,45 @@ void KafkaGroupMember::OnError(rd_kafka_t*, int err, const char* reason, void*) 
   LogWarn("fleet: the group's cluster reports an error",
           {{"error", std::string(rd_kafka_err2name(static_cast<rd_kafka_resp_err_t>(err))) + ": " +
                          reason}});
+}
+
+int KafkaGroupMember::OnStats(rd_kafka_t*, char* json, size_t len, void* opaque) {
+  static_cast<KafkaGroupMember*>(opaque)->OnStatistics(std::string(json, len));
+  return 0;  // librdkafka frees `json`
+}
+
+void KafkaGroupMember::OnStatistics(const std::string& json) {
+  ContactSample sample;
+  if (!ParseContactSample(json, &sample)) return;
+  const auto change = contact_.Observe(sample, rd_kafka_assignment_lost(rk_) != 0);
+  if (change == GroupContact::Change::kLost && !suspended_) {
+    const std::string why = "no answer from the group's coordinator for " +
+                            std::to_string(contact_.silence_ms()) +
+                            " ms; serving none of this relay's shards until it answers";
+    LogWarn("fleet: the group's coordinator does not answer; this relay stops serving its shards",
+            {{"silence_ms", contact_.silence_ms()}, {"shards", JoinShardList(owned_)}});
+    suspended_ = true;
+    SetProblem(why, false);
+    Report(GroupAssignment::Kind::kSuspended, owned_);
+  } else if (change == GroupContact::Change::kBack && suspended_) {
+    LogInfo("fleet: the group's coordinator answers again; this relay serves its shards again",
+            {{"shards", JoinShardList(owned_)}});
+    suspended_ = false;
+    SetProblem("", true);
+    Report(GroupAssignment::Kind::kResumed, owned_);
+  }
+}
+
+void KafkaGroupMember::RefreshIfDue() {
+  const auto now = clock_->Now();
+  if (now < next_refresh_) return;
+  next_refresh_ = now + PartitionsRefresh(fleet_);
+  const int before = partitions_;
+  if (before == 0) return;  // not known before the first assignment
+  if (RefreshPartitions() == before) return;
+  LogInfo("fleet: the shard topic's partition count changed; the services' shards move",
+          {{"topic", fleet_.topic}, {"before", before}, {"partitions", partitions_}});
+  Report(GroupAssignment::Kind::kResized, {});
 }
 
 void KafkaGroupMember::OnRebalance(rd_kafka_t*, rd_kafka_resp_err_t err,
@@ -232,6 +292,9 @@ void KafkaGroupMember::Assign(rd_kafka_topic_partition_list_t* parts, bool coope
   rd_kafka_pause_partitions(rk_, parts);
   std::set<int> added = PartitionsOf(parts);
   owned_.insert(added.begin(), added.end());
+  // The group answered: whatever the watchdog saw is over.
+  contact_.Reset();
+  suspended_ = false;
   if (RefreshPartitions() > 0)
     SetProblem("", true);
   else
@@ -254,7 +317,7 @@ void KafkaGroupMember::Revoke(rd_kafka_topic_partition_list_t* parts, bool coope
 
 void KafkaGroupMember::Report(GroupAssignment::Kind kind, std::set<int> changed) {
   if (kind == GroupAssignment::Kind::kLost) owned_.clear();
-  GroupAssignment a{kind, owned_, std::move(changed), partitions_};
+  GroupAssignment a{kind, suspended_ ? std::set<int>{} : owned_, std::move(changed), partitions_};
   if (listener_) listener_(a);
 }
 

@@ -11,16 +11,24 @@
 #include "common/clock.h"
 #include "common/mutex.h"
 #include "config/config.h"
+#include "kafka/group_contact.h"
 #include "kafka/group_membership.h"
 
 namespace outbox {
 
-// The fleet's membership through Kafka's consumer group protocol (SPEC §3
-// "Fleet", docs/DEPLOY.md "A fleet"): a librdkafka consumer in group
+// The fleet's membership through Kafka's consumer group protocol
+// (docs/DEPLOY.md "A fleet"): a librdkafka consumer in group
 // `fleet.group_id` subscribed to `fleet.topic`, cooperative-sticky,
 // incremental assign and unassign. Its partitions are shards; it never
 // fetches (assigned partitions are paused at once), never commits and never
-// produces. One thread polls the consumer and calls the listener.
+// produces. One thread polls the consumer and calls the listener; besides
+// the group's rebalances it reports:
+// - kSuspended / kResumed from the contact watchdog (GroupContact on the
+//   statistics): no answer from the coordinator for ContactLimit, while
+//   heartbeats were due, serves nothing until it answers again;
+// - kResized when the topic's partition count, read every
+//   PartitionsRefresh, changed (each member reads it, not only the one
+//   whose assignment changes).
 //
 // Thread-safety: as GroupMembership. Lifetime: Stop (or the destructor)
 // before the listener's captures go.
@@ -48,11 +56,26 @@ class KafkaGroupMember final : public GroupMembership {
   // How long a close may take before the consumer is destroyed without it
   // (librdkafka 2.0.2 can hang closing after a lost assignment).
   static constexpr std::chrono::seconds kCloseLimit{10};
+  // The statistics' interval: the watchdog's resolution.
+  static constexpr int kStatisticsMs = 1000;
+  // Silence from the coordinator that suspends this member: the session
+  // timeout less a heartbeat interval, so that it stops serving before the
+  // coordinator, counting from the last heartbeat it received, can end the
+  // session and hand the shards on.
+  static std::chrono::milliseconds ContactLimit(const FleetConfig& fleet);
+  // How often the topic's partition count is read: a heartbeat interval
+  // (at least a second).
+  static std::chrono::milliseconds PartitionsRefresh(const FleetConfig& fleet);
 
  private:
   static void OnRebalance(rd_kafka_t* rk, rd_kafka_resp_err_t err,
                           rd_kafka_topic_partition_list_t* parts, void* opaque);
   static void OnError(rd_kafka_t* rk, int err, const char* reason, void* opaque);
+  static int OnStats(rd_kafka_t* rk, char* json, size_t len, void* opaque);
+  // One statistics sample through the contact watchdog. Poll thread only.
+  void OnStatistics(const std::string& json);
+  // Reads the partition count when a refresh is due; reports a change.
+  void RefreshIfDue();
   void Run();
   // Applies a rebalance to the consumer and reports it. Poll thread only.
   void Rebalance(rd_kafka_resp_err_t err, rd_kafka_topic_partition_list_t* parts);
@@ -80,8 +103,11 @@ class KafkaGroupMember final : public GroupMembership {
   std::thread thread_;
 
   // The poll thread only.
-  std::set<int> owned_;
+  std::set<int> owned_;  // the consumer's assignment
   int partitions_ = 0;
+  GroupContact contact_;
+  bool suspended_ = false;  // by the watchdog: owned_ is not served
+  Clock::TimePoint next_refresh_{};
 
   mutable Mutex mu_;
   bool member_ GUARDED_BY(mu_) = false;

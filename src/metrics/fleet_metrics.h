@@ -18,7 +18,8 @@ namespace outbox {
 class FleetMetrics {
  public:
   // The rebalance kinds, each exported from the start at 0.
-  static constexpr const char* kKinds[] = {"assigned", "revoked", "lost"};
+  static constexpr const char* kKinds[] = {"assigned",  "revoked", "lost",
+                                           "suspended", "resumed", "resized"};
 
   explicit FleetMetrics(prometheus::Registry& registry);
 

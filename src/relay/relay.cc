@@ -42,11 +42,20 @@ void Relay::Start() {
   threads_[2] = std::thread([this] { units_.housekeeping.Run(); });
 }
 
-void Relay::Stop(std::chrono::milliseconds grace) {
+void Relay::StopClaims() {
   units_.claim.Stop();
+  MutexLock lock(&claims_mu_);
   if (!threads_[0].joinable()) return;  // not started, or stopped already
-  if (threads_[0].joinable()) threads_[0].join();
+  threads_[0].join();
   units_.queue->ClaimsEnded();  // no batch comes after these
+  // A claim loop that ended is not a stalled one, however long the
+  // service then takes to stop.
+  units_.claim.set_heartbeat(nullptr);
+}
+
+void Relay::Stop(std::chrono::milliseconds grace) {
+  StopClaims();
+  if (!threads_[2].joinable()) return;  // not started, or stopped already
   units_.housekeeping.Stop();
   if (threads_[2].joinable()) threads_[2].join();
   if (!units_.queue->WaitEmpty(units_.options.clock->Now() + grace)) {

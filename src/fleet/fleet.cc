@@ -1,4 +1,4 @@
-#include "app/fleet.h"
+#include "fleet/fleet.h"
 
 #include "common/log.h"
 #include "fleet/shard.h"
@@ -29,10 +29,9 @@ Fleet::Fleet(const Config& file, MembershipPtr membership, Metrics* metrics)
 
 Fleet::~Fleet() { Stop(); }
 
-Status Fleet::Start(std::function<void()> on_change) {
+Status Fleet::Start(Follow follow) {
   if (!membership_) return Status::Ok();
-  on_change_ = std::move(on_change);
-  ExportOwned();  // 0 for every service until the first assignment
+  follow_ = std::move(follow);
   return membership_->Start([this](const GroupAssignment& a) { OnAssignment(a); });
 }
 
@@ -47,27 +46,19 @@ Ownership Fleet::Current() const {
 
 void Fleet::SetFile(const Config& file) {
   MutexLock lock(&mu_);
-  if (metrics_) {
-    for (const auto& old : file_.services) {
-      const bool kept = std::any_of(file.services.begin(), file.services.end(),
-                                    [&](const ServiceConfig& s) { return s.name == old.name; });
-      if (!kept) metrics_->RemoveOwned(old.name);
-    }
-  }
   file_ = file;
 }
 
-void Fleet::ExportOwned() {
-  if (!metrics_) return;
-  MutexLock lock(&mu_);
-  for (const auto& s : file_.services) metrics_->SetOwned(s.name, current_.Owns(s));
+void Fleet::ExportMember() {
+  if (membership_) metrics_->SetMember(membership_->Member());
 }
 
 void Fleet::OnAssignment(const GroupAssignment& a) {
   std::vector<std::string> problems;
+  Ownership now = Ownership::Shards(a.shards, a.partitions);
   {
     MutexLock lock(&mu_);
-    current_ = Ownership::Shards(a.shards, a.partitions);
+    current_ = now;
     LogInfo("fleet: assignment changed", {{"kind", ToString(a.kind)},
                                           {"shards_changed", JoinShards(a.changed)},
                                           {"shards", JoinShards(a.shards)},
@@ -82,7 +73,7 @@ void Fleet::OnAssignment(const GroupAssignment& a) {
   metrics_->AddRebalance(ToString(a.kind));
   metrics_->SetShardsOwned(a.shards.size());
   metrics_->SetMember(membership_->Member());
-  if (on_change_) on_change_();
+  if (follow_) follow_(now);
 }
 
 bool Fleet::Readyz(std::string* body) const {

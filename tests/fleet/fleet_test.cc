@@ -1,4 +1,4 @@
-#include "app/fleet.h"
+#include "fleet/fleet.h"
 
 #include <catch2/catch.hpp>
 
@@ -35,12 +35,18 @@ struct Rig {
     auto m = std::make_unique<FakeMembership>();
     member = m.get();
     fleet = std::make_unique<Fleet>(file, std::move(m), &metrics);
-    REQUIRE(fleet->Start([this] { ++changes; }).ok());
+    REQUIRE(fleet
+                ->Start([this](const Ownership& o) {
+                  ++changes;
+                  followed = o;
+                })
+                .ok());
   }
   Metrics metrics;
   FakeMembership* member;
   std::unique_ptr<Fleet> fleet;
   int changes = 0;
+  Ownership followed = Ownership::Shards({}, 0);
 };
 
 }  // namespace
@@ -51,7 +57,6 @@ TEST_CASE("a relay in a fleet serves nothing until the group assigns it shards",
   const std::string m = r.metrics.Serialize();
   CHECK(Has(m, "outbox_fleet_member 0"));
   CHECK(Has(m, "outbox_fleet_shards_owned 0"));
-  CHECK(Has(m, "outbox_service_owned{service=\"a\"} 0"));
   std::string body;
   CHECK_FALSE(r.fleet->Readyz(&body));
   CHECK(body == "fleet g on shards: not a member: joining the group\n");
@@ -63,14 +68,13 @@ TEST_CASE("an assignment says what the relay owns and moves the fleet's metrics"
   r.member->Assign({Kind::kAssigned, {1}, {1}, 2});
   CHECK(r.changes == 1);
   CHECK(r.fleet->Current().Names(file) == std::vector<std::string>{"b", "c"});
-  r.fleet->ExportOwned();
+  CHECK(r.followed == r.fleet->Current());
   std::string m = r.metrics.Serialize();
   CHECK(Has(m, "outbox_fleet_member 1"));
   CHECK(Has(m, "outbox_fleet_shards_owned 1"));
   CHECK(Has(m, "outbox_fleet_rebalances_total{kind=\"assigned\"} 1"));
   CHECK(Has(m, "outbox_fleet_rebalances_total{kind=\"lost\"} 0"));
-  CHECK(Has(m, "outbox_service_owned{service=\"a\"} 0"));
-  CHECK(Has(m, "outbox_service_owned{service=\"b\"} 1"));
+  CHECK(Has(m, "outbox_fleet_rebalances_total{kind=\"suspended\"} 0"));
   std::string body;
   CHECK(r.fleet->Readyz(&body));
   CHECK(body == "fleet g on shards: member, shards 1 of 2\n");
@@ -80,10 +84,9 @@ TEST_CASE("an assignment says what the relay owns and moves the fleet's metrics"
     r.member->Assign({Kind::kLost, {}, {1}, 2}, false);
     CHECK(r.changes == 2);
     CHECK(r.fleet->Current().Names(file).empty());
-    r.fleet->ExportOwned();
+    CHECK(r.followed.Names(file).empty());
     m = r.metrics.Serialize();
     CHECK(Has(m, "outbox_fleet_rebalances_total{kind=\"lost\"} 1"));
-    CHECK(Has(m, "outbox_service_owned{service=\"b\"} 0"));
     CHECK(Has(m, "outbox_fleet_member 0"));
     body.clear();
     CHECK_FALSE(r.fleet->Readyz(&body));
@@ -94,12 +97,21 @@ TEST_CASE("an assignment says what the relay owns and moves the fleet's metrics"
     CHECK(r.fleet->Readyz(&body));
     CHECK(body == "fleet g on shards: member, shards none of 2\n");
   }
-  SECTION("a service gone from the file loses its owned series") {
-    r.fleet->SetFile(File("  - {name: b, shard: 1, mysql: {user: u, database: b}}\n"));
-    r.fleet->ExportOwned();
-    m = r.metrics.Serialize();
-    CHECK_FALSE(Has(m, "outbox_service_owned{service=\"a\"}"));
-    CHECK(Has(m, "outbox_service_owned{service=\"b\"} 1"));
+  SECTION("a suspension by the watchdog serves nothing, is not ready, and its end serves again") {
+    r.member->problem = "no answer from the group's coordinator for 4000 ms";
+    r.member->Assign({Kind::kSuspended, {}, {1}, 2}, false);
+    CHECK(r.followed.Names(file).empty());
+    body.clear();
+    CHECK_FALSE(r.fleet->Readyz(&body));
+    CHECK(Has(body, "not a member: no answer from the group's coordinator"));
+    r.member->Assign({Kind::kResumed, {1}, {1}, 2});
+    CHECK(r.followed.Names(file) == std::vector<std::string>{"b", "c"});
+    CHECK(Has(r.metrics.Serialize(), "outbox_fleet_rebalances_total{kind=\"resumed\"} 1"));
+  }
+  SECTION("the member gauge follows the membership on the tick, whatever event was missed") {
+    r.member->member = false;  // as after a fatal error, before any event
+    r.fleet->ExportMember();
+    CHECK(Has(r.metrics.Serialize(), "outbox_fleet_member 0"));
   }
 }
 
@@ -114,6 +126,7 @@ TEST_CASE("without a fleet block the relay owns every service and exports no fle
           .config;
   Fleet fleet(file, nullptr, &metrics);
   REQUIRE(fleet.Start(nullptr).ok());
+  CHECK(fleet.metrics() == nullptr);
   CHECK(fleet.Current().Names(file) == std::vector<std::string>{"a"});
   std::string body;
   CHECK(fleet.Readyz(&body));

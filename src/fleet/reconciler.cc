@@ -1,0 +1,220 @@
+#include "fleet/reconciler.h"
+
+#include <algorithm>
+
+#include "common/log.h"
+
+namespace outbox {
+
+namespace {
+
+std::string Join(const std::vector<std::string>& items) {
+  std::string out;
+  for (const auto& i : items) out += (out.empty() ? "" : ",") + i;
+  return out.empty() ? "none" : out;
+}
+
+std::vector<std::string> Names(const std::vector<ServiceConfig>& services) {
+  std::vector<std::string> names;
+  for (const auto& s : services) names.push_back(s.name);
+  return names;
+}
+
+bool Contains(const std::vector<std::string>& names, const std::string& name) {
+  return std::find(names.begin(), names.end(), name) != names.end();
+}
+
+// A service still wanted whose claims were stopped (its shard left and came
+// back, or the watchdog suspended it) runs again by a restart.
+void RestartStopped(ReloadPlan* plan, const std::vector<std::string>& claiming) {
+  for (const auto& name : plan->unchanged)
+    if (!Contains(claiming, name)) plan->changed.push_back({name, {"claims stopped"}});
+  std::erase_if(plan->unchanged, [&](const std::string& n) { return !Contains(claiming, n); });
+}
+
+bool HasWork(const ReloadPlan& plan) {
+  return !plan.added.empty() || !plan.removed.empty() || !plan.changed.empty();
+}
+
+void LogPlan(const ReloadPlan& plan) {
+  for (const auto& c : plan.changed) {
+    std::string keys;
+    for (const auto& k : c.keys) keys += (keys.empty() ? "" : ",") + k;
+    LogInfo("service restarts with its changed keys", {{"service", c.name}, {"keys", keys}});
+  }
+  for (const auto& s : plan.config.services) {
+    if (!s.paused || !Contains(plan.added, s.name)) continue;
+    LogInfo("service paused by its config: no new claims until a reload sets paused: false",
+            {{"service", s.name}});
+  }
+}
+
+}  // namespace
+
+Reconciler::Reconciler(Options options, const Config& file, const Ownership& ownership)
+    : options_(std::move(options)), file_(file), ownership_(ownership) {
+  run_metrics_ = std::make_unique<ServiceRunMetrics>(*options_.registry);
+}
+
+Reconciler::~Reconciler() { Stop(); }
+
+void Reconciler::Start() {
+  thread_ = std::thread([this] { Run(); });
+}
+
+void Reconciler::Stop() {
+  {
+    MutexLock lock(&mu_);
+    stopping_ = true;
+    cv_.SignalAll();
+  }
+  if (thread_.joinable()) thread_.join();
+}
+
+uint64_t Reconciler::SetFile(const Config& file) {
+  MutexLock lock(&mu_);
+  file_ = file;
+  dirty_ = true;
+  cv_.SignalAll();
+  return ++inputs_;
+}
+
+bool Reconciler::WaitFollowed(uint64_t input, Clock::TimePoint deadline) {
+  MutexLock lock(&mu_);
+  return options_.clock->WaitUntil(&mu_, &cv_, deadline, [&] {
+    mu_.AssertHeld();
+    return followed_ >= input || stopping_;
+  });
+}
+
+Ownership Reconciler::ownership() const {
+  MutexLock lock(&mu_);
+  return ownership_;
+}
+
+void Reconciler::SetOwnership(const Ownership& ownership) {
+  {
+    MutexLock lock(&mu_);
+    ownership_ = ownership;
+    dirty_ = true;
+    ++inputs_;
+    cv_.SignalAll();
+  }
+  // Read after the change: a service the runner starts from now on asks
+  // the gate (the new ownership), one started before is in this list.
+  std::vector<std::string> leaving;
+  const std::vector<std::string> claiming = options_.runner->Claiming();
+  for (const auto& s : options_.runner->Running().services)
+    if (!ownership.Owns(s) && Contains(claiming, s.name)) leaving.push_back(s.name);
+  if (!leaving.empty()) {
+    const auto t0 = options_.clock->Now();
+    const bool stopped = options_.runner->StopClaims(leaving, t0 + options_.claim_stop_limit);
+    const auto ms =
+        std::chrono::duration_cast<std::chrono::milliseconds>(options_.clock->Now() - t0).count();
+    if (stopped)
+      LogInfo("fleet: claims stopped for the services given away",
+              {{"services", Join(leaving)}, {"ms", ms}});
+    else
+      LogWarn(
+          "fleet: a claim round of a service given away did not end in time; its rows stay "
+          "under live leases that the next owner skips",
+          {{"services", Join(leaving)}, {"ms", ms}});
+  }
+  Export();
+}
+
+void Reconciler::Postpone(ReloadPlan* plan, Clock::TimePoint now) const {
+  std::erase_if(plan->added, [&](const std::string& n) { return !retries_.Due(n, now); });
+  std::erase_if(plan->changed, [&](const ServiceChange& c) { return !retries_.Due(c.name, now); });
+}
+
+void Reconciler::Book(const std::vector<StartFailure>& failures, Clock::TimePoint now) {
+  for (const auto& f : failures) {
+    if (!retries_.Failed(f.service, f.cause, now)) continue;
+    LogWarn("a service this relay should run cannot start; retrying with backoff until it can",
+            {{"service", f.service}, {"error", f.cause}});
+    run_metrics_->AddStartFailure(f.service);
+  }
+}
+
+std::vector<StartFailure> Reconciler::Reconcile() {
+  Config desired;
+  uint64_t input = 0;
+  {
+    MutexLock lock(&mu_);
+    desired = ownership_.Filter(file_);
+    dirty_ = false;
+    input = inputs_;
+  }
+  ReloadPlan plan = PlanReload(options_.runner->Running(), desired);
+  if (!plan.error.empty()) {
+    LogError("cannot follow the file: it does not fit the running config", {{"error", plan.error}});
+    MutexLock lock(&mu_);
+    followed_ = std::max(followed_, input);
+    cv_.SignalAll();
+    return {};
+  }
+  RestartStopped(&plan, options_.runner->Claiming());
+  const auto now = options_.clock->Now();
+  Postpone(&plan, now);
+  std::vector<StartFailure> failures;
+  if (HasWork(plan)) {
+    LogPlan(plan);
+    failures = options_.runner->Apply(plan, [this](const ServiceConfig& s) {
+      MutexLock lock(&mu_);
+      return ownership_.Owns(s);
+    });
+    Book(failures, now);
+    LogInfo("services follow the file and the fleet", {{"started", Join(plan.added)},
+                                                       {"stopped", Join(plan.removed)},
+                                                       {"restarted", plan.changed.size()},
+                                                       {"unchanged", plan.unchanged.size()},
+                                                       {"failed", failures.size()}});
+  }
+  const std::vector<std::string> running = options_.runner->Claiming();
+  retries_.KeepOnly(Names(desired.services));
+  for (const auto& n : running)
+    if (std::none_of(failures.begin(), failures.end(),
+                     [&](const StartFailure& f) { return f.service == n; }))
+      retries_.Forget(n);
+  Export();
+  MutexLock lock(&mu_);
+  followed_ = std::max(followed_, input);
+  cv_.SignalAll();
+  return failures;
+}
+
+void Reconciler::Export() {
+  const std::vector<std::string> running = options_.runner->Claiming();
+  MutexLock lock(&mu_);
+  std::vector<std::string> names = Names(file_.services);
+  for (const auto& gone : exported_) {
+    if (Contains(names, gone)) continue;
+    run_metrics_->Remove(gone);
+    if (options_.fleet_metrics) options_.fleet_metrics->RemoveOwned(gone);
+  }
+  for (const auto& s : file_.services) {
+    run_metrics_->SetRunning(s.name, Contains(running, s.name));
+    if (options_.fleet_metrics) options_.fleet_metrics->SetOwned(s.name, ownership_.Owns(s));
+  }
+  exported_ = std::move(names);
+}
+
+void Reconciler::Run() {
+  for (;;) {
+    // Read outside mu_: retries_ is this thread's alone.
+    auto deadline = options_.clock->Now() + options_.tick;
+    if (auto due = retries_.NextDue()) deadline = std::min(deadline, *due);
+    {
+      MutexLock lock(&mu_);
+      options_.clock->WaitUntil(&mu_, &cv_, deadline, [this] {
+        mu_.AssertHeld();
+        return dirty_ || stopping_;
+      });
+      if (stopping_) return;
+    }
+    (void)Reconcile();
+  }
+}
+
+}  // namespace outbox
