@@ -23,6 +23,9 @@ OUTBOX_DEPS=(
     prometheus-cpp-dev libcli11-dev nlohmann-json3-dev libspdlog-dev libfmt-dev
     catch2 mariadb-server mariadb-client kcat prometheus curl python3 procps
     openssl
+    # tests/integration/fleet_faults_test.cc cuts one relay (by its uid) off
+    # from the group's coordinator with a firewall rule
+    iptables
     # src/binlog/ links libmariadb directly for its replication API
     # (mariadb_rpl.h, pkg-config libmariadb; tests/ops/check_image.sh links a
     # probe against its mysql.h); the runtime needs libmariadb3

@@ -147,41 +147,48 @@ std::vector<StartFailure> Reconciler::Reconcile() {
     input = inputs_;
   }
   ReloadPlan plan = PlanReload(options_.runner->Running(), desired);
+  std::vector<StartFailure> failures;
   if (!plan.error.empty()) {
     LogError("cannot follow the file: it does not fit the running config", {{"error", plan.error}});
-    MutexLock lock(&mu_);
-    followed_ = std::max(followed_, input);
-    cv_.SignalAll();
-    return {};
+  } else {
+    RestartStopped(&plan, options_.runner->Claiming());
+    failures = Act(&plan);
+    Remember(desired);
   }
-  RestartStopped(&plan, options_.runner->Claiming());
-  const auto now = options_.clock->Now();
-  Postpone(&plan, now);
-  std::vector<StartFailure> failures;
-  if (HasWork(plan)) {
-    LogPlan(plan);
-    failures = options_.runner->Apply(plan, [this](const ServiceConfig& s) {
-      MutexLock lock(&mu_);
-      return ownership_.Owns(s);
-    });
-    Book(failures, now);
-    LogInfo("services follow the file and the fleet", {{"started", Join(plan.added)},
-                                                       {"stopped", Join(plan.removed)},
-                                                       {"restarted", plan.changed.size()},
-                                                       {"unchanged", plan.unchanged.size()},
-                                                       {"failed", failures.size()}});
-  }
-  const std::vector<std::string> running = options_.runner->Claiming();
-  retries_.KeepOnly(Names(desired.services));
-  for (const auto& n : running)
-    if (std::none_of(failures.begin(), failures.end(),
-                     [&](const StartFailure& f) { return f.service == n; }))
-      retries_.Forget(n);
   Export();
   MutexLock lock(&mu_);
   followed_ = std::max(followed_, input);
   cv_.SignalAll();
   return failures;
+}
+
+std::vector<StartFailure> Reconciler::Act(ReloadPlan* plan) {
+  const auto now = options_.clock->Now();
+  Postpone(plan, now);
+  if (!HasWork(*plan)) return {};
+  LogPlan(*plan);
+  std::vector<StartFailure> failures =
+      options_.runner->Apply(*plan, [this](const ServiceConfig& s) {
+        MutexLock lock(&mu_);
+        return ownership_.Owns(s);
+      });
+  Book(failures, now);
+  LogInfo("services follow the file and the fleet", {{"started", Join(plan->added)},
+                                                     {"stopped", Join(plan->removed)},
+                                                     {"restarted", plan->changed.size()},
+                                                     {"unchanged", plan->unchanged.size()},
+                                                     {"failed", failures.size()}});
+  return failures;
+}
+
+void Reconciler::Remember(const Config& desired) {
+  retries_.KeepOnly(Names(desired.services));
+  // A service forgets its failures once it runs as desired (not while it
+  // runs its old settings after a change that could not start).
+  const ReloadPlan left = PlanReload(options_.runner->Running(), desired);
+  const std::vector<std::string> claiming = options_.runner->Claiming();
+  for (const auto& name : left.unchanged)
+    if (Contains(claiming, name)) retries_.Forget(name);
 }
 
 void Reconciler::Export() {

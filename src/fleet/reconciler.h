@@ -18,7 +18,7 @@
 namespace outbox {
 
 // The one unit that decides which services run on this relay
-// (docs/DESIGN.md "What runs", docs/DEPLOY.md "A fleet"): *desired* is the
+// (docs/DESIGN.md "Threads", docs/DEPLOY.md "A fleet"): *desired* is the
 // file's services that this relay owns now (every one without a fleet), and
 // the reconciler moves what runs (its ServiceRunner) toward it. Two inputs,
 // each a level, never an edge: the file (SetFile, after a reload that
@@ -83,6 +83,10 @@ class Reconciler {
 
  private:
   void Run() EXCLUDES(mu_);
+  // Applies what of `plan` is due; the services that could not start.
+  std::vector<StartFailure> Act(ReloadPlan* plan);
+  // The retries of services no longer wanted, or running as desired, go.
+  void Remember(const Config& desired);
   // Drops from `plan` the services whose retry is not due yet.
   void Postpone(ReloadPlan* plan, Clock::TimePoint now) const;
   void Book(const std::vector<StartFailure>& failures, Clock::TimePoint now);

@@ -192,3 +192,26 @@ TEST_CASE("the reconciler's timer puts back what stopped without any input", "[f
   reconciler.Stop();
   CHECK(runner.Claiming().size() == 3);
 }
+
+TEST_CASE(
+    "a changed service that cannot start keeps running its old settings and waits for its backoff",
+    "[fleet]") {
+  const Config file = File(kNoShards, false);
+  Rig r(file, Ownership::All());
+  CHECK(r.reconciler->Reconcile().empty());
+  r.runner.CannotStart("b", "cannot create the Kafka producer: x");
+  Config changed = file;
+  changed.services[1].batch_size = 7;
+  r.reconciler->SetFile(changed);
+  CHECK(r.reconciler->Reconcile().size() == 1);
+  CHECK(r.runner.Claiming() == Names{"a", "b", "c"});
+  CHECK(r.runner.Running().services[1].batch_size != 7);
+  const int applies = r.runner.applies();
+  CHECK(r.reconciler->Reconcile().empty());  // before its backoff: nothing tried
+  CHECK(r.runner.applies() == applies);
+  CHECK(Has(r.metrics.Serialize(), "outbox_service_start_failures_total{service=\"b\"} 1"));
+  r.runner.CanStart("b");
+  r.clock->Advance(1s);
+  CHECK(r.reconciler->Reconcile().empty());
+  CHECK(r.runner.Running().services[1].batch_size == 7);
+}

@@ -12,230 +12,17 @@
 #include <set>
 #include <thread>
 
+#include "support/fleet_bed.h"
 #include "support/metrics_text.h"
-#include "support/scenario.h"
-#include "support/test_broker.h"
-#include "support/test_env.h"
 #include "support/wait.h"
 
 using namespace outbox;
 using namespace outbox::testing;
 using namespace std::chrono_literals;
 
+using namespace outbox::testing::fleet;
+
 namespace {
-
-constexpr int kServices = 30;
-constexpr int kShards = 12;
-constexpr int kSessionMs = 6000;
-constexpr const char* kGroup = "relay-fleet";
-constexpr const char* kShardTopic = "relay-shards";
-// A loaded CI machine's allowance beyond the product's bound, for the
-// waits; the measured times are printed as figures.
-constexpr auto kSlack = 15s;
-// The product's bound after a member dies or the coordinator returns: the
-// 2.0.2 mock elects a leader a session timeout after a membership change.
-constexpr auto kTakeover = std::chrono::milliseconds(2 * kSessionMs) + 5s;
-
-std::string Name(int i) {
-  char buf[16];
-  std::snprintf(buf, sizeof(buf), "svc%02d", i);
-  return buf;
-}
-
-// One services[] entry of the file: database fleet_svcNN, topic fleet.svcNN.
-std::string ServiceYaml(int i, const std::string& wakeup) {
-  return "  - name: " + Name(i) +
-         "\n    topic: \"fleet.{service}\"\n    mysql: {host: " + TestMysql("").host +
-         ", port: " + std::to_string(TestMysql("").port) + ", user: " + RelayMysql("").user +
-         RelayPasswordYaml() + ", database: fleet_" + Name(i) +
-         ", tls: {mode: disabled}, connect_timeout_ms: 1000, read_timeout_ms: 5000}\n"
-         "    batch_size: 50\n    poll_interval_ms: 50\n    lease_ms: 4000\n"
-         "    gauge_interval_ms: 300\n    wakeup: " +
-         wakeup + "\n";
-}
-
-// A steady writer: one event at a time, round-robin over the databases,
-// about `per_second` in all; aggregates 1..20 of each database.
-class Writer {
- public:
-  Writer(int databases, int per_second) : databases_(databases), per_second_(per_second) {
-    thread_ = std::thread([this] { Run(); });
-  }
-  ~Writer() { Stop(); }
-  void Stop() {
-    stop_ = true;
-    if (thread_.joinable()) thread_.join();
-  }
-  int64_t written() const { return written_; }
-
- private:
-  void Run() {
-    std::vector<std::unique_ptr<SqlClient>> clients;
-    for (int i = 0; i < databases_; ++i)
-      clients.push_back(std::make_unique<SqlClient>("fleet_" + Name(i)));
-    const auto gap = std::chrono::microseconds(1000000 / per_second_);
-    for (int64_t n = 0; !stop_; ++n) {
-      const int db = static_cast<int>(n % databases_);
-      const int64_t round = n / databases_;
-      const std::string agg = std::to_string(1 + round % 20);
-      clients[db]->Exec(
-          "INSERT INTO t_outbox (id, aggregate_type, aggregate_id, event_type, event_key, payload, "
-          "status, next_retry_at, created_at, updated_at) VALUES (" +
-          std::to_string(round + 1) + ", 'Order', " + agg + ", 'OrderTick', 'tick-" +
-          std::to_string(n) + "', '{\"n\":" + std::to_string(n) +
-          "}', 'NEW', NOW(), NOW(), NOW())");
-      ++written_;
-      std::this_thread::sleep_for(gap);
-    }
-  }
-  const int databases_;
-  const int per_second_;
-  std::atomic<bool> stop_{false};
-  std::atomic<int64_t> written_{0};
-  std::thread thread_;
-};
-
-struct Bed {
-  Bed(const std::string& name, const std::string& wakeup_mode, int brokers = 1)
-      : dir(ScratchDir(name)), broker(brokers), wakeup(wakeup_mode) {
-    std::cout << "scenario " << name << ": logs in " << dir << std::endl;
-    for (int i = 0; i < kServices; ++i) {
-      databases.push_back(std::make_unique<TestDatabase>("fleet_" + Name(i)));
-      REQUIRE(broker.CreateTopic("fleet." + Name(i), 2));
-    }
-    REQUIRE(broker.CreateTopic(kShardTopic, kShards));
-  }
-
-  RelaySpec Spec(int services = kServices) const {
-    RelaySpec s;
-    s.service = Name(0);
-    s.mysql = RelayMysql("fleet_" + Name(0));
-    s.bootstrap = broker.bootstrap();
-    s.wakeup = wakeup;
-    s.batch_size = 50;
-    s.topic = "fleet.{service}";
-    s.top_yaml = std::string("fleet: {group_id: ") + kGroup + ", topic: " + kShardTopic +
-                 ", session_timeout_ms: " + std::to_string(kSessionMs) + "}\n";
-    for (int i = 1; i < services; ++i) s.extra_services_yaml += ServiceYaml(i, wakeup);
-    return s;
-  }
-
-  RelayProcess& Add(const std::string& name) {
-    relays.push_back(std::make_unique<RelayProcess>(name, dir, Spec()));
-    REQUIRE(relays.back()->Start());
-    return *relays.back();
-  }
-
-  // service -> the running relays that export outbox_service_owned 1 for it.
-  std::map<std::string, std::vector<std::string>> Owners() {
-    std::map<std::string, std::vector<std::string>> owners;
-    for (auto& r : relays) {
-      if (!r->running()) continue;
-      for (const auto& m : ParseMetricSamples(r->Metrics())) {
-        if (m.name != "outbox_service_owned" || m.value != 1) continue;
-        const size_t q = m.labels.find('"');
-        owners[m.labels.substr(q + 1, m.labels.rfind('"') - q - 1)].push_back(r->name());
-      }
-    }
-    return owners;
-  }
-
-  // True when each of the first `services` services has exactly one owner.
-  bool OwnedOnce(int services = kServices) {
-    const auto owners = Owners();
-    for (int i = 0; i < services; ++i) {
-      auto it = owners.find(Name(i));
-      if (it == owners.end() || it->second.size() != 1) return false;
-    }
-    return true;
-  }
-
-  // The assignment changes the running relays have counted, all kinds.
-  double Rebalances() {
-    double sum = 0;
-    for (auto& r : relays)
-      if (r->running()) sum += MetricSum(r->Metrics(), "outbox_fleet_rebalances_total");
-    return sum;
-  }
-
-  // Waits until no relay has counted an assignment change for a session
-  // timeout (three heartbeats): the group is steady. Taken away 1 s after
-  // a rebalance, on a loaded machine, the coordinator left two of three
-  // relays holding their shards through a 20 s outage (librdkafka 2.0.2
-  // ended only the session of the member that had heartbeated since), so a
-  // test that takes the coordinator away first waits for this.
-  void WaitSteady() {
-    double last = Rebalances();
-    auto since = std::chrono::steady_clock::now();
-    REQUIRE(WaitFor(
-        [&] {
-          const double now = Rebalances();
-          if (now != last) {
-            last = now;
-            since = std::chrono::steady_clock::now();
-          }
-          return std::chrono::steady_clock::now() - since >= std::chrono::milliseconds(kSessionMs);
-        },
-        kTakeover + kSlack, 200ms));
-  }
-
-  std::vector<std::string> OwnedBy(const std::string& relay) {
-    std::vector<std::string> out;
-    for (const auto& [service, who] : Owners())
-      if (std::find(who.begin(), who.end(), relay) != who.end()) out.push_back(service);
-    return out;
-  }
-
-  int64_t Unsent(int i) {
-    return databases[i]->QueryInt(
-        "SELECT COUNT(*) FROM t_outbox WHERE status IN ('NEW','SENDING')");
-  }
-
-  // outbox-check of one service's database against its topic.
-  nlohmann::json Check(int i, const std::string& tag) {
-    CheckResult c = RunCheck(RelayMysql("fleet_" + Name(i)), broker.bootstrap(),
-                             {"--topic", "fleet." + Name(i), "--service", Name(i),
-                              "--topic-template", "fleet.{service}"},
-                             dir, tag + "-" + Name(i));
-    INFO(c.output);
-    REQUIRE(c.report.is_object());
-    CHECK(c.report["lost"] == 0);
-    CHECK(c.report["order_violations"] == 0);
-    return c.report;
-  }
-
-  std::string dir;
-  TestBroker broker;
-  std::string wakeup;
-  std::vector<std::unique_ptr<TestDatabase>> databases;
-  std::vector<std::unique_ptr<RelayProcess>> relays;
-};
-
-int IndexOf(const std::string& service) { return std::stoi(service.substr(3)); }
-
-// Sessions of the relays' account on the fleet's databases.
-int64_t FleetConnections(TestDatabase& any) {
-  return any.QueryInt(
-      "SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE db LIKE 'fleet\\_svc%' AND "
-      "user = '" +
-      RelayMysql("").user + "' AND id <> CONNECTION_ID()");
-}
-
-// How often each service started on a relay: its log's "relaying" lines.
-std::map<std::string, int> Starts(RelayProcess& r) {
-  std::map<std::string, int> out;
-  const std::string log = ReadFile(r.log_path());
-  for (int i = 0; i < kServices; ++i) {
-    const std::string needle = "relaying service=" + Name(i) + " ";
-    for (size_t p = log.find(needle); p != std::string::npos; p = log.find(needle, p + 1))
-      ++out[Name(i)];
-  }
-  return out;
-}
-
-double Seconds(std::chrono::steady_clock::time_point since) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - since).count();
-}
 
 // Adds relay `name` and returns how many services kept their owner; each of
 // them never stopped (its relay logs no second "relaying" line for it).
@@ -269,21 +56,8 @@ int JoinKeepsTheOthers(Bed& bed, const std::string& name) {
 double KillAndServeAgain(Bed& bed, RelayProcess& relay, const std::vector<std::string>& orphaned) {
   relay.Kill();
   const auto killed = std::chrono::steady_clock::now();
-  for (const auto& s : orphaned)
-    bed.databases[IndexOf(s)]->Exec(
-        "INSERT INTO t_outbox (id, aggregate_type, aggregate_id, event_type, event_key, payload, "
-        "status, next_retry_at, created_at, updated_at) VALUES (90000001, 'Fresh', 1, "
-        "'AfterKill', 'after-kill', '{}', 'NEW', NOW(), NOW(), NOW())");
-  REQUIRE(WaitFor(
-      [&] {
-        for (const auto& s : orphaned)
-          if (bed.databases[IndexOf(s)]->QueryInt("SELECT COUNT(*) FROM t_outbox WHERE "
-                                                  "event_key = 'after-kill' AND status = 'SENT'") !=
-              1)
-            return false;
-        return true;
-      },
-      kTakeover + kSlack, 100ms));
+  for (const auto& s : orphaned) bed.InsertFresh(IndexOf(s), "after-kill", 90000001);
+  REQUIRE(WaitFor([&] { return bed.Sent(orphaned, "after-kill"); }, kTakeover + kSlack, 100ms));
   return Seconds(killed);
 }
 
@@ -400,7 +174,8 @@ TEST_CASE(
   // (f) A reload adds a service: exactly one relay starts it.
   TestDatabase added("fleet_" + Name(kServices));
   for (auto& r : bed.relays) {
-    std::ofstream(r->config_path(), std::ios::app) << ServiceYaml(kServices, "binlog");
+    std::ofstream(r->config_path(), std::ios::app)
+        << bed.ServiceYaml(kServices, RelayMysql("").user);
     r->Signal(SIGHUP);
   }
   REQUIRE(WaitFor([&] { return bed.OwnedOnce(kServices + 1); }, 30s, 200ms));
@@ -435,7 +210,7 @@ TEST_CASE(
     s.topic = "fleet.{service}";
     s.top_yaml = std::string("fleet: {group_id: ") + kGroup + ", topic: " + topic +
                  ", session_timeout_ms: " + std::to_string(kSessionMs) + "}\n";
-    s.extra_services_yaml = ServiceYaml(1, "poll") + "    shard: 5\n";
+    s.extra_services_yaml = ServiceYaml(1, "poll", RelayMysql("").user) + "    shard: 5\n";
     return s;
   };
 

@@ -107,7 +107,10 @@ bool RelayProcess::Start() {
   std::streamoff offset = probe ? static_cast<std::streamoff>(probe.tellg()) : 0;
   std::map<std::string, std::string> env;
   if (!spec_.mysql.password.empty()) env["OUTBOX_TEST_MYSQL_PASSWORD"] = spec_.mysql.password;
-  if (!proc_.Start({OUTBOX_BINARY, "run", "--config", config_}, log_, env)) return false;
+  std::vector<std::string> argv = spec_.launcher;
+  argv.insert(argv.end(),
+              {spec_.binary.empty() ? OUTBOX_BINARY : spec_.binary, "run", "--config", config_});
+  if (!proc_.Start(argv, log_, env)) return false;
   port_ = 0;
   return WaitFor(
              [&] {

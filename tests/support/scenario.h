@@ -59,6 +59,11 @@ struct RelaySpec {
   // More top-level keys, as YAML (e.g. a `fleet:` block).
   std::string top_yaml;
   std::string topic;  // the service's topic template; empty: the default
+  // The relay binary (a copy elsewhere, e.g. one another user may run) and
+  // the command it runs under ({"setpriv", "--reuid=...", ...}); empty: as
+  // this process.
+  std::string binary;  // empty: the build's outbox-relay
+  std::vector<std::string> launcher;
 };
 
 // One `outbox-relay run --config FILE` process.
