@@ -224,24 +224,25 @@ void ServiceSet::OrderAs(const Config& file) {
   config_.services = std::move(services);
 }
 
-bool ServiceSet::StopClaims(const std::vector<std::string>& names, Clock::TimePoint deadline) {
+ServiceRunner::ClaimStops ServiceSet::StopClaims(const Gate& may_claim, Clock::TimePoint deadline) {
+  ClaimStops out;
   std::vector<std::future<void>> stops;
   {
     MutexLock lock(&mu_);
     for (auto& e : entries_) {
-      if (!Named(names, e->config.name) || e->claims_stopped) continue;
+      if (e->claims_stopped || may_claim(e->config)) continue;
       e->claims_stopped = true;
+      out.services.push_back(e->config.name);
       stops.push_back(std::async(std::launch::async, [e] { e->relay->StopClaims(); }));
     }
   }
-  bool all = true;
   for (auto& f : stops) {
     if (f.wait_until(deadline) == std::future_status::ready) continue;
-    all = false;
+    out.in_time = false;
     MutexLock lock(&mu_);
     claim_stops_.push_back(std::move(f));  // StopAll waits for it
   }
-  return all;
+  return out;
 }
 
 void ServiceSet::JoinClaimStops() {

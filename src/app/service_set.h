@@ -55,8 +55,7 @@ class ServiceSet final : public ServiceRunner {
   // services' Relays are not touched.
   std::vector<StartFailure> Apply(const ReloadPlan& plan, const Gate& may_claim) override
       EXCLUDES(mu_);
-  bool StopClaims(const std::vector<std::string>& names, Clock::TimePoint deadline) override
-      EXCLUDES(mu_);
+  ClaimStops StopClaims(const Gate& may_claim, Clock::TimePoint deadline) override EXCLUDES(mu_);
   // Stops every service at once, each finishing its in-flight events, then
   // the producers (which flush).
   void StopAll() EXCLUDES(mu_);

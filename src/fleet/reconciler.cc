@@ -100,25 +100,25 @@ void Reconciler::SetOwnership(const Ownership& ownership) {
     ++inputs_;
     cv_.SignalAll();
   }
-  // Read after the change: a service the runner starts from now on asks
-  // the gate (the new ownership), one started before is in this list.
-  std::vector<std::string> leaving;
-  const std::vector<std::string> claiming = options_.runner->Claiming();
-  for (const auto& s : options_.runner->Running().services)
-    if (!ownership.Owns(s) && Contains(claiming, s.name)) leaving.push_back(s.name);
-  if (!leaving.empty()) {
-    const auto t0 = options_.clock->Now();
-    const bool stopped = options_.runner->StopClaims(leaving, t0 + options_.claim_stop_limit);
-    const auto ms =
-        std::chrono::duration_cast<std::chrono::milliseconds>(options_.clock->Now() - t0).count();
-    if (stopped)
-      LogInfo("fleet: claims stopped for the services given away",
-              {{"services", Join(leaving)}, {"ms", ms}});
-    else
-      LogWarn(
-          "fleet: a claim round of a service given away did not end in time; its rows stay "
-          "under live leases that the next owner skips",
-          {{"services", Join(leaving)}, {"ms", ms}});
+  // After the change: a service the runner starts from now on asks the
+  // gate (the new ownership); one started before, or being stopped by the
+  // reconciler's thread right now, is stopped here.
+  const auto t0 = options_.clock->Now();
+  const ServiceRunner::ClaimStops stops = options_.runner->StopClaims(
+      [&ownership](const ServiceConfig& s) { return ownership.Owns(s); },
+      t0 + options_.claim_stop_limit);
+  const auto ms =
+      std::chrono::duration_cast<std::chrono::milliseconds>(options_.clock->Now() - t0).count();
+  if (stops.services.empty()) {
+    // Nothing ran that this relay no longer owns.
+  } else if (stops.in_time) {
+    LogInfo("fleet: claims stopped for the services given away",
+            {{"services", Join(stops.services)}, {"ms", ms}});
+  } else {
+    LogWarn(
+        "fleet: a claim round of a service given away did not end in time; its rows stay "
+        "under live leases that the next owner skips",
+        {{"services", Join(stops.services)}, {"ms", ms}});
   }
   Export();
 }

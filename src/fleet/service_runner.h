@@ -44,10 +44,15 @@ class ServiceRunner {
   // running its old config) and is returned; the rest of the plan applies.
   // REQUIRES: plan.error is empty.
   virtual std::vector<StartFailure> Apply(const ReloadPlan& plan, const Gate& may_claim) = 0;
-  // Stops the claim loops of `names` (in parallel; their in-flight batches
-  // settle afterwards, when Apply stops the services). Returns once every
-  // one has stopped claiming, or at `deadline`: false then.
-  virtual bool StopClaims(const std::vector<std::string>& names, Clock::TimePoint deadline) = 0;
+  // Stops the claim loop of every service here that `may_claim` refuses,
+  // also one Apply is stopping at that moment (in parallel; their in-flight
+  // batches settle afterwards, when Apply stops the services). Returns once
+  // every one has stopped claiming, or at `deadline` (in_time false then).
+  struct ClaimStops {
+    std::vector<std::string> services;
+    bool in_time = true;
+  };
+  virtual ClaimStops StopClaims(const Gate& may_claim, Clock::TimePoint deadline) = 0;
 };
 
 }  // namespace outbox

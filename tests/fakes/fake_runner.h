@@ -59,13 +59,16 @@ class FakeRunner : public ServiceRunner {
     running_.services = next;
     return failures;
   }
-  bool StopClaims(const std::vector<std::string>& names, Clock::TimePoint) override EXCLUDES(mu_) {
+  ClaimStops StopClaims(const Gate& may_claim, Clock::TimePoint) override EXCLUDES(mu_) {
     MutexLock lock(&mu_);
-    for (const auto& n : names) {
-      claims_stopped_.push_back(n);
-      stop_order_.push_back(n);
+    ClaimStops out;
+    for (const auto& s : running_.services) {
+      if (Has(claims_stopped_, s.name) || may_claim(s)) continue;
+      claims_stopped_.push_back(s.name);
+      stop_order_.push_back(s.name);
+      out.services.push_back(s.name);
     }
-    return true;
+    return out;
   }
 
   // Called at the start of each Apply (outside the runner's lock): a test's

@@ -4,6 +4,7 @@
 
 #include "config/config_loader.h"
 #include "fakes/fake_membership.h"
+#include "fleet/shard.h"
 
 using namespace outbox;
 using namespace outbox::testing;
@@ -133,4 +134,22 @@ TEST_CASE("without a fleet block the relay owns every service and exports no fle
   CHECK(body.empty());
   CHECK_FALSE(Has(metrics.Serialize(), "outbox_fleet"));
   CHECK_FALSE(Has(metrics.Serialize(), "outbox_service_owned"));
+}
+
+TEST_CASE("a changed partition count moves the services to their new shards on every member",
+          "[fleet]") {
+  std::string services;
+  for (int i = 0; i < 12; ++i)
+    services += "  - {name: s" + std::to_string(i) + ", mysql: {user: u, database: d}}\n";
+  const Config file = File(services);
+  Rig r(file);
+  r.member->Assign({Kind::kAssigned, {0}, {0}, 2});
+  const auto before = r.followed.Names(file);
+  // The member read 3 partitions; its shards did not change.
+  r.member->Assign({Kind::kResized, {0}, {}, 3});
+  const auto after = r.followed.Names(file);
+  CHECK(before != after);
+  for (const auto& s : file.services)
+    CHECK(r.followed.Owns(s) == (ShardOf(s, 3) == 0));
+  CHECK(Has(r.metrics.Serialize(), "outbox_fleet_rebalances_total{kind=\"resized\"} 1"));
 }
