@@ -1,17 +1,12 @@
 #include "app/reloader.h"
 
 #include "common/log.h"
+#include "common/text.h"
 #include "config/config_loader.h"
 
 namespace outbox {
 
 namespace {
-
-std::string Join(const std::vector<std::string>& items) {
-  std::string out;
-  for (const auto& i : items) out += (out.empty() ? "" : ",") + i;
-  return out;
-}
 
 std::vector<std::string> ChangedNames(const ReloadPlan& plan) {
   std::vector<std::string> names;
@@ -89,9 +84,9 @@ bool Reloader::ReloadOnce() {
   const uint64_t input = reconciler_->SetFile(file_);
   (void)reconciler_->WaitFollowed(input, DefaultClock()->Now() + kFollowLimit);
   LogInfo("config reloaded", {{"config", path_},
-                              {"added", Join(plan.added)},
-                              {"removed", Join(plan.removed)},
-                              {"changed", Join(ChangedNames(plan))},
+                              {"added", JoinNames(plan.added, "")},
+                              {"removed", JoinNames(plan.removed, "")},
+                              {"changed", JoinNames(ChangedNames(plan), "")},
                               {"unchanged", plan.unchanged.size()}});
   return true;
 }

@@ -4,6 +4,7 @@
 #include <cctype>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace outbox {
 
@@ -20,6 +21,18 @@ inline std::string AsciiLower(std::string s) {
   std::transform(s.begin(), s.end(), s.begin(),
                  [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
   return s;
+}
+
+// `items` joined with ",", or `none` when there are none (a log field's
+// list of services or keys).
+inline std::string JoinNames(const std::vector<std::string>& items,
+                             std::string_view none = "none") {
+  std::string out;
+  for (const auto& i : items) {
+    if (!out.empty()) out += ',';
+    out += i;
+  }
+  return out.empty() ? std::string(none) : out;
 }
 
 // Building strings: append (`out += ...`, `out.append(...)`), never prepend

@@ -1,19 +1,10 @@
 #include "fleet/fleet.h"
 
 #include "common/log.h"
+#include "common/text.h"
 #include "fleet/shard.h"
 
 namespace outbox {
-
-namespace {
-
-std::string Join(const std::vector<std::string>& items) {
-  std::string out;
-  for (const auto& i : items) out += (out.empty() ? "" : ",") + i;
-  return out.empty() ? "none" : out;
-}
-
-}  // namespace
 
 Fleet::Fleet(const Config& file, MembershipPtr membership, Metrics* metrics)
     : config_(file.fleet),
@@ -63,7 +54,7 @@ void Fleet::OnAssignment(const GroupAssignment& a) {
                                           {"shards_changed", JoinShards(a.changed)},
                                           {"shards", JoinShards(a.shards)},
                                           {"partitions", a.partitions},
-                                          {"services", Join(current_.Names(file_))}});
+                                          {"services", JoinNames(current_.Names(file_))}});
     if (a.partitions > 0 && a.partitions != reported_partitions_) {
       reported_partitions_ = a.partitions;
       problems = ShardProblems(file_, a.partitions);

@@ -3,16 +3,11 @@
 #include <algorithm>
 
 #include "common/log.h"
+#include "common/text.h"
 
 namespace outbox {
 
 namespace {
-
-std::string Join(const std::vector<std::string>& items) {
-  std::string out;
-  for (const auto& i : items) out += (out.empty() ? "" : ",") + i;
-  return out.empty() ? "none" : out;
-}
 
 std::vector<std::string> Names(const std::vector<ServiceConfig>& services) {
   std::vector<std::string> names;
@@ -38,9 +33,8 @@ bool HasWork(const ReloadPlan& plan) {
 
 void LogPlan(const ReloadPlan& plan) {
   for (const auto& c : plan.changed) {
-    std::string keys;
-    for (const auto& k : c.keys) keys += (keys.empty() ? "" : ",") + k;
-    LogInfo("service restarts with its changed keys", {{"service", c.name}, {"keys", keys}});
+    LogInfo("service restarts with its changed keys",
+            {{"service", c.name}, {"keys", JoinNames(c.keys, "")}});
   }
   for (const auto& s : plan.config.services) {
     if (!s.paused || !Contains(plan.added, s.name)) continue;
@@ -113,12 +107,12 @@ void Reconciler::SetOwnership(const Ownership& ownership) {
     // Nothing ran that this relay no longer owns.
   } else if (stops.in_time) {
     LogInfo("fleet: claims stopped for the services given away",
-            {{"services", Join(stops.services)}, {"ms", ms}});
+            {{"services", JoinNames(stops.services)}, {"ms", ms}});
   } else {
     LogWarn(
         "fleet: a claim round of a service given away did not end in time; its rows stay "
         "under live leases that the next owner skips",
-        {{"services", Join(stops.services)}, {"ms", ms}});
+        {{"services", JoinNames(stops.services)}, {"ms", ms}});
   }
   Export();
 }
@@ -173,8 +167,8 @@ std::vector<StartFailure> Reconciler::Act(ReloadPlan* plan) {
         return ownership_.Owns(s);
       });
   Book(failures, now);
-  LogInfo("services follow the file and the fleet", {{"started", Join(plan->added)},
-                                                     {"stopped", Join(plan->removed)},
+  LogInfo("services follow the file and the fleet", {{"started", JoinNames(plan->added)},
+                                                     {"stopped", JoinNames(plan->removed)},
                                                      {"restarted", plan->changed.size()},
                                                      {"unchanged", plan->unchanged.size()},
                                                      {"failed", failures.size()}});

@@ -5,6 +5,7 @@
 #include "config/config_loader.h"
 #include "fakes/fake_membership.h"
 #include "fleet/shard.h"
+#include "fleet_files.h"
 
 using namespace outbox;
 using namespace outbox::testing;
@@ -12,24 +13,6 @@ using namespace outbox::testing;
 namespace {
 
 using Kind = GroupAssignment::Kind;
-
-Config File(const std::string& services) {
-  return LoadConfigText(
-             "fleet: {group_id: g, topic: shards}\nkafka: {bootstrap_servers: k:9092}\n"
-             "services:\n" +
-                 services,
-             "c.yaml")
-      .config;
-}
-
-const std::string kThree =
-    "  - {name: a, shard: 0, mysql: {user: u, database: a}}\n"
-    "  - {name: b, shard: 1, mysql: {user: u, database: b}}\n"
-    "  - {name: c, shard: 1, mysql: {user: u, database: c}}\n";
-
-bool Has(const std::string& text, const std::string& line) {
-  return text.find(line) != std::string::npos;
-}
 
 struct Rig {
   explicit Rig(const Config& file) {
@@ -53,8 +36,8 @@ struct Rig {
 }  // namespace
 
 TEST_CASE("a relay in a fleet serves nothing until the group assigns it shards", "[fleet]") {
-  Rig r(File(kThree));
-  CHECK(r.fleet->Current().Names(File(kThree)).empty());
+  Rig r(FleetFile(kThreeServices));
+  CHECK(r.fleet->Current().Names(FleetFile(kThreeServices)).empty());
   const std::string m = r.metrics.Serialize();
   CHECK(Has(m, "outbox_fleet_member 0"));
   CHECK(Has(m, "outbox_fleet_shards_owned 0"));
@@ -64,7 +47,7 @@ TEST_CASE("a relay in a fleet serves nothing until the group assigns it shards",
 }
 
 TEST_CASE("an assignment says what the relay owns and moves the fleet's metrics", "[fleet]") {
-  const Config file = File(kThree);
+  const Config file = FleetFile(kThreeServices);
   Rig r(file);
   r.member->Assign({Kind::kAssigned, {1}, {1}, 2});
   CHECK(r.changes == 1);
@@ -141,7 +124,7 @@ TEST_CASE("a changed partition count moves the services to their new shards on e
   std::string services;
   for (int i = 0; i < 12; ++i)
     services += "  - {name: s" + std::to_string(i) + ", mysql: {user: u, database: d}}\n";
-  const Config file = File(services);
+  const Config file = FleetFile(services);
   Rig r(file);
   r.member->Assign({Kind::kAssigned, {0}, {0}, 2});
   const auto before = r.followed.Names(file);
@@ -149,7 +132,6 @@ TEST_CASE("a changed partition count moves the services to their new shards on e
   r.member->Assign({Kind::kResized, {0}, {}, 3});
   const auto after = r.followed.Names(file);
   CHECK(before != after);
-  for (const auto& s : file.services)
-    CHECK(r.followed.Owns(s) == (ShardOf(s, 3) == 0));
+  for (const auto& s : file.services) CHECK(r.followed.Owns(s) == (ShardOf(s, 3) == 0));
   CHECK(Has(r.metrics.Serialize(), "outbox_fleet_rebalances_total{kind=\"resized\"} 1"));
 }

@@ -6,6 +6,7 @@
 #include "config/config_loader.h"
 #include "fakes/fake_clock.h"
 #include "fakes/fake_runner.h"
+#include "fleet_files.h"
 #include "metrics/metrics.h"
 #include "support/wait.h"
 
@@ -15,26 +16,10 @@ using namespace std::chrono_literals;
 
 namespace {
 
-Config File(const std::string& services, bool fleet = true) {
-  return LoadConfigText(std::string(fleet ? "fleet: {group_id: g, topic: shards}\n" : "") +
-                            "kafka: {bootstrap_servers: k:9092}\nservices:\n" + services,
-                        "c.yaml")
-      .config;
-}
-
 const std::string kNoShards =
     "  - {name: a, mysql: {user: u, database: a}}\n"
     "  - {name: b, mysql: {user: u, database: b}}\n"
     "  - {name: c, mysql: {user: u, database: c}}\n";
-
-const std::string kThree =
-    "  - {name: a, shard: 0, mysql: {user: u, database: a}}\n"
-    "  - {name: b, shard: 1, mysql: {user: u, database: b}}\n"
-    "  - {name: c, shard: 1, mysql: {user: u, database: c}}\n";
-
-bool Has(const std::string& text, const std::string& line) {
-  return text.find(line) != std::string::npos;
-}
 
 using Names = std::vector<std::string>;
 
@@ -59,7 +44,7 @@ struct Rig {
 
 TEST_CASE("the reconciler runs the file's services this relay owns and follows each input",
           "[fleet]") {
-  const Config file = File(kThree);
+  const Config file = FleetFile(kThreeServices);
   Rig r(file);
   CHECK(r.reconciler->Reconcile().empty());
   CHECK(r.runner.Claiming().empty());
@@ -75,9 +60,9 @@ TEST_CASE("the reconciler runs the file's services this relay owns and follows e
 
   // A reload drops c and adds d (shard 1): the ownership is kept.
   r.reconciler->SetFile(
-      File("  - {name: a, shard: 0, mysql: {user: u, database: a}}\n"
-           "  - {name: b, shard: 1, mysql: {user: u, database: b}}\n"
-           "  - {name: d, shard: 1, mysql: {user: u, database: d}}\n"));
+      FleetFile("  - {name: a, shard: 0, mysql: {user: u, database: a}}\n"
+                "  - {name: b, shard: 1, mysql: {user: u, database: b}}\n"
+                "  - {name: d, shard: 1, mysql: {user: u, database: d}}\n"));
   CHECK(r.reconciler->Reconcile().empty());
   CHECK(r.runner.Claiming() == Names{"b", "d"});
   m = r.metrics.Serialize();
@@ -86,7 +71,7 @@ TEST_CASE("the reconciler runs the file's services this relay owns and follows e
 }
 
 TEST_CASE("without a fleet every service of the file runs", "[fleet]") {
-  const Config file = File(kNoShards, false);
+  const Config file = FleetFile(kNoShards, false);
   Rig r(file, Ownership::All());
   CHECK(r.reconciler->Reconcile().empty());
   CHECK(r.runner.Claiming() == Names{"a", "b", "c"});
@@ -96,7 +81,7 @@ TEST_CASE(
     "a service that cannot start is retried with backoff until it runs and is logged and counted "
     "once per cause",
     "[fleet]") {
-  const Config file = File(kThree);
+  const Config file = FleetFile(kThreeServices);
   Rig r(file, Ownership::Shards({1}, 2));
   r.runner.CannotStart("b", "cannot create the Kafka producer: ssl.ca.location missing");
   const auto failures = r.reconciler->Reconcile();
@@ -140,7 +125,7 @@ TEST_CASE(
     "a shrinking ownership stops the claims of the services given away before it returns and a "
     "shard that comes back restarts them",
     "[fleet]") {
-  const Config file = File(kThree);
+  const Config file = FleetFile(kThreeServices);
   Rig r(file, Ownership::Shards({0, 1}, 2));
   CHECK(r.reconciler->Reconcile().empty());
   CHECK(r.runner.Claiming() == Names{"a", "b", "c"});
@@ -164,7 +149,7 @@ TEST_CASE(
 }
 
 TEST_CASE("a service whose shard is taken away while it starts never claims", "[fleet]") {
-  const Config file = File(kThree);
+  const Config file = FleetFile(kThreeServices);
   Rig r(file, Ownership::Shards({1}, 2));
   bool once = false;
   r.runner.on_apply = [&] {
@@ -177,7 +162,7 @@ TEST_CASE("a service whose shard is taken away while it starts never claims", "[
 }
 
 TEST_CASE("the reconciler's timer puts back what stopped without any input", "[fleet]") {
-  const Config file = File(kNoShards, false);
+  const Config file = FleetFile(kNoShards, false);
   Metrics metrics;
   FakeRunner runner(file);
   Reconciler::Options o;
@@ -196,7 +181,7 @@ TEST_CASE("the reconciler's timer puts back what stopped without any input", "[f
 TEST_CASE(
     "a changed service that cannot start keeps running its old settings and waits for its backoff",
     "[fleet]") {
-  const Config file = File(kNoShards, false);
+  const Config file = FleetFile(kNoShards, false);
   Rig r(file, Ownership::All());
   CHECK(r.reconciler->Reconcile().empty());
   r.runner.CannotStart("b", "cannot create the Kafka producer: x");
