@@ -76,7 +76,7 @@ ServiceSet::EntryPtr ServiceSet::NewEntry(const Config& config, const ServiceCon
   // (src/common/liveness.h states the rule they follow).
   o.liveness = deps_.liveness;
   deps_.wakeups->Wire(config, &o);  // wakeup: binlog services subscribe to their server's stream
-  e->relay = std::make_unique<Relay>(std::move(o));
+  e->relay = std::make_shared<Relay>(std::move(o));
   return e;
 }
 
@@ -156,14 +156,25 @@ void ServiceSet::StartNew(const Config& config, const std::vector<std::string>& 
   std::vector<EntryPtr> made;
   for (const auto& s : config.services)
     if (Named(names, s.name)) made.push_back(NewEntry(config, s));
-  // Under mu_, as StopClaims: a revocation either sees the entry, or the
-  // gate sees the revocation.
-  MutexLock lock(&mu_);
-  for (auto& e : made) {
-    if (!may_claim(e->config)) continue;
-    e->relay->Start();
-    entries_.push_back(e);
-    config_.services.push_back(e->config);
+  std::vector<EntryPtr> refused;
+  {
+    // Under mu_, as StopClaims: a revocation either sees the entry, or the
+    // gate sees the revocation.
+    MutexLock lock(&mu_);
+    for (auto& e : made) {
+      if (!may_claim(e->config)) {
+        refused.push_back(e);
+        continue;
+      }
+      e->relay->Start();
+      entries_.push_back(e);
+      config_.services.push_back(e->config);
+    }
+  }
+  // Never started: its series go (its relay first), as a removed service's.
+  for (auto& e : refused) {
+    e->relay.reset();
+    deps_.metrics->RemoveService(e->config.name);
   }
 }
 
@@ -233,7 +244,9 @@ ServiceRunner::ClaimStops ServiceSet::StopClaims(const Gate& may_claim, Clock::T
       if (e->claims_stopped || may_claim(e->config)) continue;
       e->claims_stopped = true;
       out.services.push_back(e->config.name);
-      stops.push_back(std::async(std::launch::async, [e] { e->relay->StopClaims(); }));
+      // The relay, not the entry: Apply may drop the entry's relay while
+      // this runs.
+      stops.push_back(std::async(std::launch::async, [r = e->relay] { r->StopClaims(); }));
     }
   }
   for (auto& f : stops) {

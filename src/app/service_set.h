@@ -71,7 +71,9 @@ class ServiceSet final : public ServiceRunner {
   struct Entry {
     ServiceConfig config;
     std::shared_ptr<KafkaPublisher> publisher;
-    std::unique_ptr<Relay> relay;
+    // Shared with a claim stop in flight (StopClaims), which may outlive
+    // the entry's removal.
+    std::shared_ptr<Relay> relay;
     bool claims_stopped = false;  // guarded by mu_: StopClaims stopped them
     bool stopping = false;        // guarded by mu_: Apply or StopAll stops it
   };

@@ -186,6 +186,9 @@ void Reconciler::Remember(const Config& desired) {
 }
 
 void Reconciler::Export() {
+  // One export at a time (the membership's thread and this one): a later
+  // snapshot of what runs is never overwritten by an earlier one.
+  MutexLock exporting(&export_mu_);
   const std::vector<std::string> running = options_.runner->Claiming();
   MutexLock lock(&mu_);
   std::vector<std::string> names = Names(file_.services);

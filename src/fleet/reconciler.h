@@ -91,13 +91,14 @@ class Reconciler {
   void Postpone(ReloadPlan* plan, Clock::TimePoint now) const;
   void Book(const std::vector<StartFailure>& failures, Clock::TimePoint now);
   // outbox_service_running and outbox_service_owned of the file's services.
-  void Export() EXCLUDES(mu_);
+  void Export() EXCLUDES(mu_, export_mu_);
 
   const Options options_;
   std::unique_ptr<ServiceRunMetrics> run_metrics_;
   StartRetries retries_;  // the reconciling thread only
   std::thread thread_;
 
+  Mutex export_mu_;  // taken before mu_ and the runner's lock, never inside them
   mutable Mutex mu_;
   CondVar cv_{&mu_};
   Config file_ GUARDED_BY(mu_);

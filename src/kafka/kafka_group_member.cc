@@ -9,7 +9,7 @@ namespace outbox {
 namespace {
 
 constexpr int kPollMs = 200;  // how soon a Stop is noticed; callbacks come from the poll
-constexpr int kMetadataTimeoutMs = 5000;
+constexpr int kRefreshTimeoutMs = 1000;
 constexpr std::chrono::seconds kRecreateBackoff{2};
 
 // Kafka's advice: a third of the session timeout, so that two lost
@@ -256,8 +256,11 @@ void KafkaGroupMember::RefreshIfDue() {
   if (now < next_refresh_) return;
   next_refresh_ = now + PartitionsRefresh(fleet_);
   const int before = partitions_;
-  if (before == 0) return;  // not known before the first assignment
-  if (RefreshPartitions() == before) return;
+  // Not known before the first assignment; not asked while the watchdog
+  // holds the shards (the cluster may be what is unreachable). A short
+  // wait: rebalances and statistics are served by this same thread.
+  if (before == 0 || suspended_) return;
+  if (RefreshPartitions(kRefreshTimeoutMs) == before) return;
   LogInfo("fleet: the shard topic's partition count changed; the services' shards move",
           {{"topic", fleet_.topic}, {"before", before}, {"partitions", partitions_}});
   Report(GroupAssignment::Kind::kResized, {});
@@ -295,7 +298,8 @@ void KafkaGroupMember::Assign(rd_kafka_topic_partition_list_t* parts, bool coope
   // The group answered: whatever the watchdog saw is over.
   contact_.Reset();
   suspended_ = false;
-  if (RefreshPartitions() > 0)
+  // The first count may take a while to read; later ones are known already.
+  if (RefreshPartitions(partitions_ == 0 ? kMetadataTimeoutMs : kRefreshTimeoutMs) > 0)
     SetProblem("", true);
   else
     SetProblem("fleet.topic " + fleet_.topic + " has no partitions (does it exist?)", false);
@@ -304,15 +308,16 @@ void KafkaGroupMember::Assign(rd_kafka_topic_partition_list_t* parts, bool coope
 
 void KafkaGroupMember::Revoke(rd_kafka_topic_partition_list_t* parts, bool cooperative) {
   const bool lost = rd_kafka_assignment_lost(rk_) != 0;
+  std::set<int> gone = PartitionsOf(parts);
+  for (int p : gone) owned_.erase(p);
+  if (lost) SetProblem("the group lost this relay's assignment; rejoining", false);
+  // The listener first: it returns once the claims in these shards have
+  // stopped, and only the unassign below lets the group hand them on.
+  Report(lost ? GroupAssignment::Kind::kLost : GroupAssignment::Kind::kRevoked, std::move(gone));
   if (cooperative)
     LogAssignError(rd_kafka_incremental_unassign(rk_, parts), "incremental_unassign");
   else
     LogAssignError(rd_kafka_assign(rk_, nullptr), "unassign");
-  std::set<int> gone = PartitionsOf(parts);
-  for (int p : gone) owned_.erase(p);
-  if (lost) SetProblem("the group lost this relay's assignment; rejoining", false);
-  RefreshPartitions();
-  Report(lost ? GroupAssignment::Kind::kLost : GroupAssignment::Kind::kRevoked, std::move(gone));
 }
 
 void KafkaGroupMember::Report(GroupAssignment::Kind kind, std::set<int> changed) {
@@ -321,10 +326,10 @@ void KafkaGroupMember::Report(GroupAssignment::Kind kind, std::set<int> changed)
   if (listener_) listener_(a);
 }
 
-int KafkaGroupMember::RefreshPartitions() {
+int KafkaGroupMember::RefreshPartitions(int timeout_ms) {
   rd_kafka_topic_t* rkt = rd_kafka_topic_new(rk_, fleet_.topic.c_str(), nullptr);
   const rd_kafka_metadata_t* md = nullptr;
-  if (rd_kafka_metadata(rk_, 0, rkt, &md, kMetadataTimeoutMs) == RD_KAFKA_RESP_ERR_NO_ERROR) {
+  if (rd_kafka_metadata(rk_, 0, rkt, &md, timeout_ms) == RD_KAFKA_RESP_ERR_NO_ERROR) {
     if (md->topic_cnt == 1 && md->topics[0].err == RD_KAFKA_RESP_ERR_NO_ERROR)
       partitions_ = md->topics[0].partition_cnt;
     rd_kafka_metadata_destroy(md);

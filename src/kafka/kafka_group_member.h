@@ -56,6 +56,8 @@ class KafkaGroupMember final : public GroupMembership {
   // How long a close may take before the consumer is destroyed without it
   // (librdkafka 2.0.2 can hang closing after a lost assignment).
   static constexpr std::chrono::seconds kCloseLimit{10};
+  // How long a read of the topic's metadata waits (check, rebalances).
+  static constexpr int kMetadataTimeoutMs = 5000;
   // The statistics' interval: the watchdog's resolution.
   static constexpr int kStatisticsMs = 1000;
   // Silence from the coordinator that suspends this member: the session
@@ -84,7 +86,7 @@ class KafkaGroupMember final : public GroupMembership {
   void Report(GroupAssignment::Kind kind, std::set<int> changed);
   // The topic's partition count from the cluster's metadata; the last known
   // one when it cannot be read.
-  int RefreshPartitions();
+  int RefreshPartitions(int timeout_ms = kMetadataTimeoutMs);
   // A consumer error from poll: a missing topic, a fatal error (the
   // assignment is lost and the consumer made again).
   void OnConsumerError(const rd_kafka_message_t& m);
