@@ -5,7 +5,7 @@
 using namespace outbox;
 using namespace std::chrono_literals;
 
-TEST_CASE("a failed start waits 1 s, then twice as long each time, at most 30 s", "[fleet]") {
+TEST_CASE("a failed start waits 1 s then twice as long each time and at most 30 s", "[fleet]") {
   StartRetries r;
   const Clock::TimePoint t0{};
   auto at = t0;
