@@ -8,6 +8,9 @@ FILE:LINE: what", for the files given (repository paths).
     and case aside; a heading may go on after the section, as in "Wake-up:
     binlog" for "Wake-up");
   - `X.md#anchor`: X.md has a heading whose GitHub anchor that is;
+  - a document named alone (`DESIGN.md`, `SPEC §3`, `SPEC "Reload"`): it
+    is in the repository (the product's own contract lives in README and
+    docs/, not in a document a reader of the repository cannot open);
   - a repository path (src/..., docs/..., scripts/..., tests/..., ...; a
     glob such as src/binlog/wakeup_hub.* too): the file or folder exists,
     from the root or, in code, from src/ (its include root) or the file's
@@ -30,6 +33,9 @@ PATH_RE = re.compile(r"(?<![\w./<>$-])((?:%s)/[\w./*+-]*[\w*/])" % "|".join(re.e
 SECTION_RE = re.compile(
     r"(?<![\w/.-])((?:[\w.-]+/)*(?:[A-Z][A-Z0-9_]*\.md|README))`?(?:\]\([^)]*\))?\)?,? \"([^\"$\n]+)\"")
 ANCHOR_RE = re.compile(r"((?:[\w.-]+/)*[\w.-]+\.md)#([\w-]+)")
+# A document by its name alone, and the outside SPEC by section.
+DOC_RE = re.compile(r"(?<![\w./-])([A-Z][A-Z0-9_]*\.md)\b")
+SPEC_RE = re.compile(r"\bSPEC(?:\.md)?(?= ?§| \"| section\b)")
 # kubectl's short form of a Deployment (`kubectl port-forward deploy/NAME`).
 K8S_RESOURCE = re.compile(r"deploy/[\w-]+")
 HASH_COMMENT = (".sh", ".py", ".pl", ".yaml", ".yml", ".txt", ".cmake", ".service", ".gp", ".in",
@@ -141,6 +147,12 @@ def check(path):
                 problems.append((n, "%s: no such document" % m.group(1)))
             elif m.group(2) not in {slug(h) for h in headings(md) if not h.startswith("**")}:
                 problems.append((n, "%s has no anchor #%s" % (md, m.group(2))))
+        for m in DOC_RE.finditer(line):
+            if find_md(m.group(1), path) is None and not os.path.exists(m.group(1)):
+                problems.append((n, "%s: no such document in the repository" % m.group(1)))
+        for m in SPEC_RE.finditer(line):
+            problems.append((n, "SPEC: not a document of the repository; name the README or "
+                                "docs/ section that says it"))
         for m in PATH_RE.finditer(line):
             if K8S_RESOURCE.fullmatch(m.group(1)) and not os.path.exists(m.group(1)):
                 continue

@@ -1,5 +1,5 @@
 #!/usr/bin/perl
-# scripts/lint's "seams" check (STYLE.md: one kind of lock, one source of
+# scripts/lint's "seams" check (one kind of lock, one source of
 # time): prints one line per violation in the files given, "seams:
 # FILE:LINE: what". The caller leaves src/common/ out, where the seams live.
 #  - a standard lock, condition variable or lock holder (std::mutex,

@@ -15,7 +15,8 @@ namespace outbox {
 
 // OutboxStore on MySQL 8 / MariaDB 10.6+ through Connector/C++.
 // Not thread-safe (except Session()): one per thread, each with its own
-// connection. Its sessions must be on a writable primary (SPEC "Failover"):
+// connection. Its sessions must be on a writable primary (docs/RELIABILITY.md
+// "Failover and network faults"):
 // a server that reports itself read-only at connect is refused, and a
 // read-only answer closes the session like a lost connection, so that the
 // next call reconnects through mysql.host and finds the promoted server.

@@ -12,7 +12,7 @@
 
 namespace outbox {
 
-// A store's sessions so far (SPEC "Failover"): a relay that sees `connects`
+// A store's sessions so far (docs/RELIABILITY.md "Failover and network faults"): a relay that sees `connects`
 // grow knows a session was replaced (after a lost connection or a read-only
 // answer) and makes a full claim pass; a change of `server_identity` is a
 // different server behind mysql.host (a failover).

@@ -41,7 +41,7 @@ struct OutboxRow {
   std::optional<std::string> topic;    // optional `topic` column
   std::optional<std::string> headers;  // optional `headers` column (JSON text)
   // Optional `aggregate_version` column: the event's version within its
-  // aggregate, sent as the aggregate_version header (SPEC §4).
+  // aggregate, sent as the aggregate_version header (README "Message format").
   std::optional<int64_t> aggregate_version;
   // Optional `traceparent` and `tracestate` columns: the W3C trace context of
   // the transaction that wrote the row, as written (checked by the router,

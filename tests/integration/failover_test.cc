@@ -1,5 +1,5 @@
-// Failover and network faults between a relay and its database (SPEC §3
-// "Failover" and "Unreachable database or broker"): a GTID primary/replica
+// Failover and network faults between a relay and its database
+// (docs/RELIABILITY.md "Failover and network faults"): a GTID primary/replica
 // pair of throwaway MariaDB servers (tests/support/mariadb_pair.h), the relay
 // reaching them through a TcpProxy that stands for a DNS name or a VIP, the
 // relay as a process with an account that has only the grants the README

@@ -1,5 +1,5 @@
 // A fleet of relay processes sharing thirty outbox databases through Kafka's
-// group protocol (SPEC §3 "Fleet", docs/DEPLOY.md "A fleet"): one mock
+// group protocol (docs/DEPLOY.md "A fleet"): one mock
 // cluster, several `outbox-relay run` processes with the same file, a steady
 // load, and what the group does to them (a member joins, one is killed,
 // one stops, the coordinator goes away, a reload adds a service). Ownership

@@ -17,7 +17,7 @@
 #   - the gauges read from the database (backlog, oldest age, DEAD, blocked
 #     aggregates, unknown-status rows, last poll) have no sample: the
 #     database was never reachable, and a 0 would read as "empty table"
-#     (SPEC section 7, no false zeros; OutboxPollingStalled relies on it);
+#     (docs/METRICS.md: no false zeros; OutboxPollingStalled relies on it);
 #   - `promtool check metrics` finds no problem in the exposition (if installed).
 # The relay is stopped with SIGTERM and must exit 0 within 45 s (README "Guarantees").
 #

@@ -18,6 +18,7 @@ cat >"$tmp/bad.cc" <<'CC'
 // README "No such part"
 // docs/CONFIG.md#no-such-anchor
 // src/relay/no_such_file.h and tests/none/
+// the rules of STYLE.md and SPEC §3 "Fleet"
 CC
 cat >"$tmp/good.cc" <<'CC'
 // docs/DESIGN.md "Threads", DESIGN.md, "Lease token and fencing", README "How it works"
@@ -30,12 +31,13 @@ bad=$(python3 scripts/lib/lint_refs.py "$tmp/bad.cc")
 good=$(python3 scripts/lib/lint_refs.py "$tmp/good.cc")
 fail=0
 for line in '1:section "Claiming"' '1:section "Threads and more"' '2:section "No such part"' \
-  '3:no-such-anchor' '4:no_such_file.h' '4:tests/none/'; do
+  '3:no-such-anchor' '4:no_such_file.h' '4:tests/none/' '5:STYLE.md: no such document' \
+  '5:SPEC: not a document'; do
   n=${line%%:*} what=${line#*:}
   grep -qF "bad.cc:$n: " <<<"$bad" && grep "bad.cc:$n: " <<<"$bad" | grep -qF "$what" ||
     { echo "not caught: line $n ($what)"; fail=1; }
 done
-[[ $(wc -l <<<"$bad") -eq 6 ]] || { echo "expected 6 findings, got:"; echo "$bad"; fail=1; }
+[[ $(wc -l <<<"$bad") -eq 8 ]] || { echo "expected 8 findings, got:"; echo "$bad"; fail=1; }
 [[ -z $good ]] || { echo "false findings:"; echo "$good"; fail=1; }
-((fail == 0)) && echo "refs: the repository passes; 6 planted broken references caught, none that resolve"
+((fail == 0)) && echo "refs: the repository passes; 8 planted broken references caught, none that resolve"
 exit $fail

@@ -56,7 +56,7 @@ if grep -q '^DynamicUser=' "$unit"; then
 fi
 
 # Reload: `systemctl reload` checks the file, then sends SIGHUP to the relay
-# itself (the main process; the relay reads its file again, SPEC "Reload").
+# itself (the main process; the relay reads its file again, docs/CONFIG.md "Reload").
 if [[ "$(grep '^ExecReload=' "$unit")" != $'ExecReload=/usr/bin/outbox-relay check\nExecReload=/bin/kill -HUP $MAINPID' ]]; then
   echo "check_systemd: ExecReload is not 'outbox-relay check', then '/bin/kill -HUP \$MAINPID'"; fail=1
 fi

@@ -1,7 +1,7 @@
-// The store's side of a failover (SPEC "Failover"): its sessions must be on a
-// writable primary. These run as an account with only SELECT and UPDATE on the
-// table, since read_only does not stop an account with SUPER or READ ONLY
-// ADMIN (the test's root).
+// The store's side of a failover (docs/RELIABILITY.md "Failover and network
+// faults"): its sessions must be on a writable primary. These run as an
+// account with only SELECT and UPDATE on the table, since read_only does not
+// stop an account with SUPER or READ ONLY ADMIN (the test's root).
 #include <catch2/catch.hpp>
 #include <string>
 
