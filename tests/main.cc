@@ -8,6 +8,11 @@
 //   [local-db]     stops, restarts or reconfigures the test database server,
 //                  or reads its TLS files: needs the MariaDB scripts/test
 //                  started (OUTBOX_TEST_MYSQL_DIR)
+// Before that check, the test MariaDB is the one ctest gave this test (one
+// server per parallel slot, RESOURCE_GROUPS in tests/CMakeLists.txt): the
+// slot's OUTBOX_TEST_MYSQL_*_N variables become OUTBOX_TEST_MYSQL_*, for this
+// process and the relays it starts (as tests/support/with_test_mariadb.sh
+// does for the scripts).
 #define CATCH_CONFIG_RUNNER
 #include <catch2/catch.hpp>
 #include <cstdlib>
@@ -15,6 +20,22 @@
 #include <string>
 
 namespace {
+
+// The server of ctest's slot "id:N,slots:1" in CTEST_RESOURCE_GROUP_0_MARIADB,
+// when scripts/test exported one for slot N; otherwise nothing changes.
+void UseSlotMariaDb() {
+  const char* group = std::getenv("CTEST_RESOURCE_GROUP_0_MARIADB");
+  if (!group) return;
+  const std::string g = group;
+  const size_t id = g.find("id:");
+  if (id == std::string::npos) return;
+  const std::string slot = g.substr(id + 3, g.find(',', id) - id - 3);
+  for (const char* name : {"OUTBOX_TEST_MYSQL_PORT", "OUTBOX_TEST_MYSQL_SOCKET",
+                           "OUTBOX_TEST_MYSQL_DIR", "OUTBOX_TEST_MYSQLD_CMD"}) {
+    const char* own = std::getenv((std::string(name) + "_" + slot).c_str());
+    if (own && *own) setenv(name, own, 1);
+  }
+}
 
 bool EnvSet(const char* name) {
   const char* v = std::getenv(name);
@@ -43,6 +64,7 @@ std::string UnmetFor(const Catch::TestCase& test) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  UseSlotMariaDb();
   Catch::Session session;
   if (int rc = session.applyCommandLine(argc, argv); rc != 0) return rc;
   const Catch::Config& config = session.config();

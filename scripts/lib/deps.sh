@@ -4,6 +4,8 @@
 #   outbox_missing_deps [extra...]   print (one per line) the packages not installed
 #   outbox_install_deps [extra...]   install the missing ones (root), or print the
 #                                    sudo command and return 1 (non-root)
+#   outbox_install_quickstart_deps   the same for OUTBOX_QUICKSTART_DEPS alone: what
+#                                    scripts/quickstart builds and runs
 #   outbox_install_packages PKG...   the same for these packages alone
 #
 # Only apt-get/dpkg are used; `apt-get update` runs only when something is
@@ -17,11 +19,15 @@ _OUTBOX_DEPS_SH=1
 # shellcheck source=scripts/lib/common.sh
 . "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 
-OUTBOX_DEPS=(
+# What scripts/quickstart needs: the compiler and the build tools, the
+# libraries of the relay, the mock broker and the example consumer, Catch2
+# (the tests' configure step needs it, a header-only package), and MariaDB,
+# kcat and curl for the demo itself.
+OUTBOX_QUICKSTART_DEPS=(
     build-essential cmake ninja-build pkg-config ccache git
     libboost-dev libmysqlcppconn-dev librdkafka-dev libyaml-cpp-dev
     prometheus-cpp-dev libcli11-dev nlohmann-json3-dev libspdlog-dev libfmt-dev
-    catch2 mariadb-server mariadb-client kcat prometheus curl python3 procps
+    catch2 mariadb-server mariadb-client kcat curl python3 procps
     openssl
     # tests/integration/fleet_faults_test.cc cuts one relay (by its uid) off
     # from the group's coordinator with a firewall rule
@@ -32,6 +38,11 @@ OUTBOX_DEPS=(
     libmariadb-dev
     # sd_notify for Type=notify and the systemd watchdog (src/app/systemd_notify.cc)
     libsystemd-dev
+)
+# What the tests, the checks and the packaging add (scripts/test and the
+# scripts CI runs).
+OUTBOX_TEST_DEPS=(
+    prometheus
     # scripts/fuzz: libFuzzer comes with clang's runtime (-fsanitize=fuzzer)
     clang libclang-rt-14-dev
     # tests/ops: PyYAML for the deploy-file checks, systemd-analyze for the
@@ -48,6 +59,7 @@ OUTBOX_DEPS=(
     # Debian root that mmdebstrap makes from the archive
     debhelper lintian mmdebstrap
 )
+OUTBOX_DEPS=("${OUTBOX_QUICKSTART_DEPS[@]}" "${OUTBOX_TEST_DEPS[@]}")
 # Debian's nodejs comes without npm (its own package); a nodejs built by
 # NodeSource brings npm and conflicts with Debian's, so npm is asked for only
 # when there is none.
@@ -71,6 +83,10 @@ outbox_missing_deps() {
 
 outbox_install_deps() {
     outbox_install_packages "${OUTBOX_DEPS[@]}" "$@"
+}
+
+outbox_install_quickstart_deps() {
+    outbox_install_packages "${OUTBOX_QUICKSTART_DEPS[@]}"
 }
 
 # outbox_install_packages PKG... — as outbox_install_deps, for these packages

@@ -28,7 +28,7 @@
 #                               outbox table TABLE (default t_outbox) in it,
 #                               from sql/t_outbox.sql
 #
-# Everything the server writes stays under DIR: data/, mysqld.sock,
+# Everything the server writes stays under DIR: data/, tmp/, mysqld.sock,
 # mysqld.pid, mysqld.err (error log), mysqld.out (stdout/stderr),
 # install-db.log. Nothing reads /etc/mysql: every server and client call
 # uses --no-defaults.
@@ -221,9 +221,12 @@ mariadb_start() {
     fi
 
     local t0=$SECONDS
+    # A temporary directory of its own: servers initialised side by side in
+    # one TMPDIR collide on their bootstrap's temporary table names.
+    mkdir -p "$dir/tmp"
     if [[ ! -d "$data/mysql" ]]; then
         log "initialising $data"
-        if ! "$installdb" --no-defaults "${user_args[@]}" \
+        if ! TMPDIR="$dir/tmp" "$installdb" --no-defaults "${user_args[@]}" \
             --auth-root-authentication-method=normal \
             --datadir="$data" --skip-test-db --skip-name-resolve \
             >"$dir/install-db.log" 2>&1; then
@@ -247,6 +250,7 @@ mariadb_start() {
             --max-connections=500
             --skip-name-resolve
             --log-error="$errlog"
+            --tmpdir="$dir/tmp"
             --character-set-server=utf8mb4
             --collation-server=utf8mb4_general_ci
             "${extra[@]}")
