@@ -29,9 +29,6 @@ OUTBOX_QUICKSTART_DEPS=(
     prometheus-cpp-dev libcli11-dev nlohmann-json3-dev libspdlog-dev libfmt-dev
     catch2 mariadb-server mariadb-client kcat curl python3 procps
     openssl
-    # tests/integration/fleet_faults_test.cc cuts one relay (by its uid) off
-    # from the group's coordinator with a firewall rule
-    iptables
     # src/binlog/ links libmariadb directly for its replication API
     # (mariadb_rpl.h, pkg-config libmariadb; tests/ops/check_image.sh links a
     # probe against its mysql.h); the runtime needs libmariadb3
@@ -43,6 +40,9 @@ OUTBOX_QUICKSTART_DEPS=(
 # scripts CI runs).
 OUTBOX_TEST_DEPS=(
     prometheus
+    # tests/integration/fleet_faults_test.cc cuts one relay (by its uid) off
+    # from the group's coordinator with a firewall rule
+    iptables
     # scripts/fuzz: libFuzzer comes with clang's runtime (-fsanitize=fuzzer)
     clang libclang-rt-14-dev
     # tests/ops: PyYAML for the deploy-file checks, systemd-analyze for the
