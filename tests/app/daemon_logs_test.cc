@@ -3,6 +3,7 @@
 
 #include <signal.h>
 
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -39,8 +40,12 @@ std::string ConcernedService(const nlohmann::json& j) {
       {"db_alpha", "svc-alpha"},
       {"svc-beta", "svc-beta"},
       {"db_beta", "svc-beta"}};
+  // A summary of several services lists them ("services", "started",
+  // "stopped"): not a line about one of them.
+  static const std::vector<std::string> kLists = {"services", "started", "stopped"};
   for (const auto& [key, value] : j.items()) {
     if (key == "service" || !value.is_string()) continue;
+    if (std::find(kLists.begin(), kLists.end(), key) != kLists.end()) continue;
     const std::string text = value.get<std::string>();
     for (const auto& [mark, service] : kMarks)
       if (text.find(mark) != std::string::npos) return service;
