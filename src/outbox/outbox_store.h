@@ -12,10 +12,10 @@
 
 namespace outbox {
 
-// A store's sessions so far (docs/RELIABILITY.md "Failover and network faults"): a relay that sees `connects`
-// grow knows a session was replaced (after a lost connection or a read-only
-// answer) and makes a full claim pass; a change of `server_identity` is a
-// different server behind mysql.host (a failover).
+// A store's sessions so far (docs/RELIABILITY.md "Failover and network faults"): a relay that sees
+// `connects` grow knows a session was replaced (after a lost connection or a read-only answer) and
+// makes a full claim pass; a change of `server_identity` is a different server behind mysql.host (a
+// failover).
 struct SessionInfo {
   uint64_t connects = 0;  // successful connects so far
   // Of the last connect: @@server_uuid, else server_id@hostname:port; ""

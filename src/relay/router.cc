@@ -65,7 +65,8 @@ std::optional<Message> Router::Route(const OutboxRow& row, std::string* error) c
                {"aggregate_type", row.aggregate.type},
                {"created_at", FormatRfc3339Utc(row.created_at_unix)}};
   // Consumers check order with it without parsing event_key (the inbox's
-  // version check, docs/CONSUMERS.md "Order: the per-aggregate version check"); among the standard headers, so no row can override it.
+  // version check, docs/CONSUMERS.md "Order: the per-aggregate version check"); among the standard
+  // headers, so no row can override it.
   if (row.aggregate_version)
     m.headers.emplace_back("aggregate_version", std::to_string(*row.aggregate_version));
   // Propagated as written, only when valid: OpenTelemetry's propagators
