@@ -178,8 +178,8 @@ void ServiceSet::StartNew(const Config& config, const std::vector<std::string>& 
   }
 }
 
-void ServiceSet::Forget(const ReloadPlan& plan, std::vector<EntryPtr> stopped) {
-  for (auto& e : stopped) e->relay.reset();  // before their metrics go
+void ServiceSet::Forget(const ReloadPlan& plan, const std::vector<EntryPtr>& stopped) {
+  for (const auto& e : stopped) e->relay.reset();  // before their metrics go
   for (const auto& e : stopped) {
     if (!Named(plan.removed, e->config.name)) {
       // A service that no longer has wakeup: binlog loses that series.
@@ -195,7 +195,7 @@ void ServiceSet::Forget(const ReloadPlan& plan, std::vector<EntryPtr> stopped) {
 std::vector<StartFailure> ServiceSet::Apply(const ReloadPlan& wanted, const Gate& may_claim) {
   std::vector<std::string> starting = wanted.added;
   for (const auto& c : wanted.changed) starting.push_back(c.name);
-  const std::vector<StartFailure> failures = NewClusters(wanted.config, starting);
+  std::vector<StartFailure> failures = NewClusters(wanted.config, starting);
   const ReloadPlan plan = Without(wanted, failures);
   {
     MutexLock lock(&mu_);

@@ -91,7 +91,7 @@ class ServiceSet final : public ServiceRunner {
   // Takes the entries named `names` out of the set, stopped (in parallel).
   std::vector<EntryPtr> StopAndTake(const std::vector<std::string>& names) EXCLUDES(mu_);
   // After a stop: the removed services' series, the binlog streams.
-  void Forget(const ReloadPlan& plan, std::vector<EntryPtr> stopped);
+  void Forget(const ReloadPlan& plan, const std::vector<EntryPtr>& stopped);
   // The entries in `file`'s order, for /readyz.
   void OrderAs(const Config& file) EXCLUDES(mu_);
   // Drops the producers no entry uses; they are destroyed (flushed) here,

@@ -11,6 +11,7 @@ namespace {
 
 std::vector<std::string> Names(const std::vector<ServiceConfig>& services) {
   std::vector<std::string> names;
+  names.reserve(services.size());
   for (const auto& s : services) names.push_back(s.name);
   return names;
 }
