@@ -530,16 +530,16 @@ void BrokerFaultForTwiceTheLease(const std::string& name, uint64_t seed,
 }  // namespace
 
 TEST_CASE(
-    "every broker down for twice the lease under a preload: two relays lose nothing, keep "
-    "order, and republish only what was on the wire when the brokers went down",
+    "every broker down for twice the lease under a preload: two relays lose nothing and keep "
+    "order and republish only what was on the wire when the brokers went down",
     "[faults][broker-outage-lease][mock-faults]") {
   BrokerFaultForTwiceTheLease("broker_outage_lease", 414,
                               [](TestBroker& cluster, bool on) { cluster.SetAllBrokersDown(on); });
 }
 
 TEST_CASE(
-    "every broker frozen for twice the lease under a preload: two relays lose nothing, keep "
-    "order, and republish only what was on the wire when the brokers froze",
+    "every broker frozen for twice the lease under a preload: two relays lose nothing and keep "
+    "order and republish only what was on the wire when the brokers froze",
     "[faults][broker-frozen-lease][mock-faults]") {
   // Requests unanswered for as long as the freeze (a response already
   // delayed comes at most that late after it): the connections stay up,

@@ -188,7 +188,7 @@ std::vector<std::future<Timed>> SendTimed(Publisher& p, const std::string& topic
 }  // namespace
 
 TEST_CASE(
-    "messages queued while every broker is down are taken back at once, unsent, and the "
+    "messages queued while every broker is down are taken back at once unsent and the "
     "producer publishes again when the brokers are back",
     "[kafka][mock-faults]") {
   TestBroker cluster(1, "orders", 4);
@@ -222,7 +222,7 @@ TEST_CASE(
 }
 
 TEST_CASE(
-    "a message still queued when its claim's budget ends is taken back and never sent later, "
+    "a message still queued when its claim's budget ends is taken back and never sent later "
     "while requests on the wire are left to finish",
     "[kafka][mock-faults]") {
   TestBroker cluster(1, "orders", 1);

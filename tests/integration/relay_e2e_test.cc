@@ -128,7 +128,7 @@ TEST_CASE("injected produce errors cause retries and then every event is deliver
 
 TEST_CASE(
     "rows handed to a producer whose every broker is down are taken back unsent: no attempt "
-    "counted, none DEAD",
+    "counted and none DEAD",
     "[e2e][mock-faults]") {
   TestBroker cluster(1, "outbox.event.Order", 1);
   TestDatabase db("e2e_broker_down", ", last_error varchar(255)");

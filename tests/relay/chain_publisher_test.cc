@@ -231,7 +231,7 @@ namespace outbox {
 namespace {
 
 TEST_CASE(
-    "a claim's budget follows its lease: start by half the lease less a second, taken back "
+    "a claim's budget follows its lease: start by half the lease less a second and taken back "
     "from the producer's queue at half the lease",
     "[chains]") {
   const Clock::TimePoint claimed{std::chrono::seconds(100)};
