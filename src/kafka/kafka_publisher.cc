@@ -101,8 +101,7 @@ PublishOutcome ClassifyDelivery(rd_kafka_resp_err_t err, rd_kafka_msg_status_t s
       return {PublishResult::kNotAttempted, FailureReason::kPurged,
               "not sent: taken back from the producer's queue (its claim's budget ended or no "
               "broker was reachable)"};
-    // A retry of a request that was on the wire, taken back before it went
-    // out again.
+    // A retry of a request once on the wire, taken back before it went again.
     o.reason = broker_up ? FailureReason::kTimeout : FailureReason::kBrokerDown;
   }
   o.maybe_written = on_wire && o.result == PublishResult::kRetryable;
