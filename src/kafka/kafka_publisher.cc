@@ -286,7 +286,7 @@ const char* DuePurge(bool broker_up, const std::multiset<Clock::TimePoint>& dead
 const char* KafkaPublisher::PurgeCause() {
   const Clock::TimePoint now = clock_->Now();
   MutexLock lock(&deadlines_mu_);
-  return DuePurge(up_.load(), deadlines_, purged_through_, now);
+  return DuePurge(up_.load() || !learnt_.load(), deadlines_, purged_through_, now);
 }
 
 void KafkaPublisher::PurgeIfDue() {
@@ -299,19 +299,16 @@ void KafkaPublisher::PurgeIfDue() {
     MutexLock lock(&deadlines_mu_);
     purged_through_ = clock_->Now();
   }
-  // The queue only: a request on the wire is left to its answer (or its
-  // timeout), which librdkafka reports itself.
+  // The queue only: a request on the wire is left to its answer or timeout.
   rd_kafka_purge(rk, RD_KAFKA_PURGE_F_QUEUE);
   const Clock::TimePoint now = clock_->Now();
   if (now - last_purge_log_ < std::chrono::seconds(1)) return;
   last_purge_log_ = now;
-  LogWarn(
-      "kafka: took back the messages still queued in the producer, not yet sent; their rows are "
-      "released and claimed again",
-      {{"bootstrap_servers", bootstrap_servers_},
-       {"reason", "purged"},
-       {"cause", cause},
-       {"in_producer", in_producer}});
+  LogWarn("kafka: took back the messages still queued in the producer, not yet sent",
+          {{"bootstrap_servers", bootstrap_servers_},
+           {"reason", "purged"},
+           {"cause", cause},
+           {"in_producer", in_producer}});
 }
 
 void KafkaPublisher::ForgetDeadline(MsgCtx* ctx) {
@@ -354,6 +351,7 @@ void KafkaPublisher::ProbeLoop() {
       }
       first = false;
       up_ = ok;
+      learnt_ = true;
       wait_ms = ok ? 5000 : 1000;
     }
     WaitForStop(wait_ms);
@@ -374,6 +372,7 @@ void KafkaPublisher::OnError(rd_kafka_t* rk, int err, const char* reason, void* 
     return;
   }
   const std::string text = Trimmed(reason);
+  if (code == RD_KAFKA_RESP_ERR__ALL_BROKERS_DOWN) self->learnt_ = true;
   if (code == RD_KAFKA_RESP_ERR__ALL_BROKERS_DOWN && self->up_.exchange(false))
     LogWarn("kafka: all brokers down", {{"bootstrap_servers", self->bootstrap_servers_},
                                         {"reason", "broker_down"},

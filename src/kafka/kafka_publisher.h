@@ -117,6 +117,10 @@ class KafkaPublisher : public Publisher {
   // Down until the first probe answers: claiming for a broker that was never
   // reached would burn an attempt of every row it publishes into the void.
   std::atomic<bool> up_{false};
+  // Whether up_ was learnt (a probe or librdkafka's "all brokers down"):
+  // before, a false up_ means "not known yet", no reason to take the
+  // producer's queue back.
+  std::atomic<bool> learnt_{false};
   std::atomic<bool> fatal_{false};
   std::atomic<int> replaced_{0};
   std::atomic<int64_t> last_ack_ms_{0};
