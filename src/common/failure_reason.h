@@ -18,6 +18,8 @@ enum class FailureReason {
   kProducerFatal,    // the idempotent producer failed fatally and was replaced
   kRouting,          // no topic: the template or the row's topic resolves to nothing (permanent)
   kQueueFull,        // the producer's local queue is full (no attempt counted)
+  kPurged,           // taken back from the producer's queue unsent: its claim's budget ended,
+                     // or no broker was reachable (no attempt counted)
 };
 
 // Every reason a failure can have with its metric label, in the order
@@ -26,7 +28,7 @@ struct FailureReasonLabel {
   FailureReason reason;
   std::string_view label;
 };
-inline constexpr std::array<FailureReasonLabel, 8> kFailureReasonLabels = {
+inline constexpr std::array<FailureReasonLabel, 9> kFailureReasonLabels = {
     {{FailureReason::kTimeout, "timeout"},
      {FailureReason::kBrokerDown, "broker_down"},
      {FailureReason::kMessageTooLarge, "message_too_large"},
@@ -34,16 +36,17 @@ inline constexpr std::array<FailureReasonLabel, 8> kFailureReasonLabels = {
      {FailureReason::kBrokerError, "broker_error"},
      {FailureReason::kProducerFatal, "producer_fatal"},
      {FailureReason::kRouting, "routing"},
-     {FailureReason::kQueueFull, "queue_full"}}};
+     {FailureReason::kQueueFull, "queue_full"},
+     {FailureReason::kPurged, "purged"}}};
 
 // The table lists every reason after kNone once, in the enum's order, up
-// to kQueueFull: a reason inserted into the enum and not here fails to
+// to kPurged: a reason inserted into the enum and not here fails to
 // compile (the check the switch it replaced had); one appended after
-// kQueueFull must move the last reason named below.
+// kPurged must move the last reason named below.
 constexpr bool ListsEveryReason() {
   for (size_t i = 0; i < kFailureReasonLabels.size(); ++i)
     if (static_cast<size_t>(kFailureReasonLabels[i].reason) != i + 1) return false;
-  return kFailureReasonLabels.back().reason == FailureReason::kQueueFull;
+  return kFailureReasonLabels.back().reason == FailureReason::kPurged;
 }
 static_assert(ListsEveryReason(), "kFailureReasonLabels must list every FailureReason in order");
 

@@ -21,6 +21,11 @@ class ServiceStats {
     kRetentionFailures,  // outbox_retention_failures_total
     kServerChanges,      // outbox_database_server_changes_total
     kTraceInvalid,       // outbox_trace_context_invalid_total
+    // outbox_duplicates_risk_total{cause}: rows published again that an
+    // earlier attempt may already have delivered.
+    kDuplicateRiskLeaseExpired,  // cause="lease_expired": reclaimed after a lease expired
+    kDuplicateRiskMaybeWritten,  // cause="maybe_written": retried after a failure whose
+                                 // request was on the wire
   };
   enum class Gauge {
     kBacklog,            // outbox_backlog_events

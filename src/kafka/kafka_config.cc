@@ -23,7 +23,7 @@ void WarnOfOverride(const std::string& k, const std::string& v, int64_t min_leas
                         "one partition (nor the Java client's), so consumers can see them out "
                         "of order");
   }
-  if ((k == "message.timeout.ms" || k == "delivery.timeout.ms")) {
+  if ((k == "message.timeout.ms" || k == "delivery.timeout.ms" || k == "request.timeout.ms")) {
     try {
       if (std::stoll(v) >= min_lease_ms)
         warnings->push_back("kafka.properties." + k + "=" + v + " is not below lease_ms (" +
@@ -56,7 +56,12 @@ std::map<std::string, std::string> ProducerProperties(const KafkaConfig& kafka,
       // third of the p50 at 1-100 events/s; drains measured no slower at 1,
       // docs/BENCHMARKS.md "Wake-up").
       {"linger.ms", "1"},
+      // The claim's budget (src/relay/chain_publisher.h, PublishBudget): a
+      // message handed over by lease/2 - 1 s after its claim is failed by
+      // lease - 1 s, on the wire or not; the broker waits for the replicas
+      // no longer than the producer waits for it.
       {"message.timeout.ms", std::to_string(timeout_ms)},
+      {"request.timeout.ms", std::to_string(timeout_ms)},
       // Bounded by max_inflight_batches * batch_size per service anyway.
       {"queue.buffering.max.messages", "1000000"},
       {"log.connection.close", "false"},

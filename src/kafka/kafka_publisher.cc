@@ -1,6 +1,7 @@
 #include "kafka/kafka_publisher.h"
 
 #include <chrono>
+#include <optional>
 #include <string_view>
 #include <vector>
 
@@ -51,6 +52,8 @@ int64_t KafkaPublisher::NowMs() const {
 struct KafkaPublisher::MsgCtx {
   KafkaPublisher* self;
   SentFn sent;
+  // Its entry in self->deadlines_, when it has a queued_until.
+  std::optional<std::multiset<Clock::TimePoint>::iterator> deadline;
 };
 
 PublishOutcome ClassifyKafkaError(rd_kafka_resp_err_t err, bool broker_up) {
@@ -86,6 +89,23 @@ PublishOutcome ClassifyKafkaError(rd_kafka_resp_err_t err, bool broker_up) {
     default:
       return retryable(FailureReason::kBrokerError);
   }
+}
+
+PublishOutcome ClassifyDelivery(rd_kafka_resp_err_t err, rd_kafka_msg_status_t status,
+                                bool broker_up, bool producer_fatal) {
+  PublishOutcome o = ClassifyKafkaError(err, broker_up);
+  if (o.result == PublishResult::kAcked) return o;
+  const bool on_wire = status != RD_KAFKA_MSG_STATUS_NOT_PERSISTED;
+  if (err == RD_KAFKA_RESP_ERR__PURGE_QUEUE && !producer_fatal) {
+    if (!on_wire)
+      return {PublishResult::kNotAttempted, FailureReason::kPurged,
+              "not sent: taken back from the producer's queue (its claim's budget ended or no "
+              "broker was reachable)"};
+    // A retry of a request once on the wire, taken back before it went again.
+    o.reason = broker_up ? FailureReason::kTimeout : FailureReason::kBrokerDown;
+  }
+  o.maybe_written = on_wire && o.result == PublishResult::kRetryable;
+  return o;
 }
 
 rd_kafka_t* KafkaPublisher::NewProducer(const std::map<std::string, std::string>& props,
@@ -248,8 +268,54 @@ void KafkaPublisher::TriggerFatalErrorForTesting(const std::string& reason) {
 void KafkaPublisher::PollLoop() {
   while (!stop_) {
     rd_kafka_poll(poller_rk(), 50);
-    if (fatal_) ReplaceProducer();
+    if (fatal_)
+      ReplaceProducer();
+    else
+      PurgeIfDue();
   }
+}
+
+const char* DuePurge(bool broker_up, const std::multiset<Clock::TimePoint>& deadlines,
+                     Clock::TimePoint purged_through, Clock::TimePoint now) {
+  if (!broker_up) return "broker_down";
+  auto next = deadlines.upper_bound(purged_through);
+  if (next != deadlines.end() && *next <= now) return "budget_ended";
+  return nullptr;
+}
+
+const char* KafkaPublisher::PurgeCause() {
+  const Clock::TimePoint now = clock_->Now();
+  MutexLock lock(&deadlines_mu_);
+  return DuePurge(up_.load() || !learnt_.load(), deadlines_, purged_through_, now);
+}
+
+void KafkaPublisher::PurgeIfDue() {
+  const char* cause = PurgeCause();
+  if (cause == nullptr) return;
+  rd_kafka_t* const rk = poller_rk();
+  const int in_producer = rd_kafka_outq_len(rk);
+  if (in_producer == 0) return;
+  {
+    MutexLock lock(&deadlines_mu_);
+    purged_through_ = clock_->Now();
+  }
+  // The queue only: a request on the wire is left to its answer or timeout.
+  rd_kafka_purge(rk, RD_KAFKA_PURGE_F_QUEUE);
+  const Clock::TimePoint now = clock_->Now();
+  if (now - last_purge_log_ < std::chrono::seconds(1)) return;
+  last_purge_log_ = now;
+  LogWarn("kafka: took back the messages still queued in the producer, not yet sent",
+          {{"bootstrap_servers", bootstrap_servers_},
+           {"reason", "purged"},
+           {"cause", cause},
+           {"in_producer", in_producer}});
+}
+
+void KafkaPublisher::ForgetDeadline(MsgCtx* ctx) {
+  if (!ctx->deadline) return;
+  MutexLock lock(&deadlines_mu_);
+  deadlines_.erase(*ctx->deadline);
+  ctx->deadline.reset();
 }
 
 void KafkaPublisher::WaitForStop(int ms) {
@@ -285,6 +351,7 @@ void KafkaPublisher::ProbeLoop() {
       }
       first = false;
       up_ = ok;
+      learnt_ = true;
       wait_ms = ok ? 5000 : 1000;
     }
     WaitForStop(wait_ms);
@@ -305,6 +372,7 @@ void KafkaPublisher::OnError(rd_kafka_t* rk, int err, const char* reason, void* 
     return;
   }
   const std::string text = Trimmed(reason);
+  if (code == RD_KAFKA_RESP_ERR__ALL_BROKERS_DOWN) self->learnt_ = true;
   if (code == RD_KAFKA_RESP_ERR__ALL_BROKERS_DOWN && self->up_.exchange(false))
     LogWarn("kafka: all brokers down", {{"bootstrap_servers", self->bootstrap_servers_},
                                         {"reason", "broker_down"},
@@ -331,7 +399,12 @@ void KafkaPublisher::Send(const Message& m, SentFn sent) {
   for (const auto& [k, v] : m.headers)
     rd_kafka_header_add(hdrs, k.data(), static_cast<ssize_t>(k.size()), v.data(),
                         static_cast<ssize_t>(v.size()));
-  auto* ctx = new MsgCtx{this, std::move(sent)};
+  auto* ctx = new MsgCtx{this, std::move(sent), std::nullopt};
+  if (m.queued_until != Clock::TimePoint::max()) {
+    // Before the produce: its delivery report may come at once.
+    MutexLock lock(&deadlines_mu_);
+    ctx->deadline = deadlines_.insert(m.queued_until);
+  }
   rd_kafka_resp_err_t err;
   {
     ReaderMutexLock lock(&rk_mu_);
@@ -345,6 +418,7 @@ void KafkaPublisher::Send(const Message& m, SentFn sent) {
   if (err == RD_KAFKA_RESP_ERR_NO_ERROR) return;  // NOLINT(clang-analyzer-cplusplus.NewDeleteLeaks)
   rd_kafka_headers_destroy(hdrs);
   std::unique_ptr<MsgCtx> owned(ctx);
+  ForgetDeadline(ctx);
   PublishOutcome o = ClassifyKafkaError(err, up_.load());
   if (err == RD_KAFKA_RESP_ERR__QUEUE_FULL) {
     // The producer's own queue (queue.buffering.max.messages / .kbytes) is
@@ -359,7 +433,9 @@ void KafkaPublisher::Send(const Message& m, SentFn sent) {
 void KafkaPublisher::OnDeliveryReport(rd_kafka_t*, const rd_kafka_message_t* msg, void*) {
   std::unique_ptr<MsgCtx> ctx(static_cast<MsgCtx*>(msg->_private));
   KafkaPublisher* self = ctx->self;
-  PublishOutcome o = ClassifyKafkaError(msg->err, self->up_.load());
+  self->ForgetDeadline(ctx.get());
+  PublishOutcome o = ClassifyDelivery(msg->err, rd_kafka_message_status(msg), self->up_.load(),
+                                      self->fatal_.load());
   if (o.result == PublishResult::kAcked) {
     self->last_ack_ms_ = self->NowMs();
     if (!self->up_.exchange(true))

@@ -5,6 +5,7 @@
 #include <atomic>
 #include <map>
 #include <memory>
+#include <set>
 #include <string>
 #include <thread>
 
@@ -19,6 +20,17 @@ namespace outbox {
 // services that use the same cluster. A poll thread serves delivery reports
 // (which run the SentFn); a probe thread checks the cluster while it looks
 // down or idle.
+//
+// No message leaves after its claim's budget: the poll thread takes back
+// (rd_kafka_purge, queue only) the messages still queued in the producer,
+// not yet on the wire, once a message's `queued_until` passed or while no
+// broker is reachable; their SentFn runs with kNotAttempted, reason purged.
+// librdkafka's own message.timeout.ms cannot be relied on for that: while a
+// broker is not up, its thread scans for timed-out messages only when its
+// state changes, i.e. at each reconnect attempt, whose backoff grows to
+// reconnect.backoff.max.ms (docs/RELIABILITY.md, "A broker outage").
+// Requests on the wire are left to finish; a failure of one reports
+// `maybe_written`.
 // Thread-safe.
 class KafkaPublisher : public Publisher {
  public:
@@ -62,6 +74,15 @@ class KafkaPublisher : public Publisher {
   static rd_kafka_t* NewProducer(const std::map<std::string, std::string>& props,
                                  KafkaPublisher* self, std::string* error);
   void PollLoop();
+  // Poll thread only: purges the producer's queue when a queued message's
+  // budget ended or no broker is reachable (see the class comment).
+  void PurgeIfDue() EXCLUDES(deadlines_mu_);
+  // Why the queue should be purged now: "budget_ended", "broker_down", or
+  // nullptr.
+  const char* PurgeCause() EXCLUDES(deadlines_mu_);
+  // Drops `ctx`'s deadline from deadlines_ (its delivery report came, or
+  // the producer refused it).
+  void ForgetDeadline(MsgCtx* ctx) EXCLUDES(deadlines_mu_);
   // Poll thread only: swaps in a fresh producer after a fatal error.
   void ReplaceProducer() EXCLUDES(rk_mu_);
   // The poll thread's producer. It is the only thread that replaces rk_, so
@@ -96,16 +117,45 @@ class KafkaPublisher : public Publisher {
   // Down until the first probe answers: claiming for a broker that was never
   // reached would burn an attempt of every row it publishes into the void.
   std::atomic<bool> up_{false};
+  // Whether up_ was learnt (a probe or librdkafka's "all brokers down"):
+  // before, a false up_ means "not known yet", no reason to take the
+  // producer's queue back.
+  std::atomic<bool> learnt_{false};
   std::atomic<bool> fatal_{false};
   std::atomic<int> replaced_{0};
   std::atomic<int64_t> last_ack_ms_{0};
   mutable Mutex problem_mu_;
   KafkaProblem problem_ GUARDED_BY(problem_mu_);
   KafkaCause logged_cause_ GUARDED_BY(problem_mu_) = KafkaCause::kNone;
+  // The `queued_until` of every message in the producer that has one.
+  // A message whose deadline is at or before purged_through_ was either
+  // purged or on the wire at that purge: it is no reason for another.
+  Mutex deadlines_mu_;
+  std::multiset<Clock::TimePoint> deadlines_ GUARDED_BY(deadlines_mu_);
+  Clock::TimePoint purged_through_ GUARDED_BY(deadlines_mu_){};
+  // Poll thread only: when the last purge's log line was written.
+  Clock::TimePoint last_purge_log_{};
 };
 
 // Maps a librdkafka error to a publish result and a metric reason.
 PublishOutcome ClassifyKafkaError(rd_kafka_resp_err_t err, bool broker_up);
+
+// Why the producer's queue is to be taken back now (KafkaPublisher's class
+// comment): "broker_down" while no broker is reachable, "budget_ended" when
+// a message's `queued_until` in `deadlines` passed after `purged_through`
+// (the last purge: a message whose deadline is at or before it was purged
+// or on the wire then), else nullptr.
+const char* DuePurge(bool broker_up, const std::multiset<Clock::TimePoint>& deadlines,
+                     Clock::TimePoint purged_through, Clock::TimePoint now);
+
+// A delivery report's outcome: ClassifyKafkaError, and what its message
+// status adds. A message purged from the queue that never was on the wire
+// is not attempted (reason purged), unless the producer is being replaced
+// after a fatal error (retryable, producer_fatal, as before); a failure
+// whose request was on the wire (RD_KAFKA_MSG_STATUS_POSSIBLY_PERSISTED) is
+// `maybe_written`.
+PublishOutcome ClassifyDelivery(rd_kafka_resp_err_t err, rd_kafka_msg_status_t status,
+                                bool broker_up, bool producer_fatal);
 
 // librdkafka's version, e.g. "2.0.2" (for `outbox-relay version`).
 std::string LibrdkafkaVersion();

@@ -6,6 +6,7 @@
 #include <utility>
 #include <vector>
 
+#include "common/clock.h"
 #include "common/failure_reason.h"
 
 namespace outbox {
@@ -15,6 +16,10 @@ struct Message {
   std::string key;
   std::string value;
   std::vector<std::pair<std::string, std::string>> headers;
+  // The end of its claim's publish budget (docs/DESIGN.md, "The lease
+  // budget"): a message still in the producer's queue then, not yet on the
+  // wire, is taken back (kNotAttempted, reason purged). max(): none.
+  Clock::TimePoint queued_until = Clock::TimePoint::max();
 };
 
 enum class PublishResult {
@@ -22,13 +27,18 @@ enum class PublishResult {
   kRetryable,    // failed; worth another attempt later
   kPermanent,    // will never succeed as it is (too large, invalid topic)
   kNotAttempted  // not sent (an earlier message of its chain failed, the lease budget ran out,
-                 // the producer's queue was full): released without counting an attempt
+                 // the producer's queue was full, it was purged from the producer's queue
+                 // unsent): released without counting an attempt
 };
 
 struct PublishOutcome {
   PublishResult result = PublishResult::kNotAttempted;
   FailureReason reason = FailureReason::kNone;  // the metric label, kNone when acked
   std::string error;                            // human-readable, for last_error and logs
+  // A failure whose request was on the wire: the broker may have written the
+  // message (librdkafka's RD_KAFKA_MSG_STATUS_POSSIBLY_PERSISTED), so its
+  // retry may be a duplicate (outbox_duplicates_risk_total{cause="maybe_written"}).
+  bool maybe_written = false;
 };
 
 // The seam for Kafka: produces single messages and classifies what became of

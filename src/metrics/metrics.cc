@@ -18,6 +18,19 @@ size_t Index(E e) {
   return static_cast<size_t>(e);
 }
 
+// The `cause` label of a ServiceStats counter of outbox_duplicates_risk_total;
+// nullptr for the others.
+const char* DuplicateCause(ServiceStats::Counter c) {
+  switch (c) {
+    case ServiceStats::Counter::kDuplicateRiskLeaseExpired:
+      return "lease_expired";
+    case ServiceStats::Counter::kDuplicateRiskMaybeWritten:
+      return "maybe_written";
+    default:
+      return nullptr;
+  }
+}
+
 // Seconds from created_at (whole seconds) to the ack: sub-second buckets
 // matter for the p50, minutes for a backlog.
 const prometheus::Histogram::BucketBoundaries kLatencyBuckets{
@@ -29,7 +42,11 @@ const prometheus::Histogram::BucketBoundaries kPollBuckets{
 ServiceMetrics::ServiceMetrics(Metrics& families, std::string service)
     : families_(families), service_(std::move(service)) {
   const prometheus::Labels l{{"service", service_}};
-  for (size_t i = 0; i < kCounters; ++i) counters_[i] = &families_.counters_[i]->Add(l);
+  for (size_t i = 0; i < kCounters; ++i) {
+    prometheus::Labels labels = l;
+    if (const char* cause = DuplicateCause(static_cast<Counter>(i))) labels["cause"] = cause;
+    counters_[i] = &families_.counters_[i]->Add(labels);
+  }
   histograms_[Index(Histogram::kPublishLatency)] =
       &families_.histograms_[Index(Histogram::kPublishLatency)]->Add(l, kLatencyBuckets);
   histograms_[Index(Histogram::kPollDuration)] =
@@ -146,6 +163,12 @@ void AddServiceCounters(prometheus::Registry& r, CounterFamilies* counters) {
   c[Index(C::kServerChanges)] =
       AddCounter(r, "outbox_database_server_changes_total",
                  "The server behind mysql.host changed identity (a failover)");
+  // One family, a series per cause (DuplicateCause).
+  auto* duplicates = AddCounter(r, "outbox_duplicates_risk_total",
+                                "Rows published again that an earlier attempt may already have "
+                                "delivered, by cause");
+  c[Index(C::kDuplicateRiskLeaseExpired)] = duplicates;
+  c[Index(C::kDuplicateRiskMaybeWritten)] = duplicates;
   c[Index(C::kTraceInvalid)] =
       AddCounter(r, "outbox_trace_context_invalid_total",
                  "Rows whose traceparent was not valid W3C trace context (header left out, "

@@ -33,6 +33,11 @@ struct ChainPublisher::Batch {
   DoneFn done;
 };
 
+PublishBudget BudgetFor(Clock::TimePoint claimed_at, int64_t lease_ms) {
+  const auto half = std::chrono::milliseconds(lease_ms / 2);
+  return {claimed_at + half - std::chrono::seconds(1), claimed_at + half};
+}
+
 ChainPublisher::ChainPublisher(PublisherPtr publisher, const Router* router, Ordering ordering,
                                ClockPtr clock)
     : publisher_(std::move(publisher)),
@@ -40,17 +45,19 @@ ChainPublisher::ChainPublisher(PublisherPtr publisher, const Router* router, Ord
       ordering_(ordering),
       clock_(std::move(clock)) {}
 
-void ChainPublisher::Publish(const std::vector<OutboxRow>& rows, Clock::TimePoint start_by,
+void ChainPublisher::Publish(const std::vector<OutboxRow>& rows, PublishBudget budget,
                              DoneFn done) {
   auto batch = std::make_shared<Batch>();
   batch->publisher = publisher_;
   batch->clock = clock_;
-  batch->start_by = start_by;
+  batch->start_by = budget.start_by;
   batch->messages.resize(rows.size());
   batch->outcomes.resize(rows.size());
   batch->chain_of.assign(rows.size(), 0);
   batch->done = std::move(done);
   const size_t in_chains = FormChains(rows, batch.get());
+  for (auto& m : batch->messages)
+    if (m) m->queued_until = budget.queued_until;
   batch->next_pos.assign(batch->chains.size(), 0);
   batch->remaining = in_chains;
   if (in_chains == 0) {

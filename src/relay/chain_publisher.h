@@ -20,9 +20,11 @@ namespace outbox {
 //    was acknowledged, and after a failure (or a routing failure) the rest of
 //    the chain is not attempted, so no event overtakes an older one; with
 //    ordering none every row is a chain of its own;
-//  - the lease budget: no chain message is started at or after `start_by`
-//    (it is released, not attempted), so the batch settles while its lease
-//    is still this relay's, even when the broker is slow.
+//  - the lease budget (PublishBudget): no chain message is started at or
+//    after `start_by` (it is released, not attempted), and every message
+//    carries `queued_until`, when the publisher takes it back if it is still
+//    queued, unsent; so the batch settles while its lease is still this
+//    relay's, even when the broker is slow or down.
 // Thread-safe: Publish may be called from any thread; `*router` must outlive
 // the ChainPublisher (the Relay owns both).
 //
@@ -36,6 +38,18 @@ namespace outbox {
 // destroyed and purges its queue) the rest of the chain is released as not
 // attempted and `done` is still called once. A publisher destroyed with
 // callbacks it never calls drops them, and with them its batches.
+// A claim's publish budget, from its lease (docs/DESIGN.md, "The lease
+// budget"): chain messages start before `start_by` = claim + lease/2 - 1 s;
+// one still queued in the producer at `queued_until` = claim + lease/2 is
+// taken back unsent; one on the wire fails by librdkafka's
+// message.timeout.ms = request.timeout.ms = lease/2 (src/kafka/kafka_config.cc)
+// after it started, so by claim + lease - 1 s.
+struct PublishBudget {
+  Clock::TimePoint start_by;
+  Clock::TimePoint queued_until = Clock::TimePoint::max();
+};
+PublishBudget BudgetFor(Clock::TimePoint claimed_at, int64_t lease_ms);
+
 class ChainPublisher {
  public:
   // One outcome per row, in the rows' order.
@@ -43,9 +57,13 @@ class ChainPublisher {
 
   ChainPublisher(PublisherPtr publisher, const Router* router, Ordering ordering, ClockPtr clock);
 
-  // Publishes `rows` (id order). `done` is called exactly once, from any
-  // thread (possibly before Publish returns).
-  void Publish(const std::vector<OutboxRow>& rows, Clock::TimePoint start_by, DoneFn done);
+  // Publishes `rows` (id order) within `budget`. `done` is called exactly
+  // once, from any thread (possibly before Publish returns).
+  void Publish(const std::vector<OutboxRow>& rows, PublishBudget budget, DoneFn done);
+  // The same with no `queued_until`.
+  void Publish(const std::vector<OutboxRow>& rows, Clock::TimePoint start_by, DoneFn done) {
+    Publish(rows, PublishBudget{start_by}, std::move(done));
+  }
   bool Healthy() const { return publisher_->Healthy(); }
 
  private:

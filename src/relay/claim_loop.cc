@@ -75,17 +75,22 @@ ClaimRound ClaimLoop::ClaimOnce() {
   parts_.stats.Observe(ServiceStats::Histogram::kPollDuration,
                        std::chrono::duration<double>(parts_.clock->Now() - round_start_).count());
   parts_.stats.Set(ServiceStats::Gauge::kLastPoll, parts_.clock->UnixNow());
-  if (batch.reclaimed > 0) {
-    parts_.stats.Add(ServiceStats::Counter::kLeasesReclaimed, batch.reclaimed);
-    LogInfo("reclaimed rows whose lease expired", {{"service", config_.name},
-                                                   {"count", batch.reclaimed},
-                                                   {"first_id", batch.rows.front().id},
-                                                   {"last_id", batch.rows.back().id}});
-  }
+  if (batch.reclaimed > 0) NoteReclaimed(batch);
   scheduler_.OnRound(
       {r, round_start_, batch.rows.size(), parts_.planner.held_by_peer(), claimer_.saw_new_rows()});
   NoteSession();
   return r;
+}
+
+void ClaimLoop::NoteReclaimed(const ClaimedBatch& batch) {
+  parts_.stats.Add(ServiceStats::Counter::kLeasesReclaimed, batch.reclaimed);
+  // Their holder may have published them before it died or stalled.
+  parts_.stats.Add(ServiceStats::Counter::kDuplicateRiskLeaseExpired, batch.reclaimed);
+  LogInfo("reclaimed rows whose lease expired", {{"service", config_.name},
+                                                 {"count", batch.reclaimed},
+                                                 {"first_id", batch.rows.front().id},
+                                                 {"last_id", batch.rows.back().id},
+                                                 {"duplicate_risk", "lease_expired"}});
 }
 
 void ClaimLoop::NoteSession() {
@@ -170,16 +175,15 @@ void ClaimLoop::Publish(const ClaimedBatch& batch, Clock::TimePoint claimed_at) 
   parts_.queue->AddInflight();
   published_ = true;
   const uint64_t round = round_;
-  // A chain message started by then is acknowledged or failed within
-  // message.timeout.ms (lease/2, see src/kafka/kafka_config.cc), a second
-  // before the lease ends: the batch settles while the claim is still ours.
-  const auto start_by = claimed_at + std::chrono::milliseconds(config_.lease_ms / 2 - 1000);
+  // Every outcome is known a second before the lease ends (BudgetFor): the
+  // batch settles while the claim is still ours.
+  const PublishBudget budget = BudgetFor(claimed_at, config_.lease_ms);
   auto shared = std::make_shared<ClaimedBatch>(batch);
   std::shared_ptr<SettleQueue> queue = parts_.queue;
   const ClockPtr clock = parts_.clock;
   const bool ordered = config_.ordering == Ordering::kPerAggregate;
   publisher_.Publish(
-      shared->rows, start_by,
+      shared->rows, budget,
       [this, queue, clock, shared, claimed_at, round,
        ordered](std::vector<PublishOutcome> outcomes) {
         // Not `this` unless the queue is open: the loop may be

@@ -80,6 +80,8 @@ class ClaimLoop {
   // look (a lost connection or a read-only answer closed it). Then the next
   // attempt is a full pass and the wake-up source reconnects; a new server
   // identity counts outbox_database_server_changes_total.
+  // Counts and logs the rows of `batch` whose lease had expired.
+  void NoteReclaimed(const ClaimedBatch& batch);
   void NoteSession();
 
   const ClaimLoopParts parts_;

@@ -173,6 +173,10 @@ void Settler::Account(const PublishedBatch& done, const std::vector<SettleOp>& o
     }
     if (kind != SettleKind::kSent) metrics_->AddPublishFailure(Reason(o));
     if (stale.count(row.id)) continue;
+    // Its request was on the wire: the broker may have written the copy this
+    // retry sends again.
+    if (kind == SettleKind::kRetry && o.maybe_written)
+      metrics_->Add(ServiceStats::Counter::kDuplicateRiskMaybeWritten);
     AccountRow(done, i, ops[i]);
   }
   if (result.stale > 0) metrics_->Add(ServiceStats::Counter::kStaleTransitions, result.stale);
@@ -215,17 +219,7 @@ void Settler::NoteInvalidTrace(const OutboxRow& row, const TraceparentCheck& tra
            {"error", trace.why}});
 }
 
-void Settler::LogBatch(const PublishedBatch& done, const std::vector<SettleOp>& ops,
-                       const SettleResult& result) {
-  if (result.stale > 0) {
-    LogWarn(
-        "rows of a batch were no longer ours when settled: the lease expired and another relay "
-        "took them over, the claim's commit failed after the batch was published, or someone "
-        "changed or deleted them; left as they are",
-        {{"service", config_.name},
-         {"count", result.stale},
-         {"outbox_ids", FirstIds(result.stale_ids)}});
-  }
+void Settler::LogReleased(const PublishedBatch& done) {
   const auto queue_full = std::count_if(done.outcomes.begin(), done.outcomes.end(), [](auto& o) {
     return o.reason == FailureReason::kQueueFull;
   });
@@ -237,6 +231,29 @@ void Settler::LogBatch(const PublishedBatch& done, const std::vector<SettleOp>& 
         {{"service", config_.name},
          {"count", static_cast<int64_t>(queue_full)},
          {"reason", ToLabel(FailureReason::kQueueFull)}});
+  const auto purged = std::count_if(done.outcomes.begin(), done.outcomes.end(),
+                                    [](auto& o) { return o.reason == FailureReason::kPurged; });
+  if (purged > 0)
+    LogWarn(
+        "events taken back from the producer's queue unsent (their claim's budget ended, or no "
+        "broker was reachable): released without counting an attempt",
+        {{"service", config_.name},
+         {"count", static_cast<int64_t>(purged)},
+         {"reason", ToLabel(FailureReason::kPurged)}});
+}
+
+void Settler::LogBatch(const PublishedBatch& done, const std::vector<SettleOp>& ops,
+                       const SettleResult& result) {
+  if (result.stale > 0) {
+    LogWarn(
+        "rows of a batch were no longer ours when settled: the lease expired and another relay "
+        "took them over, the claim's commit failed after the batch was published, or someone "
+        "changed or deleted them; left as they are",
+        {{"service", config_.name},
+         {"count", result.stale},
+         {"outbox_ids", FirstIds(result.stale_ids)}});
+  }
+  LogReleased(done);
   const auto retried = std::count_if(
       ops.begin(), ops.end(), [](const SettleOp& op) { return op.kind == SettleKind::kRetry; });
   if (retried > 0) {
@@ -244,12 +261,16 @@ void Settler::LogBatch(const PublishedBatch& done, const std::vector<SettleOp>& 
                               [](auto& o) { return o.result == PublishResult::kRetryable; });
     const PublishOutcome none;
     const PublishOutcome& example = first != done.outcomes.end() ? *first : none;
-    LogWarn("events failed and will be retried", {{"service", config_.name},
-                                                  {"count", static_cast<int64_t>(retried)},
-                                                  {"first_id", done.batch.rows.front().id},
-                                                  {"last_id", done.batch.rows.back().id},
-                                                  {"reason", Reason(example)},
-                                                  {"error", example.error}});
+    const auto maybe_written = std::count_if(done.outcomes.begin(), done.outcomes.end(),
+                                             [](auto& o) { return o.maybe_written; });
+    LogWarn("events failed and will be retried",
+            {{"service", config_.name},
+             {"count", static_cast<int64_t>(retried)},
+             {"first_id", done.batch.rows.front().id},
+             {"last_id", done.batch.rows.back().id},
+             {"reason", Reason(example)},
+             {"error", example.error},
+             {"maybe_written", static_cast<int64_t>(maybe_written)}});
   }
 }
 

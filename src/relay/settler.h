@@ -97,6 +97,9 @@ class Settler {
   void NoteInvalidTrace(const OutboxRow& row, const TraceparentCheck& trace);
   void LogBatch(const PublishedBatch& done, const std::vector<SettleOp>& ops,
                 const SettleResult& result);
+  // The warnings for rows released unattempted with a reason (a full
+  // producer queue, taken back from it).
+  void LogReleased(const PublishedBatch& done);
   // SettleNotes::freed, after a settle that applied.
   void NoteFreed(const std::vector<SettleOp>& ops, const SettleResult& result) const;
 

@@ -8,7 +8,9 @@
 
 #include "kafka/kafka_config.h"
 #include "relay/chain_publisher.h"
+#include "support/kafka_reader.h"
 #include "support/test_broker.h"
+#include "support/wait.h"
 
 namespace outbox {
 namespace {
@@ -16,12 +18,12 @@ namespace {
 using namespace std::chrono_literals;
 using testing::TestBroker;
 
-std::shared_ptr<KafkaPublisher> Connect(TestBroker& cluster) {
+std::shared_ptr<KafkaPublisher> Connect(TestBroker& cluster, int64_t lease_ms = 30000) {
   KafkaConfig k;
   k.bootstrap_servers = cluster.bootstrap();
   std::vector<std::string> warnings;
   std::string err;
-  auto p = KafkaPublisher::Create(ProducerProperties(k, "test", 30000, &warnings), &err);
+  auto p = KafkaPublisher::Create(ProducerProperties(k, "test", lease_ms, &warnings), &err);
   REQUIRE(p);
   return p;
 }
@@ -155,4 +157,142 @@ TEST_CASE("a fatal error fails queued messages as retryable producer_fatal", "[k
 }
 
 }  // namespace
+}  // namespace outbox
+
+namespace outbox {
+namespace {
+
+// Sends `n` messages to `topic` with `queued_until`; each outcome with the
+// seconds from its Send to its delivery report.
+struct Timed {
+  PublishOutcome outcome;
+  double seconds = -1;
+};
+std::vector<std::future<Timed>> SendTimed(Publisher& p, const std::string& topic, int n,
+                                          Clock::TimePoint queued_until) {
+  std::vector<std::future<Timed>> out;
+  for (int i = 0; i < n; ++i) {
+    auto done = std::make_shared<std::promise<Timed>>();
+    out.push_back(done->get_future());
+    Message m{topic, std::to_string(i), "e" + std::to_string(i), {}};
+    m.queued_until = queued_until;
+    const auto t0 = std::chrono::steady_clock::now();
+    p.Send(m, [done, t0](PublishOutcome o) {
+      const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      done->set_value({std::move(o), s});
+    });
+  }
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE(
+    "messages queued while every broker is down are taken back at once unsent and the "
+    "producer publishes again when the brokers are back",
+    "[kafka][mock-faults]") {
+  TestBroker cluster(1, "orders", 4);
+  // lease 5 s: message.timeout.ms 2.5 s, which librdkafka 2.0.2 applies to a
+  // queued message only at the next reconnect attempt while the broker is
+  // down (up to reconnect.backoff.max.ms, 10 s, later).
+  auto p = Connect(cluster, 5000);
+  REQUIRE(SendAllAndWait(*p, {{"orders", "k", "first", {}}})[0].result == PublishResult::kAcked);
+  cluster.SetAllBrokersDown(true);
+  REQUIRE(testing::WaitFor([&] { return !p->Healthy(); }, 10s));
+  auto pending = SendTimed(*p, "orders", 50, Clock::TimePoint::max());
+  for (auto& f : pending) {
+    REQUIRE(f.wait_for(5s) == std::future_status::ready);
+    Timed t = f.get();
+    INFO(t.outcome.error);
+    CHECK(t.outcome.result == PublishResult::kNotAttempted);
+    CHECK(t.outcome.reason == FailureReason::kPurged);
+    CHECK(t.seconds < 1.0);  // not 2.5 s, nor the next reconnect attempt's
+  }
+  cluster.SetAllBrokersDown(false);
+  REQUIRE(testing::WaitFor([&] { return p->Healthy(); }, 15s));
+  // The purged messages left a gap in the idempotent producer's sequence:
+  // the next ones are acknowledged all the same.
+  auto after = SendAllAndWait(*p, {{"orders", "k", "after", {}}, {"orders", "j", "after", {}}});
+  for (const auto& o : after) CHECK(o.result == PublishResult::kAcked);
+  CHECK_FALSE(p->Fatal());
+  size_t purged_on_topic = 0;
+  for (const auto& m : testing::ConsumeAll(cluster.bootstrap(), {"orders"}))
+    purged_on_topic += m.value.rfind("e", 0) == 0 ? 1 : 0;
+  CHECK(purged_on_topic == 0);
+}
+
+TEST_CASE(
+    "a message still queued when its claim's budget ends is taken back and never sent later "
+    "while requests on the wire are left to finish",
+    "[kafka][mock-faults]") {
+  TestBroker cluster(1, "orders", 1);
+  auto p = Connect(cluster, 30000);
+  REQUIRE(SendAllAndWait(*p, {{"orders", "k", "first", {}}})[0].result == PublishResult::kAcked);
+  // A frozen broker: requests unanswered for 3 s, so what is not on the wire
+  // stays queued behind max.in.flight requests.
+  cluster.SetRtt(3000);
+  const auto budget_end = Clock::TimePoint::clock::now() + 500ms;
+  std::vector<std::future<Timed>> pending;
+  for (int round = 0; round < 20; ++round) {
+    auto more = SendTimed(*p, "orders", 10, budget_end);
+    for (auto& f : more) pending.push_back(std::move(f));
+    std::this_thread::sleep_for(10ms);
+  }
+  int purged = 0, acked = 0;
+  for (auto& f : pending) {
+    REQUIRE(f.wait_for(15s) == std::future_status::ready);
+    Timed t = f.get();
+    INFO(t.outcome.error);
+    if (t.outcome.result == PublishResult::kNotAttempted) {
+      CHECK(t.outcome.reason == FailureReason::kPurged);
+      CHECK(t.seconds < 1.5);
+      ++purged;
+    } else if (t.outcome.result == PublishResult::kAcked) {
+      ++acked;
+    }
+  }
+  cluster.SetRtt(0);
+  CHECK(purged > 0);
+  // What was purged never reaches the topic: only the acknowledged are there.
+  size_t on_topic = 0;
+  for (const auto& m : testing::ConsumeAll(cluster.bootstrap(), {"orders"}))
+    on_topic += m.value.rfind("e", 0) == 0 ? 1 : 0;
+  CHECK(on_topic == static_cast<size_t>(acked));
+}
+
+TEST_CASE("a delivery report says whether the failed message may have been written", "[kafka]") {
+  using R = PublishResult;
+  struct Row {
+    rd_kafka_resp_err_t err;
+    rd_kafka_msg_status_t status;
+    bool fatal;
+    R result;
+    FailureReason reason;
+    bool maybe_written;
+  };
+  const Row rows[] = {
+      {RD_KAFKA_RESP_ERR_NO_ERROR, RD_KAFKA_MSG_STATUS_PERSISTED, false, R::kAcked,
+       FailureReason::kNone, false},
+      {RD_KAFKA_RESP_ERR__PURGE_QUEUE, RD_KAFKA_MSG_STATUS_NOT_PERSISTED, false, R::kNotAttempted,
+       FailureReason::kPurged, false},
+      {RD_KAFKA_RESP_ERR__PURGE_QUEUE, RD_KAFKA_MSG_STATUS_POSSIBLY_PERSISTED, false, R::kRetryable,
+       FailureReason::kTimeout, true},
+      {RD_KAFKA_RESP_ERR__PURGE_QUEUE, RD_KAFKA_MSG_STATUS_NOT_PERSISTED, true, R::kRetryable,
+       FailureReason::kProducerFatal, false},
+      {RD_KAFKA_RESP_ERR__MSG_TIMED_OUT, RD_KAFKA_MSG_STATUS_POSSIBLY_PERSISTED, false,
+       R::kRetryable, FailureReason::kTimeout, true},
+      {RD_KAFKA_RESP_ERR__MSG_TIMED_OUT, RD_KAFKA_MSG_STATUS_NOT_PERSISTED, false, R::kRetryable,
+       FailureReason::kTimeout, false},
+      {RD_KAFKA_RESP_ERR_MSG_SIZE_TOO_LARGE, RD_KAFKA_MSG_STATUS_NOT_PERSISTED, false,
+       R::kPermanent, FailureReason::kMessageTooLarge, false},
+  };
+  for (const auto& r : rows) {
+    INFO(rd_kafka_err2name(r.err) << " status " << r.status << " fatal " << r.fatal);
+    const PublishOutcome o = ClassifyDelivery(r.err, r.status, /*broker_up=*/true, r.fatal);
+    CHECK(o.result == r.result);
+    CHECK(o.reason == r.reason);
+    CHECK(o.maybe_written == r.maybe_written);
+  }
+}
+
 }  // namespace outbox

@@ -1,8 +1,13 @@
-// The class of a Kafka problem from librdkafka's code and text (table).
+// The class of a Kafka problem from librdkafka's code and text, and when the
+// producer's queue is taken back (tables).
 
 #include "kafka/kafka_problem.h"
 
 #include <catch2/catch.hpp>
+#include <set>
+#include <string>
+
+#include "kafka/kafka_publisher.h"
 
 using namespace outbox;
 
@@ -41,4 +46,34 @@ TEST_CASE(
   CHECK(KafkaProblem{KafkaCause::kTls, "x"}.Describe().rfind("tls: x (check security.protocol",
                                                              0) == 0);
   CHECK(ToLabel(KafkaCause::kOther) == "broker_error");
+}
+
+TEST_CASE(
+    "the producer's queue is taken back while no broker is reachable and when a queued "
+    "message's budget passed since the last purge",
+    "[kafka-problem]") {
+  using namespace std::chrono_literals;
+  const Clock::TimePoint t{std::chrono::seconds(100)};
+  struct Row {
+    bool broker_up;
+    std::multiset<Clock::TimePoint> deadlines;
+    Clock::TimePoint purged_through;
+    Clock::TimePoint now;
+    const char* cause;
+  };
+  const Row rows[] = {
+      {true, {}, {}, t, nullptr},
+      {false, {}, {}, t, "broker_down"},
+      {true, {t + 1s}, {}, t, nullptr},                           // not yet
+      {true, {t - 1s, t + 1s}, {}, t, "budget_ended"},            // one passed
+      {true, {t}, {}, t, "budget_ended"},                         // at its end
+      {true, {t - 1s}, t - 500ms, t, nullptr},                    // purged (or on the wire) then
+      {true, {t - 2s, t - 200ms}, t - 500ms, t, "budget_ended"},  // a later one passed
+      {false, {t + 5s}, t, t, "broker_down"},
+  };
+  for (const auto& r : rows) {
+    const char* got = DuePurge(r.broker_up, r.deadlines, r.purged_through, r.now);
+    INFO("broker_up " << r.broker_up << " deadlines " << r.deadlines.size());
+    CHECK(std::string(got ? got : "") == std::string(r.cause ? r.cause : ""));
+  }
 }

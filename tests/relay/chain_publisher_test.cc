@@ -226,3 +226,44 @@ TEST_CASE("once the producer is gone the rest of a chain is released not attempt
 
 }  // namespace
 }  // namespace outbox
+
+namespace outbox {
+namespace {
+
+TEST_CASE(
+    "a claim's budget follows its lease: start by half the lease less a second and taken back "
+    "from the producer's queue at half the lease",
+    "[chains]") {
+  const Clock::TimePoint claimed{std::chrono::seconds(100)};
+  struct Row {
+    int64_t lease_ms;
+    std::chrono::milliseconds start_by, queued_until;
+  };
+  const Row rows[] = {{5000, 1500ms, 2500ms}, {30000, 14000ms, 15000ms}, {4000, 1000ms, 2000ms}};
+  for (const auto& r : rows) {
+    INFO("lease_ms " << r.lease_ms);
+    const PublishBudget b = BudgetFor(claimed, r.lease_ms);
+    CHECK(b.start_by - claimed == r.start_by);
+    CHECK(b.queued_until - claimed == r.queued_until);
+    // librdkafka fails a message on the wire message.timeout.ms (lease/2)
+    // after it started: by the lease's last second at the latest.
+    CHECK(b.start_by + std::chrono::milliseconds(r.lease_ms / 2) <=
+          claimed + std::chrono::milliseconds(r.lease_ms) - 1s);
+  }
+}
+
+TEST_CASE("every message of a batch carries its claim's queued_until to the publisher",
+          "[chains]") {
+  Rig rig;
+  const PublishBudget budget{rig.clock->Now() + 1s, rig.clock->Now() + 2s};
+  bool called = false;
+  rig.chains.Publish({Row(1, 7), Row(2, 7), Row(3, 8)}, budget,
+                     [&](std::vector<PublishOutcome>) { called = true; });
+  rig.broker->CompleteAll();
+  REQUIRE(called);
+  REQUIRE(rig.broker->acked().size() == 3);
+  for (const Message& m : rig.broker->acked()) CHECK(m.queued_until == budget.queued_until);
+}
+
+}  // namespace
+}  // namespace outbox
