@@ -339,18 +339,25 @@ TEST_CASE(
   CHECK(WaitFor([&] { return cut.Metric("outbox_stale_transitions_total") > 0; }, 20s, 100ms));
   const double stale = cut.Metric("outbox_stale_transitions_total");
   const double reclaimed = other.Metric("outbox_leases_reclaimed_total");
+  // Retries after a failure the broker may have written (a loaded machine's
+  // timeouts at 500 ms a round trip) are the other source of copies.
+  const double maybe_written =
+      MetricSum(cut.Metrics(), "outbox_duplicates_risk_total", "cause=\"maybe_written\"") +
+      MetricSum(other.Metrics(), "outbox_duplicates_risk_total", "cause=\"maybe_written\"");
   REQUIRE(cut.Stop(60s));
   REQUIRE(other.Stop(60s));
   CheckResult c = Verdict(bed, bed.pair.primary(), "after");
   // Each duplicate is a row the other relay reclaimed from the cut one, which
-  // had at most max_inflight_batches x batch_size rows in flight.
+  // had at most max_inflight_batches x batch_size rows in flight, or a retry
+  // of a request the broker may have written.
   const int64_t duplicates = c.report["duplicate_copies"].get<int64_t>();
-  CHECK(duplicates <= static_cast<int64_t>(reclaimed));
+  CHECK(duplicates <= static_cast<int64_t>(reclaimed + maybe_written));
   CHECK(duplicates <= cut_spec.max_inflight_batches * cut_spec.batch_size);
   RecordFigures("failover_cut_relay", {{"events", c.report["rows"]},
                                        {"lost", c.report["lost"]},
                                        {"duplicates", duplicates},
                                        {"reclaimed_by_other", reclaimed},
+                                       {"maybe_written", maybe_written},
                                        {"stale_settles_of_cut", stale},
                                        {"published_by_cut_before", published_before_cut}});
 }
