@@ -23,6 +23,11 @@ LoadedConsumerConfig LoadConsumerConfigFile(const std::string& path,
 LoadedConsumerConfig LoadConsumerConfigText(const std::string& text, const std::string& name,
                                             const outbox::LoadOptions& options = {});
 
+// kafka.group_id, or the consumer name when it is empty.
+inline const std::string& GroupId(const ConsumerConfig& c) {
+  return c.kafka.group_id.empty() ? c.consumer : c.kafka.group_id;
+}
+
 // The dead-letter topic of a message read from `topic`.
 std::string DeadLetterTopic(const std::string& tmpl, const std::string& topic);
 // True if `topic` is DeadLetterTopic(tmpl, t) for some topic t.

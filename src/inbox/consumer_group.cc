@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <chrono>
 #include <optional>
+#include <stdexcept>
+#include <string>
 #include <thread>
 
 #include "inbox/inbox_log.h"
@@ -74,8 +76,21 @@ int ConsumerGroup::RunMembers(const std::atomic<bool>& stop) {
   return *std::max_element(codes.begin(), codes.end());
 }
 
+namespace {
+
+// A config filled in code is held to the YAML loader's rules: a broken one
+// is refused here, before anything starts, not found out by a consumer
+// that waits without a word.
+const ConsumerConfig& Checked(const ConsumerConfig& config) {
+  if (std::string problem = Validate(config); !problem.empty())
+    throw std::invalid_argument("inbox consumer config: " + problem);
+  return config;
+}
+
+}  // namespace
+
 Consumer::Consumer(const ConsumerConfig& config, Handler& handler, const ConsumerOptions& options)
-    : impl_(std::make_unique<ConsumerGroup>(config, handler, options)) {}
+    : impl_(std::make_unique<ConsumerGroup>(Checked(config), handler, options)) {}
 
 Consumer::~Consumer() = default;
 

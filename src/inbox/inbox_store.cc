@@ -19,6 +19,34 @@ std::string DescribeSqlError(const sql::SQLException& e) {
          "): " + e.what();
 }
 
+// Repeats src/outbox/mysql_connection.cc's connection options on purpose:
+// the library does not depend on the relay's database layer (docs/DESIGN.md,
+// "Layers"), and only the two may include Connector/C++.
+sql::ConnectOptionsMap ConnectOptions(const DbConfig& db_) {
+  sql::ConnectOptionsMap o;
+  o["hostName"] = sql::SQLString(db_.host);
+  o["port"] = db_.port;
+  o["userName"] = sql::SQLString(db_.user);
+  o["password"] = sql::SQLString(db_.password);
+  o["schema"] = sql::SQLString(db_.database);
+  o["OPT_CONNECT_TIMEOUT"] = std::max(1, db_.connect_timeout_ms / 1000);
+  o["OPT_READ_TIMEOUT"] = std::max(1, db_.read_timeout_ms / 1000);
+  o["OPT_WRITE_TIMEOUT"] = std::max(1, db_.read_timeout_ms / 1000);
+  // Never reconnect silently: a reconnect in the middle of the transaction
+  // would run the rest of it in autocommit mode.
+  o["OPT_RECONNECT"] = false;
+  const std::string& m = db_.tls_mode;
+  o["OPT_SSL_MODE"] = m == "disabled"          ? sql::SSL_MODE_DISABLED
+                      : m == "required"        ? sql::SSL_MODE_REQUIRED
+                      : m == "verify_ca"       ? sql::SSL_MODE_VERIFY_CA
+                      : m == "verify_identity" ? sql::SSL_MODE_VERIFY_IDENTITY
+                                               : sql::SSL_MODE_PREFERRED;
+  if (!db_.tls_ca.empty()) o["sslCA"] = sql::SQLString(db_.tls_ca);
+  if (!db_.tls_cert.empty()) o["sslCert"] = sql::SQLString(db_.tls_cert);
+  if (!db_.tls_key.empty()) o["sslKey"] = sql::SQLString(db_.tls_key);
+  return o;
+}
+
 namespace {
 
 // Errors caused by this event's values, which no retry can fix (the
@@ -48,12 +76,6 @@ bool IsInboxDuplicate(const sql::SQLException& e) {
          std::string(e.what()).find("uk_consumer_event'") != std::string::npos;
 }
 
-// A handler's Status other than kOk, thrown from ApplyEffect to Apply so
-// that every path out of the transaction goes through its one rollback.
-struct HandlerFailed {
-  Status status;
-};
-
 }  // namespace
 
 InboxStore::InboxStore(DbConfig db, std::string consumer, VersionCheck check, Handler& handler,
@@ -62,15 +84,17 @@ InboxStore::InboxStore(DbConfig db, std::string consumer, VersionCheck check, Ha
       consumer_(std::move(consumer)),
       check_(check),
       use_inbox_(use_inbox),
-      handler_(handler) {}
+      handler_(handler),
+      statement_cap_(static_cast<size_t>(std::max(1, db_.statement_cache))) {}
 
 InboxStore::~InboxStore() { Close(); }
 
 void InboxStore::Close() {
   for (auto* st : {&insert_inbox_, &lock_aggregate_, &read_aggregate_, &applied_aggregate_,
-                   &stale_aggregate_, &park_gap_, &next_parked_, &delete_parked_})
+                   &stale_aggregate_, &park_gap_, &next_parked_, &delete_parked_, &inbox_row_})
     st->reset();
   handler_statements_.clear();
+  recent_.clear();
   if (!conn_) return;
   try {
     conn_->close();
@@ -120,34 +144,9 @@ constexpr const char* kNextParked =
     "WHERE consumer = ? AND aggregate_type = ? AND aggregate_id = ? AND aggregate_version = ? "
     "AND reason = 'version_gap' ORDER BY id LIMIT 1 FOR UPDATE";
 constexpr const char* kDeleteParked = "DELETE FROM t_inbox_parked WHERE id = ?";
-
-// Repeats src/outbox/mysql_connection.cc's connection options on purpose:
-// the library does not depend on the relay's database layer (docs/DESIGN.md,
-// "Layers"), and only the two may include Connector/C++.
-sql::ConnectOptionsMap ConnectOptions(const DbConfig& db_) {
-  sql::ConnectOptionsMap o;
-  o["hostName"] = sql::SQLString(db_.host);
-  o["port"] = db_.port;
-  o["userName"] = sql::SQLString(db_.user);
-  o["password"] = sql::SQLString(db_.password);
-  o["schema"] = sql::SQLString(db_.database);
-  o["OPT_CONNECT_TIMEOUT"] = std::max(1, db_.connect_timeout_ms / 1000);
-  o["OPT_READ_TIMEOUT"] = std::max(1, db_.read_timeout_ms / 1000);
-  o["OPT_WRITE_TIMEOUT"] = std::max(1, db_.read_timeout_ms / 1000);
-  // Never reconnect silently: a reconnect in the middle of the transaction
-  // would run the rest of it in autocommit mode.
-  o["OPT_RECONNECT"] = false;
-  const std::string& m = db_.tls_mode;
-  o["OPT_SSL_MODE"] = m == "disabled"          ? sql::SSL_MODE_DISABLED
-                      : m == "required"        ? sql::SSL_MODE_REQUIRED
-                      : m == "verify_ca"       ? sql::SSL_MODE_VERIFY_CA
-                      : m == "verify_identity" ? sql::SSL_MODE_VERIFY_IDENTITY
-                                               : sql::SSL_MODE_PREFERRED;
-  if (!db_.tls_ca.empty()) o["sslCA"] = sql::SQLString(db_.tls_ca);
-  if (!db_.tls_cert.empty()) o["sslCert"] = sql::SQLString(db_.tls_cert);
-  if (!db_.tls_key.empty()) o["sslKey"] = sql::SQLString(db_.tls_key);
-  return o;
-}
+// uk_consumer_event: the event's inbox row as this transaction sees it
+// (its own insert, not yet committed).
+constexpr const char* kInboxRow = "SELECT 1 FROM t_inbox WHERE consumer = ? AND event_key = ?";
 
 }  // namespace
 
@@ -171,8 +170,10 @@ bool InboxStore::Connect(std::string* error) {
     park_gap_.reset(conn_->prepareStatement(kPark));
     next_parked_.reset(conn_->prepareStatement(kNextParked));
     delete_parked_.reset(conn_->prepareStatement(kDeleteParked));
+    inbox_row_.reset(conn_->prepareStatement(kInboxRow));
   } catch (const sql::SQLException& e) {
     Close();
+    connect_error_ = e.getErrorCode();
     *error = "cannot connect to " + db_.user + "@" + db_.host + ":" + std::to_string(db_.port) +
              "/" + db_.database + ": " + DescribeSqlError(e);
     return false;
@@ -190,45 +191,6 @@ ApplyResult InboxStore::Fail(const std::string& what, int code, std::string* err
   }
   if (!data) Close();  // reconnect next time: the session may be the problem
   return data ? ApplyResult::kRejected : ApplyResult::kUnavailable;
-}
-
-sql::PreparedStatement& InboxStore::Prepare(const std::string& statement) {
-  std::unique_ptr<sql::PreparedStatement>& st = handler_statements_[statement];
-  if (!st) st.reset(conn_->prepareStatement(statement));
-  return *st;
-}
-
-// The business effect of one event: the service's handler, on this
-// transaction. An exception other than the database's is the handler's
-// bug, not the database's failure: the event is poison (retried, then
-// dead-lettered), and the consumer goes on.
-void InboxStore::ApplyEffect(const Event& ev) {
-  Status s = Status::Ok();
-  try {
-    s = handler_.Apply(*this, ev);
-  } catch (const sql::SQLException&) {
-    throw;
-  } catch (const std::exception& e) {
-    s = Status::Poison(std::string("the handler threw: ") + e.what());
-  }
-  if (!s.ok()) throw HandlerFailed{std::move(s)};
-}
-
-ApplyResult InboxStore::HandlerFailure(const Status& s, std::string* error) {
-  *error = "handler: " + s.message();
-  try {
-    conn_->rollback();
-  } catch (const sql::SQLException&) {
-    Close();  // the connection is broken; the server rolls the transaction back
-  }
-  switch (s.code()) {
-    case Status::Code::kRetriable:
-      return ApplyResult::kRetryLater;
-    case Status::Code::kPermanent:
-      return ApplyResult::kDeadLetter;
-    default:
-      return ApplyResult::kRejected;
-  }
 }
 
 // strict: the versions parked after `ev`, applied in order in this
@@ -361,6 +323,7 @@ ApplyResult InboxStore::Apply(const Event& ev, const Source& source, std::string
                               int* drained) {
   if (drained) *drained = 0;
   if (!Connect(error)) return ApplyResult::kUnavailable;
+  ++apply_seq_;
   // One transaction, begun by the first statement (autocommit is off): the
   // inbox row, the version check's outcome and the effect commit together
   // or not at all.
@@ -372,6 +335,12 @@ ApplyResult InboxStore::Apply(const Event& ev, const Source& source, std::string
     // inbox. A stale or parked event keeps its inbox row: its next delivery
     // is a duplicate.
     const ApplyResult r = Decide(ev, source, drained);
+    // A handler that caught a deadlock or a lost connection and returned
+    // Ok anyway: what COMMIT would commit now is not the event's
+    // transaction (its inbox row and the start of its effect are gone).
+    std::string lost;
+    if (r == ApplyResult::kApplied && use_inbox_ && !InboxRowHeld(ev, &lost))
+      return LostTransaction(ev, lost, error);
     if (before_commit_ && r == ApplyResult::kApplied) before_commit_();
     // 3. COMMIT. If the answer is lost (the connection breaks during the
     // COMMIT) the outcome is unknown; retrying is still safe: had it

@@ -79,6 +79,8 @@ const char* OutcomeName(Outcome outcome) {
       return "dead_letter";
     case Outcome::kUnavailable:
       return "unavailable";
+    case Outcome::kLostTransaction:
+      return "lost_transaction";
   }
   return "?";
 }
@@ -108,6 +110,8 @@ Outcome InboxRunner::Apply(TestEvent& event, std::string* error) {
       return Outcome::kPoison;
     case ApplyResult::kDeadLetter:
       return Outcome::kDeadLetter;
+    case ApplyResult::kLostTransaction:
+      return Outcome::kLostTransaction;
     case ApplyResult::kUnavailable:
       break;
   }

@@ -52,6 +52,8 @@ struct ConsumerOptions {
 // outlive the Consumer.
 class Consumer {
  public:
+  // Throws std::invalid_argument "inbox consumer config: key.path: what
+  // is wrong" when Validate(config) finds a problem (outbox/inbox/config.h).
   Consumer(const ConsumerConfig& config, Handler& handler, const ConsumerOptions& options = {});
   ~Consumer();
   Consumer(const Consumer&) = delete;

@@ -66,6 +66,10 @@ enum class Outcome {
                  // tried again, dead-lettered after max_attempts
   kDeadLetter,   // rolled back; the handler said Permanent: dead-lettered at once
   kUnavailable,  // rolled back; the database failed: the partition waits, tries again
+  // rolled back; the handler returned Ok after its transaction had been
+  // rolled back under it (a deadlock or lost connection it caught): the
+  // partition waits, tries again
+  kLostTransaction,
 };
 const char* OutcomeName(Outcome outcome);
 
