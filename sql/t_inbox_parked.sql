@@ -1,7 +1,7 @@
 create table t_inbox_parked (
   id bigint primary key auto_increment,
   consumer varchar(64) not null,           -- t_inbox.consumer
-  reason varchar(16) not null,             -- version_gap: waits for an earlier version; undeliverable: its dead letter was refused
+  reason varchar(16) not null,             -- version_gap: waits for an earlier version, undeliverable: its dead letter was refused
   detail varchar(1024) not null,           -- the version awaited, or the broker's refusal and why it was a dead letter
   source_topic varchar(249) not null,      -- where the message was read
   source_partition int not null,

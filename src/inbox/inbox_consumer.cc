@@ -348,7 +348,7 @@ bool InboxConsumer::CheckDatabase() {
   if (check == DatabaseCheck::kMissingTable && blockers_.Raise(Blocker::kTables))
     log::Warn(
         "database: {}; no event is applied until the inbox's tables exist: create them "
-        "(docs/CONSUMERS.md, \"Write your handler\")",
+        "(docs/CONSUMERS.md, \"Tables\")",
         error);
   if (check != DatabaseCheck::kDown && blockers_.Clear(Blocker::kDatabase))
     log::Info("database: answers again");

@@ -22,6 +22,7 @@
 #include "outbox/inbox/handler.h"
 #include "outbox/inbox/log.h"
 #include "outbox/inbox/observer.h"
+#include "outbox/inbox/schema.h"
 #include "outbox/inbox/status.h"
 #include "outbox/inbox/transaction.h"
 
