@@ -111,6 +111,10 @@ class InboxStore : private Transaction {
   // inbox's tables. *error says what is wrong unless kOk.
   DatabaseCheck Check(std::string* error);
 
+  // The connection, opened if need be (the test kit's queries, between
+  // Applys); throws std::runtime_error when it cannot be opened.
+  sql::Connection& connection();
+
   // Test-only: called after the effect, before COMMIT (a failpoint).
   void set_before_commit(std::function<void()> hook) { before_commit_ = std::move(hook); }
 

@@ -7,6 +7,7 @@
 #include <cppconn/statement.h>
 
 #include <sstream>
+#include <stdexcept>
 
 #include "inbox/inbox_store.h"
 
@@ -124,6 +125,12 @@ DatabaseCheck InboxStore::Check(std::string* error) {
     return DatabaseCheck::kDown;
   }
   return DatabaseCheck::kOk;
+}
+
+sql::Connection& InboxStore::connection() {
+  std::string error;
+  if (!Connect(&error)) throw std::runtime_error(error);
+  return *conn_;
 }
 
 }  // namespace outbox::inbox
