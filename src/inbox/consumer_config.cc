@@ -244,11 +244,13 @@ class Parser {
       Fail(h["listen"].Mark(), "http.listen", w);
   }
 
-  void Log(const YAML::Node& l, ConsumerConfig* c) const {
+  void Log(const YAML::Node& l, LoadedConsumerConfig* out) const {
     Map(l, "log", {"level", "format"});
     if (l["level"])
-      c->log_level = OneOf(l["level"], "log.level", {"debug", "info", "warn", "error"});
-    if (l["format"]) c->log_format = OneOf(l["format"], "log.format", {"json", "text"});
+      out->log_level = OneOf(l["level"], "log.level", {"debug", "info", "warn", "error"});
+    if (l["format"]) out->log_format = OneOf(l["format"], "log.format", {"json", "text"});
+    const YAML::Mark m = l.Mark();
+    out->log_at = file_ + ":" + std::to_string(m.line + 1) + ":" + std::to_string(m.column + 1);
   }
 
   // The node a rules::Problem's path names ("kafka.topics[0]" finds
@@ -284,7 +286,7 @@ class Parser {
     Policies(root, &c);
     Mysql(root["mysql"], &c.mysql, &out.warnings);
     if (const YAML::Node h = root["http"]; h && !h.IsNull()) Http(h, &c);
-    if (const YAML::Node l = root["log"]; l && !l.IsNull()) Log(l, &c);
+    if (const YAML::Node l = root["log"]; l && !l.IsNull()) Log(l, &out);
     // Every rule Validate applies holds here too (each was checked above,
     // at its key; this catches one added to rules:: alone).
     if (auto p = rules::FirstProblem(c)) Fail(MarkOf(root, p->path), p->path, p->what);
@@ -320,6 +322,11 @@ LoadedConsumerConfig LoadConsumerConfigFile(const std::string& path,
 namespace {
 
 ConsumerConfig Unpack(LoadedConsumerConfig loaded, std::vector<std::string>* warnings) {
+  if (!loaded.log_at.empty())
+    throw ConfigError(loaded.log_at +
+                      ": log: is the example binary's (outbox-inbox-consumer); a service's "
+                      "library consumer logs through ConsumerOptions::log or spdlog's default "
+                      "logger, which the service configures: remove the section");
   if (warnings) *warnings = std::move(loaded.warnings);
   return std::move(loaded.config);
 }

@@ -14,6 +14,12 @@ namespace outbox::inbox {
 struct LoadedConsumerConfig {
   ConsumerConfig config;
   std::vector<std::string> warnings;  // e.g. a password file readable by others
+  // The example binary's `log` section (ConfigureLogging's arguments); the
+  // public loaders refuse the section, so `log_at` keeps where it was
+  // ("file:line:col"; empty when the file has none).
+  std::string log_level = "info";   // debug | info | warn | error
+  std::string log_format = "json";  // json | text
+  std::string log_at;
 };
 
 // Parses and validates. Throws outbox::ConfigError with

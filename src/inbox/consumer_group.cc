@@ -15,6 +15,7 @@ ConsumerGroup::ConsumerGroup(const ConsumerConfig& config, Handler& handler,
                              const ConsumerOptions& options, const TestSeams& seams)
     : config_(config),
       log_(options.log),
+      log_level_(options.log_level),
       clock_(seams.clock ? seams.clock : outbox::DefaultClock()) {
   ConsumerOptions member_options = options;
   if (!config.http_listen.empty()) {
@@ -30,7 +31,7 @@ ConsumerGroup::ConsumerGroup(const ConsumerConfig& config, Handler& handler,
 // /metrics, /healthz and /readyz on http.listen, from a thread of their own.
 bool ConsumerGroup::ServeMetrics() {
   std::optional<outbox::ScopedLogSink> host_log;  // this thread's lines to the host's logger
-  if (log_) host_log.emplace(HostLogSink(log_), config_.log_level);
+  if (log_) host_log.emplace(HostLogSink(log_), LevelName(log_level_));
   std::string error;
   if (!metrics_->Serve(config_.http_listen, &error)) {
     log::Error("http.listen {}: {}", config_.http_listen, error);

@@ -176,11 +176,8 @@ std::optional<Problem> FirstProblem(const ConsumerConfig& c) {
   if (Found f = Kafka(c.kafka)) return f;
   if (Found f = Policies(c)) return f;
   if (Found f = Mysql(c.mysql)) return f;
-  if (!c.http_listen.empty())
-    if (Found f = Check("http.listen", Listen(c.http_listen))) return f;
-  if (Found f = Check("log.level", OneOf(c.log_level, {"debug", "info", "warn", "error"})))
-    return f;
-  return Check("log.format", OneOf(c.log_format, {"json", "text"}));
+  if (!c.http_listen.empty()) return Check("http.listen", Listen(c.http_listen));
+  return std::nullopt;
 }
 
 }  // namespace outbox::inbox::rules

@@ -78,7 +78,7 @@ void InboxConsumer::Shutdown() {
 
 int InboxConsumer::Run(const std::atomic<bool>& stop) {
   std::optional<outbox::ScopedLogSink> host_log;  // this thread's lines to the host's logger
-  if (options_.log) host_log.emplace(HostLogSink(options_.log), config_.log_level);
+  if (options_.log) host_log.emplace(HostLogSink(options_.log), LevelName(options_.log_level));
   std::string error;
   if (!Start(&error)) {
     log::Error("{}", error);

@@ -83,8 +83,8 @@ struct ConsumerConfig {
   // HOST:PORT for /metrics, /healthz, /readyz; empty: no HTTP server.
   std::string http_listen;
   DbConfig mysql;
-  std::string log_level = "info";   // debug | info | warn | error
-  std::string log_format = "json";  // json | text
+  // No log settings: the library logs through ConsumerOptions::log or
+  // spdlog's default logger, which the service configures (consumer.h).
 };
 
 // The consumer's YAML (docs/CONSUMERS.md "The example consumer"), parsed and
@@ -92,7 +92,9 @@ struct ConsumerConfig {
 // the password read from password_env or password_file. Throws
 // std::runtime_error whose what() says "file:line:col: key.path: what is
 // wrong". *warnings (when not null) receives what is allowed but unwise
-// (a password file readable by others), for the service to log.
+// (a password file readable by others), for the service to log. A `log`
+// section is refused: it is the example binary's (outbox-inbox-consumer),
+// and a service's logging is its own (ConsumerOptions::log).
 ConsumerConfig LoadConfigFile(const std::string& path,
                               std::vector<std::string>* warnings = nullptr);
 // The same from text; `name` stands for the file in messages.

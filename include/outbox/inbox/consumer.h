@@ -34,10 +34,12 @@ struct ConsumerOptions {
   // Told the outcome of each message and the consumer's gauges, on the
   // consumer's thread; may be null. Must outlive the Consumer.
   ConsumerObserver* observer = nullptr;
-  // The host's logger: when set, every line the consumer logs goes here
-  // instead of to spdlog's default logger (stderr), from config.log_level
-  // up. Empty: spdlog's default logger, as the example binary configures it.
+  // The host's logger: when set, every line the consumer logs goes here,
+  // from log_level up, instead of to spdlog's default logger. Empty:
+  // spdlog's default logger, with the level, format and sinks the host
+  // gave it (spdlog::set_default_logger); the library never changes it.
   LogCallback log;
+  LogLevel log_level = LogLevel::kInfo;
 };
 
 // One consumer-group member: polls, and per message runs the inbox
