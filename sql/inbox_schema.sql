@@ -45,8 +45,8 @@ create table t_inbox_parked (
   aggregate_id bigint null,
   aggregate_version bigint null,
   outbox_id bigint null,
-  message_key varbinary(1024) null,        -- undeliverable: the raw key (first 1024 bytes)
-  headers mediumblob null,                 -- undeliverable: every header, one "name: value" line each
+  message_key varbinary(1024) null,        -- the raw key (first 1024 bytes)
+  headers mediumblob null,                 -- every header, one "name: value" line each
   payload longblob null,                   -- the message value
   parked_at datetime not null,
   unique key uk_parked_source (consumer, source_topic, source_partition, source_offset),

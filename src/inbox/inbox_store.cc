@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <sstream>
 
+#include "inbox/event.h"  // SetTraceContext
 #include "inbox/version_check.h"
 
 namespace outbox::inbox {
@@ -140,7 +141,8 @@ constexpr const char* kPark =
     "ON DUPLICATE KEY UPDATE detail = VALUES(detail)";
 // idx_parked_aggregate finds the next version of one aggregate.
 constexpr const char* kNextParked =
-    "SELECT id, event_key, event_type, outbox_id, payload FROM t_inbox_parked "
+    "SELECT id, event_key, event_type, outbox_id, payload, source_topic, source_partition, "
+    "source_offset, message_key, headers FROM t_inbox_parked "
     "WHERE consumer = ? AND aggregate_type = ? AND aggregate_id = ? AND aggregate_version = ? "
     "AND reason = 'version_gap' ORDER BY id LIMIT 1 FOR UPDATE";
 constexpr const char* kDeleteParked = "DELETE FROM t_inbox_parked WHERE id = ?";
@@ -193,6 +195,45 @@ ApplyResult InboxStore::Fail(const std::string& what, int code, std::string* err
   return data ? ApplyResult::kRejected : ApplyResult::kUnavailable;
 }
 
+namespace {
+
+// "name: value" lines (ParkGap, HeaderLines) back into headers.
+std::vector<std::pair<std::string, std::string>> HeadersOf(const std::string& lines) {
+  std::vector<std::pair<std::string, std::string>> out;
+  size_t from = 0;
+  for (size_t end = lines.find('\n'); end != std::string::npos; end = lines.find('\n', from)) {
+    const std::string line = lines.substr(from, end - from);
+    const size_t colon = line.find(": ");
+    if (colon != std::string::npos) out.emplace_back(line.substr(0, colon), line.substr(colon + 2));
+    from = end + 1;
+  }
+  return out;
+}
+
+// The parked version of kNextParked's row as it was read from Kafka: its
+// own key, headers, trace context, source and payload (*key and *payload
+// hold what the views point to).
+void ParkedEvent(sql::ResultSet& rs, Event* next, std::string* key, std::string* payload) {
+  next->event_key = rs.getString(2);
+  next->event_type = rs.getString(3);
+  next->outbox_id = rs.getInt64(4);
+  *payload = rs.getString(5);
+  next->payload = *payload;
+  next->source = {rs.getString(6), rs.getInt(7), rs.getInt64(8)};
+  *key = rs.isNull(9) ? std::to_string(next->aggregate_id) : std::string(rs.getString(9));
+  next->key = *key;
+  next->headers = rs.isNull(10) ? decltype(next->headers){} : HeadersOf(rs.getString(10));
+  std::string traceparent, tracestate;
+  for (const auto& [name, value] : next->headers) {
+    if (name == "traceparent") traceparent = value;
+    if (name == "tracestate") tracestate = value;
+  }
+  SetTraceContext(std::move(traceparent), std::move(tracestate), next);
+  ++next->aggregate_version;
+}
+
+}  // namespace
+
 // strict: the versions parked after `ev`, applied in order in this
 // transaction, each row deleted as it is applied. Their inbox rows were
 // written when they were parked. *max_outbox_id takes theirs.
@@ -207,12 +248,8 @@ int InboxStore::DrainParked(const Event& ev, int64_t* max_outbox_id) {
     std::unique_ptr<sql::ResultSet> rs(next_parked_->executeQuery());
     if (!rs->next()) return drained;
     const int64_t id = rs->getInt64(1);
-    next.event_key = rs->getString(2);
-    next.event_type = rs->getString(3);
-    next.outbox_id = rs->getInt64(4);
-    const std::string payload = rs->getString(5);
-    next.payload = payload;
-    ++next.aggregate_version;
+    std::string key, payload;  // what next's views point to, until ApplyEffect returns
+    ParkedEvent(*rs, &next, &key, &payload);
     ApplyEffect(next);
     *max_outbox_id = std::max(*max_outbox_id, next.outbox_id);
     delete_parked_->setInt64(1, id);
@@ -292,8 +329,12 @@ void InboxStore::ParkGap(const Event& ev, const Source& source, int64_t last_ver
   p->setInt64(10, ev.aggregate_id);
   p->setInt64(11, ev.aggregate_version);
   p->setInt64(12, ev.outbox_id);
-  p->setNull(13, sql::DataType::VARBINARY);
-  p->setNull(14, sql::DataType::LONGVARBINARY);
+  // Its own key and headers, for the handler when the gap fills (ParkedEvent).
+  std::string lines;
+  for (const auto& [name, value] : ev.headers) lines += name + ": " + value + "\n";
+  std::istringstream headers{lines};
+  p->setString(13, std::string(ev.key));
+  p->setBlob(14, &headers);
   p->setBlob(15, &payload);
   p->executeUpdate();
 }

@@ -6,7 +6,9 @@
 #include <cppconn/prepared_statement.h>
 
 #include <catch2/catch.hpp>
+#include <map>
 #include <string>
+#include <vector>
 
 #include "outbox/inbox/schema.h"
 #include "outbox/inbox/testing.h"
@@ -59,5 +61,58 @@ TEST_CASE("the test kit applies const events and reads back what the handler com
   CHECK(runner.QueryInt("SELECT cents FROM ledger WHERE id = 7") == 350);
   CHECK(runner.QueryString("SELECT event_key FROM t_inbox") == "Paid-7-1");
   CHECK(runner.QueryInt("SELECT cents FROM ledger WHERE id = 8") == 0);  // no row
+  admin.Exec("DROP DATABASE " + name);
+}
+
+namespace {
+
+// What the handler was given, per outbox_id.
+class Recorder : public inbox::Handler {
+ public:
+  inbox::Status Apply(inbox::Transaction&, const inbox::Event& e) override {
+    std::string mine;
+    for (const auto& [name, value] : e.headers)
+      if (name == "x-mine") mine = value;
+    seen[e.outbox_id] = {std::to_string(e.source.offset), e.traceparent, mine, std::string(e.key)};
+    return inbox::Status::Ok();
+  }
+  std::map<int64_t, std::vector<std::string>> seen;
+};
+
+}  // namespace
+
+TEST_CASE("a parked version applied when its gap fills carries its own headers and source",
+          "[inbox-kit]") {
+  const std::string name = "inbox_test_kit_parked";
+  outbox::testing::SqlClient admin("mysql");
+  admin.Exec("DROP DATABASE IF EXISTS " + name);
+  admin.Exec("CREATE DATABASE " + name);
+  const outbox::MysqlConfig m = outbox::testing::TestMysql(name);
+  inbox::ConsumerConfig config;
+  config.consumer = "ledger";
+  config.mysql.host = m.host;
+  config.mysql.port = m.port;
+  config.mysql.user = m.user;
+  config.mysql.password = m.password;
+  config.mysql.database = name;
+  config.mysql.tls_mode = "disabled";
+  REQUIRE(inbox::CreateTables(config) == "");
+  Recorder handler;
+  inbox::testing::InboxRunner runner(config.mysql, config.consumer, handler,
+                                     inbox::VersionCheck::kStrict);
+  const std::string tp2 = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01";
+  const auto second = inbox::testing::TestEvent("Account", 7, 12)
+                          .Version(2)
+                          .Header("traceparent", tp2)
+                          .Header("x-mine", "two")
+                          .From("outbox.event.Account", 0, 41);
+  const auto first = inbox::testing::TestEvent("Account", 7, 11)
+                         .Version(1)
+                         .Header("x-mine", "one")
+                         .From("outbox.event.Account", 0, 42);
+  CHECK(runner.Apply(second) == Outcome::kParked);
+  CHECK(runner.Apply(first) == Outcome::kApplied);  // and the parked version after it
+  CHECK(handler.seen[11] == std::vector<std::string>{"42", "", "one", "7"});
+  CHECK(handler.seen[12] == std::vector<std::string>{"41", tp2, "two", "7"});
   admin.Exec("DROP DATABASE " + name);
 }
