@@ -1,7 +1,7 @@
 create table t_inbox_parked (
   id bigint primary key auto_increment,
   consumer varchar(64) not null,           -- t_inbox.consumer
-  reason varchar(16) not null,             -- version_gap: waits for an earlier version; undeliverable: its dead letter was refused
+  reason varchar(16) not null,             -- version_gap: waits for an earlier version, undeliverable: its dead letter was refused
   detail varchar(1024) not null,           -- the version awaited, or the broker's refusal and why it was a dead letter
   source_topic varchar(249) not null,      -- where the message was read
   source_partition int not null,
@@ -12,8 +12,8 @@ create table t_inbox_parked (
   aggregate_id bigint null,
   aggregate_version bigint null,
   outbox_id bigint null,
-  message_key varbinary(1024) null,        -- undeliverable: the raw key (first 1024 bytes)
-  headers mediumblob null,                 -- undeliverable: every header, one "name: value" line each
+  message_key varbinary(1024) null,        -- the raw key (first 1024 bytes)
+  headers mediumblob null,                 -- every header, one "name: value" line each
   payload longblob null,                   -- the message value
   parked_at datetime not null,
   unique key uk_parked_source (consumer, source_topic, source_partition, source_offset),

@@ -160,7 +160,7 @@ int main(int argc, char** argv) {
   outbox::inbox::LoadedConsumerConfig loaded;
   if (!LoadConfig(config_path, &loaded)) return 2;
   const outbox::inbox::ConsumerConfig& config = loaded.config;
-  outbox::ConfigureLogging(config.log_level, config.log_format, config.consumer);
+  outbox::ConfigureLogging(loaded.log_level, loaded.log_format, config.consumer);
   for (const auto& w : loaded.warnings) spdlog::warn("{}", w);
   if (!seams.use_inbox) spdlog::warn("--bench-no-inbox: duplicates are applied again");
   InstallFailpoint(&seams);

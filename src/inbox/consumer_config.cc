@@ -1,8 +1,6 @@
 #include "inbox/consumer_config.h"
 
 #include <fmt/format.h>
-#include <librdkafka/rdkafka.h>
-#include <regex.h>
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
@@ -15,6 +13,7 @@
 #include "config/config_password.h"
 #include "config/env_expand.h"
 #include "config/topic_template.h"  // IsValidTopicName
+#include "inbox/consumer_rules.h"
 
 namespace outbox::inbox {
 
@@ -47,20 +46,6 @@ namespace {
 
 // Not ::isdigit: that is undefined for a plain char >= 0x80 and follows the locale.
 bool IsAsciiDigit(char c) { return c >= '0' && c <= '9'; }
-
-// Keys the consumer sets itself: the algorithm depends on them (offsets are
-// stored only after the database commit), or they have a key of their own.
-const std::map<std::string, std::string> kOwnedProperties = {
-    {"bootstrap.servers", "set kafka.bootstrap_servers instead"},
-    {"group.id", "set kafka.group_id instead"},
-    {"auto.offset.reset", "set kafka.auto_offset_reset instead"},
-    {"enable.auto.offset.store",
-     "the consumer stores each offset itself, after the database commit; leave it out"},
-    {"enable.auto.commit",
-     "the consumer commits stored offsets in the background and on revoke and shutdown; leave "
-     "it out (auto.commit.interval.ms sets how often)"},
-    {"transactional.id", "the dead-letter producer does not use Kafka transactions; remove it"},
-};
 
 // Walks the YAML tree; every problem becomes a ConfigError naming the file,
 // line, column and key path, like the relay's config (src/config/config_loader.cc).
@@ -121,16 +106,14 @@ class Parser {
     if (s.empty() || s.size() > 9 || !std::all_of(s.begin(), s.end(), IsAsciiDigit))
       Fail(n.Mark(), path, range + " (got \"" + s + "\")");
     int v = std::stoi(s);
-    if (v < min || v > max) Fail(n.Mark(), path, range + " (got " + s + ")");
+    if (std::string w = rules::Range(v, min, max); !w.empty()) Fail(n.Mark(), path, w);
     return v;
   }
 
   std::string OneOf(const YAML::Node& n, const std::string& path,
                     const std::vector<std::string>& values) const {
-    std::string v = Str(n, path), list;
-    for (const auto& x : values) list += (list.empty() ? "" : " | ") + x;
-    if (std::find(values.begin(), values.end(), v) == values.end())
-      Fail(n.Mark(), path, "must be one of " + list + " (got \"" + v + "\")");
+    std::string v = Str(n, path);
+    if (std::string w = rules::OneOf(v, values); !w.empty()) Fail(n.Mark(), path, w);
     return v;
   }
 
@@ -142,68 +125,33 @@ class Parser {
         Fail(t.Mark(), "kafka.topics", "must be a list of at least one topic");
       for (size_t i = 0; i < t.size(); ++i) {
         const std::string path = "kafka.topics[" + std::to_string(i) + "]";
-        std::string name = Str(t[i], path), why;
-        if (!name.empty() && name[0] == '^')
-          Fail(t[i].Mark(), path, "a pattern goes in kafka.topic_regex, not in topics");
-        if (!outbox::IsValidTopicName(name, &why)) Fail(t[i].Mark(), path, why);
+        std::string name = Str(t[i], path);
+        if (std::string w = rules::Topic(name); !w.empty()) Fail(t[i].Mark(), path, w);
         c->topics.push_back(name);
       }
       return;
     }
     c->topic_regex = NonEmpty(r, "kafka.topic_regex");
-    if (c->topic_regex[0] != '^')
-      Fail(r.Mark(), "kafka.topic_regex",
-           "must start with ^ (librdkafka subscribes to a pattern only then), e.g. "
-           "'^outbox\\.event\\.[A-Za-z0-9_]+$'");
-    regex_t re;
-    if (int rc = regcomp(&re, c->topic_regex.c_str(), REG_EXTENDED | REG_NOSUB); rc != 0) {
-      char buf[256];
-      regerror(rc, &re, buf, sizeof(buf));
-      Fail(r.Mark(), "kafka.topic_regex", std::string("is not a valid regular expression: ") + buf);
-    }
-    regfree(&re);
+    if (std::string w = rules::TopicRegex(c->topic_regex); !w.empty())
+      Fail(r.Mark(), "kafka.topic_regex", w);
   }
 
   // `n`: where messages point (the key, or the kafka block when it is left out).
   void DeadLetter(const YAML::Node& n, ConsumerKafkaConfig* c) const {
-    std::string why;
-    // "x" stands for any topic: the fixed text must be valid in a topic name.
-    if (!outbox::IsValidTopicName(DeadLetterTopic(c->dead_letter_topic, "x"), &why))
-      Fail(n.Mark(), "kafka.dead_letter_topic",
-           why + " ({topic} is the only placeholder, the message's topic)");
-    // A dead letter must never come back to this consumer: it would fail
-    // again and be dead-lettered again, forever. (With topic_regex, the
-    // consumer skips such topics' messages at run time: InboxConsumer::Handle.)
-    for (const auto& t : c->topics) {
-      const std::string dlq = DeadLetterTopic(c->dead_letter_topic, t);
-      if (std::find(c->topics.begin(), c->topics.end(), dlq) != c->topics.end())
-        Fail(n.Mark(), "kafka.dead_letter_topic",
-             fmt::format("renders \"{}\" for topic \"{}\", which kafka.topics subscribes to: "
-                         "dead letters would be consumed again",
-                         dlq, t));
-    }
+    if (std::string w = rules::DeadLetter(*c); !w.empty())
+      Fail(n.Mark(), "kafka.dead_letter_topic", w);
   }
 
   void Properties(const YAML::Node& n, ConsumerKafkaConfig* c) const {
     if (n.IsNull()) return;
     if (!n.IsMap()) Fail(n.Mark(), "kafka.properties", "must be a mapping of librdkafka settings");
-    rd_kafka_conf_t* probe = rd_kafka_conf_new();
     for (const auto& kv : n) {
       const std::string key = kv.first.Scalar(), path = "kafka.properties." + key;
       const std::string value = Str(kv.second, path);
-      if (auto it = kOwnedProperties.find(key); it != kOwnedProperties.end()) {
-        rd_kafka_conf_destroy(probe);
-        Fail(kv.first.Mark(), path, it->second);
-      }
-      char err[512];
-      if (rd_kafka_conf_set(probe, key.c_str(), value.c_str(), err, sizeof(err)) !=
-          RD_KAFKA_CONF_OK) {
-        rd_kafka_conf_destroy(probe);
-        Fail(kv.second.Mark(), path, err);
-      }
+      if (std::string w = rules::Property(key, value); !w.empty())
+        Fail(rules::Property(key, "") == w ? kv.first.Mark() : kv.second.Mark(), path, w);
       c->properties[key] = value;
     }
-    rd_kafka_conf_destroy(probe);
   }
 
   void Kafka(const YAML::Node& k, ConsumerConfig* c) const {
@@ -245,10 +193,7 @@ class Parser {
     if (t["ca"]) d->tls_ca = NonEmpty(t["ca"], "mysql.tls.ca");
     if (t["cert"]) d->tls_cert = NonEmpty(t["cert"], "mysql.tls.cert");
     if (t["key"]) d->tls_key = NonEmpty(t["key"], "mysql.tls.key");
-    if (d->tls_mode.rfind("verify_", 0) == 0 && d->tls_ca.empty())
-      Fail(t.Mark(), "mysql.tls.ca", "is required when mode is " + d->tls_mode);
-    if (d->tls_cert.empty() != d->tls_key.empty())
-      Fail(t.Mark(), "mysql.tls", "cert and key must be given together");
+    if (auto p = rules::Tls(*d)) Fail(t.Mark(), p->path, p->what);
   }
 
   // A key that must be there, read with NonEmpty.
@@ -262,7 +207,7 @@ class Parser {
     if (!m) Fail(YAML::Mark(), "mysql", "is required");
     Map(m, "mysql",
         {"host", "port", "user", "password_env", "password_file", "database", "tls",
-         "connect_timeout_ms", "read_timeout_ms"});
+         "connect_timeout_ms", "read_timeout_ms", "statement_cache"});
     if (m["host"]) d->host = NonEmpty(m["host"], "mysql.host");
     if (m["port"]) d->port = Int(m["port"], "mysql.port", 1, 65535);
     d->user = Required(m, "user", "mysql.user");
@@ -273,6 +218,8 @@ class Parser {
       d->connect_timeout_ms = Int(m["connect_timeout_ms"], "mysql.connect_timeout_ms", 100, 600000);
     if (m["read_timeout_ms"])
       d->read_timeout_ms = Int(m["read_timeout_ms"], "mysql.read_timeout_ms", 1000, 3600000);
+    if (m["statement_cache"])
+      d->statement_cache = Int(m["statement_cache"], "mysql.statement_cache", 1, 16382);
   }
 
   void Policies(const YAML::Node& root, ConsumerConfig* c) const {
@@ -293,20 +240,34 @@ class Parser {
   void Http(const YAML::Node& h, ConsumerConfig* c) const {
     Map(h, "http", {"listen"});
     c->http_listen = Required(h, "listen", "http.listen", "is required when http is set");
-    const std::string& l = c->http_listen;
-    const size_t colon = l.rfind(':');
-    if (colon == std::string::npos || colon == 0 || colon + 1 == l.size() ||
-        !std::all_of(l.begin() + static_cast<std::ptrdiff_t>(colon) + 1, l.end(), IsAsciiDigit) ||
-        std::stol(l.substr(colon + 1)) > 65535)
-      Fail(h["listen"].Mark(), "http.listen",
-           "must be HOST:PORT, e.g. 127.0.0.1:9465 (got \"" + l + "\")");
+    if (std::string w = rules::Listen(c->http_listen); !w.empty())
+      Fail(h["listen"].Mark(), "http.listen", w);
   }
 
-  void Log(const YAML::Node& l, ConsumerConfig* c) const {
+  void Log(const YAML::Node& l, LoadedConsumerConfig* out) const {
     Map(l, "log", {"level", "format"});
     if (l["level"])
-      c->log_level = OneOf(l["level"], "log.level", {"debug", "info", "warn", "error"});
-    if (l["format"]) c->log_format = OneOf(l["format"], "log.format", {"json", "text"});
+      out->log_level = OneOf(l["level"], "log.level", {"debug", "info", "warn", "error"});
+    if (l["format"]) out->log_format = OneOf(l["format"], "log.format", {"json", "text"});
+    const YAML::Mark m = l.Mark();
+    out->log_at = file_ + ":" + std::to_string(m.line + 1) + ":" + std::to_string(m.column + 1);
+  }
+
+  // The node a rules::Problem's path names ("kafka.topics[0]" finds
+  // kafka.topics), or the nearest one above it that exists.
+  static YAML::Mark MarkOf(const YAML::Node& root, const std::string& path) {
+    YAML::Node n = root;
+    YAML::Mark mark = root.Mark();
+    for (size_t at = 0; at <= path.size();) {
+      size_t end = path.find_first_of(".[", at);
+      if (end == std::string::npos) end = path.size();
+      if (!n.IsMap() || !n[path.substr(at, end - at)]) break;
+      n = n[path.substr(at, end - at)];
+      mark = n.Mark();
+      if (end < path.size() && path[end] == '[') break;
+      at = end + 1;
+    }
+    return mark;
   }
 
   LoadedConsumerConfig Root(const YAML::Node& root) const {
@@ -325,7 +286,10 @@ class Parser {
     Policies(root, &c);
     Mysql(root["mysql"], &c.mysql, &out.warnings);
     if (const YAML::Node h = root["http"]; h && !h.IsNull()) Http(h, &c);
-    if (const YAML::Node l = root["log"]; l && !l.IsNull()) Log(l, &c);
+    if (const YAML::Node l = root["log"]; l && !l.IsNull()) Log(l, &out);
+    // Every rule Validate applies holds here too (each was checked above,
+    // at its key; this catches one added to rules:: alone).
+    if (auto p = rules::FirstProblem(c)) Fail(MarkOf(root, p->path), p->path, p->what);
     return out;
   }
 
@@ -358,6 +322,11 @@ LoadedConsumerConfig LoadConsumerConfigFile(const std::string& path,
 namespace {
 
 ConsumerConfig Unpack(LoadedConsumerConfig loaded, std::vector<std::string>* warnings) {
+  if (!loaded.log_at.empty())
+    throw ConfigError(loaded.log_at +
+                      ": log: is the example binary's (outbox-inbox-consumer); a service's "
+                      "library consumer logs through ConsumerOptions::log or spdlog's default "
+                      "logger, which the service configures: remove the section");
   if (warnings) *warnings = std::move(loaded.warnings);
   return std::move(loaded.config);
 }
@@ -371,6 +340,11 @@ ConsumerConfig LoadConfigFile(const std::string& path, std::vector<std::string>*
 ConsumerConfig LoadConfigText(const std::string& text, const std::string& name,
                               std::vector<std::string>* warnings) {
   return Unpack(LoadConsumerConfigText(text, name), warnings);
+}
+
+std::string Validate(const ConsumerConfig& config) {
+  const auto p = rules::FirstProblem(config);
+  return p ? p->path + ": " + p->what : "";
 }
 
 }  // namespace outbox::inbox

@@ -14,6 +14,12 @@ namespace outbox::inbox {
 struct LoadedConsumerConfig {
   ConsumerConfig config;
   std::vector<std::string> warnings;  // e.g. a password file readable by others
+  // The example binary's `log` section (ConfigureLogging's arguments); the
+  // public loaders refuse the section, so `log_at` keeps where it was
+  // ("file:line:col"; empty when the file has none).
+  std::string log_level = "info";   // debug | info | warn | error
+  std::string log_format = "json";  // json | text
+  std::string log_at;
 };
 
 // Parses and validates. Throws outbox::ConfigError with
@@ -22,6 +28,11 @@ LoadedConsumerConfig LoadConsumerConfigFile(const std::string& path,
                                             const outbox::LoadOptions& options = {});
 LoadedConsumerConfig LoadConsumerConfigText(const std::string& text, const std::string& name,
                                             const outbox::LoadOptions& options = {});
+
+// kafka.group_id, or the consumer name when it is empty.
+inline const std::string& GroupId(const ConsumerConfig& c) {
+  return c.kafka.group_id.empty() ? c.consumer : c.kafka.group_id;
+}
 
 // The dead-letter topic of a message read from `topic`.
 std::string DeadLetterTopic(const std::string& tmpl, const std::string& topic);

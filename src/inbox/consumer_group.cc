@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <chrono>
 #include <optional>
+#include <stdexcept>
+#include <string>
 #include <thread>
 
 #include "inbox/inbox_log.h"
@@ -13,6 +15,7 @@ ConsumerGroup::ConsumerGroup(const ConsumerConfig& config, Handler& handler,
                              const ConsumerOptions& options, const TestSeams& seams)
     : config_(config),
       log_(options.log),
+      log_level_(options.log_level),
       clock_(seams.clock ? seams.clock : outbox::DefaultClock()) {
   ConsumerOptions member_options = options;
   if (!config.http_listen.empty()) {
@@ -28,7 +31,7 @@ ConsumerGroup::ConsumerGroup(const ConsumerConfig& config, Handler& handler,
 // /metrics, /healthz and /readyz on http.listen, from a thread of their own.
 bool ConsumerGroup::ServeMetrics() {
   std::optional<outbox::ScopedLogSink> host_log;  // this thread's lines to the host's logger
-  if (log_) host_log.emplace(HostLogSink(log_), config_.log_level);
+  if (log_) host_log.emplace(HostLogSink(log_), LevelName(log_level_));
   std::string error;
   if (!metrics_->Serve(config_.http_listen, &error)) {
     log::Error("http.listen {}: {}", config_.http_listen, error);
@@ -74,8 +77,21 @@ int ConsumerGroup::RunMembers(const std::atomic<bool>& stop) {
   return *std::max_element(codes.begin(), codes.end());
 }
 
+namespace {
+
+// A config filled in code is held to the YAML loader's rules: a broken one
+// is refused here, before anything starts, not found out by a consumer
+// that waits without a word.
+const ConsumerConfig& Checked(const ConsumerConfig& config) {
+  if (std::string problem = Validate(config); !problem.empty())
+    throw std::invalid_argument("inbox consumer config: " + problem);
+  return config;
+}
+
+}  // namespace
+
 Consumer::Consumer(const ConsumerConfig& config, Handler& handler, const ConsumerOptions& options)
-    : impl_(std::make_unique<ConsumerGroup>(config, handler, options)) {}
+    : impl_(std::make_unique<ConsumerGroup>(Checked(config), handler, options)) {}
 
 Consumer::~Consumer() = default;
 

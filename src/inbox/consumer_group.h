@@ -40,6 +40,7 @@ class ConsumerGroup {
 
   const ConsumerConfig& config_;
   const LogCallback log_;
+  const LogLevel log_level_;
   const outbox::ClockPtr clock_;
   std::unique_ptr<ConsumerMetrics> metrics_;  // with http.listen
   std::unique_ptr<ObserverTee> observers_;    // metrics_ and options.observer

@@ -36,6 +36,8 @@ ConsumerMetrics::ConsumerMetrics(const std::string& consumer)
                     "Database or broker failures that paused a partition");
   failed_ = counter("outbox_consumer_failed_attempts_total",
                     "Attempts at a message that could not be processed");
+  lost_ = counter("outbox_consumer_lost_transactions_total",
+                  "Handler returned Ok on a transaction rolled back under it; tried again");
   purged_ =
       counter("outbox_consumer_inbox_purged_total", "Inbox rows deleted by inbox_retention_days");
   paused_ = gauge("outbox_consumer_paused_partitions", "Partitions waiting (stall or backoff)");

@@ -31,6 +31,7 @@ namespace outbox::inbox {
 //                                             dead_letter_read
 //   outbox_consumer_failed_attempts_total     messages that could not be processed this time
 //   outbox_consumer_stalls_total              database or broker failures that paused a partition
+//   outbox_consumer_lost_transactions_total   Ok from a handler whose transaction was rolled back
 //   outbox_consumer_paused_partitions         partitions waiting now, summed over the
 //                                             process's members (concurrency)
 //   outbox_consumer_lag{topic,partition}      messages not yet read (high watermark - position)
@@ -48,6 +49,7 @@ class ConsumerMetrics : public ConsumerObserver {
   void Outcome(const std::string& outcome, uint64_t n) override;
   void Stalled() override { stalls_->Increment(); }
   void FailedAttempt() override { failed_->Increment(); }
+  void LostTransaction() override { lost_->Increment(); }
   void HeldPartitions(int member, size_t n) override;
   void Lag(const std::string& topic, int32_t partition, int64_t lag) override;
   void ForgetPartition(const std::string& topic, int32_t partition) override;
@@ -68,7 +70,7 @@ class ConsumerMetrics : public ConsumerObserver {
   std::shared_ptr<prometheus::Registry> registry_;
   prometheus::Family<prometheus::Counter>* messages_family_;
   prometheus::Family<prometheus::Gauge>* lag_family_;
-  prometheus::Counter *stalls_, *failed_, *purged_;
+  prometheus::Counter *stalls_, *failed_, *purged_, *lost_;
   prometheus::Gauge *paused_, *gaps_, *undeliverable_, *oldest_gap_, *db_up_;
   std::atomic<bool> database_up_{false};
 

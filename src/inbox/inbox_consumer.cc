@@ -13,6 +13,9 @@ namespace {
 // once again while retention finds a full batch.
 constexpr std::chrono::seconds kHousekeepingInterval{10};
 constexpr int kRetentionBatch = 1000;
+// While the database cannot take events: checked again this often, so that
+// consuming resumes soon after it can.
+constexpr std::chrono::seconds kBlockedRecheck{1};
 
 // Every header as "name: value" lines, for a parked message.
 std::string HeaderLines(const rd_kafka_message_t* m) {
@@ -53,7 +56,7 @@ void InboxConsumer::LogStarted() const {
   log::Info(
       "consumer {} started: group {}, {}, dead letters to {}, version_check {}, database "
       "{}@{}:{}/{}",
-      config_.consumer, config_.kafka.group_id,
+      config_.consumer, GroupId(config_),
       config_.kafka.topic_regex.empty() ? std::to_string(config_.kafka.topics.size()) + " topic(s)"
                                         : "topics matching " + config_.kafka.topic_regex,
       config_.kafka.dead_letter_topic, kChecks[static_cast<int>(config_.version_check)],
@@ -75,7 +78,7 @@ void InboxConsumer::Shutdown() {
 
 int InboxConsumer::Run(const std::atomic<bool>& stop) {
   std::optional<outbox::ScopedLogSink> host_log;  // this thread's lines to the host's logger
-  if (options_.log) host_log.emplace(HostLogSink(options_.log), config_.log_level);
+  if (options_.log) host_log.emplace(HostLogSink(options_.log), LevelName(options_.log_level));
   std::string error;
   if (!Start(&error)) {
     log::Error("{}", error);
@@ -83,7 +86,9 @@ int InboxConsumer::Run(const std::atomic<bool>& stop) {
   }
   LogStarted();
   next_stats_at_ = clock_->Now() + std::chrono::minutes(1);
-  next_housekeeping_at_ = clock_->Now() + std::chrono::seconds(1);
+  // At once: a database that is down or lacks the tables is said now, not
+  // at the first event.
+  next_housekeeping_at_ = clock_->Now();
   // The stop flag is read between messages only: a message that has started
   // is finished (committed, its offset stored) before the consumer stops.
   while (!stop.load() && exit_code_ < 0) {
@@ -93,10 +98,12 @@ int InboxConsumer::Run(const std::atomic<bool>& stop) {
     if (clock_->Now() >= next_stats_at_) LogStats("progress");
     if (clock_->Now() >= next_housekeeping_at_) Housekeep();
     if (!m) continue;
-    if (m->err)
+    if (m->err) {
       OnKafkaError(m->err, rd_kafka_message_errstr(m.get()));
-    else if (!gate_.Held(PartitionOf(m.get())))
-      Handle(std::move(m));
+      continue;
+    }
+    BrokerAnswers();
+    if (!gate_.Held(PartitionOf(m.get()))) Handle(std::move(m));
     // else: fetched before its partition was paused; read again from the
     // held offset when the partition resumes.
     if (seams_.stop_after_messages && stats_.messages >= seams_.stop_after_messages) break;
@@ -146,19 +153,26 @@ void InboxConsumer::Handle(MessagePtr m) {
     const int attempts = gate_.Attempts(PartitionOf(m.get()), m->offset) + 1;
     return DeadLetter(std::move(m), reason, attempts, ev.trace_id);
   }
-  if (r == ApplyResult::kRejected) {
-    // The database refused a value: retried after a backoff (a trigger or
-    // a constraint may change), then dead-lettered.
-    ++stats_.failed_attempts;
-    if (options_.observer) options_.observer->FailedAttempt();
-    const int attempts = gate_.Attempts(PartitionOf(m.get()), m->offset) + 1;
-    if (attempts >= config_.max_attempts)
-      return DeadLetter(std::move(m), reason, attempts, ev.trace_id);
-    return Retry(m.get(), reason);
+  if (r == ApplyResult::kRejected) return Rejected(std::move(m), reason, ev.trace_id);
+  if (r == ApplyResult::kLostTransaction) {
+    // Never committed: the event waits and is tried again, as for a database failure.
+    ++stats_.lost_transactions;
+    if (options_.observer) options_.observer->LostTransaction();
+    return Stall(m.get(), reason);
   }
   if (r == ApplyResult::kApplied && seams_.after_db_commit) seams_.after_db_commit();
   Count(r, drained, ev, m.get());
   Done(m.get());
+}
+
+// The database refused a value: retried after a backoff (a trigger or a
+// constraint may change), then dead-lettered.
+void InboxConsumer::Rejected(MessagePtr m, const std::string& reason, const std::string& trace_id) {
+  ++stats_.failed_attempts;
+  if (options_.observer) options_.observer->FailedAttempt();
+  const int attempts = gate_.Attempts(PartitionOf(m.get()), m->offset) + 1;
+  if (attempts >= config_.max_attempts) return DeadLetter(std::move(m), reason, attempts, trace_id);
+  Retry(m.get(), reason);
 }
 
 void InboxConsumer::Count(ApplyResult r, int drained, const Event& ev,
@@ -309,34 +323,66 @@ void InboxConsumer::Retry(rd_kafka_message_t* m, const std::string& reason) {
   if (!PauseAndSeek(tp, m->offset)) gate_.SeekFailed(tp, clock_->Now());
 }
 
-// Between messages, every 10 s: what t_inbox_parked holds (a gap older than
+// Between messages, every 10 s (every second while the database is not
+// usable): whether it is, what t_inbox_parked holds (a gap older than
 // max_gap_age_s is logged), retention, and the lag per partition.
 void InboxConsumer::Housekeep() {
   next_housekeeping_at_ = clock_->Now() + kHousekeepingInterval;
+  const bool up = CheckDatabase();
+  if (options_.observer) options_.observer->DatabaseUp(up);
+  if (up)
+    HousekeepTables();
+  else
+    next_housekeeping_at_ = clock_->Now() + kBlockedRecheck;
+  ReportLag();
+}
+
+bool InboxConsumer::CheckDatabase() {
+  std::string error;
+  const DatabaseCheck check = store_.Check(&error);
+  if (check == DatabaseCheck::kDown && blockers_.Raise(Blocker::kDatabase))
+    log::Warn(
+        "database: {}; no event is applied until it answers: check mysql.host, mysql.port, "
+        "mysql.user and its password, and that the server runs (checked again every second)",
+        error);
+  if (check == DatabaseCheck::kMissingTable && blockers_.Raise(Blocker::kTables))
+    log::Warn(
+        "database: {}; no event is applied until the inbox's tables exist: create them "
+        "(docs/CONSUMERS.md, \"Tables\")",
+        error);
+  if (check != DatabaseCheck::kDown && blockers_.Clear(Blocker::kDatabase))
+    log::Info("database: answers again");
+  if (check == DatabaseCheck::kOk && blockers_.Clear(Blocker::kTables))
+    log::Info("database: the inbox's tables are there now");
+  return check == DatabaseCheck::kOk;
+}
+
+void InboxConsumer::HousekeepTables() {
   ParkedSummary p;
   std::string error;
-  const bool up = store_.Housekeep(config_.inbox_retention_days, kRetentionBatch, &p, &error);
-  if (options_.observer) options_.observer->DatabaseUp(up);
-  if (!up) {
+  if (!store_.Housekeep(config_.inbox_retention_days, kRetentionBatch, &p, &error)) {
     log::Debug("housekeeping skipped: {}", error);
-  } else {
-    if (options_.observer) {
-      options_.observer->Parked(p.version_gaps, p.undeliverable, p.oldest_gap_age_s);
-      options_.observer->Purged(static_cast<uint64_t>(p.purged_inbox_rows));
-    }
-    if (p.purged_inbox_rows >= kRetentionBatch) next_housekeeping_at_ = clock_->Now();
-    if (p.purged_inbox_rows > 0)
-      log::Info("retention: deleted {} inbox row(s) older than {} day(s)", p.purged_inbox_rows,
-                config_.inbox_retention_days);
-    if (p.oldest_gap_age_s > config_.max_gap_age_s &&
-        clock_->Now() - gap_warned_at_ >= std::chrono::minutes(1)) {
-      gap_warned_at_ = clock_->Now();
-      log::Warn(
-          "version gap older than max_gap_age_s ({} s > {} s): {}; {} event(s) parked in "
-          "t_inbox_parked wait for it (docs/CONSUMERS.md, \"Parked messages\")",
-          p.oldest_gap_age_s, config_.max_gap_age_s, p.oldest_gap, p.version_gaps);
-    }
+    return;
   }
+  if (options_.observer) {
+    options_.observer->Parked(p.version_gaps, p.undeliverable, p.oldest_gap_age_s);
+    options_.observer->Purged(static_cast<uint64_t>(p.purged_inbox_rows));
+  }
+  if (p.purged_inbox_rows >= kRetentionBatch) next_housekeeping_at_ = clock_->Now();
+  if (p.purged_inbox_rows > 0)
+    log::Info("retention: deleted {} inbox row(s) older than {} day(s)", p.purged_inbox_rows,
+              config_.inbox_retention_days);
+  if (p.oldest_gap_age_s > config_.max_gap_age_s &&
+      clock_->Now() - gap_warned_at_ >= std::chrono::minutes(1)) {
+    gap_warned_at_ = clock_->Now();
+    log::Warn(
+        "version gap older than max_gap_age_s ({} s > {} s): {}; {} event(s) parked in "
+        "t_inbox_parked wait for it (docs/CONSUMERS.md, \"Parked messages\")",
+        p.oldest_gap_age_s, config_.max_gap_age_s, p.oldest_gap, p.version_gaps);
+  }
+}
+
+void InboxConsumer::ReportLag() {
   if (!options_.observer) return;
   rd_kafka_topic_partition_list_t* assigned = nullptr;
   if (rd_kafka_assignment(rk_, &assigned) != RD_KAFKA_RESP_ERR_NO_ERROR) return;
@@ -357,16 +403,18 @@ void InboxConsumer::LogStats(const char* when) {
   const ConsumerStats& s = stats_;
   if (std::strcmp(when, "progress") == 0 && s.messages == logged_.messages &&
       s.stalls == logged_.stalls && s.failed_attempts == logged_.failed_attempts &&
-      s.kafka_errors == logged_.kafka_errors)
+      s.kafka_errors == logged_.kafka_errors && s.lost_transactions == logged_.lost_transactions)
     return;
   logged_ = s;
   log::Info(
       "{}: {} message(s) handled: {} applied, {} duplicate(s) skipped, {} stale, {} parked "
       "({} applied later), {} dead-lettered, {} undeliverable (parked), "
       "{} read from dead-letter topics; "
-      "{} failed attempt(s), {} stall(s), {} Kafka error(s)",
+      "{} failed attempt(s), {} stall(s), {} Kafka error(s), {} transaction(s) lost under the "
+      "handler",
       when, s.messages, s.applied, s.duplicates, s.stale, s.parked, s.unparked, s.dead_lettered,
-      s.undeliverable, s.dead_letters_read, s.failed_attempts, s.stalls, s.kafka_errors);
+      s.undeliverable, s.dead_letters_read, s.failed_attempts, s.stalls, s.kafka_errors,
+      s.lost_transactions);
 }
 
 }  // namespace outbox::inbox

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "common/clock.h"
+#include "inbox/blockers.h"
 #include "inbox/consumer_config.h"
 #include "inbox/consumer_test_seams.h"
 #include "inbox/dead_letter.h"
@@ -50,6 +51,7 @@ struct ConsumerStats {
   uint64_t failed_attempts = 0;    // attempts at a message that could not be processed
   uint64_t stalls = 0;             // database or broker failures that paused a partition
   uint64_t kafka_errors = 0;       // errors librdkafka reported (broker down, ...)
+  uint64_t lost_transactions = 0;  // handler returned Ok on a transaction rolled back under it
 };
 
 // The implementation of outbox::inbox::Consumer (outbox/inbox/consumer.h), with the
@@ -99,6 +101,8 @@ class InboxConsumer {
   // True (counted, warned about once) for a message of a dead-letter topic.
   bool SkipDeadLetterTopic(const std::string& topic);
   void Count(ApplyResult r, int drained, const Event& ev, const rd_kafka_message_t* m);
+  // A value the database refused (kRejected): retried, then dead-lettered.
+  void Rejected(MessagePtr m, const std::string& reason, const std::string& trace_id);
   // Hands `m` to the dead-letter producer; its partition waits (paused)
   // for the broker's answer, which SettleDeadLetters acts on.
   void DeadLetter(MessagePtr m, const std::string& reason, int attempts,
@@ -115,6 +119,13 @@ class InboxConsumer {
   bool PauseAndSeek(const TopicPartition& tp, int64_t offset);
   void MaybeResume();
   void Housekeep();
+  // Whether the database can take events; warns once per cause (Blockers).
+  bool CheckDatabase();
+  // t_inbox_parked's summary and retention (after CheckDatabase).
+  void HousekeepTables();
+  void ReportLag();
+  // A broker that answers again (a message or an assignment came).
+  void BrokerAnswers();
   static void OnError(rd_kafka_t* rk, int err, const char* reason, void* opaque);
   void OnKafkaError(rd_kafka_resp_err_t err, const std::string& what);
   void LogStats(const char* when);
@@ -149,6 +160,7 @@ class InboxConsumer {
   int failing_seeks_ = 0;
   TimePoint next_housekeeping_at_{};
   TimePoint gap_warned_at_{};
+  Blockers blockers_;  // what keeps this member from consuming now
 
   ConsumerStats stats_;
   ConsumerStats logged_;  // stats_ as of the last stats line

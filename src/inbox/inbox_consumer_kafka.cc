@@ -52,7 +52,7 @@ rd_kafka_conf_t* InboxConsumer::NewConf(std::string* error) {
   // come again and the inbox skips them.
   std::map<std::string, std::string> settings = {
       {"bootstrap.servers", k.bootstrap_servers},
-      {"group.id", k.group_id},
+      {"group.id", GroupId(config_)},
       {"client.id", "outbox-inbox-consumer"},
       {"auto.offset.reset", k.auto_offset_reset},
       {"auto.commit.interval.ms", "1000"},
@@ -136,6 +136,15 @@ void InboxConsumer::OnKafkaError(rd_kafka_resp_err_t err, const std::string& wha
     exit_code_ = 1;
     return;
   }
+  if (err == RD_KAFKA_RESP_ERR__ALL_BROKERS_DOWN || err == RD_KAFKA_RESP_ERR__RESOLVE) {
+    if (blockers_.Raise(Blocker::kBroker))
+      log::Warn(
+          "kafka: {}; no message is read until a broker answers: check "
+          "kafka.bootstrap_servers ({}) and that the brokers run and are reachable from here "
+          "(librdkafka reconnects by itself)",
+          what, config_.kafka.bootstrap_servers);
+    return;
+  }
   // librdkafka reconnects by itself; say each kind of error once in 30 s,
   // not on every reconnect attempt.
   const auto now = clock_->Now();
@@ -143,6 +152,10 @@ void InboxConsumer::OnKafkaError(rd_kafka_resp_err_t err, const std::string& wha
   last_kafka_error_ = err;
   last_kafka_error_at_ = now;
   log::Warn("kafka: {} (librdkafka reconnects by itself; consumption waits)", what);
+}
+
+void InboxConsumer::BrokerAnswers() {
+  if (blockers_.Clear(Blocker::kBroker)) log::Info("kafka: a broker answers again");
 }
 
 void InboxConsumer::OnRebalance(rd_kafka_t*, rd_kafka_resp_err_t err,
@@ -169,6 +182,7 @@ void InboxConsumer::Rebalance(rd_kafka_resp_err_t err, rd_kafka_topic_partition_
     names += (i ? " " : "") + std::string(parts->elems[i].topic) + "/" +
              std::to_string(parts->elems[i].partition);
   if (err == RD_KAFKA_RESP_ERR__ASSIGN_PARTITIONS) {
+    BrokerAnswers();
     log::Info("assigned {} partition(s): {}", parts->cnt, names);
     if (cooperative) {
       if (rd_kafka_error_t* e = rd_kafka_incremental_assign(rk_, parts)) rd_kafka_error_destroy(e);

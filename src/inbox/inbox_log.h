@@ -27,6 +27,21 @@ inline outbox::LogSink HostLogSink(const LogCallback& log) {
   };
 }
 
+// ConsumerOptions::log_level as the logging unit names it.
+inline const char* LevelName(LogLevel level) {
+  switch (level) {
+    case LogLevel::kDebug:
+      return "debug";
+    case LogLevel::kInfo:
+      return "info";
+    case LogLevel::kWarn:
+      return "warn";
+    case LogLevel::kError:
+      return "error";
+  }
+  return "info";
+}
+
 }  // namespace outbox::inbox
 
 namespace outbox::inbox::log {

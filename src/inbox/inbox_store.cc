@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <sstream>
 
+#include "inbox/event.h"  // SetTraceContext
 #include "inbox/version_check.h"
 
 namespace outbox::inbox {
@@ -17,6 +18,34 @@ namespace outbox::inbox {
 std::string DescribeSqlError(const sql::SQLException& e) {
   return "MySQL error " + std::to_string(e.getErrorCode()) + " (" + e.getSQLState() +
          "): " + e.what();
+}
+
+// Repeats src/outbox/mysql_connection.cc's connection options on purpose:
+// the library does not depend on the relay's database layer (docs/DESIGN.md,
+// "Layers"), and only the two may include Connector/C++.
+sql::ConnectOptionsMap ConnectOptions(const DbConfig& db_) {
+  sql::ConnectOptionsMap o;
+  o["hostName"] = sql::SQLString(db_.host);
+  o["port"] = db_.port;
+  o["userName"] = sql::SQLString(db_.user);
+  o["password"] = sql::SQLString(db_.password);
+  o["schema"] = sql::SQLString(db_.database);
+  o["OPT_CONNECT_TIMEOUT"] = std::max(1, db_.connect_timeout_ms / 1000);
+  o["OPT_READ_TIMEOUT"] = std::max(1, db_.read_timeout_ms / 1000);
+  o["OPT_WRITE_TIMEOUT"] = std::max(1, db_.read_timeout_ms / 1000);
+  // Never reconnect silently: a reconnect in the middle of the transaction
+  // would run the rest of it in autocommit mode.
+  o["OPT_RECONNECT"] = false;
+  const std::string& m = db_.tls_mode;
+  o["OPT_SSL_MODE"] = m == "disabled"          ? sql::SSL_MODE_DISABLED
+                      : m == "required"        ? sql::SSL_MODE_REQUIRED
+                      : m == "verify_ca"       ? sql::SSL_MODE_VERIFY_CA
+                      : m == "verify_identity" ? sql::SSL_MODE_VERIFY_IDENTITY
+                                               : sql::SSL_MODE_PREFERRED;
+  if (!db_.tls_ca.empty()) o["sslCA"] = sql::SQLString(db_.tls_ca);
+  if (!db_.tls_cert.empty()) o["sslCert"] = sql::SQLString(db_.tls_cert);
+  if (!db_.tls_key.empty()) o["sslKey"] = sql::SQLString(db_.tls_key);
+  return o;
 }
 
 namespace {
@@ -48,12 +77,6 @@ bool IsInboxDuplicate(const sql::SQLException& e) {
          std::string(e.what()).find("uk_consumer_event'") != std::string::npos;
 }
 
-// A handler's Status other than kOk, thrown from ApplyEffect to Apply so
-// that every path out of the transaction goes through its one rollback.
-struct HandlerFailed {
-  Status status;
-};
-
 }  // namespace
 
 InboxStore::InboxStore(DbConfig db, std::string consumer, VersionCheck check, Handler& handler,
@@ -62,15 +85,17 @@ InboxStore::InboxStore(DbConfig db, std::string consumer, VersionCheck check, Ha
       consumer_(std::move(consumer)),
       check_(check),
       use_inbox_(use_inbox),
-      handler_(handler) {}
+      handler_(handler),
+      statement_cap_(static_cast<size_t>(std::max(1, db_.statement_cache))) {}
 
 InboxStore::~InboxStore() { Close(); }
 
 void InboxStore::Close() {
   for (auto* st : {&insert_inbox_, &lock_aggregate_, &read_aggregate_, &applied_aggregate_,
-                   &stale_aggregate_, &park_gap_, &next_parked_, &delete_parked_})
+                   &stale_aggregate_, &park_gap_, &next_parked_, &delete_parked_, &inbox_row_})
     st->reset();
   handler_statements_.clear();
+  recent_.clear();
   if (!conn_) return;
   try {
     conn_->close();
@@ -116,38 +141,14 @@ constexpr const char* kPark =
     "ON DUPLICATE KEY UPDATE detail = VALUES(detail)";
 // idx_parked_aggregate finds the next version of one aggregate.
 constexpr const char* kNextParked =
-    "SELECT id, event_key, event_type, outbox_id, payload FROM t_inbox_parked "
+    "SELECT id, event_key, event_type, outbox_id, payload, source_topic, source_partition, "
+    "source_offset, message_key, headers FROM t_inbox_parked "
     "WHERE consumer = ? AND aggregate_type = ? AND aggregate_id = ? AND aggregate_version = ? "
     "AND reason = 'version_gap' ORDER BY id LIMIT 1 FOR UPDATE";
 constexpr const char* kDeleteParked = "DELETE FROM t_inbox_parked WHERE id = ?";
-
-// Repeats src/outbox/mysql_connection.cc's connection options on purpose:
-// the library does not depend on the relay's database layer (docs/DESIGN.md,
-// "Layers"), and only the two may include Connector/C++.
-sql::ConnectOptionsMap ConnectOptions(const DbConfig& db_) {
-  sql::ConnectOptionsMap o;
-  o["hostName"] = sql::SQLString(db_.host);
-  o["port"] = db_.port;
-  o["userName"] = sql::SQLString(db_.user);
-  o["password"] = sql::SQLString(db_.password);
-  o["schema"] = sql::SQLString(db_.database);
-  o["OPT_CONNECT_TIMEOUT"] = std::max(1, db_.connect_timeout_ms / 1000);
-  o["OPT_READ_TIMEOUT"] = std::max(1, db_.read_timeout_ms / 1000);
-  o["OPT_WRITE_TIMEOUT"] = std::max(1, db_.read_timeout_ms / 1000);
-  // Never reconnect silently: a reconnect in the middle of the transaction
-  // would run the rest of it in autocommit mode.
-  o["OPT_RECONNECT"] = false;
-  const std::string& m = db_.tls_mode;
-  o["OPT_SSL_MODE"] = m == "disabled"          ? sql::SSL_MODE_DISABLED
-                      : m == "required"        ? sql::SSL_MODE_REQUIRED
-                      : m == "verify_ca"       ? sql::SSL_MODE_VERIFY_CA
-                      : m == "verify_identity" ? sql::SSL_MODE_VERIFY_IDENTITY
-                                               : sql::SSL_MODE_PREFERRED;
-  if (!db_.tls_ca.empty()) o["sslCA"] = sql::SQLString(db_.tls_ca);
-  if (!db_.tls_cert.empty()) o["sslCert"] = sql::SQLString(db_.tls_cert);
-  if (!db_.tls_key.empty()) o["sslKey"] = sql::SQLString(db_.tls_key);
-  return o;
-}
+// uk_consumer_event: the event's inbox row as this transaction sees it
+// (its own insert, not yet committed).
+constexpr const char* kInboxRow = "SELECT 1 FROM t_inbox WHERE consumer = ? AND event_key = ?";
 
 }  // namespace
 
@@ -171,8 +172,10 @@ bool InboxStore::Connect(std::string* error) {
     park_gap_.reset(conn_->prepareStatement(kPark));
     next_parked_.reset(conn_->prepareStatement(kNextParked));
     delete_parked_.reset(conn_->prepareStatement(kDeleteParked));
+    inbox_row_.reset(conn_->prepareStatement(kInboxRow));
   } catch (const sql::SQLException& e) {
     Close();
+    connect_error_ = e.getErrorCode();
     *error = "cannot connect to " + db_.user + "@" + db_.host + ":" + std::to_string(db_.port) +
              "/" + db_.database + ": " + DescribeSqlError(e);
     return false;
@@ -192,44 +195,44 @@ ApplyResult InboxStore::Fail(const std::string& what, int code, std::string* err
   return data ? ApplyResult::kRejected : ApplyResult::kUnavailable;
 }
 
-sql::PreparedStatement& InboxStore::Prepare(const std::string& statement) {
-  std::unique_ptr<sql::PreparedStatement>& st = handler_statements_[statement];
-  if (!st) st.reset(conn_->prepareStatement(statement));
-  return *st;
+namespace {
+
+// "name: value" lines (ParkGap, HeaderLines) back into headers.
+std::vector<std::pair<std::string, std::string>> HeadersOf(const std::string& lines) {
+  std::vector<std::pair<std::string, std::string>> out;
+  size_t from = 0;
+  for (size_t end = lines.find('\n'); end != std::string::npos; end = lines.find('\n', from)) {
+    const std::string line = lines.substr(from, end - from);
+    const size_t colon = line.find(": ");
+    if (colon != std::string::npos) out.emplace_back(line.substr(0, colon), line.substr(colon + 2));
+    from = end + 1;
+  }
+  return out;
 }
 
-// The business effect of one event: the service's handler, on this
-// transaction. An exception other than the database's is the handler's
-// bug, not the database's failure: the event is poison (retried, then
-// dead-lettered), and the consumer goes on.
-void InboxStore::ApplyEffect(const Event& ev) {
-  Status s = Status::Ok();
-  try {
-    s = handler_.Apply(*this, ev);
-  } catch (const sql::SQLException&) {
-    throw;
-  } catch (const std::exception& e) {
-    s = Status::Poison(std::string("the handler threw: ") + e.what());
+// The parked version of kNextParked's row as it was read from Kafka: its
+// own key, headers, trace context, source and payload (*key and *payload
+// hold what the views point to).
+void ParkedEvent(sql::ResultSet& rs, Event* next, std::string* key, std::string* payload) {
+  next->event_key = rs.getString(2);
+  next->event_type = rs.getString(3);
+  next->outbox_id = rs.getInt64(4);
+  *payload = rs.getString(5);
+  next->payload = *payload;
+  next->source = {rs.getString(6), rs.getInt(7), rs.getInt64(8)};
+  *key = rs.isNull(9) ? std::to_string(next->aggregate_id) : std::string(rs.getString(9));
+  next->key = *key;
+  next->headers = rs.isNull(10) ? decltype(next->headers){} : HeadersOf(rs.getString(10));
+  std::string traceparent, tracestate;
+  for (const auto& [name, value] : next->headers) {
+    if (name == "traceparent") traceparent = value;
+    if (name == "tracestate") tracestate = value;
   }
-  if (!s.ok()) throw HandlerFailed{std::move(s)};
+  SetTraceContext(std::move(traceparent), std::move(tracestate), next);
+  ++next->aggregate_version;
 }
 
-ApplyResult InboxStore::HandlerFailure(const Status& s, std::string* error) {
-  *error = "handler: " + s.message();
-  try {
-    conn_->rollback();
-  } catch (const sql::SQLException&) {
-    Close();  // the connection is broken; the server rolls the transaction back
-  }
-  switch (s.code()) {
-    case Status::Code::kRetriable:
-      return ApplyResult::kRetryLater;
-    case Status::Code::kPermanent:
-      return ApplyResult::kDeadLetter;
-    default:
-      return ApplyResult::kRejected;
-  }
-}
+}  // namespace
 
 // strict: the versions parked after `ev`, applied in order in this
 // transaction, each row deleted as it is applied. Their inbox rows were
@@ -245,12 +248,8 @@ int InboxStore::DrainParked(const Event& ev, int64_t* max_outbox_id) {
     std::unique_ptr<sql::ResultSet> rs(next_parked_->executeQuery());
     if (!rs->next()) return drained;
     const int64_t id = rs->getInt64(1);
-    next.event_key = rs->getString(2);
-    next.event_type = rs->getString(3);
-    next.outbox_id = rs->getInt64(4);
-    const std::string payload = rs->getString(5);
-    next.payload = payload;
-    ++next.aggregate_version;
+    std::string key, payload;  // what next's views point to, until ApplyEffect returns
+    ParkedEvent(*rs, &next, &key, &payload);
     ApplyEffect(next);
     *max_outbox_id = std::max(*max_outbox_id, next.outbox_id);
     delete_parked_->setInt64(1, id);
@@ -330,8 +329,12 @@ void InboxStore::ParkGap(const Event& ev, const Source& source, int64_t last_ver
   p->setInt64(10, ev.aggregate_id);
   p->setInt64(11, ev.aggregate_version);
   p->setInt64(12, ev.outbox_id);
-  p->setNull(13, sql::DataType::VARBINARY);
-  p->setNull(14, sql::DataType::LONGVARBINARY);
+  // Its own key and headers, for the handler when the gap fills (ParkedEvent).
+  std::string lines;
+  for (const auto& [name, value] : ev.headers) lines += name + ": " + value + "\n";
+  std::istringstream headers{lines};
+  p->setString(13, std::string(ev.key));
+  p->setBlob(14, &headers);
   p->setBlob(15, &payload);
   p->executeUpdate();
 }
@@ -361,6 +364,7 @@ ApplyResult InboxStore::Apply(const Event& ev, const Source& source, std::string
                               int* drained) {
   if (drained) *drained = 0;
   if (!Connect(error)) return ApplyResult::kUnavailable;
+  ++apply_seq_;
   // One transaction, begun by the first statement (autocommit is off): the
   // inbox row, the version check's outcome and the effect commit together
   // or not at all.
@@ -372,6 +376,12 @@ ApplyResult InboxStore::Apply(const Event& ev, const Source& source, std::string
     // inbox. A stale or parked event keeps its inbox row: its next delivery
     // is a duplicate.
     const ApplyResult r = Decide(ev, source, drained);
+    // A handler that caught a deadlock or a lost connection and returned
+    // Ok anyway: what COMMIT would commit now is not the event's
+    // transaction (its inbox row and the start of its effect are gone).
+    std::string lost;
+    if (r == ApplyResult::kApplied && use_inbox_ && !InboxRowHeld(ev, &lost))
+      return LostTransaction(ev, lost, error);
     if (before_commit_ && r == ApplyResult::kApplied) before_commit_();
     // 3. COMMIT. If the answer is lost (the connection breaks during the
     // COMMIT) the outcome is unknown; retrying is still safe: had it

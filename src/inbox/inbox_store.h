@@ -6,9 +6,10 @@
 
 #include <cstdint>
 #include <functional>
-#include <map>
+#include <list>
 #include <memory>
 #include <string>
+#include <unordered_map>
 
 #include "inbox/event.h"
 #include "outbox/inbox/config.h"
@@ -25,6 +26,10 @@ enum class ApplyResult {
   kUnavailable,  // the database failed (down, lost connection, deadlock...): retry later
   kRetryLater,   // the handler said kRetriable: the partition waits, as for kUnavailable
   kDeadLetter,   // the handler said kPermanent: dead-letter at once
+  // The handler returned kOk but its transaction had been rolled back
+  // under it (a deadlock or a lost connection it caught): rolled back,
+  // retry later, as for kUnavailable.
+  kLostTransaction,
 };
 
 // A message whose dead letter the broker refused for good (too large, not
@@ -52,8 +57,24 @@ struct ParkedSummary {
   int64_t purged_inbox_rows = 0;  // deleted by retention in this call
 };
 
+// Whether the database can take events (InboxStore::Check).
+enum class DatabaseCheck {
+  kOk,
+  kDown,          // no connection, or the server refuses the statements
+  kMissingTable,  // a table of the inbox's is not there
+};
+
+// A handler's Status other than kOk, thrown from InboxStore::ApplyEffect to
+// Apply so that every path out of the transaction goes through its one
+// rollback.
+struct HandlerFailed {
+  Status status;
+};
+
 // "MySQL error N (state): message", for logs and ApplyResult's *error.
 std::string DescribeSqlError(const sql::SQLException& e);
+// The connection to `db`: its timeouts, TLS, no reconnect.
+sql::ConnectOptionsMap ConnectOptions(const DbConfig& db);
 
 // The inbox transaction against t_inbox, t_inbox_aggregate (the version
 // check's state) and t_inbox_parked (sql/), with the service's Handler
@@ -86,6 +107,14 @@ class InboxStore : private Transaction {
   // parked events). False with *error when the database failed.
   bool Housekeep(int retention_days, int batch, ParkedSummary* out, std::string* error);
 
+  // Connects (when not connected) and reads no row from each of the
+  // inbox's tables. *error says what is wrong unless kOk.
+  DatabaseCheck Check(std::string* error);
+
+  // The connection, opened if need be (the test kit's queries, between
+  // Applys); throws std::runtime_error when it cannot be opened.
+  sql::Connection& connection();
+
   // Test-only: called after the effect, before COMMIT (a failpoint).
   void set_before_commit(std::function<void()> hook) { before_commit_ = std::move(hook); }
 
@@ -106,6 +135,14 @@ class InboxStore : private Transaction {
   ApplyResult HandlerFailure(const Status& s, std::string* error);
   // Transaction:
   sql::PreparedStatement& Prepare(const std::string& statement) override;
+  // Drops least recently used statements the running Apply does not use
+  // until at most `keep` remain (or only those it uses).
+  void EvictStatements(size_t keep);
+  std::unique_ptr<sql::PreparedStatement> PrepareNew(const std::string& statement);
+  // After the handler returned Ok: whether this transaction still holds the
+  // event's inbox row (false: it was rolled back under the handler).
+  bool InboxRowHeld(const Event& ev, std::string* why);
+  ApplyResult LostTransaction(const Event& ev, const std::string& why, std::string* error);
   const std::string& consumer() const override { return consumer_; }
   int DrainParked(const Event& ev, int64_t* max_outbox_id);
 
@@ -117,10 +154,21 @@ class InboxStore : private Transaction {
   std::unique_ptr<sql::Connection> conn_;
   // Prepared on conn_.
   std::unique_ptr<sql::PreparedStatement> insert_inbox_, lock_aggregate_, read_aggregate_,
-      applied_aggregate_, stale_aggregate_, park_gap_, next_parked_, delete_parked_;
-  // The handler's statements (Transaction::Prepare), prepared on conn_.
-  std::map<std::string, std::unique_ptr<sql::PreparedStatement>> handler_statements_;
+      applied_aggregate_, stale_aggregate_, park_gap_, next_parked_, delete_parked_, inbox_row_;
+  // The handler's statements (Transaction::Prepare), prepared on conn_, at
+  // most statement_cap_ of them (more only while one Apply uses them all):
+  // the least recently used one not used by the running Apply goes first.
+  struct CachedStatement {
+    std::unique_ptr<sql::PreparedStatement> statement;
+    uint64_t used_in = 0;  // the apply_seq_ of its last use
+    std::list<std::string>::iterator at;
+  };
+  std::unordered_map<std::string, CachedStatement> handler_statements_;
+  std::list<std::string> recent_;  // handler_statements_' keys, most recently used first
+  uint64_t apply_seq_ = 0;         // counts Apply calls
+  size_t statement_cap_;           // db_.statement_cache, halved on error 1461
   std::function<void()> before_commit_;
+  int connect_error_ = 0;  // the MySQL error of the last failed Connect
 };
 
 }  // namespace outbox::inbox

@@ -4,8 +4,10 @@
 #include <cppconn/exception.h>
 #include <cppconn/prepared_statement.h>
 #include <cppconn/resultset.h>
+#include <cppconn/statement.h>
 
 #include <sstream>
+#include <stdexcept>
 
 #include "inbox/inbox_store.h"
 
@@ -94,6 +96,41 @@ bool InboxStore::Housekeep(int retention_days, int batch, ParkedSummary* out, st
     Close();
     return false;
   }
+}
+
+// A statement on each of the library's tables that reads no row: 1146
+// names a table that is missing; any other failure is the database's.
+// The statements Connect prepares name the tables too: a missing one fails
+// the connect with 1146.
+DatabaseCheck InboxStore::Check(std::string* error) {
+  constexpr int kNoSuchTable = 1146;
+  if (!Connect(error))
+    return connect_error_ == kNoSuchTable ? DatabaseCheck::kMissingTable : DatabaseCheck::kDown;
+  for (const char* table : {"t_inbox", "t_inbox_aggregate", "t_inbox_parked"}) {
+    try {
+      std::unique_ptr<sql::Statement> st(conn_->createStatement());
+      std::unique_ptr<sql::ResultSet> rs(
+          st->executeQuery(std::string("SELECT 1 FROM ") + table + " LIMIT 0"));
+    } catch (const sql::SQLException& e) {
+      *error = DescribeSqlError(e);
+      Close();
+      return e.getErrorCode() == kNoSuchTable ? DatabaseCheck::kMissingTable : DatabaseCheck::kDown;
+    }
+  }
+  try {
+    conn_->commit();
+  } catch (const sql::SQLException& e) {
+    *error = DescribeSqlError(e);
+    Close();
+    return DatabaseCheck::kDown;
+  }
+  return DatabaseCheck::kOk;
+}
+
+sql::Connection& InboxStore::connection() {
+  std::string error;
+  if (!Connect(&error)) throw std::runtime_error(error);
+  return *conn_;
 }
 
 }  // namespace outbox::inbox

@@ -22,6 +22,10 @@ class ObserverTee : public ConsumerObserver {
     a_->Stalled();
     if (b_) b_->Stalled();
   }
+  void LostTransaction() override {
+    a_->LostTransaction();
+    if (b_) b_->LostTransaction();
+  }
   void FailedAttempt() override {
     a_->FailedAttempt();
     if (b_) b_->FailedAttempt();

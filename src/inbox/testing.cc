@@ -1,6 +1,11 @@
 // The test kit of outbox/inbox/testing.h, on the consumer's own InboxStore.
 #include "outbox/inbox/testing.h"
 
+#include <cppconn/resultset.h>
+#include <cppconn/statement.h>
+
+#include <stdexcept>
+
 #include "inbox/inbox_store.h"
 
 namespace outbox::inbox::testing {
@@ -11,39 +16,64 @@ TestEvent::TestEvent(std::string aggregate_type, int64_t aggregate_id, int64_t o
   event_.aggregate_id = aggregate_id;
   event_.outbox_id = outbox_id;
   event_.source = {"outbox.event." + event_.aggregate_type, 0, outbox_id};
+  Rebuild();
+}
+
+TestEvent::TestEvent(const TestEvent& other)
+    : event_(other.event_),
+      payload_(other.payload_),
+      explicit_key_(other.explicit_key_),
+      extra_headers_(other.extra_headers_) {
+  Rebuild();
+}
+
+TestEvent& TestEvent::operator=(const TestEvent& other) {
+  if (this == &other) return *this;
+  event_ = other.event_;
+  payload_ = other.payload_;
+  explicit_key_ = other.explicit_key_;
+  extra_headers_ = other.extra_headers_;
+  Rebuild();
+  return *this;
 }
 
 TestEvent& TestEvent::Type(std::string event_type) {
   event_.event_type = std::move(event_type);
+  Rebuild();
   return *this;
 }
 
 TestEvent& TestEvent::Key(std::string event_key) {
   explicit_key_ = std::move(event_key);
+  Rebuild();
   return *this;
 }
 
 TestEvent& TestEvent::Version(int64_t aggregate_version) {
   event_.aggregate_version = aggregate_version;
+  Rebuild();
   return *this;
 }
 
 TestEvent& TestEvent::Payload(std::string payload) {
   payload_ = std::move(payload);
+  Rebuild();
   return *this;
 }
 
 TestEvent& TestEvent::Header(std::string name, std::string value) {
   extra_headers_.emplace_back(std::move(name), std::move(value));
+  Rebuild();
   return *this;
 }
 
 TestEvent& TestEvent::From(std::string topic, int32_t partition, int64_t offset) {
   event_.source = {std::move(topic), partition, offset};
+  Rebuild();
   return *this;
 }
 
-const Event& TestEvent::event() {
+void TestEvent::Rebuild() {
   Event& e = event_;
   e.event_key = !explicit_key_.empty() ? explicit_key_
                                        : e.event_type + "-" + std::to_string(e.aggregate_id) + "-" +
@@ -58,7 +88,6 @@ const Event& TestEvent::event() {
   if (e.aggregate_version > 0)
     e.headers.emplace_back("aggregate_version", std::to_string(e.aggregate_version));
   e.headers.insert(e.headers.end(), extra_headers_.begin(), extra_headers_.end());
-  return e;
 }
 
 const char* OutcomeName(Outcome outcome) {
@@ -79,6 +108,8 @@ const char* OutcomeName(Outcome outcome) {
       return "dead_letter";
     case Outcome::kUnavailable:
       return "unavailable";
+    case Outcome::kLostTransaction:
+      return "lost_transaction";
   }
   return "?";
 }
@@ -88,7 +119,7 @@ InboxRunner::InboxRunner(DbConfig mysql, std::string consumer, Handler& handler,
 
 InboxRunner::~InboxRunner() = default;
 
-Outcome InboxRunner::Apply(TestEvent& event, std::string* error) {
+Outcome InboxRunner::Apply(const TestEvent& event, std::string* error) {
   const Event& e = event.event();
   std::string why;
   const ApplyResult r = store_->Apply(e, e.source, &why);
@@ -108,10 +139,44 @@ Outcome InboxRunner::Apply(TestEvent& event, std::string* error) {
       return Outcome::kPoison;
     case ApplyResult::kDeadLetter:
       return Outcome::kDeadLetter;
+    case ApplyResult::kLostTransaction:
+      return Outcome::kLostTransaction;
     case ApplyResult::kUnavailable:
       break;
   }
   return Outcome::kUnavailable;
+}
+
+namespace {
+
+// The first column of the first row, or nullopt-like "" / 0 for none.
+template <typename T, typename Read>
+T FirstValue(InboxStore& store, const std::string& query, Read read) {
+  sql::Connection& conn = store.connection();
+  std::unique_ptr<sql::Statement> st(conn.createStatement());
+  std::unique_ptr<sql::ResultSet> rs(st->executeQuery(query));
+  T value{};
+  if (rs->next() && !rs->isNull(1)) value = read(*rs);
+  conn.commit();  // ends the read's transaction: the next one sees newer commits
+  return value;
+}
+
+}  // namespace
+
+void InboxRunner::Execute(const std::string& statement) {
+  sql::Connection& conn = store_->connection();
+  std::unique_ptr<sql::Statement> st(conn.createStatement());
+  st->execute(statement);
+  conn.commit();
+}
+
+int64_t InboxRunner::QueryInt(const std::string& query) {
+  return FirstValue<int64_t>(*store_, query, [](sql::ResultSet& rs) { return rs.getInt64(1); });
+}
+
+std::string InboxRunner::QueryString(const std::string& query) {
+  return FirstValue<std::string>(*store_, query,
+                                 [](sql::ResultSet& rs) { return std::string(rs.getString(1)); });
 }
 
 }  // namespace outbox::inbox::testing

@@ -5,6 +5,7 @@
 
 #include <catch2/catch.hpp>
 #include <cstdlib>
+#include <functional>
 #include <stdexcept>
 
 #include "outbox/inbox/config.h"
@@ -43,7 +44,8 @@ std::string ErrorOf(const std::string& text) {
 }  // namespace
 
 TEST_CASE("a minimal consumer config gets the documented defaults", "[consumer-config]") {
-  auto c = LoadConsumerConfigText(kGood, "c.yaml", Env()).config;
+  const auto loaded = LoadConsumerConfigText(kGood, "c.yaml", Env());
+  const auto& c = loaded.config;
   CHECK(c.consumer == "fulfillment");
   CHECK(c.kafka.bootstrap_servers == "kafka-1:9092");
   CHECK(c.kafka.group_id == "fulfillment");
@@ -53,7 +55,7 @@ TEST_CASE("a minimal consumer config gets the documented defaults", "[consumer-c
   CHECK(c.mysql.port == 3306);
   CHECK(c.mysql.password == "s3cret");
   CHECK(c.mysql.password_source == "env:INBOX_DB_PASSWORD");
-  CHECK(c.log_format == "json");
+  CHECK(loaded.log_format == "json");  // the example binary's
   CHECK(c.version_check == outbox::inbox::VersionCheck::kNewer);
   CHECK(c.max_gap_age_s == 300);
   CHECK(c.inbox_retention_days == 14);
@@ -169,4 +171,83 @@ mysql: {host: db, user: inbox, password_env: INBOX_PUBLIC_LOAD_PW, database: ord
   CHECK(error.rfind("bad.yaml:2:", 0) == 0);
   CHECK(error.find(": kafka.bootstrap_servers: is required") != std::string::npos);
   ::unsetenv("INBOX_PUBLIC_LOAD_PW");
+}
+
+namespace {
+
+// The loader's message without its "file:line:col: ".
+std::string WithoutMark(const std::string& message) {
+  const size_t at = message.find(": ");
+  return at == std::string::npos ? message : message.substr(at + 2);
+}
+
+}  // namespace
+
+TEST_CASE("a config filled in code is refused by the loader's rules in the loader's words",
+          "[consumer-config]") {
+  using Change = std::function<void(outbox::inbox::ConsumerConfig&)>;
+  const std::string mysql =
+      "mysql: {host: db, user: inbox, password_env: INBOX_DB_PASSWORD, database: order_db}\n";
+  const std::string head = "consumer: fulfillment\nkafka:\n  bootstrap_servers: k:9092\n";
+  const std::vector<std::pair<std::string, Change>> cases = {
+      {"consumer: fulfillment\nkafka:\n  bootstrap_servers: ''\n  topics: [a]\n" + mysql,
+       [](auto& c) { c.kafka.bootstrap_servers.clear(); }},
+      {"consumer: " + std::string(65, 'c') + "\nkafka:\n  bootstrap_servers: k\n  topics: [a]\n" +
+           mysql,
+       [](auto& c) { c.consumer = std::string(65, 'c'); }},
+      {head + "  topics: ['^a']\n" + mysql, [](auto& c) { c.kafka.topics = {"^a"}; }},
+      {head + "  topics: ['a b']\n" + mysql, [](auto& c) { c.kafka.topics = {"a b"}; }},
+      {head + "  topic_regex: 'a'\n" + mysql,
+       [](auto& c) { c.kafka.topics.clear(), c.kafka.topic_regex = "a"; }},
+      {head + "  topics: [a, a.dlq]\n" + mysql,
+       [](auto& c) {
+         c.kafka.topics = {"a", "a.dlq"};
+       }},
+      {head + "  topics: [a]\n  auto_offset_reset: first\n" + mysql,
+       [](auto& c) { c.kafka.auto_offset_reset = "first"; }},
+      {head + "  topics: [a]\n  properties: {enable.auto.commit: 'false'}\n" + mysql,
+       [](auto& c) { c.kafka.properties["enable.auto.commit"] = "false"; }},
+      {head + "  topics: [a]\n  properties: {no.such.property: '1'}\n" + mysql,
+       [](auto& c) { c.kafka.properties["no.such.property"] = "1"; }},
+      {head + "  topics: [a]\nmax_attempts: 0\n" + mysql, [](auto& c) { c.max_attempts = 0; }},
+      {head + "  topics: [a]\nconcurrency: 65\n" + mysql, [](auto& c) { c.concurrency = 65; }},
+      {head + "  topics: [a]\nmysql: {user: u, password_env: INBOX_DB_PASSWORD, database: d, "
+              "port: 0}\n",
+       [](auto& c) { c.mysql.port = 0; }},
+      {head + "  topics: [a]\nmysql: {user: u, password_env: INBOX_DB_PASSWORD, database: d, "
+              "tls: {mode: verify_ca}}\n",
+       [](auto& c) { c.mysql.tls_mode = "verify_ca"; }},
+      {head + "  topics: [a]\nhttp: {listen: nope}\n" + mysql,
+       [](auto& c) { c.http_listen = "nope"; }},
+  };
+  for (const auto& [yaml, change] : cases) {
+    INFO(yaml);
+    outbox::inbox::ConsumerConfig c =
+        LoadConsumerConfigText(head + "  topics: [a]\n" + mysql, "c.yaml", Env()).config;
+    CHECK(outbox::inbox::Validate(c).empty());
+    change(c);
+    const std::string loader = ErrorOf(yaml);
+    REQUIRE(!loader.empty());
+    CHECK(outbox::inbox::Validate(c) == WithoutMark(loader));
+  }
+}
+
+TEST_CASE("the public loader refuses a log section: a service's logging is its own",
+          "[consumer-config]") {
+  const std::string yaml = kGood + "log: {level: debug, format: json}\n";
+  // The example binary reads it (its ConfigureLogging arguments) ...
+  const auto loaded = LoadConsumerConfigText(yaml, "c.yaml", Env());
+  CHECK(loaded.log_level == "debug");
+  // ... a library consumer does not: the section would do nothing there.
+  ::setenv("INBOX_DB_PASSWORD", "s3cret", 1);
+  ::setenv("BROKERS", "kafka-1:9092", 1);
+  std::string error;
+  try {
+    (void)outbox::inbox::LoadConfigText(yaml, "c.yaml");
+  } catch (const std::runtime_error& e) {
+    error = e.what();
+  }
+  ::unsetenv("INBOX_DB_PASSWORD");
+  ::unsetenv("BROKERS");
+  CHECK(error.rfind("c.yaml:6:6: log: is the example binary's (outbox-inbox-consumer)", 0) == 0);
 }

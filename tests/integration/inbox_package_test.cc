@@ -57,6 +57,7 @@ TEST_CASE(
       ChildEnv(RelayChildEnv()));
   ConsumerSpec spec;
   spec.consumer = spec.group = "payments";
+  spec.log_section = false;
   ConsumerProcess consumer(dir.path(), "payments", cluster.bootstrap(), inbox.name(), spec);
   REQUIRE(consumer.Start({}, {user}));
   const bool applied =
@@ -94,6 +95,7 @@ TEST_CASE("an outside project tests its handler with the installed test kit with
   TempDir dir;
   ConsumerSpec spec;
   spec.consumer = "payments";
+  spec.log_section = false;
   ConsumerProcess kit(dir.path(), "kit", "127.0.0.1:9", db.name(), spec);
   REQUIRE(kit.Start({}, {user, "--test-kit"}));
   CHECK(kit.Wait(60s) == 0);

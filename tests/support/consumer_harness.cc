@@ -201,8 +201,7 @@ ConsumerProcess::ConsumerProcess(std::string dir, std::string name, const std::s
     << "  tls: {mode: disabled}\n"
     << "  connect_timeout_ms: 1000\n"
     << "  read_timeout_ms: 5000\n"
-    << "log: {level: info, format: text}\n"
-    << spec.extra_yaml << "\n";
+    << (spec.log_section ? "log: {level: info, format: text}\n" : "") << spec.extra_yaml << "\n";
   std::ofstream(config_path_) << y.str();
 }
 

@@ -110,6 +110,9 @@ struct ConsumerSpec {
   int max_attempts = 3;
   std::string properties_yaml;  // extra kafka.properties entries, "key: value" per line
   std::string extra_yaml;       // extra top-level keys (version_check: strict, http: ...)
+  // The example binary's log section; a service's own binary (the package
+  // test's) is refused one by the public loader.
+  bool log_section = true;
 };
 
 // build/outbox-inbox-consumer --config FILE, its log in `dir`.

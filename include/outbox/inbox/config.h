@@ -24,11 +24,18 @@ struct DbConfig {
   std::string tls_ca, tls_cert, tls_key;
   int connect_timeout_ms = 5000;  // a connect slower than this is a dead database
   int read_timeout_ms = 30000;    // bounds every statement, so a hung server is noticed
+  // The handler's prepared statements (Transaction::Prepare) one connection
+  // keeps, least recently used first out. 256 holds every statement of any
+  // handler that binds its values, and with MySQL's default
+  // max_prepared_stmt_count (16382, for all clients together) leaves room
+  // for dozens of connections; a handler that puts values in its SQL text
+  // gets a new statement per value and is bounded by it.
+  int statement_cache = 256;
 };
 
 struct ConsumerKafkaConfig {
   std::string bootstrap_servers;
-  std::string group_id;             // default: the consumer name
+  std::string group_id;             // empty: the consumer name
   std::vector<std::string> topics;  // exactly one of topics and topic_regex is set
   std::string topic_regex;          // starts with '^' (librdkafka's mark of a pattern)
   // A new group reads what is already in the topic: an event published before
@@ -76,8 +83,8 @@ struct ConsumerConfig {
   // HOST:PORT for /metrics, /healthz, /readyz; empty: no HTTP server.
   std::string http_listen;
   DbConfig mysql;
-  std::string log_level = "info";   // debug | info | warn | error
-  std::string log_format = "json";  // json | text
+  // No log settings: the library logs through ConsumerOptions::log or
+  // spdlog's default logger, which the service configures (consumer.h).
 };
 
 // The consumer's YAML (docs/CONSUMERS.md "The example consumer"), parsed and
@@ -85,11 +92,22 @@ struct ConsumerConfig {
 // the password read from password_env or password_file. Throws
 // std::runtime_error whose what() says "file:line:col: key.path: what is
 // wrong". *warnings (when not null) receives what is allowed but unwise
-// (a password file readable by others), for the service to log.
+// (a password file readable by others), for the service to log. A `log`
+// section is refused: it is the example binary's (outbox-inbox-consumer),
+// and a service's logging is its own (ConsumerOptions::log).
 ConsumerConfig LoadConfigFile(const std::string& path,
                               std::vector<std::string>* warnings = nullptr);
 // The same from text; `name` stands for the file in messages.
 ConsumerConfig LoadConfigText(const std::string& text, const std::string& name,
                               std::vector<std::string>* warnings = nullptr);
+
+// A config filled in by a service's own code, checked by the rules the
+// loader applies to YAML: "" when it is valid, else the first problem in
+// the loader's words without its file:line:col, e.g.
+//   kafka.bootstrap_servers: must not be empty
+// An empty kafka.group_id stands for `consumer`, as a left-out group_id
+// does in YAML. Consumer's constructor calls it and refuses a config with
+// a problem (std::invalid_argument).
+std::string Validate(const ConsumerConfig& config);
 
 }  // namespace outbox::inbox

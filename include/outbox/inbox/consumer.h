@@ -22,6 +22,7 @@
 #include "outbox/inbox/handler.h"
 #include "outbox/inbox/log.h"
 #include "outbox/inbox/observer.h"
+#include "outbox/inbox/schema.h"
 #include "outbox/inbox/status.h"
 #include "outbox/inbox/transaction.h"
 
@@ -33,10 +34,12 @@ struct ConsumerOptions {
   // Told the outcome of each message and the consumer's gauges, on the
   // consumer's thread; may be null. Must outlive the Consumer.
   ConsumerObserver* observer = nullptr;
-  // The host's logger: when set, every line the consumer logs goes here
-  // instead of to spdlog's default logger (stderr), from config.log_level
-  // up. Empty: spdlog's default logger, as the example binary configures it.
+  // The host's logger: when set, every line the consumer logs goes here,
+  // from log_level up, instead of to spdlog's default logger. Empty:
+  // spdlog's default logger, with the level, format and sinks the host
+  // gave it (spdlog::set_default_logger); the library never changes it.
   LogCallback log;
+  LogLevel log_level = LogLevel::kInfo;
 };
 
 // One consumer-group member: polls, and per message runs the inbox
@@ -52,6 +55,8 @@ struct ConsumerOptions {
 // outlive the Consumer.
 class Consumer {
  public:
+  // Throws std::invalid_argument "inbox consumer config: key.path: what
+  // is wrong" when Validate(config) finds a problem (outbox/inbox/config.h).
   Consumer(const ConsumerConfig& config, Handler& handler, const ConsumerOptions& options = {});
   ~Consumer();
   Consumer(const Consumer&) = delete;

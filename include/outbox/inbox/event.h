@@ -39,8 +39,8 @@ struct Event {
   std::string tracestate;
   std::string trace_id;  // the traceparent's trace-id: on every log line about the event
   // Where the message was read. A parked version applied when its gap
-  // fills (version_check: strict) carries the source of the event that
-  // filled the gap.
+  // fills (version_check: strict) carries its own source, key, headers and
+  // trace context, as read when it was parked.
   Source source;
 };
 

@@ -13,9 +13,12 @@ namespace outbox::inbox {
 // returns. Deduplication, ordering, retries, dead letters, replay,
 // retention, metrics and rebalances are the library's.
 //
-// Called on the consumer's thread, one event at a time; an event may be
-// applied again after a rollback (a retry, a crash before COMMIT), never
-// after its transaction committed. Effects outside the database do not
+// Called on a consumer-group member's thread, one event at a time per
+// member: with ConsumerConfig::concurrency 1 (the default) on the thread
+// that calls Consumer::Run, with N > 1 from N threads at once, so Apply
+// must then be thread-safe (a handler that keeps no state of its own is).
+// An event may be applied again after a rollback (a retry, a crash before
+// COMMIT), never after its transaction committed. Effects outside the database do not
 // roll back: send the event's event_key along as the remote side's
 // idempotency key (docs/CONSUMERS.md, "Side effects outside the database:
 // the event's key goes along").

@@ -8,7 +8,7 @@ namespace outbox::inbox {
 enum class LogLevel { kDebug, kInfo, kWarn, kError };
 
 // The host's logger (ConsumerOptions::log): every line the consumer logs,
-// at config.log_level or above, with its level. `message` is what happened,
+// at ConsumerOptions::log_level or above, with its level. `message` is what happened,
 // then its fields as ` key=value` pairs, e.g.
 //   stalled: pausing the partition topic=outbox.event.Order partition=2 offset=41 ...
 // Called on the consumer's threads (with concurrency N, each member's),

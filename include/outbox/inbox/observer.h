@@ -31,6 +31,9 @@ class ConsumerObserver {
   virtual void Purged(uint64_t rows) = 0;
   // The database answered the last housekeeping query.
   virtual void DatabaseUp(bool up) = 0;
+  // The handler returned Ok on a transaction rolled back under it (a
+  // deadlock or a lost connection it caught): rolled back, tried again.
+  virtual void LostTransaction() {}
 };
 
 }  // namespace outbox::inbox

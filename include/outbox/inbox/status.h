@@ -5,9 +5,8 @@
 
 namespace outbox::inbox {
 
-// What a handler's Apply says about one event (docs/CONSUMERS.md "Write
-// your handler"). Anything but kOk rolls the inbox
-// transaction back, the handler's own statements and the inbox row with it:
+// What a handler's Apply says about one event (docs/CONSUMERS.md, "Library"). Anything but kOk
+// rolls the inbox transaction back, the handler's own statements and the inbox row with it:
 //   kOk         commit: the effect and the inbox row together
 //   kRetriable  the event is fine, something it needs is not (a database, a
 //               remote service): its partition waits and retries, for as

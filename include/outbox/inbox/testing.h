@@ -6,8 +6,8 @@
 // Kafka. For a service's own tests:
 //
 //   outbox::inbox::testing::InboxRunner runner(db, "payments", handler);
-//   outbox::inbox::testing::TestEvent paid("Order", 7, 1);
-//   paid.Type("OrderPaid").Payload(R"({"amount": 12})");
+//   const auto paid = outbox::inbox::testing::TestEvent("Order", 7, 1)
+//                         .Type("OrderPaid").Payload(R"({"amount": 12})");
 //   assert(runner.Apply(paid) == outbox::inbox::testing::Outcome::kApplied);
 //   assert(runner.Apply(paid) == outbox::inbox::testing::Outcome::kDuplicate);
 
@@ -35,6 +35,9 @@ namespace testing {
 class TestEvent {
  public:
   TestEvent(std::string aggregate_type, int64_t aggregate_id, int64_t outbox_id);
+  // A copy's event() views its own key and payload.
+  TestEvent(const TestEvent& other);
+  TestEvent& operator=(const TestEvent& other);
 
   TestEvent& Type(std::string event_type);
   TestEvent& Key(std::string event_key);
@@ -47,9 +50,11 @@ class TestEvent {
 
   // The Event a handler is given. Valid until this TestEvent changes or
   // goes away.
-  const Event& event();
+  const Event& event() const { return event_; }
 
  private:
+  void Rebuild();  // event_ from the values set so far
+
   Event event_;
   std::string key_, payload_, explicit_key_;
   std::vector<std::pair<std::string, std::string>> extra_headers_;
@@ -66,16 +71,20 @@ enum class Outcome {
                  // tried again, dead-lettered after max_attempts
   kDeadLetter,   // rolled back; the handler said Permanent: dead-lettered at once
   kUnavailable,  // rolled back; the database failed: the partition waits, tries again
+  // rolled back; the handler returned Ok after its transaction had been
+  // rolled back under it (a deadlock or lost connection it caught): the
+  // partition waits, tries again
+  kLostTransaction,
 };
 const char* OutcomeName(Outcome outcome);
 
 // The inbox transaction on a real database, without Kafka: each Apply is
 // one delivery of an event, with the inbox row, the version check and the
 // handler in one transaction, committed or rolled back as the consumer
-// does. `mysql` names a database with the inbox's tables (sql/t_inbox.sql,
-// sql/t_inbox_aggregate.sql, sql/t_inbox_parked.sql) and the handler's
-// own; `consumer` is t_inbox.consumer. One connection, opened on first
-// use. Not thread-safe. *handler must outlive the runner.
+// does. `mysql` names a database with the inbox's tables (CreateTables,
+// outbox/inbox/schema.h) and the handler's own; `consumer` is
+// t_inbox.consumer. One connection, opened on first use. Not thread-safe.
+// *handler must outlive the runner.
 class InboxRunner {
  public:
   InboxRunner(DbConfig mysql, std::string consumer, Handler& handler,
@@ -85,7 +94,18 @@ class InboxRunner {
   InboxRunner& operator=(const InboxRunner&) = delete;
 
   // *error (when not null) says why for an outcome that rolled back.
-  Outcome Apply(TestEvent& event, std::string* error = nullptr);
+  Outcome Apply(const TestEvent& event, std::string* error = nullptr);
+
+  // A statement on the runner's connection, between two Applys and outside
+  // their transactions, committed at once: to set up the handler's rows or
+  // clean them. Throws sql::SQLException as Connector/C++ does, and
+  // std::runtime_error when the database cannot be reached.
+  void Execute(const std::string& statement);
+  // The first column of the first row of `query`, read on the runner's
+  // connection (what the handler committed): 0 or "" when there is no row
+  // or it is NULL. Throws as Execute does.
+  int64_t QueryInt(const std::string& query);
+  std::string QueryString(const std::string& query);
 
  private:
   std::unique_ptr<InboxStore> store_;

@@ -19,9 +19,14 @@ class Transaction {
   virtual ~Transaction() = default;
 
   // A statement prepared on the transaction's connection (MySQL
-  // Connector/C++, <cppconn/prepared_statement.h>), cached by its text for
-  // as long as the connection lives: set its parameters and execute it. The
-  // reference is valid until Apply returns.
+  // Connector/C++, <cppconn/prepared_statement.h>), cached by its text: set
+  // its parameters and execute it. The reference is valid until Apply
+  // returns. The connection keeps DbConfig::statement_cache statements,
+  // the least recently used first out (never one the running Apply used),
+  // so bind values with `?` rather than writing them into the text.
+  // Throws sql::SQLException as Connector/C++ does; let it through (a
+  // caught deadlock is found and the event tried again, a caught statement
+  // failure is not: docs/CONSUMERS.md "Library").
   virtual sql::PreparedStatement& Prepare(const std::string& statement) = 0;
 
   // t_inbox.consumer: the name this service processes events under.
