@@ -115,7 +115,7 @@ int64_t InboxRows(ConsumerDatabase& db) { return db.QueryInt("SELECT COUNT(*) FR
 }  // namespace
 
 TEST_CASE(
-    "a handler that swallows a deadlock and returns Ok has its event tried again, counted and "
+    "a handler that swallows a deadlock and returns Ok has its event tried again and counted and "
     "logged with its key",
     "[inbox-handler-faults]") {
   ConsumerRig rig("inbox_swallowed_deadlock", {{kOrderTopic, 1}, {kOrderTopic + ".dlq", 1}});
@@ -201,8 +201,8 @@ int64_t PreparedOnServer(ConsumerDatabase& db) {
 }  // namespace
 
 TEST_CASE(
-    "a handler's statements stay prepared up to mysql.statement_cache, least recently used "
-    "out",
+    "a handler's statements stay prepared up to mysql.statement_cache with the least recently "
+    "used out",
     "[inbox-handler-faults]") {
   ConsumerDatabase db("inbox_statement_cache");
   inbox::DbConfig mysql = ConsumerDb(db);

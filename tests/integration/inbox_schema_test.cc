@@ -75,7 +75,7 @@ TEST_CASE("the schema file is the four table files in order and splits on its se
   CHECK(SplitNaively(schema) == expected);
 }
 
-TEST_CASE("CreateTables makes an empty database ready for a consumer, and twice changes nothing",
+TEST_CASE("CreateTables makes an empty database ready for a consumer and twice changes nothing",
           "[inbox-schema]") {
   const std::string name = "inbox_create_tables";
   SqlClient admin("mysql");
