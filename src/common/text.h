@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -33,6 +34,17 @@ inline std::string JoinNames(const std::vector<std::string>& items,
     out += i;
   }
   return out.empty() ? std::string(none) : out;
+}
+
+// `numbers` (shards, partitions) joined with ",", or "none" when there are
+// none. Appended, not `"," + std::to_string(n)`: see below.
+inline std::string JoinNumbers(const std::set<int>& numbers) {
+  std::string out;
+  for (int n : numbers) {
+    if (!out.empty()) out += ',';
+    out += std::to_string(n);
+  }
+  return out.empty() ? "none" : out;
 }
 
 // Building strings: append (`out += ...`, `out.append(...)`), never prepend

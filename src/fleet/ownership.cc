@@ -1,5 +1,6 @@
 #include "fleet/ownership.h"
 
+#include "common/text.h"
 #include "fleet/shard.h"
 
 namespace outbox {
@@ -24,15 +25,6 @@ std::vector<std::string> Ownership::Names(const Config& file) const {
   return names;
 }
 
-std::string JoinShards(const std::set<int>& shards) {
-  std::string out;
-  // Appended, not `"," + std::to_string(s)`: GCC 12's -Wrestrict false
-  // positive (bug 105329) at -O3 fails the matrix's gcc Release build.
-  for (int s : shards) {
-    if (!out.empty()) out += ',';
-    out += std::to_string(s);
-  }
-  return out.empty() ? "none" : out;
-}
+std::string JoinShards(const std::set<int>& shards) { return JoinNumbers(shards); }
 
 }  // namespace outbox

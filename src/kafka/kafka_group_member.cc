@@ -3,6 +3,7 @@
 #include <cstring>
 
 #include "common/log.h"
+#include "common/text.h"
 
 namespace outbox {
 
@@ -16,15 +17,6 @@ constexpr std::chrono::seconds kRecreateBackoff{2};
 // heartbeats do not end the session.
 int HeartbeatIntervalMs(const FleetConfig& fleet) {
   return std::max(100, fleet.session_timeout_ms / 3);
-}
-
-std::string JoinShardList(const std::set<int>& shards) {
-  std::string out;
-  for (int s : shards) {
-    if (!out.empty()) out += ',';
-    out += std::to_string(s);
-  }
-  return out.empty() ? "none" : out;
 }
 
 std::set<int> PartitionsOf(const rd_kafka_topic_partition_list_t* parts) {
@@ -238,13 +230,13 @@ void KafkaGroupMember::OnStatistics(const std::string& json) {
                             std::to_string(contact_.silence_ms()) +
                             " ms; serving none of this relay's shards until it answers";
     LogWarn("fleet: the group's coordinator does not answer; this relay stops serving its shards",
-            {{"silence_ms", contact_.silence_ms()}, {"shards", JoinShardList(owned_)}});
+            {{"silence_ms", contact_.silence_ms()}, {"shards", JoinNumbers(owned_)}});
     suspended_ = true;
     SetProblem(why, false);
     Report(GroupAssignment::Kind::kSuspended, owned_);
   } else if (change == GroupContact::Change::kBack && suspended_) {
     LogInfo("fleet: the group's coordinator answers again; this relay serves its shards again",
-            {{"shards", JoinShardList(owned_)}});
+            {{"shards", JoinNumbers(owned_)}});
     suspended_ = false;
     SetProblem("", true);
     Report(GroupAssignment::Kind::kResumed, owned_);
