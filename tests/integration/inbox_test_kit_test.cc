@@ -31,11 +31,9 @@ class Ledger : public inbox::Handler {
   }
 };
 
-}  // namespace
-
-TEST_CASE("the test kit applies const events and reads back what the handler committed",
-          "[inbox-kit]") {
-  const std::string name = "inbox_test_kit";
+// A fresh database `name` with the inbox's tables, and the config of the
+// consumer "ledger" on it, filled in as a service's own test would.
+inbox::ConsumerConfig FreshInboxDatabase(const std::string& name) {
   outbox::testing::SqlClient admin("mysql");
   admin.Exec("DROP DATABASE IF EXISTS " + name);
   admin.Exec("CREATE DATABASE " + name);
@@ -49,6 +47,16 @@ TEST_CASE("the test kit applies const events and reads back what the handler com
   config.mysql.database = name;
   config.mysql.tls_mode = "disabled";
   REQUIRE(inbox::CreateTables(config) == "");
+  return config;
+}
+
+}  // namespace
+
+TEST_CASE("the test kit applies const events and reads back what the handler committed",
+          "[inbox-kit]") {
+  const std::string name = "inbox_test_kit";
+  const inbox::ConsumerConfig config = FreshInboxDatabase(name);
+  outbox::testing::SqlClient admin("mysql");
 
   Ledger handler;
   inbox::testing::InboxRunner runner(config.mysql, config.consumer, handler);
@@ -84,19 +92,8 @@ class Recorder : public inbox::Handler {
 TEST_CASE("a parked version applied when its gap fills carries its own headers and source",
           "[inbox-kit]") {
   const std::string name = "inbox_test_kit_parked";
+  const inbox::ConsumerConfig config = FreshInboxDatabase(name);
   outbox::testing::SqlClient admin("mysql");
-  admin.Exec("DROP DATABASE IF EXISTS " + name);
-  admin.Exec("CREATE DATABASE " + name);
-  const outbox::MysqlConfig m = outbox::testing::TestMysql(name);
-  inbox::ConsumerConfig config;
-  config.consumer = "ledger";
-  config.mysql.host = m.host;
-  config.mysql.port = m.port;
-  config.mysql.user = m.user;
-  config.mysql.password = m.password;
-  config.mysql.database = name;
-  config.mysql.tls_mode = "disabled";
-  REQUIRE(inbox::CreateTables(config) == "");
   Recorder handler;
   inbox::testing::InboxRunner runner(config.mysql, config.consumer, handler,
                                      inbox::VersionCheck::kStrict);
