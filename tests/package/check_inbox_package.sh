@@ -49,8 +49,14 @@ grep -q "set(PACKAGE_VERSION \"$version\")" "$cmakedir/OutboxInboxConfigVersion.
 if grep -nE "mysqlcppconn\.so|OUTBOX_VERSION|$build|/usr/(lib|include)/" "$cmakedir"/*.cmake >&2; then
   fail "the exported CMake files name this machine's paths or the project's defines (above)"
 fi
-if grep -niE "boost|yaml|prometheus|spdlog|fmt::|nlohmann|rdkafka|outbox_(config|common|http)" \
-  "$cmakedir"/*.cmake >&2; then
+# (CMake records the library's private shared libraries as
+# IMPORTED_LINK_DEPENDENT_LIBRARIES, a hint for the linker's search path
+# used only where a project has such targets itself: not a requirement.)
+grep -qxF '  INTERFACE_LINK_LIBRARIES "Threads::Threads;OutboxInbox::mysqlcppconn"' \
+  "$cmakedir/OutboxInboxTargets.cmake" ||
+  fail "OutboxInbox::inbox's interface is not Threads and Connector/C++ alone"
+if grep -v IMPORTED_LINK_DEPENDENT_LIBRARIES "$cmakedir"/*.cmake |
+  grep -nE "Boost|yaml-cpp|prometheus|spdlog|fmt::|nlohmann|rdkafka|outbox_(config|common|http)" >&2; then
   fail "the exported CMake files name a private dependency of the library (above)"
 fi
 example=$prefix/share/doc/liboutbox-inbox-dev/examples/payments
