@@ -11,7 +11,7 @@
 
 namespace outbox::inbox {
 
-// sql/inbox_schema.sql, compiled in (inbox_schema.cc.in).
+// The installed inbox_schema.sql, compiled in (inbox_schema.cc.in).
 const char* InboxSchemaText();
 
 namespace {

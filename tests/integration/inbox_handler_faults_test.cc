@@ -20,6 +20,7 @@
 #include "outbox/inbox/consumer.h"
 #include "outbox/inbox/testing.h"
 #include "support/consumer_harness.h"
+#include "support/inbox_rig.h"
 #include "support/wait.h"
 
 using namespace outbox::testing;
@@ -27,20 +28,6 @@ using namespace std::chrono_literals;
 namespace inbox = outbox::inbox;
 
 namespace {
-
-inbox::DbConfig ConsumerDb(const ConsumerDatabase& db) {
-  const outbox::MysqlConfig m = TestMysql(db.name());
-  inbox::DbConfig c;
-  c.host = m.host;
-  c.port = m.port;
-  c.user = ConsumerDatabase::kUser;
-  c.password = ConsumerDatabase::kPassword;
-  c.database = db.name();
-  c.tls_mode = "disabled";
-  c.connect_timeout_ms = 1000;
-  c.read_timeout_ms = 5000;
-  return c;
-}
 
 // t_lock's rows 1 and 2 (the ones the deadlock is about) and t_done, the
 // effect's last part, for the consumer user; t_heavy for the other side.
@@ -120,11 +107,7 @@ TEST_CASE(
     "[inbox-handler-faults]") {
   ConsumerRig rig("inbox_swallowed_deadlock", {{kOrderTopic, 1}, {kOrderTopic + ".dlq", 1}});
   CreateDeadlockTables(rig.db);
-  inbox::ConsumerConfig config;
-  config.consumer = "fulfillment";
-  config.kafka.bootstrap_servers = rig.cluster.bootstrap();
-  config.kafka.topics = {kOrderTopic};
-  config.mysql = ConsumerDb(rig.db);
+  const inbox::ConsumerConfig config = InboxConfig(rig);
   const std::vector<TestEvent> events = MakeEvents(1, 1);
   rig.producer.Send(kOrderTopic, events);
   outbox::Mutex mu;
@@ -137,11 +120,9 @@ TEST_CASE(
   };
   DeadlockSwallower handler(rig.db.name());
   inbox::Consumer consumer(config, handler, options);
-  std::atomic<bool> stop{false};
-  std::thread loop([&] { (void)consumer.Run(stop); });
-  const bool applied = WaitFor([&] { return InboxRows(rig.db) == 1; }, 60s);
-  stop = true;
-  loop.join();
+  bool applied = false;
+  (void)RunUntil(
+      consumer, [&] { return InboxRows(rig.db) == 1; }, &applied);
   outbox::MutexLock lock(&mu);
   INFO(log);
   REQUIRE(handler.deadlocks == 1);  // the handler's transaction was the deadlock's victim
@@ -162,7 +143,7 @@ TEST_CASE("the test kit says lost_transaction for a handler that swallows a dead
   ConsumerDatabase db("inbox_kit_swallowed_deadlock");
   CreateDeadlockTables(db);
   DeadlockSwallower handler(db.name());
-  inbox::testing::InboxRunner runner(ConsumerDb(db), "payments", handler);
+  inbox::testing::InboxRunner runner(InboxDb(db), "payments", handler);
   inbox::testing::TestEvent paid("Order", 7, 1);
   std::string error;
   CHECK(runner.Apply(paid, &error) == inbox::testing::Outcome::kLostTransaction);
@@ -205,7 +186,7 @@ TEST_CASE(
     "used out",
     "[inbox-handler-faults]") {
   ConsumerDatabase db("inbox_statement_cache");
-  inbox::DbConfig mysql = ConsumerDb(db);
+  inbox::DbConfig mysql = InboxDb(db);
   mysql.statement_cache = 4;
   ValuesInText handler(6);  // more than the cache in one Apply: those six stay until it returns
   inbox::testing::InboxRunner runner(mysql, "payments", handler);
@@ -224,7 +205,7 @@ TEST_CASE("a server out of prepared statements (error 1461) shrinks the cache an
   const int64_t old_max = db.QueryInt("SELECT @@GLOBAL.max_prepared_stmt_count");
   ValuesInText handler(1);
   {
-    inbox::testing::InboxRunner runner(ConsumerDb(db), "payments", handler);
+    inbox::testing::InboxRunner runner(InboxDb(db), "payments", handler);
     inbox::testing::TestEvent first("Order", 1, 1);
     REQUIRE(runner.Apply(first) == inbox::testing::Outcome::kApplied);  // connected
     // Room for two more statements on the whole server.

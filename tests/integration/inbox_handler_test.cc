@@ -19,6 +19,7 @@
 #include "outbox/inbox/testing.h"
 #include "support/consumer_harness.h"
 #include "support/http_probe.h"
+#include "support/inbox_rig.h"
 #include "support/kafka_reader.h"
 #include "support/log_capture.h"
 #include "support/metrics_text.h"
@@ -28,43 +29,6 @@ using namespace outbox::testing;
 using namespace std::chrono_literals;
 
 namespace {
-
-outbox::inbox::DbConfig ConsumerDb(const ConsumerDatabase& db) {
-  const outbox::MysqlConfig m = TestMysql(db.name());
-  outbox::inbox::DbConfig c;
-  c.host = m.host;
-  c.port = m.port;
-  c.user = ConsumerDatabase::kUser;
-  c.password = ConsumerDatabase::kPassword;
-  c.database = db.name();
-  c.tls_mode = "disabled";
-  c.connect_timeout_ms = 1000;
-  c.read_timeout_ms = 5000;
-  return c;
-}
-
-// An in-process consumer "fulfillment" of the rig's Order topic.
-outbox::inbox::ConsumerConfig RigConfig(ConsumerRig& rig) {
-  outbox::inbox::ConsumerConfig config;
-  config.consumer = "fulfillment";
-  config.kafka.bootstrap_servers = rig.cluster.bootstrap();
-  config.kafka.group_id = "fulfillment";
-  config.kafka.topics = {kOrderTopic};
-  config.mysql = ConsumerDb(rig.db);
-  return config;
-}
-
-// Runs `consumer` on a thread of its own until `done` holds (60 s at most)
-// and then stops it: its exit code, and whether `done` held.
-int RunUntil(outbox::inbox::Consumer& consumer, const std::function<bool()>& done, bool* settled) {
-  std::atomic<bool> stop{false};
-  int exit_code = -1;
-  std::thread loop([&] { exit_code = consumer.Run(stop); });
-  *settled = WaitFor(done, 60s);
-  stop = true;
-  loop.join();
-  return exit_code;
-}
 
 outbox::inbox::Event OrderEvent(int64_t outbox_id, int64_t aggregate_id) {
   outbox::inbox::Event e;
@@ -125,8 +89,8 @@ TEST_CASE("a handler that fails retriably rolls back with its inbox row and then
           "[inbox-handler]") {
   ConsumerDatabase db("inbox_handler_retriable");
   ScriptedHandler handler({outbox::inbox::Status::Retriable("the stock service is down")});
-  outbox::inbox::InboxStore store(ConsumerDb(db), "fulfillment",
-                                  outbox::inbox::VersionCheck::kNewer, handler);
+  outbox::inbox::InboxStore store(InboxDb(db), "fulfillment", outbox::inbox::VersionCheck::kNewer,
+                                  handler);
   const outbox::inbox::Event e = OrderEvent(1, 7);
   std::string error;
   CHECK(store.Apply(e, e.source, &error) == outbox::inbox::ApplyResult::kRetryLater);
@@ -145,7 +109,7 @@ TEST_CASE("a handler's permanent and poison failures leave neither effect nor in
   ConsumerDatabase db("inbox_handler_permanent");
   ScriptedHandler handler({outbox::inbox::Status::Permanent("no such product"),
                            outbox::inbox::Status::Poison("not yet")});
-  outbox::inbox::InboxStore store(ConsumerDb(db), "fulfillment", outbox::inbox::VersionCheck::kNone,
+  outbox::inbox::InboxStore store(InboxDb(db), "fulfillment", outbox::inbox::VersionCheck::kNone,
                                   handler);
   const outbox::inbox::Event e = OrderEvent(1, 7);
   std::string error;
@@ -160,8 +124,8 @@ TEST_CASE("a handler whose own statement fails rolls back the inbox row and appl
           "[inbox-handler]") {
   ConsumerDatabase db("inbox_handler_statement");
   FailingStatementHandler handler(1);
-  outbox::inbox::InboxStore store(ConsumerDb(db), "fulfillment",
-                                  outbox::inbox::VersionCheck::kNewer, handler);
+  outbox::inbox::InboxStore store(InboxDb(db), "fulfillment", outbox::inbox::VersionCheck::kNewer,
+                                  handler);
   const outbox::inbox::Event e = OrderEvent(1, 7);
   std::string error;
   // No such table (1146, or 1142 for a user without grants on it): the
@@ -200,7 +164,7 @@ class RefusingHandler : public outbox::inbox::Handler {
 TEST_CASE("a handler's permanent failure is dead-lettered once and the partition goes on",
           "[inbox-handler]") {
   ConsumerRig rig("inbox_handler_dead_letter", {{kOrderTopic, 1}, {kOrderTopic + ".dlq", 1}});
-  outbox::inbox::ConsumerConfig config = RigConfig(rig);
+  outbox::inbox::ConsumerConfig config = InboxConfig(rig);
   config.max_attempts = 3;
   const std::vector<TestEvent> events = MakeEvents(3, 2);  // aggregates 1..3
   rig.producer.Send(kOrderTopic, events);
@@ -231,7 +195,7 @@ TEST_CASE("a handler's permanent failure is dead-lettered once and the partition
 TEST_CASE("concurrency 2 runs two group members in one process and applies each event once",
           "[inbox-handler]") {
   ConsumerRig rig("inbox_handler_concurrency", {{kOrderTopic, 4}, {kOrderTopic + ".dlq", 1}});
-  outbox::inbox::ConsumerConfig config = RigConfig(rig);
+  outbox::inbox::ConsumerConfig config = InboxConfig(rig);
   config.concurrency = 2;
   const std::vector<TestEvent> events = MakeEvents(20, 3);
   rig.producer.Send(kOrderTopic, events);
@@ -250,8 +214,7 @@ TEST_CASE("the test kit runs a handler in the inbox transaction on the real data
   namespace kit = outbox::inbox::testing;
   ConsumerDatabase db("inbox_handler_test_kit");
   ScriptedHandler handler({outbox::inbox::Status::Permanent("no such product")});
-  kit::InboxRunner runner(ConsumerDb(db), "fulfillment", handler,
-                          outbox::inbox::VersionCheck::kNewer);
+  kit::InboxRunner runner(InboxDb(db), "fulfillment", handler, outbox::inbox::VersionCheck::kNewer);
   kit::TestEvent first("Order", 7, 5);
   first.Type("OrderPaid").Payload(R"({"amount": 12})").Header("tenant", "eu");
   const outbox::inbox::Event& e = first.event();
@@ -292,10 +255,9 @@ TEST_CASE(
   namespace kit = outbox::inbox::testing;
   ConsumerDatabase db("inbox_handler_version_state", /*example_effect=*/false);
   SilentHandler handler;
-  kit::InboxRunner payments(ConsumerDb(db), "payments", handler,
-                            outbox::inbox::VersionCheck::kNewer);
-  kit::InboxRunner audit(ConsumerDb(db), "audit", handler, outbox::inbox::VersionCheck::kNewer);
-  kit::InboxRunner ledger(ConsumerDb(db), "ledger", handler, outbox::inbox::VersionCheck::kStrict);
+  kit::InboxRunner payments(InboxDb(db), "payments", handler, outbox::inbox::VersionCheck::kNewer);
+  kit::InboxRunner audit(InboxDb(db), "audit", handler, outbox::inbox::VersionCheck::kNewer);
+  kit::InboxRunner ledger(InboxDb(db), "ledger", handler, outbox::inbox::VersionCheck::kStrict);
   const auto version = [](int64_t outbox_id, int64_t v) {
     kit::TestEvent e("Order", 7, outbox_id);
     e.Version(v);
@@ -325,7 +287,7 @@ TEST_CASE(
 TEST_CASE("a consumer with a host log callback logs through it and not to stderr",
           "[inbox-handler]") {
   ConsumerRig rig("inbox_handler_log_callback", {{kOrderTopic, 2}, {kOrderTopic + ".dlq", 1}});
-  outbox::inbox::ConsumerConfig config = RigConfig(rig);
+  outbox::inbox::ConsumerConfig config = InboxConfig(rig);
   config.concurrency = 2;
   rig.producer.Send(kOrderTopic, MakeEvents(4, 2));
   outbox::Mutex mu;
@@ -384,7 +346,7 @@ TEST_CASE(
     "too",
     "[inbox-handler]") {
   ConsumerRig rig("inbox_handler_metrics", {{kOrderTopic, 2}, {kOrderTopic + ".dlq", 1}});
-  outbox::inbox::ConsumerConfig config = RigConfig(rig);
+  outbox::inbox::ConsumerConfig config = InboxConfig(rig);
   config.http_listen = "127.0.0.1:0";
   rig.producer.Send(kOrderTopic, MakeEvents(3, 2));
   AppliedCounter observer;

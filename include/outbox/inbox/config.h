@@ -4,6 +4,8 @@
 #include <string>
 #include <vector>
 
+#include "outbox/inbox/export.h"
+
 namespace outbox::inbox {
 
 // The consumer's configuration (docs/CONSUMERS.md, "The example consumer").
@@ -95,11 +97,11 @@ struct ConsumerConfig {
 // (a password file readable by others), for the service to log. A `log`
 // section is refused: it is the example binary's (outbox-inbox-consumer),
 // and a service's logging is its own (ConsumerOptions::log).
-ConsumerConfig LoadConfigFile(const std::string& path,
-                              std::vector<std::string>* warnings = nullptr);
+OUTBOX_INBOX_EXPORT ConsumerConfig LoadConfigFile(const std::string& path,
+                                                  std::vector<std::string>* warnings = nullptr);
 // The same from text; `name` stands for the file in messages.
-ConsumerConfig LoadConfigText(const std::string& text, const std::string& name,
-                              std::vector<std::string>* warnings = nullptr);
+OUTBOX_INBOX_EXPORT ConsumerConfig LoadConfigText(const std::string& text, const std::string& name,
+                                                  std::vector<std::string>* warnings = nullptr);
 
 // A config filled in by a service's own code, checked by the rules the
 // loader applies to YAML: "" when it is valid, else the first problem in
@@ -108,6 +110,6 @@ ConsumerConfig LoadConfigText(const std::string& text, const std::string& name,
 // An empty kafka.group_id stands for `consumer`, as a left-out group_id
 // does in YAML. Consumer's constructor calls it and refuses a config with
 // a problem (std::invalid_argument).
-std::string Validate(const ConsumerConfig& config);
+OUTBOX_INBOX_EXPORT std::string Validate(const ConsumerConfig& config);
 
 }  // namespace outbox::inbox

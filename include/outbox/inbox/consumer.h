@@ -19,6 +19,7 @@
 
 #include "outbox/inbox/config.h"
 #include "outbox/inbox/event.h"
+#include "outbox/inbox/export.h"
 #include "outbox/inbox/handler.h"
 #include "outbox/inbox/log.h"
 #include "outbox/inbox/observer.h"
@@ -53,7 +54,7 @@ struct ConsumerOptions {
 // member, and Handler::Apply and the observer are called from all of them
 // at once: both must then be thread-safe. *config and *handler must
 // outlive the Consumer.
-class Consumer {
+class OUTBOX_INBOX_EXPORT Consumer {
  public:
   // Throws std::invalid_argument "inbox consumer config: key.path: what
   // is wrong" when Validate(config) finds a problem (outbox/inbox/config.h).

@@ -1,6 +1,7 @@
 #pragma once
 
 #include "outbox/inbox/event.h"
+#include "outbox/inbox/export.h"
 #include "outbox/inbox/status.h"
 #include "outbox/inbox/transaction.h"
 
@@ -22,7 +23,7 @@ namespace outbox::inbox {
 // roll back: send the event's event_key along as the remote side's
 // idempotency key (docs/CONSUMERS.md, "Side effects outside the database:
 // the event's key goes along").
-class Handler {
+class OUTBOX_INBOX_EXPORT Handler {
  public:
   virtual ~Handler() = default;
   virtual Status Apply(Transaction& tx, const Event& event) = 0;

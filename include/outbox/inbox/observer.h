@@ -3,12 +3,14 @@
 #include <cstdint>
 #include <string>
 
+#include "outbox/inbox/export.h"
+
 namespace outbox::inbox {
 
 // What the consumer reports as it goes: the seam between the loop and its
-// metrics (consumer_metrics.h implements it with Prometheus). Called on the
+// metrics (the library's own Prometheus metrics are one). Called on the
 // consumer's thread; with concurrency N, on each member's thread at once.
-class ConsumerObserver {
+class OUTBOX_INBOX_EXPORT ConsumerObserver {
  public:
   virtual ~ConsumerObserver() = default;
   // One message finished: "applied", "duplicate", "stale", "parked",

@@ -3,15 +3,16 @@
 #include <string>
 
 #include "outbox/inbox/config.h"
+#include "outbox/inbox/export.h"
 
 namespace outbox::inbox {
 
 // The inbox's tables (docs/CONSUMERS.md, "Tables"): t_inbox with its
 // retention index, t_inbox_aggregate and t_inbox_parked, as the installed
-// share/outbox-relay/sql/inbox_schema.sql holds them, in the order they
+// share/outbox-inbox/inbox_schema.sql holds them, in the order they
 // apply: statements that end with ";" at the end of a line, no ";" in a
 // comment. For a service's migrations, or to print.
-const std::string& InboxSchemaSql();
+OUTBOX_INBOX_EXPORT const std::string& InboxSchemaSql();
 
 // Creates the inbox's tables in config.mysql's database, those it lacks
 // only (existing ones are left as they are, a missing retention index is
@@ -21,6 +22,6 @@ const std::string& InboxSchemaSql();
 // account does not need otherwise (docs/CONSUMERS.md, "Grants"): for a
 // deployment step, a test, or a development database. Blocks for up to
 // config.mysql's timeouts; thread-safe.
-std::string CreateTables(const ConsumerConfig& config);
+OUTBOX_INBOX_EXPORT std::string CreateTables(const ConsumerConfig& config);
 
 }  // namespace outbox::inbox

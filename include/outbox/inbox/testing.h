@@ -19,6 +19,7 @@
 
 #include "outbox/inbox/config.h"
 #include "outbox/inbox/event.h"
+#include "outbox/inbox/export.h"
 #include "outbox/inbox/handler.h"
 
 namespace outbox::inbox {
@@ -32,7 +33,7 @@ namespace testing {
 // aggregate_version, read from topic outbox.event.{aggregate_type},
 // partition 0, offset outbox_id; event_key is
 // "{event_type}-{aggregate_id}-{outbox_id}" unless Key sets it.
-class TestEvent {
+class OUTBOX_INBOX_EXPORT TestEvent {
  public:
   TestEvent(std::string aggregate_type, int64_t aggregate_id, int64_t outbox_id);
   // A copy's event() views its own key and payload.
@@ -76,7 +77,7 @@ enum class Outcome {
   // partition waits, tries again
   kLostTransaction,
 };
-const char* OutcomeName(Outcome outcome);
+OUTBOX_INBOX_EXPORT const char* OutcomeName(Outcome outcome);
 
 // The inbox transaction on a real database, without Kafka: each Apply is
 // one delivery of an event, with the inbox row, the version check and the
@@ -85,7 +86,7 @@ const char* OutcomeName(Outcome outcome);
 // outbox/inbox/schema.h) and the handler's own; `consumer` is
 // t_inbox.consumer. One connection, opened on first use. Not thread-safe.
 // *handler must outlive the runner.
-class InboxRunner {
+class OUTBOX_INBOX_EXPORT InboxRunner {
  public:
   InboxRunner(DbConfig mysql, std::string consumer, Handler& handler,
               VersionCheck check = VersionCheck::kNewer);

@@ -2,6 +2,8 @@
 
 #include <string>
 
+#include "outbox/inbox/export.h"
+
 namespace sql {
 class PreparedStatement;
 }  // namespace sql
@@ -14,7 +16,7 @@ namespace outbox::inbox {
 // begins, commits and rolls back; a handler never does (a COMMIT of its
 // own would commit the inbox row before the effect is complete).
 // Valid only during the Handler::Apply call it is passed to.
-class Transaction {
+class OUTBOX_INBOX_EXPORT Transaction {
  public:
   virtual ~Transaction() = default;
 
