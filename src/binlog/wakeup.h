@@ -47,7 +47,6 @@ class BinlogWakeup : public WakeupSource {
   // that server's end of log.
   void DatabaseReconnected() override { subscription_->Reopen(); }
   std::string reason() const override { return subscription_->reason(); }
-  StreamState state() const { return subscription_->state(); }
 
  private:
   std::shared_ptr<WakeSignal> signal_;

@@ -108,7 +108,7 @@ SubscriptionPtr WakeupHub::Subscribe(const BinlogOptions& options, const std::st
   return SubscriptionPtr(new Subscription(server, id));
 }
 
-std::vector<StreamState> WakeupHub::Streams() const {
+std::vector<StreamState> WakeupHub::StreamsForTesting() const {
   MutexLock lock(&mu_);
   std::vector<StreamState> out;
   for (const auto& [key, server] : servers_) out.push_back(server->Stream()->state());

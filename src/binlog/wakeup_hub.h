@@ -81,8 +81,8 @@ class WakeupHub {
   SubscriptionPtr Subscribe(const BinlogOptions& options, const std::string& database,
                             const std::string& table, WakeFn wake) EXCLUDES(mu_);
 
-  // One entry per server, for metrics and logs.
-  std::vector<StreamState> Streams() const EXCLUDES(mu_);
+  // One entry per server (a test counts the streams a hub shares).
+  std::vector<StreamState> StreamsForTesting() const EXCLUDES(mu_);
 
   // Stops the stream of options.mysql's server and opens a new one with
   // `options` (another service's credentials, after a reload removed or

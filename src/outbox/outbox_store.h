@@ -41,10 +41,11 @@ class OutboxStore {
 
   // Connects (or reconnects) and verifies the table. Cheap when connected.
   virtual Status Connect() = 0;
-  virtual void Disconnect() = 0;
 
   // True if a row can be claimed now: NEW and due, or with include_expired
-  // also SENDING with an expired lease (one cheap index probe; the idle poll).
+  // also SENDING with an expired lease (one cheap index probe: the database
+  // check while claiming is paused, Claimer::Probe; the idle poll is
+  // ReadHead).
   virtual Status HasDue(bool include_expired, bool* due) = 0;
 
   // Both claims take `before_commit`: unless empty, it is called once with

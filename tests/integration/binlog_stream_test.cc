@@ -125,7 +125,7 @@ TEST_CASE("binlog: one stream serves many subscribers on one server", "[binlog]"
     subs.push_back(
         SubscribeUp(hub, TestBinlogOptions(), dbs.back()->name(), "t_outbox", *wakers.back()));
   }
-  CHECK(hub.Streams().size() == 1);
+  CHECK(hub.StreamsForTesting().size() == 1);
   SqlClient admin("mysql");
   // Registered: SHOW SLAVE HOSTS lists its server_id (and "outbox-relay binlog-test").
   CHECK(admin.QueryInt("SHOW SLAVE HOSTS") ==
@@ -330,7 +330,7 @@ TEST_CASE("binlog: a destroyed subscription is never woken again while the other
   const int seen = kept.count();
   db.InsertEvents(1, 1);
   CHECK(kept.WaitAbove(seen, 5s));
-  CHECK(hub.Streams().size() == 1);
+  CHECK(hub.StreamsForTesting().size() == 1);
 }
 
 namespace {
