@@ -110,8 +110,8 @@ struct ServiceConfig {
   std::map<std::string, std::string> topics;  // event_type -> topic
   int batch_size = 500;  // large enough to amortise round trips, small enough for short locks
   // The longest wait between polls of an empty table: 10 cheap statements/s
-  // when idle. After a round that claimed events the next poll comes within
-  // ~1 ms, backing off (doubling) to this as the table stays empty.
+  // when idle. The wait is halved after a round that claimed events (down
+  // to 1 ms) and doubled after one that found none (up to this).
   int poll_interval_ms = 100;
   // Polling is the correctness model and needs nothing but the table's
   // grants; binlog wake-up needs log_bin and replication grants, so it is
@@ -138,8 +138,8 @@ struct ServiceConfig {
   // to. Unset: murmur2(name) mod the partition count (src/fleet/shard.h), so
   // services spread over the shards without a list to keep.
   std::optional<int> shard;
-  // Plain keeps the message format consumers of earlier releases read;
-  // CloudEvents only adds headers, so switching is safe for them.
+  // Plain: the message without CloudEvents attributes; CloudEvents only
+  // adds headers, so a consumer of plain messages reads both.
   Envelope envelope = Envelope::kPlain;
   CloudEventsConfig cloudevents;
   bool operator==(const ServiceConfig&) const = default;

@@ -257,8 +257,8 @@ void ClaimScheduler::OnOwnRetry(Clock::TimePoint due) {
 }
 
 void ClaimScheduler::OnRetryWritten(int64_t backoff_ms) {
-  // next_retry_at is NOW() + backoff in a DATETIME: whole seconds, which
-  // MySQL rounds (MariaDB truncates). A second more claims it either way.
+  // next_retry_at is NOW() + backoff rounded up to a whole second
+  // (kDeadlineSql, src/outbox/mysql_store_sql.h): at most a second later.
   OnOwnRetry(clock_->Now() + milliseconds(backoff_ms + 1000));
 }
 
@@ -280,13 +280,13 @@ Clock::Duration ClaimScheduler::IdleWait(const View& v, Clock::TimePoint now) {
   // retries they wrote come due; the gauges say when the others do.
   // Everything else that frees a row is a commit, which the stream announces.
   if (now < timers_until_) return poll;  // an insert wake-up that found nothing
-  // A round that claimed rows: more are likely there already (a busy table),
-  // so look again as polling does; a busy relay must not slow down because of
-  // the stream. Not while rows wait behind this relay's own deliveries: what
-  // frees them is an acknowledgement (which wakes the loop), and a look
-  // before it would end the pass and start a new one.
-  // With the stream up every insert wakes the loop, so after a round that
-  // claimed rows there is nothing to look for that it would not announce.
+  // A round that claimed rows while the stream is down: more are likely
+  // there already (a busy table), so look again as polling does. Not while
+  // rows wait behind this relay's own deliveries: what frees them is an
+  // acknowledgement (which wakes the loop), and a look before it would end
+  // the pass and start a new one. With the stream up every insert wakes the
+  // loop, so after a round that claimed rows there is nothing to look for
+  // that it would not announce: the timers below decide.
   if (last_claimed_ > 0 && v.deferred == 0 && !v.stream_up) return poll;
   return RaceCheckWait(OwnRetryWait(UnsentWait(poll, v, now), now), now);
 }
