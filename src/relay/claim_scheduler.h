@@ -132,11 +132,14 @@ class ClaimScheduler {
   ClaimScheduler(Options options, ClockPtr clock);
 
   Step Next(const View& view);
-  // How long an idle loop would wait for a wake-up now (the wait Next gives
-  // between attempts after a round that found the table idle).
-  Clock::Duration IdleWait(const View& view) { return IdleWait(view, clock_->Now()); }
-  // An attempt is under way: its next step is a claim or a commit-race pause.
-  bool attempting() const { return phase_ == Phase::kClaiming || phase_ == Phase::kRacePause; }
+  // Test seams (...ForTesting: production never calls them). How long an
+  // idle loop would wait for a wake-up now (the wait Next gives between
+  // attempts after a round that found the table idle); whether an attempt
+  // is under way (its next step is a claim or a commit-race pause).
+  Clock::Duration IdleWaitForTesting(const View& view) { return IdleWait(view, clock_->Now()); }
+  bool AttemptingForTesting() const {
+    return phase_ == Phase::kClaiming || phase_ == Phase::kRacePause;
+  }
   // Before each claim round: what it does besides claiming. `in_pass` and
   // `pass_started`: the per_aggregate pass in progress, if any. ordering
   // none: the head read (RoundPlan::head_read) after a round that did not fill

@@ -110,7 +110,7 @@ Clock::Duration IdleWait(RelayUnits& relay) {
   v.stream_up = relay.wakeup->binlog_up();
   v.deferred = relay.planner.deferred_count();
   if (relay.config.wakeup == Wakeup::kBinlog) v.unsent = relay.housekeeper.Unsent();
-  return relay.scheduler.IdleWait(v);
+  return relay.scheduler.IdleWaitForTesting(v);
 }
 
 TEST_CASE("with wakeup poll the idle wait is the poll backoff as before", "[relay][wakeup]") {

@@ -397,12 +397,12 @@ TEST_CASE("the insert retry makes at most 8 passes and at most 16 when inserts c
     while (r.Next().action == Action::kClaim) {
       r.scheduler->OnRound({ClaimRound::kIdle, r.clock->Now(), 0, false});
       ++passes;
-      if (!r.scheduler->attempting()) break;
+      if (!r.scheduler->AttemptingForTesting()) break;
       r.clock->Advance(cut ? 1us : 16ms);
       r.scheduler->OnWake(cut ? WakeCause::kInsert : WakeCause::kDeadline);
     }
     CHECK(passes == (cut ? kMaxCommitRaceClaims : 1 + static_cast<int>(kCommitRaceRetry.size())));
-    CHECK_FALSE(r.scheduler->attempting());
+    CHECK_FALSE(r.scheduler->AttemptingForTesting());
   }
 }
 
