@@ -10,7 +10,7 @@ using std::chrono::milliseconds;
 // After a full batch the next poll comes this soon; the poll backoff never
 // goes below it.
 constexpr milliseconds kActivePoll(1);
-constexpr milliseconds kFirstBackoff(200), kMaxBackoff(5000);
+constexpr milliseconds kFirstBackoff(200);
 constexpr milliseconds kRoomWait(100);    // a full in-flight window looks again this often
 constexpr milliseconds kDownSleep(1000);  // broker down or paused: the loop's beat
 
@@ -191,7 +191,7 @@ void ClaimScheduler::Finish(ClaimRound last, Clock::TimePoint now) {
       break;
     case ClaimRound::kFailed:
       backoff_until_ = now + backoff_;
-      backoff_ = std::min(backoff_ * 2, kMaxBackoff);
+      backoff_ = std::min(backoff_ * 2, kMaxFailureBackoff);
       phase_ = Phase::kBackoff;
       break;
   }

@@ -51,6 +51,9 @@ inline constexpr std::chrono::microseconds CommitRaceWindow() {
 // stalled-polling alert) true and finds what no commit announced.
 inline constexpr std::chrono::seconds kSafetyPoll{30};
 
+// After a failed round the loop sleeps 200 ms, doubling up to this.
+inline constexpr std::chrono::milliseconds kMaxFailureBackoff{5000};
+
 // ordering none: how often a claim also takes rows whose lease expired (a
 // relay that died, or lost its claims): they go again within a second of
 // their lease's end.
