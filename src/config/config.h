@@ -14,7 +14,7 @@ namespace outbox {
 enum class Ordering { kPerAggregate, kNone };
 enum class DeadPolicy { kBlock, kSkip };
 // How a service's claim loop learns of new rows (docs/CONFIG.md "wakeup").
-enum class Wakeup { kPoll, kBinlog };
+enum class WakeupMode { kPoll, kBinlog };
 // mysql.tls.mode, as the MySQL client's --ssl-mode names them.
 enum class TlsMode { kDisabled, kPreferred, kRequired, kVerifyCa, kVerifyIdentity };
 // What a message carries besides the relay's own headers (docs/CONFIG.md
@@ -24,7 +24,7 @@ enum class Envelope { kPlain, kCloudEvents };
 // The config file's spelling of each value ("per_aggregate", "verify_ca", ...).
 const char* ToString(Ordering o);
 const char* ToString(DeadPolicy p);
-const char* ToString(Wakeup w);
+const char* ToString(WakeupMode w);
 const char* ToString(TlsMode m);
 const char* ToString(Envelope e);
 // mysql.tls.mode's spellings in TlsMode's order: the one list the parser
@@ -116,7 +116,7 @@ struct ServiceConfig {
   // Polling is the correctness model and needs nothing but the table's
   // grants; binlog wake-up needs log_bin and replication grants, so it is
   // asked for explicitly.
-  Wakeup wakeup = Wakeup::kPoll;
+  WakeupMode wakeup = WakeupMode::kPoll;
   int64_t lease_ms = 30000;  // must exceed the broker delivery timeout (see kafka_config.cc)
   Ordering ordering = Ordering::kPerAggregate;
   DeadPolicy dead_policy = DeadPolicy::kBlock;

@@ -6,7 +6,7 @@
 #include "common/clock.h"
 #include "common/liveness.h"
 #include "common/service_stats.h"
-#include "common/wakeup.h"
+#include "common/wakeup_source.h"
 #include "config/config.h"
 #include "kafka/publisher.h"
 #include "outbox/outbox_store.h"

@@ -267,14 +267,14 @@ Clock::Duration ClaimScheduler::TimersWindow() const {
 }
 
 Clock::Duration ClaimScheduler::MaxWait(const View& v) const {
-  if (options_.wakeup == Wakeup::kBinlog && v.stream_up)
+  if (options_.wakeup == WakeupMode::kBinlog && v.stream_up)
     return std::max<Clock::Duration>(options_.poll_interval, kSafetyPoll);
   return options_.poll_interval;
 }
 
 Clock::Duration ClaimScheduler::IdleWait(const View& v, Clock::TimePoint now) {
   const Clock::Duration poll = std::min<Clock::Duration>(idle_wait_, MaxWait(v));
-  if (options_.wakeup == Wakeup::kPoll) return poll;
+  if (options_.wakeup == WakeupMode::kPoll) return poll;
   // `wakeup: binlog`: a retry backoff or a lease coming due makes rows
   // claimable without a commit. This relay's own settles say when the
   // retries they wrote come due; the gauges say when the others do.

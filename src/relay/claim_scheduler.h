@@ -18,7 +18,7 @@
 #include <optional>
 
 #include "common/clock.h"
-#include "common/wakeup.h"
+#include "common/wakeup_source.h"
 #include "config/config.h"
 #include "relay/claimer.h"
 
@@ -89,7 +89,7 @@ struct UnsentSnapshot {
 class ClaimScheduler {
  public:
   struct Options {
-    Wakeup wakeup = Wakeup::kPoll;
+    WakeupMode wakeup = WakeupMode::kPoll;
     std::chrono::milliseconds poll_interval{100};
     std::chrono::milliseconds gauge_interval{5000};
     size_t max_inflight = 4;  // max_inflight_batches: a full window claims nothing

@@ -16,7 +16,7 @@ StallLimits StallLimitsFor(const ServiceConfig& c) {
   constexpr milliseconds kMargin(10000);
   milliseconds claim_wait =
       std::max({milliseconds(c.poll_interval_ms), kMaxFailureBackoff, milliseconds(1000)});
-  if (c.wakeup == Wakeup::kBinlog) claim_wait = std::max<milliseconds>(claim_wait, kSafetyPoll);
+  if (c.wakeup == WakeupMode::kBinlog) claim_wait = std::max<milliseconds>(claim_wait, kSafetyPoll);
   const milliseconds house_wait =
       std::max(milliseconds(c.gauge_interval_ms), milliseconds(c.retention.pause_ms));
   return {claim_wait + statement(4) + kMargin,
