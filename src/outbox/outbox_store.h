@@ -29,7 +29,7 @@ struct SessionInfo {
 // kUnavailable for an outage (retrying heals it), kPermission for a missing
 // grant or a refused login, kSchema for a missing table or column. Every
 // implementation is held to the same behaviours by the contract suite in
-// tests/outbox/store_contract_test.cc.
+// tests/integration/store_contract_test.cc.
 class OutboxStore {
  public:
   using SessionInfo = outbox::SessionInfo;  // also reachable as OutboxStore::SessionInfo
