@@ -487,7 +487,7 @@ TEST_CASE("the scheduler's table: the idle step's deadline is the idle wait",
   const Step s = r.Next();
   CHECK(s.action == Action::kWaitWake);
   CHECK(s.idle);
-  CHECK(s.until - r.clock->Now() == r.scheduler->IdleWait(r.view));
+  CHECK(s.until - r.clock->Now() == r.scheduler->IdleWaitForTesting(r.view));
 }
 
 TEST_CASE("the scheduler's table: a round's plan with ordering none", "[relay][scheduler]") {
