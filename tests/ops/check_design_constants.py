@@ -50,11 +50,13 @@ def sources(src):
 
 def definitions(src, name):
     """(file, declaration text) for every definition of `name` in src/."""
-    decl = re.compile(r"[^;{}]*\b" + re.escape(name) + r"\s*(?:=(?!=)|\{|\()[^;]*;", re.S)
+    use = re.compile(r"\b" + re.escape(name) + r"\s*(?:=(?!=)|\{|\()")
     found = []
     for path, text in sources(src):
-        for m in decl.finditer(text):
-            d = m.group(0)
+        for m in use.finditer(text):
+            start = max(text.rfind(c, 0, m.start()) for c in ";{}") + 1
+            end = text.find(";", m.end())
+            d = text[start:end + 1]
             if "constexpr" in d or re.search(r"\bstd::chrono::\w+\s+" + name + r"\b", d):
                 found.append((path, d))
     return found
