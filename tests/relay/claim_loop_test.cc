@@ -238,11 +238,7 @@ TEST_CASE("with wakeup binlog a retry its own settle wrote wakes the loop when i
   c.retry.max_backoff_ms = 2000;  // no jitter below 1 s: the backoff is 1 to 2 s
   WakeRig rig(c);
   rig.broker->set_decide([](const Message&) {
-    PublishOutcome o;
-    o.result = PublishResult::kRetryable;
-    o.reason = FailureReason::kBrokerDown;
-    o.error = "broker down";
-    return o;
+    return PublishOutcome{PublishResult::kRetryable, FailureReason::kBrokerDown, "broker down"};
   });
   rig.table->Insert("order", 1, "OrderCreated");
   CHECK(rig.relay->claim.ClaimOnce() == ClaimRound::kIdle);
@@ -266,20 +262,25 @@ TEST_CASE("with wakeup binlog a retry its own settle wrote wakes the loop when i
   CHECK(IdleWait(*rig.relay) == 5000ms);
 }
 
-// A store whose new row becomes visible only at its third head read, as a row
-// the binary log announced before its InnoDB commit was visible.
+// A store whose new row becomes visible only at its `shows_at`th head read
+// (counted in *head_reads), as a row the binary log announced before its
+// InnoDB commit was visible.
 class LateRowStore : public testing::OutboxStoreWrapper {
  public:
-  LateRowStore(std::shared_ptr<FakeTable> table, std::shared_ptr<int> head_reads)
-      : OutboxStoreWrapper(table), table_(std::move(table)), head_reads_(std::move(head_reads)) {}
+  LateRowStore(std::shared_ptr<FakeTable> table, std::shared_ptr<int> head_reads, int shows_at)
+      : OutboxStoreWrapper(table),
+        table_(std::move(table)),
+        head_reads_(std::move(head_reads)),
+        shows_at_(shows_at) {}
   Status ReadHead(const HeadQuery& q, HeadRead* out) override {
-    if (++*head_reads_ == 3) table_->Insert("order", 1, "OrderCreated");
+    if (++*head_reads_ == shows_at_) table_->Insert("order", 1, "OrderCreated");
     return OutboxStoreWrapper::ReadHead(q, out);
   }
 
  private:
   std::shared_ptr<FakeTable> table_;
   std::shared_ptr<int> head_reads_;
+  const int shows_at_;
 };
 
 TEST_CASE("an acknowledgement wakes the loop when rows wait behind it", "[relay][wakeup]") {
@@ -328,7 +329,8 @@ TEST_CASE("a claim after an insert wake-up retries until the row is visible", "[
   auto head_reads = std::make_shared<int>(0);
   testing::FakeStats metrics;
   auto owned = RelayOn(
-      c, clock, [table, head_reads] { return std::make_unique<LateRowStore>(table, head_reads); },
+      c, clock,
+      [table, head_reads] { return std::make_unique<LateRowStore>(table, head_reads, 3); },
       &metrics);
   RelayUnits& relay = *owned;
   CHECK(relay.claim.ClaimOnce() == ClaimRound::kIdle);  // the first claim reclaims: no head read
@@ -399,21 +401,6 @@ TEST_CASE("an acknowledgement that frees a deferred row ends a commit-race pause
   CHECK(rig.clock->Now() == start);           // and did not wait the pause out
 }
 
-// As LateRowStore for per_aggregate: the row shows at the second head read.
-class LatePassStore : public testing::OutboxStoreWrapper {
- public:
-  LatePassStore(std::shared_ptr<FakeTable> table, std::shared_ptr<int> passes)
-      : OutboxStoreWrapper(table), table_(std::move(table)), passes_(std::move(passes)) {}
-  Status ReadHead(const HeadQuery& q, HeadRead* out) override {
-    if (++*passes_ == 2) table_->Insert("order", 1, "OrderCreated");
-    return OutboxStoreWrapper::ReadHead(q, out);
-  }
-
- private:
-  std::shared_ptr<FakeTable> table_;
-  std::shared_ptr<int> passes_;
-};
-
 TEST_CASE("with per_aggregate the commit-race retry claims the row of a pass that found it",
           "[relay][wakeup]") {
   ServiceConfig c = BinlogConfig();
@@ -424,7 +411,11 @@ TEST_CASE("with per_aggregate the commit-race retry claims the row of a pass tha
   auto passes = std::make_shared<int>(0);
   testing::FakeStats metrics;
   auto owned = RelayOn(
-      c, clock, [table, passes] { return std::make_unique<LatePassStore>(table, passes); },
+      c, clock,
+      [table, passes] {
+        // per_aggregate: the row shows at the second head read.
+        return std::make_unique<LateRowStore>(table, passes, 2);
+      },
       &metrics);
   RelayUnits& relay = *owned;
   // The first pass finds nothing; the retry's pass starts with the row (a
