@@ -102,6 +102,13 @@ std::string Bench::RelayVersion(const std::string& bin) {
 
 bool Bench::BinlogOn() { return db_->QueryInt("SELECT @@log_bin") == 1; }
 
+bool Bench::HaveLoadBinary(const std::string& stage) {
+  if (!o_.load_bin.empty()) return true;
+  r_.notes.push_back(stage + " not measured: no outbox-load binary (build/outbox-load)");
+  Say(r_.notes.back());
+  return false;
+}
+
 void Bench::PurgeBinlogs() {
   // Between stages of a full run, with no relay of ours following the log:
   // keeps the binary log from growing over the whole run. Not in --quick,

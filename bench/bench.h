@@ -159,6 +159,9 @@ class Bench {
   void StageIdle();
   // --- wakeup and services (stage_wakeup.cc, stage_services.cc)
   bool BinlogOn();
+  // Whether the outbox-load binary is there; if not, notes (and says) that
+  // `stage` is not measured.
+  bool HaveLoadBinary(const std::string& stage);
   void StageWakeup();
   void WakeupSweep();
   std::vector<std::string> WakeupModes() const;

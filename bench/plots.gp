@@ -86,7 +86,7 @@ if (rows(datadir."/wakeup.dat") > 0) {
   set key below horizontal
   set title "latency insert -> broker (upper bound)"
   set ylabel "milliseconds"
-  # binlog's targets, for 1 to 100 events/s (issue 14)
+  # binlog's targets, for 1 to 100 events/s
   set arrow 3 from graph 0, first 10 to first 100, first 10 nohead dt 3 lc rgb "#228833" lw 2
   set arrow 4 from graph 0, first 25 to first 100, first 25 nohead dt 3 lc rgb "#cc3311" lw 2
   set label 3 "p50 target" at first 100, first 10 left offset 0.5,0 tc rgb "#228833"

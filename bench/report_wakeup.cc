@@ -1,5 +1,5 @@
-// The report's part for the wakeup and services stages (report.h): targets
-// of issue 14, the side-by-side tables and wakeup.dat for bench/plots.gp.
+// The report's part for the wakeup and services stages (report.h): the
+// wake-up latency targets, the side-by-side tables and wakeup.dat for bench/plots.gp.
 #include <algorithm>
 #include <set>
 #include <sstream>

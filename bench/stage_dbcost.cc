@@ -88,11 +88,7 @@ void Bench::DbCostConfig(const std::string& build, const std::string& wakeup,
 }
 
 void Bench::StageDbCost() {
-  if (o_.load_bin.empty()) {
-    r_.notes.push_back("dbcost not measured: no outbox-load binary (build/outbox-load)");
-    Say(r_.notes.back());
-    return;
-  }
+  if (!HaveLoadBinary("dbcost")) return;
   if (!BinlogOn())
     r_.notes.push_back(
         "dbcost: the server's binary log is off: no Binlog_commits, and wakeup: binlog polls");

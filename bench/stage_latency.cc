@@ -188,11 +188,7 @@ LatencyRun Bench::MeasureLoad(const LoadSpec& spec, const Running& relay, int re
 }
 
 void Bench::StageLatency() {
-  if (o_.load_bin.empty()) {
-    r_.notes.push_back("latency not measured: no outbox-load binary (build/outbox-load)");
-    Say(r_.notes.back());
-    return;
-  }
+  if (!HaveLoadBinary("latency")) return;
   db_->CreateOutbox(kLatencyTable);
   // How late our consumer sees a message after the broker acknowledged it.
   Say("latency: probing the consumer's own delay");

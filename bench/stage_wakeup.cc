@@ -180,11 +180,7 @@ void Bench::WakeupSweep() {
 }
 
 void Bench::StageWakeup() {
-  if (o_.load_bin.empty()) {
-    r_.notes.push_back("wakeup not measured: no outbox-load binary (build/outbox-load)");
-    Say(r_.notes.back());
-    return;
-  }
+  if (!HaveLoadBinary("wakeup")) return;
   if (!BinlogOn())
     r_.notes.push_back(
         "the server's binary log is off: wakeup: binlog fell back to polling, so its figures are "

@@ -60,7 +60,7 @@ struct Options {
 // Workload sizes (aggregates x events each); --quick shrinks them.
 struct Sizes {
   int64_t main_aggregates = 50000;  // x4 = 200,000 events
-  int64_t cost_aggregates = 25000;  // x4 = 100,000 events (issue 4's cost workload)
+  int64_t cost_aggregates = 25000;  // x4 = 100,000 events (the ordering cost's workload)
   int64_t big_aggregates = 250000;  // x4 = 1,000,000 events (RSS while draining)
   int64_t sent_rows = 2000000;      // SENT history for the scale run
   int events_per_aggregate = 4;

@@ -12,7 +12,7 @@ FILE:LINE: what", for the files given (repository paths).
     is in the repository (the product's own contract lives in README and
     docs/, not in a document a reader of the repository cannot open);
   - a repository path (src/..., docs/..., scripts/..., tests/..., ...; a
-    glob such as src/binlog/wakeup_hub.* too): the file or folder exists,
+    glob such as src/binlog/binlog_streams.* too): the file or folder exists,
     from the root or, in code, from src/ (its include root) or the file's
     own folder; `deploy/NAME` that is no folder is kubectl's Deployment.
 A section is a heading ("### 1. The outbox table" answers to "The outbox

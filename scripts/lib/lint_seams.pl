@@ -8,7 +8,10 @@
 #    thread-safety analysis understands;
 #  - a direct clock read (steady_clock::now(), system_clock::now(), through
 #    an alias too: any `::now()`), an alias of a standard clock, or a C time
-#    call (time(), clock_gettime, gettimeofday): read Clock (common/clock.h).
+#    call (time(), clock_gettime, gettimeofday): read Clock (common/clock.h);
+#  - a call of a test seam (`x.FooForTesting(`, `x->FooForTesting(`): a
+#    method that exists for tests says so in its name, and production code
+#    never calls it.
 # Comments and the contents of string literals are ignored.
 use strict;
 use warnings;
@@ -24,6 +27,7 @@ my @rules = (
    'an alias of a standard clock: use Clock (common/clock.h)'],
   [qr/(?<![\w:.>])(?:std::)?(?:time\s*\(\s*(?:nullptr|NULL|0)\s*\)|clock_gettime\s*\(|gettimeofday\s*\()/,
    'a C time call: use Clock (common/clock.h)'],
+  [qr/(?:\.|->)\s*\w+ForTesting\s*\(/, 'a test seam (...ForTesting) called from production code'],
 );
 
 for my $file (@ARGV) {

@@ -4,7 +4,7 @@
 #include <thread>
 
 #include "app/commands.h"
-#include "app/wakeups.h"
+#include "app/wakeup_sources.h"
 #include "config/topic_template.h"
 #include "fleet/shard.h"
 #include "kafka/kafka_config.h"

@@ -11,7 +11,7 @@
 #include "app/service_set.h"
 #include "app/stall_watch.h"
 #include "app/systemd_notify.h"
-#include "app/wakeups.h"
+#include "app/wakeup_sources.h"
 #include "common/build_info.h"
 #include "common/liveness.h"
 #include "common/log.h"
@@ -175,7 +175,7 @@ int RunDaemon(const LoadedConfig& loaded) {
   metrics.SetInstance(config.instance_id);
   metrics.config_last_reload_success().Set(DefaultClock()->UnixNow());
   LivenessRegistry liveness(DefaultClock());
-  Wakeups wakeups;  // before the relays: their BinlogWakeups subscribe to its streams
+  WakeupSources wakeups;  // before the relays: their BinlogWakeupSources subscribe to its streams
   ServiceSet services({&metrics, &liveness, &wakeups}, config);
   // In a fleet, nothing runs before the group's first assignment.
   Fleet fleet(config, NewMembership(config), &metrics);

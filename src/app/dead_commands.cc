@@ -106,19 +106,27 @@ void AuditReplay(const ServiceConfig& service, const std::vector<DeadRow>& chang
   }
 }
 
+// The rows as a JSON array.
+nlohmann::json JsonRows(const std::vector<DeadRow>& rows) {
+  nlohmann::json arr = nlohmann::json::array();
+  for (const auto& d : rows) arr.push_back(ToJson(d));
+  return arr;
+}
+
+// A failed statement of a dead command: said on stderr with its service.
+int Failed(const ServiceConfig& service, const Status& s) {
+  std::cerr << "service " << service.name << ": " << s.message() << "\n";
+  return kExitFailure;
+}
+
 }  // namespace
 
 int RunDeadList(const ServiceConfig& service, int limit, bool json) {
   std::vector<DeadRow> rows;
   Status s = ListDead(service.mysql, limit, &rows);
-  if (!s.ok()) {
-    std::cerr << "service " << service.name << ": " << s.message() << "\n";
-    return kExitFailure;
-  }
+  if (!s.ok()) return Failed(service, s);
   if (json) {
-    nlohmann::json arr = nlohmann::json::array();
-    for (const auto& d : rows) arr.push_back(ToJson(d));
-    std::cout << Dump(arr) << "\n";
+    std::cout << Dump(JsonRows(rows)) << "\n";
   } else {
     PrintTable(rows);
     std::cout << rows.size() << " DEAD row(s)"
@@ -135,14 +143,10 @@ int RunDeadReplay(const ServiceConfig& service, std::vector<int64_t> ids, bool a
   DeadSelector sel{ids, event_type, all};
   std::vector<DeadRow> changed;
   Status s = ReplayDead(service.mysql, sel, dry_run, &changed);
-  if (!s.ok()) {
-    std::cerr << "service " << service.name << ": " << s.message() << "\n";
-    return kExitFailure;
-  }
+  if (!s.ok()) return Failed(service, s);
   if (json) {
-    nlohmann::json arr = nlohmann::json::array();
-    for (const auto& d : changed) arr.push_back(ToJson(d));
-    std::cout << Dump(nlohmann::json{{"dry_run", dry_run}, {"replayed", arr}}) << "\n";
+    std::cout << Dump(nlohmann::json{{"dry_run", dry_run}, {"replayed", JsonRows(changed)}})
+              << "\n";
   } else {
     PrintTable(changed);
     std::cout << (dry_run ? "would replay " : "replayed ") << changed.size()

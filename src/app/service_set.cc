@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <thread>
 
-#include "app/wakeups.h"
+#include "app/wakeup_sources.h"
 #include "common/log.h"
 #include "outbox/mysql_store_factory.h"
 #include "relay/settle_timing.h"
@@ -183,7 +183,7 @@ void ServiceSet::Forget(const ReloadPlan& plan, const std::vector<EntryPtr>& sto
   for (const auto& e : stopped) {
     if (!Named(plan.removed, e->config.name)) {
       // A service that no longer has wakeup: binlog loses that series.
-      if (e->config.wakeup == Wakeup::kBinlog)
+      if (e->config.wakeup == WakeupMode::kBinlog)
         deps_.metrics->ForService(e->config.name).Clear(ServiceStats::Gauge::kWakeupBinlogUp);
       continue;
     }

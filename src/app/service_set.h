@@ -17,7 +17,7 @@
 
 namespace outbox {
 
-class Wakeups;
+class WakeupSources;
 
 // The services the daemon runs, one Relay each in the file's order, and the
 // Kafka producers they share (one per distinct kafka config): what the
@@ -34,7 +34,7 @@ class ServiceSet final : public ServiceRunner {
   struct Deps {
     Metrics* metrics = nullptr;
     LivenessRegistry* liveness = nullptr;
-    Wakeups* wakeups = nullptr;
+    WakeupSources* wakeups = nullptr;
   };
 
   // Runs nothing yet; `config`'s top-level keys are the running ones.
@@ -50,7 +50,7 @@ class ServiceSet final : public ServiceRunner {
   // start; the removed and changed services stop together, each finishing
   // its in-flight events (Relay::Stop with the shutdown's grace), the
   // removed ones' metric series go, the binlog streams follow
-  // (Wakeups::Update), and the changed services start again. A service
+  // (WakeupSources::Update), and the changed services start again. A service
   // starts claiming only if `may_claim` says so at that moment. Unchanged
   // services' Relays are not touched.
   std::vector<StartFailure> Apply(const ReloadPlan& plan, const Gate& may_claim) override

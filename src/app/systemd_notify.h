@@ -23,15 +23,17 @@ class SystemdNotifier {
   void Ready();
   // Sends STOPPING=1 and stops the watchdog timer.
   void Stopping();
-  // One watchdog period: WATCHDOG=1 when nothing is stalled, else no ping,
-  // so that systemd restarts the relay WatchdogSec later. Returns whether it
-  // pinged. Public for tests.
-  bool Tick();
+  // One watchdog period, as the timer runs it (a test seam).
+  bool TickForTesting() { return Tick(); }
 
   // Half of WATCHDOG_USEC, or zero when the watchdog is off.
   std::chrono::microseconds interval() const { return interval_; }
 
  private:
+  // One watchdog period: WATCHDOG=1 when nothing is stalled, else no ping,
+  // so that systemd restarts the relay WatchdogSec later. Returns whether it
+  // pinged.
+  bool Tick();
   void Schedule();
 
   const LivenessRegistry& liveness_;

@@ -4,6 +4,8 @@
 #include <cctype>
 #include <sstream>
 
+#include "common/mysql_error.h"
+
 namespace outbox {
 namespace binlog {
 
@@ -30,7 +32,8 @@ const char* MonitorPrivilege(const BinlogServerInfo& info) {
 Status QueryRenamed(MariadbSession& session, const char* old_name, const char* new_name,
                     std::vector<MariadbSession::Row>* rows) {
   Status s = session.Query(old_name, rows);
-  if (!s.ok() && session.last_errno() == 1064) s = session.Query(new_name, rows);
+  if (!s.ok() && IsMysqlError(session.last_errno(), MysqlError::kParseError))
+    s = session.Query(new_name, rows);
   return s;
 }
 
@@ -41,7 +44,7 @@ Status ReadPosition(MariadbSession& session, BinlogServerInfo* info,
   std::vector<MariadbSession::Row> rows;
   Status s = QueryRenamed(session, "SHOW MASTER STATUS", "SHOW BINARY LOG STATUS", &rows);
   if (!s.ok()) {
-    if (session.last_errno() == 1227) {
+    if (IsMysqlError(session.last_errno(), MysqlError::kSpecificAccessDenied)) {
       const std::string account = session.Account();
       problems->push_back("user " + account + " lacks " + MonitorPrivilege(*info) +
                           " (needed to read the binary log position): GRANT " +
@@ -141,7 +144,7 @@ void CheckServerIdInUse(MariadbSession& session, const BinlogServerInfo& info,
         info.is_mariadb ? "REPLICATION MASTER ADMIN" : "REPLICATION SLAVE";
     out->notes.push_back(
         "cannot tell whether another replica uses server_id " + id + " on " + where +
-        (session.last_errno() == 1227
+        (IsMysqlError(session.last_errno(), MysqlError::kSpecificAccessDenied)
              ? ": listing replicas needs " + privilege + ", which the stream itself does not need"
              : ": " + s.message()));
     return;

@@ -13,7 +13,7 @@ namespace binlog {
 
 // How one replication stream (one database server, host:port) connects and
 // how quickly it notices trouble. Plain values with their reasons; the relay
-// fills them from a service's config (src/app/wakeups.cc; docs/BINLOG.md).
+// fills them from a service's config (src/app/wakeup_sources.cc; docs/BINLOG.md).
 struct BinlogOptions {
   // host, port, user, password, tls and connect_timeout_ms are used; database
   // and table are not (a stream serves every database of the server).
@@ -66,7 +66,7 @@ std::string ReportHost(const std::string& instance_id);
 // before the dump starts, each bounded by the read timeout (stall_timeout_ms
 // rounded up to whole seconds), and a second of backoff, plus 10 s. Past it
 // the thread is hung in a call that ignores its timeouts: the liveness limit
-// of the "binlog/<host>:<port>" loop (src/app/wakeups.cc, docs/RUNBOOK.md).
+// of the "binlog/<host>:<port>" loop (src/app/wakeup_sources.cc, docs/RUNBOOK.md).
 std::chrono::milliseconds StreamStallLimit(const BinlogOptions& options);
 
 }  // namespace binlog

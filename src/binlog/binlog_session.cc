@@ -14,17 +14,12 @@
 
 #include "binlog/binlog_check.h"
 #include "binlog/mariadb_session.h"
+#include "common/mysql_error.h"
 
 namespace outbox {
 namespace binlog {
 
 namespace {
-
-// MariaDB's ER_SLAVE_SAME_ID; MySQL sends 1236 with the same words.
-constexpr unsigned int kErrSlaveSameId = 4052;
-constexpr unsigned int kErrMasterFatalReadingBinlog = 1236;
-constexpr unsigned int kErrSpecificAccessDenied = 1227;
-constexpr unsigned int kErrAccessDenied = 1045;
 
 bool Contains(const std::string& s, const char* what) { return s.find(what) != std::string::npos; }
 
@@ -151,7 +146,8 @@ bool BinlogStream::Session::RequestDump(StreamProblem* problem, std::string* rea
     const std::string error =
         "MySQL error " + std::to_string(code) + ": " + mysql_error(session_.raw());
     // COM_REGISTER_SLAVE answers 1045 (its text lost by the library).
-    if (code == kErrSpecificAccessDenied || code == kErrAccessDenied)
+    if (IsMysqlError(code, MysqlError::kSpecificAccessDenied) ||
+        IsMysqlError(code, MysqlError::kAccessDenied))
       return Fail(StreamProblem::kGrant,
                   MissingReplicationSlave("MySQL error " + std::to_string(code) +
                                           " when registering as a replica"),
@@ -183,7 +179,6 @@ void BinlogStream::Session::Follow(StreamProblem* problem, std::string* reason) 
       up = true;
       s_->SetUp(info_.format, info_.table_granularity());
     }
-    s_->CountEvent();
     if (Handle(*event_, &commit)) s_->Deliver(commit);
     s_->Progress();
   }
@@ -264,15 +259,16 @@ bool BinlogStream::Session::Classify(Clock::TimePoint last_packet, StreamProblem
 bool BinlogStream::Session::Refused(unsigned int code, const std::string& error,
                                     StreamProblem* problem, std::string* reason) {
   const std::string id = std::to_string(s_->server_id_);
-  if (code == kErrSpecificAccessDenied) {
+  if (IsMysqlError(code, MysqlError::kSpecificAccessDenied)) {
     Fail(StreamProblem::kGrant, MissingReplicationSlave(error), problem, reason);
-  } else if (code == kErrSlaveSameId || Contains(error, "same server_uuid/server_id")) {
+  } else if (IsMysqlError(code, MysqlError::kSlaveSameId) ||
+             Contains(error, "same server_uuid/server_id")) {
     Fail(StreamProblem::kDuplicateId,
          "another replica connected to " + s_->server_ + " with server_id " + id +
              " and the server dropped this stream (" + error +
              "): give each relay instance its own mysql.binlog_server_id (or instance_id)",
          problem, reason);
-  } else if (code == kErrMasterFatalReadingBinlog &&
+  } else if (IsMysqlError(code, MysqlError::kBinlogReadFatal) &&
              (Contains(error, "find") || Contains(error, "purge") ||
               Contains(error, "> file size"))) {
     Fail(StreamProblem::kPurged,

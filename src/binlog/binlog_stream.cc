@@ -79,9 +79,7 @@ std::string BinlogStream::reason() const {
 StreamState BinlogStream::state() const {
   MutexLock lock(&mu_);
   StreamState s = state_;
-  s.events = events_.load(std::memory_order_relaxed);
   s.heartbeats = heartbeats_.load(std::memory_order_relaxed);
-  s.transactions = transactions_.load(std::memory_order_relaxed);
   return s;
 }
 
@@ -141,7 +139,6 @@ void BinlogStream::SetDown(StreamProblem problem, const std::string& reason) {
     state_.up = false;
     state_.problem = problem;
     state_.reason = reason;
-    ++state_.down_events;
     snapshot = state_;
   }
   if (changed && problem != StreamProblem::kStopped)
@@ -177,7 +174,6 @@ void BinlogStream::SetFile(std::string file) {
 }
 
 void BinlogStream::Deliver(const Commit& commit) {
-  transactions_.fetch_add(1, std::memory_order_relaxed);
   if (on_commit_) on_commit_(commit);
 }
 

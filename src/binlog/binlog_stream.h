@@ -40,13 +40,10 @@ struct StreamState {
   std::string format;  // binlog_format at the last connect; "" before
   // True with binlog_format=ROW: wake-ups name tables; else databases.
   bool table_granularity = false;
-  std::string file;          // the binary log file being read (diagnostics)
-  uint64_t connects = 0;     // successful dump requests
-  uint64_t reopens = 0;      // Reopen() calls
-  uint64_t down_events = 0;  // transitions to down (and failed attempts)
-  uint64_t events = 0;       // binlog events read
-  uint64_t heartbeats = 0;
-  uint64_t transactions = 0;  // commits handed to on_commit
+  std::string file;         // the binary log file being read (diagnostics)
+  uint64_t connects = 0;    // successful dump requests
+  uint64_t reopens = 0;     // Reopen() calls
+  uint64_t heartbeats = 0;  // heartbeat events read
 };
 
 // Follows one server's binary log as a replica would, on its own thread,
@@ -100,7 +97,6 @@ class BinlogStream {
   bool stopping() const { return stopping_.load(std::memory_order_acquire); }
   // The socket a Stop() must shut down; -1 when none.
   void SetSocket(int fd) EXCLUDES(mu_);
-  void CountEvent() { events_.fetch_add(1, std::memory_order_relaxed); }
   void CountHeartbeat() { heartbeats_.fetch_add(1, std::memory_order_relaxed); }
   void Deliver(const Commit& commit);
   void SetFile(std::string file) EXCLUDES(mu_);
@@ -115,19 +111,15 @@ class BinlogStream {
   const StateCallback on_state_;
 
   std::atomic<bool> stopping_{false};
-  std::atomic<uint64_t> events_{0};
   std::atomic<uint64_t> heartbeats_{0};
-  std::atomic<uint64_t> transactions_{0};
 
   mutable Mutex mu_;
   CondVar cv_{&mu_};                   // Stop() and Reopen() wake Backoff()
-  StreamState state_ GUARDED_BY(mu_);  // the counters above merged in state()
+  StreamState state_ GUARDED_BY(mu_);  // heartbeats_ merged in state()
   int socket_ GUARDED_BY(mu_) = -1;
   bool reopen_ GUARDED_BY(mu_) = false;
   std::thread thread_;
 };
-
-using BinlogStreamPtr = std::unique_ptr<BinlogStream>;
 
 }  // namespace binlog
 }  // namespace outbox

@@ -32,7 +32,6 @@ class [[nodiscard]] Status {
     return Status(code == StatusCode::kOk ? StatusCode::kError : code, std::move(message));
   }
   static Status Unavailable(std::string m) { return Error(StatusCode::kUnavailable, std::move(m)); }
-  static Status Permission(std::string m) { return Error(StatusCode::kPermission, std::move(m)); }
   static Status Schema(std::string m) { return Error(StatusCode::kSchema, std::move(m)); }
   static Status Invalid(std::string m) { return Error(StatusCode::kInvalid, std::move(m)); }
 

@@ -6,7 +6,7 @@ namespace outbox {
 
 const char* ToString(Ordering o) { return o == Ordering::kNone ? "none" : "per_aggregate"; }
 const char* ToString(DeadPolicy p) { return p == DeadPolicy::kSkip ? "skip" : "block"; }
-const char* ToString(Wakeup w) { return w == Wakeup::kBinlog ? "binlog" : "poll"; }
+const char* ToString(WakeupMode w) { return w == WakeupMode::kBinlog ? "binlog" : "poll"; }
 const char* ToString(Envelope e) { return e == Envelope::kCloudEvents ? "cloudevents" : "plain"; }
 
 const std::vector<std::string>& TlsModeNames() {

@@ -14,7 +14,7 @@ namespace outbox {
 enum class Ordering { kPerAggregate, kNone };
 enum class DeadPolicy { kBlock, kSkip };
 // How a service's claim loop learns of new rows (docs/CONFIG.md "wakeup").
-enum class Wakeup { kPoll, kBinlog };
+enum class WakeupMode { kPoll, kBinlog };
 // mysql.tls.mode, as the MySQL client's --ssl-mode names them.
 enum class TlsMode { kDisabled, kPreferred, kRequired, kVerifyCa, kVerifyIdentity };
 // What a message carries besides the relay's own headers (docs/CONFIG.md
@@ -24,7 +24,7 @@ enum class Envelope { kPlain, kCloudEvents };
 // The config file's spelling of each value ("per_aggregate", "verify_ca", ...).
 const char* ToString(Ordering o);
 const char* ToString(DeadPolicy p);
-const char* ToString(Wakeup w);
+const char* ToString(WakeupMode w);
 const char* ToString(TlsMode m);
 const char* ToString(Envelope e);
 // mysql.tls.mode's spellings in TlsMode's order: the one list the parser
@@ -110,13 +110,13 @@ struct ServiceConfig {
   std::map<std::string, std::string> topics;  // event_type -> topic
   int batch_size = 500;  // large enough to amortise round trips, small enough for short locks
   // The longest wait between polls of an empty table: 10 cheap statements/s
-  // when idle. After a round that claimed events the next poll comes within
-  // ~1 ms, backing off (doubling) to this as the table stays empty.
+  // when idle. The wait is halved after a round that claimed events (down
+  // to 1 ms) and doubled after one that found none (up to this).
   int poll_interval_ms = 100;
   // Polling is the correctness model and needs nothing but the table's
   // grants; binlog wake-up needs log_bin and replication grants, so it is
   // asked for explicitly.
-  Wakeup wakeup = Wakeup::kPoll;
+  WakeupMode wakeup = WakeupMode::kPoll;
   int64_t lease_ms = 30000;  // must exceed the broker delivery timeout (see kafka_config.cc)
   Ordering ordering = Ordering::kPerAggregate;
   DeadPolicy dead_policy = DeadPolicy::kBlock;
@@ -138,8 +138,8 @@ struct ServiceConfig {
   // to. Unset: murmur2(name) mod the partition count (src/fleet/shard.h), so
   // services spread over the shards without a list to keep.
   std::optional<int> shard;
-  // Plain keeps the message format consumers of earlier releases read;
-  // CloudEvents only adds headers, so switching is safe for them.
+  // Plain: the message without CloudEvents attributes; CloudEvents only
+  // adds headers, so a consumer of plain messages reads both.
   Envelope envelope = Envelope::kPlain;
   CloudEventsConfig cloudevents;
   bool operator==(const ServiceConfig&) const = default;

@@ -106,7 +106,7 @@ void Parser::CheckSameServer(const YAML::Node& services, size_t i, const Config&
     // (docs/CONFIG.md "wakeup"): two ids for it cannot both hold. Services
     // that poll never open the stream, so their id does not matter.
     const bool both_binlog =
-        c.services[i].wakeup == Wakeup::kBinlog && c.services[j].wakeup == Wakeup::kBinlog;
+        c.services[i].wakeup == WakeupMode::kBinlog && c.services[j].wakeup == WakeupMode::kBinlog;
     if (both_binlog && a.binlog_server_id != m.binlog_server_id) {
       const YAML::Node mysql = services[i]["mysql"];
       const YAML::Node id = mysql["binlog_server_id"];

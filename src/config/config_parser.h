@@ -77,7 +77,6 @@ class Parser {
   // Runs one section; an Abandoned or a yaml-cpp error in it is recorded and
   // the walk goes on with the next. False if the section was abandoned.
   bool Guard(const std::function<void()>& section) const;
-  bool HasProblems() const { return !problems_.empty(); }
   // Throws ConfigError with every problem recorded, in file order (the
   // first kMaxProblems), if there is any.
   void ThrowIfProblems() const;

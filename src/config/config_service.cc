@@ -111,7 +111,7 @@ void Parser::ServiceLoop(const YAML::Node& n, const std::string& path, ServiceCo
     s->poll_interval_ms =
         static_cast<int>(Int(n["poll_interval_ms"], path + ".poll_interval_ms", 1, 60000));
   if (n["wakeup"])
-    s->wakeup = static_cast<Wakeup>(OneOf(n["wakeup"], path + ".wakeup", {"poll", "binlog"}));
+    s->wakeup = static_cast<WakeupMode>(OneOf(n["wakeup"], path + ".wakeup", {"poll", "binlog"}));
   // Leases are whole seconds in the DATETIME column, and the fencing token is
   // the lease deadline, so a lease must span at least two seconds.
   if (n["lease_ms"]) s->lease_ms = Int(n["lease_ms"], path + ".lease_ms", 2000, 86400000);

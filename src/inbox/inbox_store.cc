@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <sstream>
 
+#include "common/mysql_error.h"
 #include "inbox/event.h"  // SetTraceContext
 #include "inbox/version_check.h"
 
@@ -56,16 +57,11 @@ namespace {
 // server, a missing grant or table — is the database's failure: the event
 // waits for it, and is never dead-lettered because of it.
 bool IsDataError(int code) {
-  switch (code) {
-    case 1048:  // column cannot be null
-    case 1264:  // out of range value
-    case 1292:  // truncated incorrect value
-    case 1366:  // incorrect string value (bytes that are not valid utf8mb4)
-    case 1406:  // data too long for column
-      return true;
-    default:
-      return false;
-  }
+  for (MysqlError e :
+       {MysqlError::kBadNull, MysqlError::kOutOfRange, MysqlError::kTruncatedWrongValue,
+        MysqlError::kIncorrectString, MysqlError::kDataTooLong})
+    if (IsMysqlError(code, e)) return true;
+  return false;
 }
 
 // The duplicate that means "already processed": uk_consumer_event, and only
@@ -73,7 +69,7 @@ bool IsDataError(int code) {
 // A duplicate PRIMARY KEY (an id collision) is an ordinary failure: retried
 // with a new id.
 bool IsInboxDuplicate(const sql::SQLException& e) {
-  return e.getErrorCode() == 1062 &&
+  return IsMysqlError(e.getErrorCode(), MysqlError::kDupEntry) &&
          std::string(e.what()).find("uk_consumer_event'") != std::string::npos;
 }
 

@@ -6,17 +6,11 @@
 #include <cppconn/prepared_statement.h>
 #include <cppconn/resultset.h>
 
+#include "common/mysql_error.h"
 #include "inbox/inbox_log.h"
 #include "inbox/inbox_store.h"
 
 namespace outbox::inbox {
-namespace {
-
-// ER_MAX_PREPARED_STMT_COUNT_REACHED: the server's max_prepared_stmt_count,
-// shared by all its connections, is reached.
-constexpr int kTooManyPreparedStatements = 1461;
-
-}  // namespace
 
 sql::PreparedStatement& InboxStore::Prepare(const std::string& statement) {
   if (auto it = handler_statements_.find(statement); it != handler_statements_.end()) {
@@ -50,7 +44,7 @@ std::unique_ptr<sql::PreparedStatement> InboxStore::PrepareNew(const std::string
   try {
     return std::unique_ptr<sql::PreparedStatement>(conn_->prepareStatement(statement));
   } catch (const sql::SQLException& e) {
-    if (e.getErrorCode() != kTooManyPreparedStatements) throw;
+    if (!IsMysqlError(e.getErrorCode(), MysqlError::kTooManyPrepared)) throw;
     statement_cap_ = std::max<size_t>(1, handler_statements_.size() / 2);
     EvictStatements(statement_cap_ - 1);
     log::Warn(

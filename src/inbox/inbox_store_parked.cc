@@ -9,6 +9,7 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "common/mysql_error.h"
 #include "inbox/inbox_store.h"
 
 namespace outbox::inbox {
@@ -103,9 +104,9 @@ bool InboxStore::Housekeep(int retention_days, int batch, ParkedSummary* out, st
 // The statements Connect prepares name the tables too: a missing one fails
 // the connect with 1146.
 DatabaseCheck InboxStore::Check(std::string* error) {
-  constexpr int kNoSuchTable = 1146;
   if (!Connect(error))
-    return connect_error_ == kNoSuchTable ? DatabaseCheck::kMissingTable : DatabaseCheck::kDown;
+    return IsMysqlError(connect_error_, MysqlError::kNoSuchTable) ? DatabaseCheck::kMissingTable
+                                                                  : DatabaseCheck::kDown;
   for (const char* table : {"t_inbox", "t_inbox_aggregate", "t_inbox_parked"}) {
     try {
       std::unique_ptr<sql::Statement> st(conn_->createStatement());
@@ -114,7 +115,8 @@ DatabaseCheck InboxStore::Check(std::string* error) {
     } catch (const sql::SQLException& e) {
       *error = DescribeSqlError(e);
       Close();
-      return e.getErrorCode() == kNoSuchTable ? DatabaseCheck::kMissingTable : DatabaseCheck::kDown;
+      return IsMysqlError(e.getErrorCode(), MysqlError::kNoSuchTable) ? DatabaseCheck::kMissingTable
+                                                                      : DatabaseCheck::kDown;
     }
   }
   try {

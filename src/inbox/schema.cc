@@ -7,6 +7,7 @@
 #include <memory>
 #include <vector>
 
+#include "common/mysql_error.h"
 #include "inbox/inbox_store.h"  // ConnectOptions, DescribeSqlError
 
 namespace outbox::inbox {
@@ -15,9 +16,6 @@ namespace outbox::inbox {
 const char* InboxSchemaText();
 
 namespace {
-
-// ER_DUP_KEYNAME: the retention index is there already.
-constexpr int kDuplicateKeyName = 1061;
 
 // The schema's statements: each ends with ";" at the end of a line (the
 // file's promise, checked by tests/integration/inbox_schema_test.cc).
@@ -73,7 +71,7 @@ std::string CreateTables(const ConsumerConfig& config) {
       std::unique_ptr<sql::Statement> st(conn->createStatement());
       st->execute(IfNotExists(statement));
     } catch (const sql::SQLException& e) {
-      if (e.getErrorCode() == kDuplicateKeyName) continue;
+      if (IsMysqlError(e.getErrorCode(), MysqlError::kDupKeyName)) continue;  // the index is there
       return TableOf(statement) + ": " + DescribeSqlError(e);
     }
   }

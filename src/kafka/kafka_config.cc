@@ -52,9 +52,9 @@ std::map<std::string, std::string> ProducerProperties(const KafkaConfig& kafka,
       {"partitioner", "murmur2_random"},
       // Batching without the wait: a claimed batch reaches the producer at
       // once, so its messages batch anyway; what linger.ms adds is latency
-      // for the single events of a quiet service (librdkafka's 5 ms was a
-      // third of the p50 at 1-100 events/s; drains measured no slower at 1,
-      // docs/BENCHMARKS.md "Wake-up").
+      // for the single events of a quiet service (librdkafka's default 5 ms
+      // is a third of the p50 at 1-100 events/s, and drains are no slower
+      // at 1: docs/BENCHMARKS.md "Wake-up").
       {"linger.ms", "1"},
       // The claim's budget (src/relay/chain_publisher.h, PublishBudget): a
       // message handed over by lease/2 - 1 s after its claim is failed by

@@ -2,7 +2,7 @@
 
 namespace outbox {
 
-bool Is(const SqlError& e, MysqlError code) { return e.code == static_cast<int>(code); }
+bool Is(const SqlError& e, MysqlError code) { return IsMysqlError(e.code, code); }
 
 bool IsConnectionError(const SqlError& e) {
   using E = MysqlError;

@@ -64,8 +64,6 @@ Status MysqlStore::Connect() {
   return Status::Ok();
 }
 
-void MysqlStore::Disconnect() { conn_.Close(); }
-
 void MysqlStore::Exec(const std::string& sql) {
   std::unique_ptr<sql::Statement> st(conn_.raw()->createStatement());
   st->execute(sql);

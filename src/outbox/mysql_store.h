@@ -38,7 +38,6 @@ class MysqlStore : public OutboxStore {
   // this list on purpose: both implement the one interface.
   SessionInfo Session() const override;
   Status Connect() override;
-  void Disconnect() override;
   Status HasDue(bool include_expired, bool* due) override;
   Status ReadHead(const HeadQuery& q, HeadRead* out) override;
   Status ClaimRow(int64_t id, const std::string& lease_token, bool* claimed) override;

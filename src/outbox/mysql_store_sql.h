@@ -14,10 +14,10 @@ namespace outbox::mysql_sql {
 // A deadline `ms` from now on the database clock, as next_retry_at holds it
 // (whole seconds): NOW(6) + ms rounded *up* to a whole second, so it is never
 // sooner than `ms`, at most a second later. Bind CeilMicros(ms) to its `?`.
-// Truncating NOW() instead cut up to a second off every deadline: a lease
-// lost more than the margin the publish budget keeps (half the lease minus a
+// Truncating would cut up to a second off every deadline: a lease would lose
+// more than the margin the publish budget keeps (half the lease minus a
 // second to start chain messages, half for the last one to time out), and a
-// backoff under a second was none at all.
+// backoff under a second would be none at all.
 inline constexpr const char* kDeadlineSql =
     "DATE_FORMAT(NOW(6) + INTERVAL ? MICROSECOND, '%Y-%m-%d %H:%i:%s')";
 inline int64_t CeilMicros(int64_t ms) { return ms * 1000 + 999999; }

@@ -29,7 +29,7 @@ struct SessionInfo {
 // kUnavailable for an outage (retrying heals it), kPermission for a missing
 // grant or a refused login, kSchema for a missing table or column. Every
 // implementation is held to the same behaviours by the contract suite in
-// tests/outbox/store_contract_test.cc.
+// tests/integration/store_contract_test.cc.
 class OutboxStore {
  public:
   using SessionInfo = outbox::SessionInfo;  // also reachable as OutboxStore::SessionInfo
@@ -41,10 +41,11 @@ class OutboxStore {
 
   // Connects (or reconnects) and verifies the table. Cheap when connected.
   virtual Status Connect() = 0;
-  virtual void Disconnect() = 0;
 
   // True if a row can be claimed now: NEW and due, or with include_expired
-  // also SENDING with an expired lease (one cheap index probe; the idle poll).
+  // also SENDING with an expired lease (one cheap index probe: the database
+  // check while claiming is paused, Claimer::Probe; the idle poll is
+  // ReadHead).
   virtual Status HasDue(bool include_expired, bool* due) = 0;
 
   // Both claims take `before_commit`: unless empty, it is called once with

@@ -167,7 +167,7 @@ ClaimScheduler::View ClaimLoop::View() const {
   v.stream_up = parts_.wakeup.binlog_up();
   v.broker_up = publisher_.Healthy();
   v.deferred = parts_.planner.deferred_count();
-  if (config_.wakeup == Wakeup::kBinlog) v.unsent = parts_.housekeeper.Unsent();
+  if (config_.wakeup == WakeupMode::kBinlog) v.unsent = parts_.housekeeper.Unsent();
   return v;
 }
 
@@ -223,14 +223,14 @@ void ClaimLoop::set_heartbeat(HeartbeatPtr beat) {
 }
 
 std::string ClaimLoop::WakeupStatus() const {
-  if (config_.wakeup != Wakeup::kBinlog) return "";
+  if (config_.wakeup != WakeupMode::kBinlog) return "";
   if (parts_.wakeup.binlog_up()) return "wakeup binlog up";
   return "wakeup binlog down, polling every " + std::to_string(config_.poll_interval_ms) +
          " ms: " + parts_.wakeup.reason();
 }
 
 void ClaimLoop::NoteWakeupState() {
-  if (config_.wakeup != Wakeup::kBinlog) return;
+  if (config_.wakeup != WakeupMode::kBinlog) return;
   parts_.stats.Set(ServiceStats::Gauge::kWakeupBinlogUp, parts_.wakeup.binlog_up() ? 1 : 0);
 }
 

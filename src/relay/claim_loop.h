@@ -6,7 +6,7 @@
 #include "common/clock.h"
 #include "common/liveness.h"
 #include "common/service_stats.h"
-#include "common/wakeup.h"
+#include "common/wakeup_source.h"
 #include "config/config.h"
 #include "kafka/publisher.h"
 #include "outbox/outbox_store.h"
@@ -54,7 +54,9 @@ class ClaimLoop {
   void Run();
   void Stop();
 
-  // One claim round (a test or a tool may step rounds by hand).
+  // One claim round, and after a round that did not fail the look whether
+  // the claim store's session was opened again (NoteSession): the claim
+  // thread's only way to see a reconnect. Tests step rounds with it by hand.
   ClaimRound ClaimOnce();
   // The attempt a wake-up of `cause` asks for: rounds, and with the commit
   // race their pauses, until the scheduler asks for a wait; the last round.
@@ -76,12 +78,12 @@ class ClaimLoop {
   WakeCause WaitBetween();
   void Publish(const ClaimedBatch& batch, Clock::TimePoint claimed_at);
   void NoteWakeupState();
+  // Counts and logs the rows of `batch` whose lease had expired.
+  void NoteReclaimed(const ClaimedBatch& batch);
   // After a round: the claim store's session was opened again since the last
   // look (a lost connection or a read-only answer closed it). Then the next
   // attempt is a full pass and the wake-up source reconnects; a new server
   // identity counts outbox_database_server_changes_total.
-  // Counts and logs the rows of `batch` whose lease had expired.
-  void NoteReclaimed(const ClaimedBatch& batch);
   void NoteSession();
 
   const ClaimLoopParts parts_;

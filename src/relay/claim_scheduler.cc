@@ -10,7 +10,7 @@ using std::chrono::milliseconds;
 // After a full batch the next poll comes this soon; the poll backoff never
 // goes below it.
 constexpr milliseconds kActivePoll(1);
-constexpr milliseconds kFirstBackoff(200), kMaxBackoff(5000);
+constexpr milliseconds kFirstBackoff(200);
 constexpr milliseconds kRoomWait(100);    // a full in-flight window looks again this often
 constexpr milliseconds kDownSleep(1000);  // broker down or paused: the loop's beat
 
@@ -191,7 +191,7 @@ void ClaimScheduler::Finish(ClaimRound last, Clock::TimePoint now) {
       break;
     case ClaimRound::kFailed:
       backoff_until_ = now + backoff_;
-      backoff_ = std::min(backoff_ * 2, kMaxBackoff);
+      backoff_ = std::min(backoff_ * 2, kMaxFailureBackoff);
       phase_ = Phase::kBackoff;
       break;
   }
@@ -257,8 +257,8 @@ void ClaimScheduler::OnOwnRetry(Clock::TimePoint due) {
 }
 
 void ClaimScheduler::OnRetryWritten(int64_t backoff_ms) {
-  // next_retry_at is NOW() + backoff in a DATETIME: whole seconds, which
-  // MySQL rounds (MariaDB truncates). A second more claims it either way.
+  // next_retry_at is NOW() + backoff rounded up to a whole second
+  // (kDeadlineSql, src/outbox/mysql_store_sql.h): at most a second later.
   OnOwnRetry(clock_->Now() + milliseconds(backoff_ms + 1000));
 }
 
@@ -267,26 +267,26 @@ Clock::Duration ClaimScheduler::TimersWindow() const {
 }
 
 Clock::Duration ClaimScheduler::MaxWait(const View& v) const {
-  if (options_.wakeup == Wakeup::kBinlog && v.stream_up)
+  if (options_.wakeup == WakeupMode::kBinlog && v.stream_up)
     return std::max<Clock::Duration>(options_.poll_interval, kSafetyPoll);
   return options_.poll_interval;
 }
 
 Clock::Duration ClaimScheduler::IdleWait(const View& v, Clock::TimePoint now) {
   const Clock::Duration poll = std::min<Clock::Duration>(idle_wait_, MaxWait(v));
-  if (options_.wakeup == Wakeup::kPoll) return poll;
+  if (options_.wakeup == WakeupMode::kPoll) return poll;
   // `wakeup: binlog`: a retry backoff or a lease coming due makes rows
   // claimable without a commit. This relay's own settles say when the
   // retries they wrote come due; the gauges say when the others do.
   // Everything else that frees a row is a commit, which the stream announces.
   if (now < timers_until_) return poll;  // an insert wake-up that found nothing
-  // A round that claimed rows: more are likely there already (a busy table),
-  // so look again as polling does; a busy relay must not slow down because of
-  // the stream. Not while rows wait behind this relay's own deliveries: what
-  // frees them is an acknowledgement (which wakes the loop), and a look
-  // before it would end the pass and start a new one.
-  // With the stream up every insert wakes the loop, so after a round that
-  // claimed rows there is nothing to look for that it would not announce.
+  // A round that claimed rows while the stream is down: more are likely
+  // there already (a busy table), so look again as polling does. Not while
+  // rows wait behind this relay's own deliveries: what frees them is an
+  // acknowledgement (which wakes the loop), and a look before it would end
+  // the pass and start a new one. With the stream up every insert wakes the
+  // loop, so after a round that claimed rows there is nothing to look for
+  // that it would not announce: the timers below decide.
   if (last_claimed_ > 0 && v.deferred == 0 && !v.stream_up) return poll;
   return RaceCheckWait(OwnRetryWait(UnsentWait(poll, v, now), now), now);
 }

@@ -18,7 +18,7 @@
 #include <optional>
 
 #include "common/clock.h"
-#include "common/wakeup.h"
+#include "common/wakeup_source.h"
 #include "config/config.h"
 #include "relay/claimer.h"
 
@@ -50,6 +50,9 @@ inline constexpr std::chrono::microseconds CommitRaceWindow() {
 // poll, which keeps outbox_last_poll_timestamp_seconds (and the
 // stalled-polling alert) true and finds what no commit announced.
 inline constexpr std::chrono::seconds kSafetyPoll{30};
+
+// After a failed round the loop sleeps 200 ms, doubling up to this.
+inline constexpr std::chrono::milliseconds kMaxFailureBackoff{5000};
 
 // ordering none: how often a claim also takes rows whose lease expired (a
 // relay that died, or lost its claims): they go again within a second of
@@ -86,7 +89,7 @@ struct UnsentSnapshot {
 class ClaimScheduler {
  public:
   struct Options {
-    Wakeup wakeup = Wakeup::kPoll;
+    WakeupMode wakeup = WakeupMode::kPoll;
     std::chrono::milliseconds poll_interval{100};
     std::chrono::milliseconds gauge_interval{5000};
     size_t max_inflight = 4;  // max_inflight_batches: a full window claims nothing
@@ -132,11 +135,14 @@ class ClaimScheduler {
   ClaimScheduler(Options options, ClockPtr clock);
 
   Step Next(const View& view);
-  // How long an idle loop would wait for a wake-up now (the wait Next gives
-  // between attempts after a round that found the table idle).
-  Clock::Duration IdleWait(const View& view) { return IdleWait(view, clock_->Now()); }
-  // An attempt is under way: its next step is a claim or a commit-race pause.
-  bool attempting() const { return phase_ == Phase::kClaiming || phase_ == Phase::kRacePause; }
+  // Test seams (...ForTesting: production never calls them). How long an
+  // idle loop would wait for a wake-up now (the wait Next gives between
+  // attempts after a round that found the table idle); whether an attempt
+  // is under way (its next step is a claim or a commit-race pause).
+  Clock::Duration IdleWaitForTesting(const View& view) { return IdleWait(view, clock_->Now()); }
+  bool AttemptingForTesting() const {
+    return phase_ == Phase::kClaiming || phase_ == Phase::kRacePause;
+  }
   // Before each claim round: what it does besides claiming. `in_pass` and
   // `pass_started`: the per_aggregate pass in progress, if any. ordering
   // none: the head read (RoundPlan::head_read) after a round that did not fill

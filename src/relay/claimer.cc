@@ -72,8 +72,8 @@ bool Claimer::ClaimOne(const OutboxRow& row, const std::string& lease_token, Cla
 }
 
 Status Claimer::Probe() {
-  bool due = false;
-  Status s = claim_store_->HasDue(config_.ordering == Ordering::kPerAggregate, &due);
+  bool unused_due = false;
+  Status s = claim_store_->HasDue(config_.ordering == Ordering::kPerAggregate, &unused_due);
   health_->NoteAndBeat(s, "poll", beat_);
   return s;
 }

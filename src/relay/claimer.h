@@ -73,8 +73,9 @@ class Claimer {
   bool saw_new_rows() const { return saw_new_rows_; }
   // When the per_aggregate pass in progress started (ClaimPlanner::in_pass).
   Clock::TimePoint pass_started() const { return pass_started_; }
-  // The idle poll's statement alone: checks the database while claiming is
-  // paused (broker down).
+  // Checks the database while claiming is paused (broker down, or the
+  // service paused) with one cheap index probe (OutboxStore::HasDue), for
+  // DbHealth and the heartbeat; whether a row is due does not matter then.
   Status Probe();
   // Ends the per_aggregate pass in progress: the session was opened again,
   // maybe on another server (a failover), and the pass's snapshot is gone.

@@ -27,6 +27,10 @@ class Housekeeper {
 
   // Connects (cheap when connected); the loop's first statement each round.
   Status Connect();
+  // Reads the table's stats once and does two things with them: sets the
+  // gauges, and keeps what they say about unsent rows for the claim loop
+  // (Unsent): with `wakeup: binlog` the ClaimScheduler wakes when the next
+  // unsent row comes due, so gauge_interval_ms bounds that latency too.
   Status RefreshGauges();
   // What the last read said about unsent rows (for the ClaimScheduler).
   UnsentSnapshot Unsent() const EXCLUDES(unsent_mu_);

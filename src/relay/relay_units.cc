@@ -5,7 +5,7 @@ namespace outbox {
 namespace {
 WakeupSourcePtr TakeWakeup(RelayOptions& options) {
   if (options.wakeup) return std::move(options.wakeup);
-  return std::make_unique<PollWakeup>(options.clock);
+  return std::make_unique<PollWakeupSource>(options.clock);
 }
 
 // `wakeup: binlog`: the settle's commits are the relay's own, which the
@@ -13,7 +13,7 @@ WakeupSourcePtr TakeWakeup(RelayOptions& options) {
 // settle writes, so they are expected before it writes); so released and
 // DEAD rows wake it directly. (`wakeup: poll` finds them at the next poll.)
 SettleNotes SettleNotesFor(const ServiceConfig& config, WakeupSource& wakeup) {
-  if (config.wakeup != Wakeup::kBinlog) return {};
+  if (config.wakeup != WakeupMode::kBinlog) return {};
   return {.before_write = [&wakeup] { wakeup.BeginOwnChange(SettleResult::kMaxCommits); },
           .after_write =
               [&wakeup](int commits) { wakeup.EndOwnChange(SettleResult::kMaxCommits, commits); },
@@ -22,7 +22,7 @@ SettleNotes SettleNotesFor(const ServiceConfig& config, WakeupSource& wakeup) {
 
 // The same for retention's DELETEs (one commit a batch).
 Housekeeper::OwnWrites RetentionNotesFor(const ServiceConfig& config, WakeupSource& wakeup) {
-  if (config.wakeup != Wakeup::kBinlog) return {};
+  if (config.wakeup != WakeupMode::kBinlog) return {};
   return {.before = [&wakeup] { wakeup.BeginOwnChange(1); },
           .after = [&wakeup](int commits) { wakeup.EndOwnChange(1, commits); }};
 }

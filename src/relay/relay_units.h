@@ -7,7 +7,7 @@
 #include "common/clock.h"
 #include "common/liveness.h"
 #include "common/service_stats.h"
-#include "common/wakeup.h"
+#include "common/wakeup_source.h"
 #include "config/config.h"
 #include "kafka/publisher.h"
 #include "outbox/outbox_store.h"
@@ -36,8 +36,8 @@ struct RelayOptions {
   // none). Must outlive the Relay.
   LivenessRegistry* liveness = nullptr;
   // What the claim loop waits on when idle (docs/BINLOG.md): null means a
-  // PollWakeup on poll_interval_ms (`wakeup: poll`); src/app/ hands a
-  // binlog::BinlogWakeup for `wakeup: binlog`.
+  // PollWakeupSource on poll_interval_ms (`wakeup: poll`); src/app/ hands a
+  // binlog::BinlogWakeupSource for `wakeup: binlog`.
   WakeupSourcePtr wakeup;
   // How long acknowledged batches wait to be settled together (SentGrouping,
   // settle_timing.h); 0: each alone, at once (tests that step time by hand).

@@ -2,6 +2,9 @@
 
 #include <algorithm>
 
+#include "relay/claim_scheduler.h"  // kMaxFailureBackoff, kSafetyPoll
+#include "relay/settle_timing.h"    // SettleScheduler::kMaxBackoff
+
 namespace outbox {
 
 StallLimits StallLimitsFor(const ServiceConfig& c) {
@@ -11,13 +14,13 @@ StallLimits StallLimitsFor(const ServiceConfig& c) {
            round_trips * milliseconds(c.mysql.read_timeout_ms);
   };
   constexpr milliseconds kMargin(10000);
-  constexpr milliseconds kBackoffCap(5000);  // the loops' failure backoff (claim_scheduler.cc)
   milliseconds claim_wait =
-      std::max({milliseconds(c.poll_interval_ms), kBackoffCap, milliseconds(1000)});
-  if (c.wakeup == Wakeup::kBinlog) claim_wait = std::max(claim_wait, milliseconds(30000));
+      std::max({milliseconds(c.poll_interval_ms), kMaxFailureBackoff, milliseconds(1000)});
+  if (c.wakeup == WakeupMode::kBinlog) claim_wait = std::max<milliseconds>(claim_wait, kSafetyPoll);
   const milliseconds house_wait =
       std::max(milliseconds(c.gauge_interval_ms), milliseconds(c.retention.pause_ms));
-  return {claim_wait + statement(4) + kMargin, kBackoffCap + statement(6) + kMargin,
+  return {claim_wait + statement(4) + kMargin,
+          SettleScheduler::kMaxBackoff + statement(6) + kMargin,
           house_wait + statement(4) + kMargin};
 }
 

@@ -50,14 +50,14 @@ TEST_CASE(
   notifier.Ready();
   CHECK(socket.Receive(5s).rfind("READY=1", 0) == 0);
   CHECK(socket.Receive(5s) == "WATCHDOG=1");
-  CHECK(notifier.Tick());
+  CHECK(notifier.TickForTesting());
   CHECK(socket.Receive(5s) == "WATCHDOG=1");
 
   clock->Advance(11s);  // the claim loop hangs
-  CHECK_FALSE(notifier.Tick());
-  CHECK_FALSE(notifier.Tick());
+  CHECK_FALSE(notifier.TickForTesting());
+  CHECK_FALSE(notifier.TickForTesting());
   claim->Beat();  // and recovers
-  CHECK(notifier.Tick());
+  CHECK(notifier.TickForTesting());
   // Nothing was sent while stalled: the next datagram is the recovery's ping.
   CHECK(socket.Receive(5s) == "WATCHDOG=1");
   CHECK(socket.Drain() == 0);

@@ -4,13 +4,14 @@
 #include <thread>
 #include <vector>
 
-#include "binlog/wakeup.h"
+#include "binlog/binlog_wakeup_source.h"
+#include "binlog/wake_signal.h"
 #include "fakes/fake_clock.h"
 
 using outbox::DefaultClock;
-using outbox::PollWakeup;
+using outbox::PollWakeupSource;
 using outbox::WakeCause;
-using outbox::WakeSignal;
+using outbox::binlog::WakeSignal;
 using outbox::testing::FakeClock;
 using namespace std::chrono_literals;
 
@@ -85,7 +86,7 @@ TEST_CASE("binlog: a wake-up from another thread ends a wait before its deadline
 }
 
 TEST_CASE("binlog: wakeup poll waits poll_interval and only Interrupt wakes it", "[binlog-unit]") {
-  PollWakeup w(DefaultClock());
+  PollWakeupSource w(DefaultClock());
   CHECK_FALSE(w.binlog_up());
   CHECK(w.WaitUntil(DefaultClock()->Now() + 10ms) == WakeCause::kDeadline);
   w.Interrupt();
@@ -120,7 +121,7 @@ TEST_CASE("binlog: the relay's own commits do not wake its loop and foreign ones
 
 TEST_CASE("binlog: wakeup poll takes no note of the relay's own commits", "[binlog-unit]") {
   Signal s;
-  PollWakeup poll(s.clock);
+  PollWakeupSource poll(s.clock);
   poll.ExpectOwnChange();  // no-ops
   poll.BeginOwnChange(2);
   poll.Interrupt();

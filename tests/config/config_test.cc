@@ -253,7 +253,7 @@ TEST_CASE("wakeup and binlog_server_id and the TLS mode parse into their enums a
           "[config]") {
   auto loaded = LoadConfigText(kValid, "c.yaml", Env({{"ORDER_PW", "pw"}}));
   const ServiceConfig& d = loaded.config.services.at(0);
-  CHECK(d.wakeup == Wakeup::kPoll);
+  CHECK(d.wakeup == WakeupMode::kPoll);
   CHECK_FALSE(d.mysql.binlog_server_id.has_value());
   CHECK(d.mysql.tls.mode == TlsMode::kPreferred);
   const std::string two =
@@ -267,13 +267,13 @@ TEST_CASE("wakeup and binlog_server_id and the TLS mode parse into their enums a
   auto l2 = LoadConfigText(two, "c.yaml", Env({}));
   const auto& s = l2.config.services;
   REQUIRE(s.size() == 3);
-  CHECK(s[0].wakeup == Wakeup::kBinlog);
+  CHECK(s[0].wakeup == WakeupMode::kBinlog);
   CHECK(s[0].mysql.binlog_server_id == 4294967295u);
   CHECK(s[0].mysql.tls.mode == TlsMode::kDisabled);
   CHECK(s[1].mysql.binlog_server_id == 4294967295u);
-  CHECK(s[2].wakeup == Wakeup::kPoll);
+  CHECK(s[2].wakeup == WakeupMode::kPoll);
   CHECK(s[2].mysql.binlog_server_id == 9u);
-  CHECK(std::string(ToString(Wakeup::kBinlog)) == "binlog");
+  CHECK(std::string(ToString(WakeupMode::kBinlog)) == "binlog");
   CHECK(std::string(ToString(TlsMode::kVerifyIdentity)) == "verify_identity");
 }
 

@@ -51,7 +51,6 @@ class FakeTable : public OutboxStore {
 
   // The OutboxStore operations, on this table.
   Status Connect() override;
-  void Disconnect() override {}
   Status HasDue(bool include_expired, bool* due) override;
   Status ReadHead(const HeadQuery& q, HeadRead* out) override;
   Status ClaimRow(int64_t id, const std::string& lease_token, bool* claimed) override;
@@ -92,7 +91,6 @@ class OutboxStoreWrapper : public OutboxStore {
   explicit OutboxStoreWrapper(std::shared_ptr<OutboxStore> target) : target_(std::move(target)) {}
 
   Status Connect() override { return target_->Connect(); }
-  void Disconnect() override { target_->Disconnect(); }
   Status HasDue(bool include_expired, bool* due) override {
     return target_->HasDue(include_expired, due);
   }

@@ -1,4 +1,4 @@
-// Fault scenarios (issue 3): relays as separate processes against the test
+// Fault scenarios: relays as separate processes against the test
 // MariaDB and librdkafka's mock cluster, faults injected on purpose, and each
 // scenario ends with the verdict of outbox-check, an independent reader of
 // the table and the topics. Figures are printed as "FIGURES {json}" lines

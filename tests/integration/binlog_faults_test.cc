@@ -11,7 +11,7 @@
 
 #include "binlog/binlog_check.h"
 #include "binlog/binlog_stream.h"
-#include "binlog/wakeup_hub.h"
+#include "binlog/binlog_streams.h"
 #include "support/binlog_test_support.h"
 #include "support/tcp_proxy.h"
 #include "support/test_env.h"
@@ -36,11 +36,11 @@ struct Watched {
   explicit Watched(binlog::BinlogOptions o)
       : stream(
             std::move(o),
-            [this](const binlog::Commit&) { commit_wake(binlog::WakeupHub::Wake::kInsert); },
+            [this](const binlog::Commit&) { commit_wake(binlog::BinlogStreams::Notice::kInsert); },
             log.Callback()) {}
   StateLog log;
   Waker commits;
-  binlog::WakeupHub::WakeFn commit_wake = commits.Callback();
+  binlog::BinlogStreams::NoticeFn commit_wake = commits.Callback();
   binlog::BinlogStream stream;
 };
 
@@ -77,7 +77,7 @@ TEST_CASE("binlog: a server restart takes the stream down and it reconnects by i
   RequireLogBin();
   REQUIRE(!TestMysqlDir().empty());
   TestDatabase db("binlog_restart");
-  binlog::WakeupHub hub;
+  binlog::BinlogStreams hub;
   Waker w;
   auto sub = hub.Subscribe(TestBinlogOptions(), "binlog_restart", "t_outbox", w.Callback());
   REQUIRE(WaitFor([&] { return sub->up(); }, 10s, 10ms));
@@ -271,7 +271,7 @@ TEST_CASE("binlog: a reopened stream connects again at once and wakes for the co
           "[binlog]") {
   RequireLogBin();
   TestDatabase db("binlog_reopen");
-  binlog::WakeupHub hub;
+  binlog::BinlogStreams hub;
   Waker w;
   binlog::BinlogOptions o = TestBinlogOptions();
   o.initial_backoff_ms = 30000;  // a reopen does not wait for the backoff

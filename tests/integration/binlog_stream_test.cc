@@ -9,8 +9,8 @@
 #include <thread>
 
 #include "binlog/binlog_check.h"
-#include "binlog/wakeup.h"
-#include "binlog/wakeup_hub.h"
+#include "binlog/binlog_streams.h"
+#include "binlog/binlog_wakeup_source.h"
 #include "relay/claim_scheduler.h"
 #include "support/binlog_test_support.h"
 #include "support/tcp_proxy.h"
@@ -24,7 +24,7 @@ using namespace std::chrono_literals;
 namespace {
 
 // A hub subscription waiting until its stream is up.
-binlog::SubscriptionPtr SubscribeUp(binlog::WakeupHub& hub, const binlog::BinlogOptions& o,
+binlog::SubscriptionPtr SubscribeUp(binlog::BinlogStreams& hub, const binlog::BinlogOptions& o,
                                     const std::string& db, const std::string& table, Waker& w) {
   auto sub = hub.Subscribe(o, db, table, w.Callback());
   REQUIRE(WaitFor([&] { return sub->up(); }, 10s, 10ms));
@@ -59,7 +59,7 @@ TEST_CASE("binlog: an insert into a watched table wakes its subscriber with ROW"
   db.Exec("CREATE TABLE t_other (id INT PRIMARY KEY)");
   GlobalFormat row("ROW");
   db.Exec("SET SESSION binlog_format = 'ROW'");  // the session predates the global change
-  binlog::WakeupHub hub;
+  binlog::BinlogStreams hub;
   Waker w;
   auto sub = SubscribeUp(hub, TestBinlogOptions(), "binlog_row_wake", "t_outbox", w);
   CHECK(sub->state().format == "ROW");
@@ -91,7 +91,7 @@ TEST_CASE(
   db.Exec("CREATE TABLE t_other (id INT PRIMARY KEY)");
   GlobalFormat mixed("MIXED");
   db.Exec("SET SESSION binlog_format = 'MIXED'");  // the session predates the global change
-  binlog::WakeupHub hub;
+  binlog::BinlogStreams hub;
   Waker w, w_other;
   auto sub = SubscribeUp(hub, TestBinlogOptions(), "binlog_mixed_wake", "t_outbox", w);
   auto sub_other = SubscribeUp(hub, TestBinlogOptions(), "binlog_mixed_other", "t_outbox", w_other);
@@ -117,7 +117,7 @@ TEST_CASE("binlog: one stream serves many subscribers on one server", "[binlog]"
   constexpr int kServices = 12;
   std::vector<std::unique_ptr<TestDatabase>> dbs;
   std::vector<std::unique_ptr<Waker>> wakers;
-  binlog::WakeupHub hub;
+  binlog::BinlogStreams hub;
   std::vector<binlog::SubscriptionPtr> subs;
   for (int i = 0; i < kServices; ++i) {
     dbs.push_back(std::make_unique<TestDatabase>("binlog_many_" + std::to_string(i)));
@@ -125,7 +125,7 @@ TEST_CASE("binlog: one stream serves many subscribers on one server", "[binlog]"
     subs.push_back(
         SubscribeUp(hub, TestBinlogOptions(), dbs.back()->name(), "t_outbox", *wakers.back()));
   }
-  CHECK(hub.Streams().size() == 1);
+  CHECK(hub.StreamsForTesting().size() == 1);
   SqlClient admin("mysql");
   // Registered: SHOW SLAVE HOSTS lists its server_id (and "outbox-relay binlog-test").
   CHECK(admin.QueryInt("SHOW SLAVE HOSTS") ==
@@ -149,13 +149,13 @@ TEST_CASE("binlog: one stream serves many subscribers on one server", "[binlog]"
     if (i != 5) CHECK(wakers[i]->count() == before[i]);
 }
 
-TEST_CASE("binlog: a BinlogWakeup ends its wait on a commit and says while its stream is up",
+TEST_CASE("binlog: a BinlogWakeupSource ends its wait on a commit and says while its stream is up",
           "[binlog]") {
   RequireLogBin();
   TestDatabase db("binlog_wakeup_seam");
-  binlog::WakeupHub hub;
-  binlog::BinlogWakeup wakeup(DefaultClock(), hub, TestBinlogOptions(), "binlog_wakeup_seam",
-                              "t_outbox");
+  binlog::BinlogStreams hub;
+  binlog::BinlogWakeupSource wakeup(DefaultClock(), hub, TestBinlogOptions(), "binlog_wakeup_seam",
+                                    "t_outbox");
   REQUIRE(WaitFor([&] { return wakeup.binlog_up(); }, 10s, 10ms));
   while (wakeup.WaitUntil(DefaultClock()->Now() + 50ms) != WakeCause::kDeadline) {
   }  // the up transition's wake-up, consumed
@@ -177,7 +177,7 @@ TEST_CASE("binlog: a BinlogWakeup ends its wait on a commit and says while its s
 TEST_CASE("binlog: the stream follows FLUSH BINARY LOGS into the next file", "[binlog]") {
   RequireLogBin();
   TestDatabase db("binlog_rotate");
-  binlog::WakeupHub hub;
+  binlog::BinlogStreams hub;
   Waker w;
   auto sub = SubscribeUp(hub, TestBinlogOptions(), "binlog_rotate", "t_outbox", w);
   const std::string file = sub->state().file;
@@ -221,7 +221,7 @@ void MeasureLatency(const std::string& format) {
   db.Exec("SET SESSION binlog_format = '" + format + "'");
   GlobalFormat global(format);
   SqlClient claimer(name);
-  binlog::WakeupHub hub;
+  binlog::BinlogStreams hub;
   Waker w;
   auto sub = SubscribeUp(hub, TestBinlogOptions(), name, "t_outbox", w);
   constexpr int kRows = 300;
@@ -320,7 +320,7 @@ TEST_CASE("binlog: a destroyed subscription is never woken again while the other
           "[binlog]") {
   RequireLogBin();
   TestDatabase db("binlog_unsubscribe");
-  binlog::WakeupHub hub;
+  binlog::BinlogStreams hub;
   Waker kept;
   auto keep = SubscribeUp(hub, TestBinlogOptions(), "binlog_unsubscribe", "t_outbox", kept);
   auto gone_waker = std::make_unique<Waker>();
@@ -330,7 +330,7 @@ TEST_CASE("binlog: a destroyed subscription is never woken again while the other
   const int seen = kept.count();
   db.InsertEvents(1, 1);
   CHECK(kept.WaitAbove(seen, 5s));
-  CHECK(hub.Streams().size() == 1);
+  CHECK(hub.StreamsForTesting().size() == 1);
 }
 
 namespace {

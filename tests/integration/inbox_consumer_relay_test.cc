@@ -1,4 +1,4 @@
-// The two halves together, as issue 15 is judged: the real relay, killed -9
+// The two halves together, as a user runs them: the real relay, killed -9
 // while it drains, leaves duplicates in Kafka; the example consumer, killed
 // -9 at random moments and restarted, applies every event of t_outbox
 // exactly once and in order per aggregate — checked with SQL against the

@@ -1,4 +1,4 @@
-// What an operator does on the day something goes wrong (issue 6): DEAD rows
+// What an operator does on the day something goes wrong: DEAD rows
 // driven by a real failure, listed and replayed with the real binary while
 // relays run; retention while the relay drains; the blocked-aggregates gauge;
 // `check --connect` and the grants.

@@ -15,8 +15,8 @@
 #include <mutex>
 #include <thread>
 
-#include "binlog/wakeup.h"
-#include "binlog/wakeup_hub.h"
+#include "binlog/binlog_streams.h"
+#include "binlog/binlog_wakeup_source.h"
 #include "kafka/kafka_config.h"
 #include "kafka/kafka_publisher.h"
 #include "metrics/metrics.h"
@@ -67,7 +67,7 @@ struct Run {
   std::unique_ptr<TestDatabase> db;
   Metrics metrics;
   std::shared_ptr<TimingPublisher> publisher;
-  std::unique_ptr<binlog::WakeupHub> hub;
+  std::unique_ptr<binlog::BinlogStreams> hub;
   std::unique_ptr<Relay> relay;
   ~Run() {
     if (relay) relay->Stop(10s);
@@ -82,7 +82,7 @@ void StartRelay(Run& r, const std::string& name, const std::string& bootstrap, b
   s.poll_interval_ms = 100;    // the default
   s.gauge_interval_ms = 5000;  // the default
   s.lease_ms = 30000;
-  s.wakeup = binlog ? Wakeup::kBinlog : Wakeup::kPoll;
+  s.wakeup = binlog ? WakeupMode::kBinlog : WakeupMode::kPoll;
   // OUTBOX_MEASURE_LINGER_MS: the producer's linger.ms (the relay's default 1).
   if (const char* linger = std::getenv("OUTBOX_MEASURE_LINGER_MS"))
     s.kafka.properties["linger.ms"] = linger;
@@ -99,12 +99,12 @@ void StartRelay(Run& r, const std::string& name, const std::string& bootstrap, b
   o.publisher = r.publisher;
   o.metrics = &r.metrics.ForService(s.name);
   if (binlog) {
-    r.hub = std::make_unique<binlog::WakeupHub>();
+    r.hub = std::make_unique<binlog::BinlogStreams>();
     binlog::BinlogOptions b;
     b.mysql = TestMysql("");
     b.instance_id = "measure";
-    o.wakeup = std::make_unique<binlog::BinlogWakeup>(DefaultClock(), *r.hub, b, s.mysql.database,
-                                                      s.mysql.table);
+    o.wakeup = std::make_unique<binlog::BinlogWakeupSource>(DefaultClock(), *r.hub, b,
+                                                            s.mysql.database, s.mysql.table);
   }
   r.relay = std::make_unique<Relay>(std::move(o));
   r.relay->Start();

@@ -1,5 +1,5 @@
 // `wakeup: binlog` end to end: a Relay whose claim loop waits on a
-// BinlogWakeup over the test MariaDB's binary log (scripts/test starts it
+// BinlogWakeupSource over the test MariaDB's binary log (scripts/test starts it
 // with log_bin on, binlog_format=MIXED) and the mock cluster. Tagged
 // [binlog-relay], not [e2e]: the minimal-grants tier's user has no
 // replication grants. The loop's wait logic alone: tests/relay/claim_loop_test.cc.
@@ -10,8 +10,8 @@
 #include <set>
 #include <thread>
 
-#include "binlog/wakeup.h"
-#include "binlog/wakeup_hub.h"
+#include "binlog/binlog_streams.h"
+#include "binlog/binlog_wakeup_source.h"
 #include "support/binlog_test_support.h"
 #include "support/http_probe.h"
 #include "support/kafka_reader.h"
@@ -42,14 +42,14 @@ ServiceConfig BinlogService(const TestDatabase& db, TestBroker& cluster, int pol
   cluster.CreateTopic("outbox.event.Order", 4);
   ServiceConfig s = TestService(db, cluster.bootstrap());
   s.poll_interval_ms = poll_interval_ms;
-  s.wakeup = Wakeup::kBinlog;
+  s.wakeup = WakeupMode::kBinlog;
   return s;
 }
 
-WakeupSourcePtr BinlogWakeupFor(binlog::WakeupHub& hub, const binlog::BinlogOptions& options,
+WakeupSourcePtr BinlogWakeupFor(binlog::BinlogStreams& hub, const binlog::BinlogOptions& options,
                                 const ServiceConfig& s) {
-  return std::make_unique<binlog::BinlogWakeup>(DefaultClock(), hub, options, s.mysql.database,
-                                                s.mysql.table);
+  return std::make_unique<binlog::BinlogWakeupSource>(DefaultClock(), hub, options,
+                                                      s.mysql.database, s.mysql.table);
 }
 
 void InsertOne(TestDatabase& db, int64_t id) {
@@ -129,7 +129,7 @@ struct QuietBinlogRelay {
     h->relay->Start();
     REQUIRE(WaitFor([&] { return h->Metric("outbox_wakeup_binlog_up") == 1; }, 20s));
   }
-  binlog::WakeupHub hub;  // outlives the relay
+  binlog::BinlogStreams hub;  // outlives the relay
   std::unique_ptr<RelayHarness> h;
 };
 
@@ -178,7 +178,7 @@ TEST_CASE("a relay whose binlog stream stalls reports binlog_up 0 and still deli
   TestDatabase db("binlog_relay_fallback");
   ServiceConfig s = BinlogService(db, cluster, 200);
   TcpProxy proxy(TestMysql("").port);  // only the stream goes through it
-  binlog::WakeupHub hub;
+  binlog::BinlogStreams hub;
   RelayHarness h(s, BinlogWakeupFor(hub, StreamOptions(proxy.port()), s));
   h.relay->Start();
   REQUIRE(WaitFor([&] { return h.Metric("outbox_wakeup_binlog_up") == 1; }, 20s));
@@ -204,7 +204,7 @@ TEST_CASE("per_aggregate order is unchanged with wakeup binlog while rows keep a
   ServiceConfig s = BinlogService(db, cluster, 5000);
   s.batch_size = 50;
   s.ordering = Ordering::kPerAggregate;
-  binlog::WakeupHub hub;
+  binlog::BinlogStreams hub;
   RelayHarness h(s, BinlogWakeupFor(hub, StreamOptions(), s));
   h.relay->Start();
   REQUIRE(WaitFor([&] { return h.Metric("outbox_wakeup_binlog_up") == 1; }, 20s));

@@ -23,7 +23,7 @@ CC
 cat >"$tmp/good.cc" <<'CC'
 // docs/DESIGN.md "Threads", DESIGN.md, "Lease token and fencing", README "How it works"
 // docs/CONFIG.md#lease-and-fencing-why-lease_ms-is-at-least-2000
-// src/relay/claim_loop.h, src/binlog/wakeup_hub.*, common/clock.h, scripts/lint
+// src/relay/claim_loop.h, src/binlog/binlog_streams.*, common/clock.h, scripts/lint
 // kubectl port-forward deploy/outbox-relay 9464
 const char* s = "docs/DESIGN.md \"Claiming\" in a string is not a comment";
 CC

@@ -1,4 +1,4 @@
-// The claim loop's wait with a wake-up seam (src/common/wakeup.h): how long
+// The claim loop's wait with a wake-up seam (src/common/wakeup_source.h): how long
 // an idle loop waits with `wakeup: poll` and `wakeup: binlog`, the
 // commit-race retry after an insert, and that a wake-up and Stop end the
 // wait. A scripted WakeupSource stands in for the binlog stream; the same
@@ -7,7 +7,7 @@
 #include <functional>
 #include <thread>
 
-#include "common/wakeup.h"
+#include "common/wakeup_source.h"
 #include "relay/relay_rig.h"
 #include "support/wait.h"
 
@@ -17,11 +17,11 @@ namespace {
 using namespace std::chrono_literals;
 using namespace testing;  // the fakes and WaitFor
 
-// A stand-in for BinlogWakeup: a PollWakeup's waiting with a stream state the
+// A stand-in for BinlogWakeupSource: a PollWakeupSource's waiting with a stream state the
 // test sets.
-class ScriptedWakeup : public WakeupSource {
+class ScriptedWakeupSource : public WakeupSource {
  public:
-  explicit ScriptedWakeup(ClockPtr clock) : poll_(std::move(clock)) {}
+  explicit ScriptedWakeupSource(ClockPtr clock) : poll_(std::move(clock)) {}
   WakeCause WaitUntil(Clock::TimePoint deadline) override {
     waits_.fetch_add(1);
     if (during_wait) {  // the test's thread: no other caller
@@ -54,7 +54,7 @@ class ScriptedWakeup : public WakeupSource {
   std::function<WakeCause()> during_wait;
 
  private:
-  PollWakeup poll_;
+  PollWakeupSource poll_;
 };
 
 ServiceConfig BinlogConfig() {
@@ -64,7 +64,7 @@ ServiceConfig BinlogConfig() {
   c.lease_ms = 30000;
   c.poll_interval_ms = 100;
   c.gauge_interval_ms = 5000;
-  c.wakeup = Wakeup::kBinlog;
+  c.wakeup = WakeupMode::kBinlog;
   c.ordering = Ordering::kNone;  // one head read per idle round
   return c;
 }
@@ -76,7 +76,7 @@ struct WakeRig {
         table(std::make_shared<FakeTable>(clock)),
         broker(std::make_shared<FakePublisher>()) {
     ClockPtr used = relay_clock ? relay_clock : ClockPtr(clock);
-    auto w = std::make_unique<ScriptedWakeup>(used);
+    auto w = std::make_unique<ScriptedWakeupSource>(used);
     wakeup = w.get();
     RelayOptions o = FakeRelayOptions(config, FakeStoreFactory(table), broker, used, &metrics);
     o.seed = 42;
@@ -90,7 +90,7 @@ struct WakeRig {
   std::shared_ptr<FakeTable> table;
   std::shared_ptr<FakePublisher> broker;
   testing::FakeStats metrics;
-  ScriptedWakeup* wakeup = nullptr;  // owned by the relay
+  ScriptedWakeupSource* wakeup = nullptr;  // owned by the relay
   std::unique_ptr<RelayUnits> relay;
 };
 
@@ -99,7 +99,7 @@ std::unique_ptr<RelayUnits> RelayOn(const ServiceConfig& c, std::shared_ptr<Fake
                                     StoreFactory stores, testing::FakeStats* metrics) {
   RelayOptions o =
       FakeRelayOptions(c, std::move(stores), std::make_shared<FakePublisher>(), clock, metrics);
-  o.wakeup = std::make_unique<ScriptedWakeup>(clock);  // the stream is up
+  o.wakeup = std::make_unique<ScriptedWakeupSource>(clock);  // the stream is up
   return std::make_unique<RelayUnits>(std::move(o));
 }
 
@@ -109,15 +109,15 @@ Clock::Duration IdleWait(RelayUnits& relay) {
   ClaimScheduler::View v;
   v.stream_up = relay.wakeup->binlog_up();
   v.deferred = relay.planner.deferred_count();
-  if (relay.config.wakeup == Wakeup::kBinlog) v.unsent = relay.housekeeper.Unsent();
-  return relay.scheduler.IdleWait(v);
+  if (relay.config.wakeup == WakeupMode::kBinlog) v.unsent = relay.housekeeper.Unsent();
+  return relay.scheduler.IdleWaitForTesting(v);
 }
 
 TEST_CASE("with wakeup poll the idle wait is the poll backoff as before", "[relay][wakeup]") {
   ServiceConfig c = BinlogConfig();
-  c.wakeup = Wakeup::kPoll;
+  c.wakeup = WakeupMode::kPoll;
   WakeRig rig(c);
-  rig.wakeup->up_ = false;  // as a PollWakeup
+  rig.wakeup->up_ = false;  // as a PollWakeupSource
   rig.table->Insert("order", 1, "OrderCreated");
   CHECK(rig.relay->claim.ClaimOnce() == ClaimRound::kIdle);  // claimed: look again sooner
   CHECK(IdleWait(*rig.relay) == 50ms);                       // the poll backoff, halved
@@ -238,11 +238,7 @@ TEST_CASE("with wakeup binlog a retry its own settle wrote wakes the loop when i
   c.retry.max_backoff_ms = 2000;  // no jitter below 1 s: the backoff is 1 to 2 s
   WakeRig rig(c);
   rig.broker->set_decide([](const Message&) {
-    PublishOutcome o;
-    o.result = PublishResult::kRetryable;
-    o.reason = FailureReason::kBrokerDown;
-    o.error = "broker down";
-    return o;
+    return PublishOutcome{PublishResult::kRetryable, FailureReason::kBrokerDown, "broker down"};
   });
   rig.table->Insert("order", 1, "OrderCreated");
   CHECK(rig.relay->claim.ClaimOnce() == ClaimRound::kIdle);
@@ -266,25 +262,30 @@ TEST_CASE("with wakeup binlog a retry its own settle wrote wakes the loop when i
   CHECK(IdleWait(*rig.relay) == 5000ms);
 }
 
-// A store whose new row becomes visible only at its third head read, as a row
-// the binary log announced before its InnoDB commit was visible.
+// A store whose new row becomes visible only at its `shows_at`th head read
+// (counted in *head_reads), as a row the binary log announced before its
+// InnoDB commit was visible.
 class LateRowStore : public testing::OutboxStoreWrapper {
  public:
-  LateRowStore(std::shared_ptr<FakeTable> table, std::shared_ptr<int> head_reads)
-      : OutboxStoreWrapper(table), table_(std::move(table)), head_reads_(std::move(head_reads)) {}
+  LateRowStore(std::shared_ptr<FakeTable> table, std::shared_ptr<int> head_reads, int shows_at)
+      : OutboxStoreWrapper(table),
+        table_(std::move(table)),
+        head_reads_(std::move(head_reads)),
+        shows_at_(shows_at) {}
   Status ReadHead(const HeadQuery& q, HeadRead* out) override {
-    if (++*head_reads_ == 3) table_->Insert("order", 1, "OrderCreated");
+    if (++*head_reads_ == shows_at_) table_->Insert("order", 1, "OrderCreated");
     return OutboxStoreWrapper::ReadHead(q, out);
   }
 
  private:
   std::shared_ptr<FakeTable> table_;
   std::shared_ptr<int> head_reads_;
+  const int shows_at_;
 };
 
 TEST_CASE("an acknowledgement wakes the loop when rows wait behind it", "[relay][wakeup]") {
   ServiceConfig c = BinlogConfig();
-  c.wakeup = GENERATE(Wakeup::kBinlog, Wakeup::kPoll);
+  c.wakeup = GENERATE(WakeupMode::kBinlog, WakeupMode::kPoll);
   c.ordering = Ordering::kPerAggregate;
   c.batch_size = 1;  // the aggregate's second event waits for the first
   WakeRig rig(c);
@@ -328,7 +329,8 @@ TEST_CASE("a claim after an insert wake-up retries until the row is visible", "[
   auto head_reads = std::make_shared<int>(0);
   testing::FakeStats metrics;
   auto owned = RelayOn(
-      c, clock, [table, head_reads] { return std::make_unique<LateRowStore>(table, head_reads); },
+      c, clock,
+      [table, head_reads] { return std::make_unique<LateRowStore>(table, head_reads, 3); },
       &metrics);
   RelayUnits& relay = *owned;
   CHECK(relay.claim.ClaimOnce() == ClaimRound::kIdle);  // the first claim reclaims: no head read
@@ -399,21 +401,6 @@ TEST_CASE("an acknowledgement that frees a deferred row ends a commit-race pause
   CHECK(rig.clock->Now() == start);           // and did not wait the pause out
 }
 
-// As LateRowStore for per_aggregate: the row shows at the second head read.
-class LatePassStore : public testing::OutboxStoreWrapper {
- public:
-  LatePassStore(std::shared_ptr<FakeTable> table, std::shared_ptr<int> passes)
-      : OutboxStoreWrapper(table), table_(std::move(table)), passes_(std::move(passes)) {}
-  Status ReadHead(const HeadQuery& q, HeadRead* out) override {
-    if (++*passes_ == 2) table_->Insert("order", 1, "OrderCreated");
-    return OutboxStoreWrapper::ReadHead(q, out);
-  }
-
- private:
-  std::shared_ptr<FakeTable> table_;
-  std::shared_ptr<int> passes_;
-};
-
 TEST_CASE("with per_aggregate the commit-race retry claims the row of a pass that found it",
           "[relay][wakeup]") {
   ServiceConfig c = BinlogConfig();
@@ -424,7 +411,11 @@ TEST_CASE("with per_aggregate the commit-race retry claims the row of a pass tha
   auto passes = std::make_shared<int>(0);
   testing::FakeStats metrics;
   auto owned = RelayOn(
-      c, clock, [table, passes] { return std::make_unique<LatePassStore>(table, passes); },
+      c, clock,
+      [table, passes] {
+        // per_aggregate: the row shows at the second head read.
+        return std::make_unique<LateRowStore>(table, passes, 2);
+      },
       &metrics);
   RelayUnits& relay = *owned;
   // The first pass finds nothing; the retry's pass starts with the row (a
@@ -758,7 +749,7 @@ TEST_CASE("with wakeup binlog retention's deletes are announced as the relay's o
 TEST_CASE("with wakeup poll a settle that released rows leaves them to the next poll",
           "[relay][wakeup]") {
   ServiceConfig c = BinlogConfig();
-  c.wakeup = Wakeup::kPoll;
+  c.wakeup = WakeupMode::kPoll;
   WakeRig rig(c);
   rig.broker->set_decide([](const Message&) {
     return PublishOutcome{PublishResult::kNotAttempted, FailureReason::kQueueFull, "full"};

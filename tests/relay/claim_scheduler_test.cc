@@ -21,14 +21,14 @@ using testing::FakeClock;
 constexpr auto kSafety = kSafetyPoll;  // the longest idle wait while the stream is up
 
 struct Rig {
-  explicit Rig(Wakeup mode, bool ordered = false) : clock(std::make_shared<FakeClock>()) {
+  explicit Rig(WakeupMode mode, bool ordered = false) : clock(std::make_shared<FakeClock>()) {
     ClaimScheduler::Options o;
     o.wakeup = mode;
     o.ordered = ordered;
     o.poll_interval = 100ms;
     o.gauge_interval = 5000ms;
     scheduler = std::make_unique<ClaimScheduler>(o, clock);
-    view.stream_up = mode == Wakeup::kBinlog;
+    view.stream_up = mode == WakeupMode::kBinlog;
   }
   Step Next() { return scheduler->Next(view); }
   // A claim step, then a round of `kind` that claimed `claimed` rows, planned
@@ -61,7 +61,7 @@ void IdleAfterEmptyRead(Rig& r) {
 // One row of the table: events, then the expected next step.
 struct Row {
   std::string name;
-  Wakeup mode;
+  WakeupMode mode;
   std::function<void(Rig&)> events;
   Action action;
   Clock::Duration wait{};        // for waits: `until` - now
@@ -86,12 +86,12 @@ void Check(const Row& row) {
 
 TEST_CASE("the scheduler's table: rounds and their results", "[relay][scheduler]") {
   const std::vector<Row> rows = {
-      {"a loop starts with a claim", Wakeup::kPoll, [](Rig&) {}, Action::kClaim},
-      {"a full batch claims again at once", Wakeup::kPoll,
+      {"a loop starts with a claim", WakeupMode::kPoll, [](Rig&) {}, Action::kClaim},
+      {"a full batch claims again at once", WakeupMode::kPoll,
        [](Rig& r) { r.Round(ClaimRound::kMore, 100); }, Action::kClaim},
-      {"a round that claimed halves the poll backoff", Wakeup::kPoll,
+      {"a round that claimed halves the poll backoff", WakeupMode::kPoll,
        [](Rig& r) { r.Round(ClaimRound::kIdle, 3); }, Action::kWaitWake, 50ms},
-      {"an idle round doubles the poll backoff", Wakeup::kPoll,
+      {"an idle round doubles the poll backoff", WakeupMode::kPoll,
        [](Rig& r) {
          r.Round(ClaimRound::kIdle, 3);
          r.scheduler->OnWake(WakeCause::kDeadline);
@@ -100,37 +100,37 @@ TEST_CASE("the scheduler's table: rounds and their results", "[relay][scheduler]
          r.Round(ClaimRound::kIdle, 0);
        },
        Action::kWaitWake, 50ms},
-      {"a full batch resets the poll backoff to 1 ms", Wakeup::kPoll,
+      {"a full batch resets the poll backoff to 1 ms", WakeupMode::kPoll,
        [](Rig& r) {
          r.Round(ClaimRound::kMore, 100);
          r.Round(ClaimRound::kIdle, 3);
        },
        Action::kWaitWake, 1ms},
-      {"the poll backoff stops at poll_interval_ms", Wakeup::kPoll,
+      {"the poll backoff stops at poll_interval_ms", WakeupMode::kPoll,
        [](Rig& r) { r.Round(ClaimRound::kIdle, 0); }, Action::kWaitWake, 100ms},
-      {"a full in-flight window waits for a settle", Wakeup::kPoll,
+      {"a full in-flight window waits for a settle", WakeupMode::kPoll,
        [](Rig& r) { r.Round(ClaimRound::kBusy); }, Action::kWaitRoom, 100ms},
-      {"a failed round backs off 200 ms", Wakeup::kPoll,
+      {"a failed round backs off 200 ms", WakeupMode::kPoll,
        [](Rig& r) { r.Round(ClaimRound::kFailed); }, Action::kSleep, 200ms},
-      {"failures double the backoff", Wakeup::kPoll,
+      {"failures double the backoff", WakeupMode::kPoll,
        [](Rig& r) {
          r.Round(ClaimRound::kFailed);
          r.Next();  // the sleep
          r.Round(ClaimRound::kFailed);
        },
        Action::kSleep, 400ms},
-      {"the broker down: the database probe alone", Wakeup::kPoll,
+      {"the broker down: the database probe alone", WakeupMode::kPoll,
        [](Rig& r) { r.view.broker_up = false; }, Action::kProbe},
-      {"the broker down: one probe, then a second's sleep", Wakeup::kPoll,
+      {"the broker down: one probe, then a second's sleep", WakeupMode::kPoll,
        [](Rig& r) {
          r.view.broker_up = false;
          r.Next();
        },
        Action::kSleep, 1s},
-      {"paused: the probe alone, never a claim", Wakeup::kPoll,
+      {"paused: the probe alone, never a claim", WakeupMode::kPoll,
        [](Rig& r) { r.scheduler->SetPaused(true); }, Action::kProbe},
       {"a reconnect asks for a new pass without the head read",
-       Wakeup::kBinlog,
+       WakeupMode::kBinlog,
        [](Rig& r) {
          r.Round(ClaimRound::kIdle, 0);
          r.scheduler->OnReconnect();
@@ -147,14 +147,14 @@ TEST_CASE("the scheduler's table: rounds and their results", "[relay][scheduler]
 TEST_CASE("the scheduler's table: wake-ups and what they ask for", "[relay][scheduler]") {
   const auto idle = IdleAfterEmptyRead;
   const std::vector<Row> rows = {
-      {"a timer: one claim", Wakeup::kBinlog,
+      {"a timer: one claim", WakeupMode::kBinlog,
        [&](Rig& r) {
          idle(r);
          r.scheduler->OnWake(WakeCause::kDeadline);
        },
        Action::kClaim},
       {"a commit that updated rows: a pass that reads the head first",
-       Wakeup::kBinlog,
+       WakeupMode::kBinlog,
        [&](Rig& r) {
          idle(r);
          r.scheduler->OnWake(WakeCause::kChange);
@@ -162,13 +162,13 @@ TEST_CASE("the scheduler's table: wake-ups and what they ask for", "[relay][sche
        Action::kClaim,
        {},
        true},
-      {"an insert: a pass without the head read", Wakeup::kBinlog,
+      {"an insert: a pass without the head read", WakeupMode::kBinlog,
        [&](Rig& r) {
          idle(r);
          r.scheduler->OnWake(WakeCause::kInsert);
        },
        Action::kClaim},
-      {"a pass goes on while its rounds only read pages", Wakeup::kBinlog,
+      {"a pass goes on while its rounds only read pages", WakeupMode::kBinlog,
        [&](Rig& r) {
          idle(r);
          r.scheduler->OnWake(WakeCause::kChange);
@@ -182,14 +182,14 @@ TEST_CASE("the scheduler's table: wake-ups and what they ask for", "[relay][sche
 TEST_CASE("the scheduler's table: the commit race after a wake-up", "[relay][scheduler]") {
   const auto idle = IdleAfterEmptyRead;
   const std::vector<Row> rows = {
-      {"an insert whose pass found nothing pauses 0.25 ms", Wakeup::kBinlog,
+      {"an insert whose pass found nothing pauses 0.25 ms", WakeupMode::kBinlog,
        [&](Rig& r) {
          idle(r);
          r.scheduler->OnWake(WakeCause::kInsert);
          r.Round(ClaimRound::kIdle, 0);
        },
        Action::kWaitWake, 250us},
-      {"a pause that ran out: the next is twice as long", Wakeup::kBinlog,
+      {"a pause that ran out: the next is twice as long", WakeupMode::kBinlog,
        [&](Rig& r) {
          idle(r);
          r.scheduler->OnWake(WakeCause::kInsert);
@@ -199,7 +199,7 @@ TEST_CASE("the scheduler's table: the commit race after a wake-up", "[relay][sch
          r.Round(ClaimRound::kIdle, 0);
        },
        Action::kWaitWake, 500us},
-      {"another insert ends a pause: claim at once", Wakeup::kBinlog,
+      {"another insert ends a pause: claim at once", WakeupMode::kBinlog,
        [&](Rig& r) {
          idle(r);
          r.scheduler->OnWake(WakeCause::kInsert);
@@ -207,7 +207,7 @@ TEST_CASE("the scheduler's table: the commit race after a wake-up", "[relay][sch
          r.scheduler->OnWake(WakeCause::kInsert);
        },
        Action::kClaim},
-      {"an acknowledgement that freed deferred rows ends a pause", Wakeup::kBinlog,
+      {"an acknowledgement that freed deferred rows ends a pause", WakeupMode::kBinlog,
        [&](Rig& r) {
          idle(r);
          r.scheduler->OnWake(WakeCause::kInsert);
@@ -216,7 +216,7 @@ TEST_CASE("the scheduler's table: the commit race after a wake-up", "[relay][sch
          r.scheduler->OnWake(WakeCause::kChange);
        },
        Action::kClaim},
-      {"an update-only commit does not end a pause", Wakeup::kBinlog,
+      {"an update-only commit does not end a pause", WakeupMode::kBinlog,
        [&](Rig& r) {
          idle(r);
          r.scheduler->OnWake(WakeCause::kInsert);
@@ -224,7 +224,7 @@ TEST_CASE("the scheduler's table: the commit race after a wake-up", "[relay][sch
          r.scheduler->OnWake(WakeCause::kChange);
        },
        Action::kWaitWake, 250us},
-      {"an insert never found: the poll backoff from 16 ms", Wakeup::kBinlog,
+      {"an insert never found: the poll backoff from 16 ms", WakeupMode::kBinlog,
        [&](Rig& r) {
          idle(r);
          r.scheduler->OnWake(WakeCause::kInsert);
@@ -243,7 +243,7 @@ TEST_CASE("the scheduler's table: the commit race after a wake-up", "[relay][sch
 TEST_CASE("the scheduler's table: the looks after the commit-race window", "[relay][scheduler]") {
   const auto idle = IdleAfterEmptyRead;
   const std::vector<Row> rows = {
-      {"an insert that claimed rows looks again after the race window", Wakeup::kBinlog,
+      {"an insert that claimed rows looks again after the race window", WakeupMode::kBinlog,
        [&](Rig& r) {
          idle(r);
          r.scheduler->OnWake(WakeCause::kInsert);
@@ -254,7 +254,7 @@ TEST_CASE("the scheduler's table: the looks after the commit-race window", "[rel
        },
        Action::kWaitWake, CommitRaceWindow() - 1ms},
       {"the look after the race window reads the head first",
-       Wakeup::kBinlog,
+       WakeupMode::kBinlog,
        [&](Rig& r) {
          idle(r);
          r.scheduler->OnWake(WakeCause::kInsert);
@@ -265,7 +265,7 @@ TEST_CASE("the scheduler's table: the looks after the commit-race window", "[rel
        Action::kClaim,
        {},
        true},
-      {"an empty pass with rows held by a peer looks again after the window", Wakeup::kBinlog,
+      {"an empty pass with rows held by a peer looks again after the window", WakeupMode::kBinlog,
        [&](Rig& r) {
          idle(r);
          r.scheduler->OnWake(WakeCause::kChange);
@@ -273,7 +273,7 @@ TEST_CASE("the scheduler's table: the looks after the commit-race window", "[rel
        },
        Action::kWaitWake, CommitRaceWindow()},
       {"a wake-up while the broker is down is kept for later",
-       Wakeup::kBinlog,
+       WakeupMode::kBinlog,
        [&](Rig& r) {
          idle(r);
          r.view.broker_up = false;
@@ -299,26 +299,27 @@ TEST_CASE("the scheduler's table: a commit that updated rows gets the look after
     r.scheduler->OnWake(WakeCause::kChange);
   };
   const std::vector<Row> rows = {
-      {"its pass found nothing: the look after the window", Wakeup::kBinlog,
+      {"its pass found nothing: the look after the window", WakeupMode::kBinlog,
        [&](Rig& r) {
          changed(r);
          r.Round(ClaimRound::kIdle, 0);
        },
        Action::kWaitWake, CommitRaceWindow()},
-      {"its pass claimed rows: the look after the window", Wakeup::kBinlog,
+      {"its pass claimed rows: the look after the window", WakeupMode::kBinlog,
        [&](Rig& r) {
          changed(r);
          r.Round(ClaimRound::kIdle, 1);
        },
        Action::kWaitWake, CommitRaceWindow()},
-      {"a row newer than all before does not skip it: an update shows no new id", Wakeup::kBinlog,
+      {"a row newer than all before does not skip it: an update shows no new id",
+       WakeupMode::kBinlog,
        [&](Rig& r) {
          changed(r);
          r.Round(ClaimRound::kIdle, 1, false, /*saw_new_rows=*/true);
        },
        Action::kWaitWake, CommitRaceWindow()},
       {"the look reads the head first",
-       Wakeup::kBinlog,
+       WakeupMode::kBinlog,
        [&](Rig& r) {
          changed(r);
          r.Round(ClaimRound::kIdle, 0);
@@ -328,7 +329,7 @@ TEST_CASE("the scheduler's table: a commit that updated rows gets the look after
        Action::kClaim,
        {},
        true},
-      {"after the look found nothing: the stream, up to the safety poll", Wakeup::kBinlog,
+      {"after the look found nothing: the stream, up to the safety poll", WakeupMode::kBinlog,
        [&](Rig& r) {
          changed(r);
          r.Round(ClaimRound::kIdle, 0);
@@ -337,7 +338,7 @@ TEST_CASE("the scheduler's table: a commit that updated rows gets the look after
          r.Round(ClaimRound::kIdle, 0);
        },
        Action::kWaitWake, kSafety},
-      {"a timer's round gets no look", Wakeup::kBinlog,
+      {"a timer's round gets no look", WakeupMode::kBinlog,
        [&](Rig& r) {
          idle(r);
          r.scheduler->OnWake(WakeCause::kDeadline);
@@ -352,28 +353,28 @@ TEST_CASE("the scheduler's table: when an insert's claim needs no look after the
           "[relay][scheduler]") {
   const auto idle = IdleAfterEmptyRead;
   const std::vector<Row> rows = {
-      {"one insert whose claim read a row newer than all before: no look", Wakeup::kBinlog,
+      {"one insert whose claim read a row newer than all before: no look", WakeupMode::kBinlog,
        [&](Rig& r) {
          idle(r);
          r.scheduler->OnWake(WakeCause::kInsert, 1);
          r.Round(ClaimRound::kIdle, 1, false, /*saw_new_rows=*/true);
        },
        Action::kWaitWake, kSafety},
-      {"two inserts in one wake-up: the look after the window", Wakeup::kBinlog,
+      {"two inserts in one wake-up: the look after the window", WakeupMode::kBinlog,
        [&](Rig& r) {
          idle(r);
          r.scheduler->OnWake(WakeCause::kInsert, 2);
          r.Round(ClaimRound::kIdle, 1, false, /*saw_new_rows=*/true);
        },
        Action::kWaitWake, CommitRaceWindow()},
-      {"one insert whose claim read no new row: the look after the window", Wakeup::kBinlog,
+      {"one insert whose claim read no new row: the look after the window", WakeupMode::kBinlog,
        [&](Rig& r) {
          idle(r);
          r.scheduler->OnWake(WakeCause::kInsert, 1);
          r.Round(ClaimRound::kIdle, 1);
        },
        Action::kWaitWake, CommitRaceWindow()},
-      {"a look already due is pushed past a new row's window", Wakeup::kBinlog,
+      {"a look already due is pushed past a new row's window", WakeupMode::kBinlog,
        [&](Rig& r) {
          idle(r);
          r.scheduler->OnWake(WakeCause::kInsert, 1);
@@ -390,24 +391,24 @@ TEST_CASE("the scheduler's table: when an insert's claim needs no look after the
 TEST_CASE("the insert retry makes at most 8 passes and at most 16 when inserts cut its pauses",
           "[relay][scheduler]") {
   for (bool cut : {false, true}) {
-    Rig r(Wakeup::kBinlog);
+    Rig r(WakeupMode::kBinlog);
     r.Round(ClaimRound::kIdle, 0);
     r.scheduler->OnWake(WakeCause::kInsert);
     int passes = 0;
     while (r.Next().action == Action::kClaim) {
       r.scheduler->OnRound({ClaimRound::kIdle, r.clock->Now(), 0, false});
       ++passes;
-      if (!r.scheduler->attempting()) break;
+      if (!r.scheduler->AttemptingForTesting()) break;
       r.clock->Advance(cut ? 1us : 16ms);
       r.scheduler->OnWake(cut ? WakeCause::kInsert : WakeCause::kDeadline);
     }
     CHECK(passes == (cut ? kMaxCommitRaceClaims : 1 + static_cast<int>(kCommitRaceRetry.size())));
-    CHECK_FALSE(r.scheduler->attempting());
+    CHECK_FALSE(r.scheduler->AttemptingForTesting());
   }
 }
 
 TEST_CASE("the scheduler's table: the idle wait with wakeup binlog", "[relay][scheduler]") {
-  Rig r(Wakeup::kBinlog);
+  Rig r(WakeupMode::kBinlog);
   r.clock->Advance(5ms);
   r.Round(ClaimRound::kIdle, 0);
   const Clock::TimePoint before_claim{};  // a gauges' read older than the last claim
@@ -456,7 +457,7 @@ TEST_CASE("the scheduler's table: the idle wait with wakeup binlog", "[relay][sc
 }
 
 TEST_CASE("the scheduler's table: the in-flight window", "[relay][scheduler]") {
-  Rig r(Wakeup::kPoll);  // max_inflight_batches 4
+  Rig r(WakeupMode::kPoll);  // max_inflight_batches 4
   CHECK_FALSE(r.scheduler->WindowFull(3));
   CHECK(r.scheduler->WindowFull(4));
   // The round that found it full claims nothing: the next step waits for a
@@ -468,7 +469,7 @@ TEST_CASE("the scheduler's table: the in-flight window", "[relay][scheduler]") {
 
 TEST_CASE("the scheduler's table: a retry this relay's settle wrote comes due a second late",
           "[relay][scheduler]") {
-  Rig r(Wakeup::kBinlog);
+  Rig r(WakeupMode::kBinlog);
   r.clock->Advance(5ms);
   r.view.unsent = {true, Clock::TimePoint{}, 0, std::nullopt};
   r.Round(ClaimRound::kIdle, 0);
@@ -481,16 +482,16 @@ TEST_CASE("the scheduler's table: a retry this relay's settle wrote comes due a 
 
 TEST_CASE("the scheduler's table: the idle step's deadline is the idle wait",
           "[relay][scheduler]") {
-  Rig r(Wakeup::kPoll);
+  Rig r(WakeupMode::kPoll);
   r.Round(ClaimRound::kIdle, 3);
   const Step s = r.Next();
   CHECK(s.action == Action::kWaitWake);
   CHECK(s.idle);
-  CHECK(s.until - r.clock->Now() == r.scheduler->IdleWait(r.view));
+  CHECK(s.until - r.clock->Now() == r.scheduler->IdleWaitForTesting(r.view));
 }
 
 TEST_CASE("the scheduler's table: a round's plan with ordering none", "[relay][scheduler]") {
-  Rig r(Wakeup::kPoll);
+  Rig r(WakeupMode::kPoll);
   const auto plan = [&] { return r.scheduler->PlanRound(false, Clock::TimePoint{}); };
   const auto claimed = [&](ClaimRound kind, bool stopped_at_head_read = false) {
     r.scheduler->OnClaimed({kind, stopped_at_head_read, 0});
@@ -526,7 +527,7 @@ TEST_CASE("the scheduler's table: a round's plan with ordering none", "[relay][s
 }
 
 TEST_CASE("the scheduler's table: a round's plan with per_aggregate", "[relay][scheduler]") {
-  Rig r(Wakeup::kPoll, /*ordered=*/true);
+  Rig r(WakeupMode::kPoll, /*ordered=*/true);
   const Clock::TimePoint start = r.clock->Now();
   // No pass yet: one starts, after the head read; never a reclaim.
   RoundPlan p = r.scheduler->PlanRound(false, {});
@@ -554,7 +555,7 @@ TEST_CASE("the scheduler's table: a round's plan with per_aggregate", "[relay][s
 TEST_CASE("the scheduler's table: a head read asked for and a new_pass step plan the next round",
           "[relay][scheduler]") {
   SECTION("a commit that inserted nothing reads the head even after a pass that claimed") {
-    Rig r(Wakeup::kBinlog, /*ordered=*/true);
+    Rig r(WakeupMode::kBinlog, /*ordered=*/true);
     IdleAfterEmptyRead(r);
     r.scheduler->OnClaimed({ClaimRound::kMore, false, 3});
     r.scheduler->OnWake(WakeCause::kChange);
@@ -562,7 +563,7 @@ TEST_CASE("the scheduler's table: a head read asked for and a new_pass step plan
     CHECK(r.scheduler->PlanRound(false, {}).head_read);
   }
   SECTION("a reconnect's pass reads the head too: it sees every unsent row") {
-    Rig r(Wakeup::kBinlog, /*ordered=*/true);
+    Rig r(WakeupMode::kBinlog, /*ordered=*/true);
     IdleAfterEmptyRead(r);
     r.scheduler->OnReconnect();
     r.scheduler->OnWake(WakeCause::kDeadline);
@@ -570,7 +571,7 @@ TEST_CASE("the scheduler's table: a head read asked for and a new_pass step plan
     CHECK(r.scheduler->PlanRound(false, {}).head_read);
   }
   SECTION("ordering none: a reconnect claims without the head read") {
-    Rig r(Wakeup::kBinlog);
+    Rig r(WakeupMode::kBinlog);
     IdleAfterEmptyRead(r);
     r.scheduler->OnClaimed({ClaimRound::kIdle, false, 0});
     r.scheduler->OnReconnect();

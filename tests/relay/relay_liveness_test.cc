@@ -89,7 +89,7 @@ TEST_CASE("stall limits cover the longest wait and one statement with its timeou
   CHECK(l.claim == 5s + 5s + 4 * 30s + 10s);
   CHECK(l.settle == 5s + 5s + 6 * 30s + 10s);
   CHECK(l.housekeeping == std::chrono::milliseconds(c.gauge_interval_ms) + 5s + 4 * 30s + 10s);
-  c.wakeup = Wakeup::kBinlog;  // waits up to the 30 s safety poll
+  c.wakeup = WakeupMode::kBinlog;  // waits up to the 30 s safety poll
   CHECK(StallLimitsFor(c).claim == 30s + 5s + 4 * 30s + 10s);
 }
 

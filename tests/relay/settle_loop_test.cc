@@ -150,11 +150,7 @@ TEST_CASE("a batch with a failed event is settled at once after the SENT group h
   REQUIRE(rig.ClaimOneAndSettle(5s));  // acknowledged: held
   CHECK(rig.table->CountStatus("SENDING") == 1);
   rig.publisher->set_decide([](const Message&) {
-    PublishOutcome o;
-    o.result = PublishResult::kRetryable;
-    o.reason = FailureReason::kBrokerDown;
-    o.error = "injected";
-    return o;
+    return PublishOutcome{PublishResult::kRetryable, FailureReason::kBrokerDown, "injected"};
   });
   // The retry is written without the clock moving, and the group with it.
   REQUIRE(rig.ClaimOneAndSettle(5s));

@@ -12,7 +12,7 @@
 
 #include "binlog/binlog_options.h"
 #include "binlog/binlog_stream.h"
-#include "binlog/wakeup_hub.h"
+#include "binlog/binlog_streams.h"
 
 namespace outbox::testing {
 
@@ -22,12 +22,12 @@ using binlog::StreamState;
 // Counts wake-ups; its callback is the cheap kind a service would pass.
 class Waker {
  public:
-  binlog::WakeupHub::WakeFn Callback() {
-    return [this](binlog::WakeupHub::Wake why) {
+  binlog::BinlogStreams::NoticeFn Callback() {
+    return [this](binlog::BinlogStreams::Notice why) {
       {
         std::lock_guard<std::mutex> lock(mu_);
         ++count_;
-        inserts_ += why == binlog::WakeupHub::Wake::kInsert ? 1 : 0;
+        inserts_ += why == binlog::BinlogStreams::Notice::kInsert ? 1 : 0;
         last_ = std::chrono::steady_clock::now();
       }
       cv_.notify_all();

@@ -28,7 +28,7 @@ inline std::string OrderingDbName(const std::string& base, Ordering ordering) {
 // relay->Start(), or step the loops of steps() from the test thread (never
 // both at once). The destructor stops it.
 struct RelayHarness {
-  // `wakeup`: what the claim loop waits on (null: a PollWakeup).
+  // `wakeup`: what the claim loop waits on (null: a PollWakeupSource).
   explicit RelayHarness(ServiceConfig service, WakeupSourcePtr wakeup = nullptr);
   ~RelayHarness();
 
@@ -40,7 +40,7 @@ struct RelayHarness {
   // The same service's units without threads, made at the first call, for a
   // test that steps the loops by hand (ClaimLoop::ClaimOnce, ...).
   RelayUnits& steps();
-  // The options of this service's relay (no wake-up source: a PollWakeup).
+  // The options of this service's relay (no wake-up source: a PollWakeupSource).
   RelayOptions Options();
 
   ServiceConfig config;

@@ -1,16 +1,18 @@
 #pragma once
 
-// BinlogWakeup: the `wakeup: binlog` WakeupSource (src/common/wakeup.h),
-// woken by a WakeupHub subscription. Header-only.
+// BinlogWakeupSource: the `wakeup: binlog` WakeupSource
+// (src/common/wakeup_source.h), woken by a BinlogStreams subscription through
+// a WakeSignal (src/binlog/wake_signal.h). Header-only.
 
 #include <algorithm>
 #include <chrono>
 #include <memory>
 #include <string>
 
-#include "binlog/wakeup_hub.h"
+#include "binlog/binlog_streams.h"
+#include "binlog/wake_signal.h"
 #include "common/clock.h"
-#include "common/wakeup.h"
+#include "common/wakeup_source.h"
 
 namespace outbox {
 namespace binlog {
@@ -19,21 +21,22 @@ namespace binlog {
 // relay's own (ExpectOwnChange, WakeSignal), and by every up/down change of
 // its server's stream. How long the loop may wait while the
 // stream is up or down is the ClaimScheduler's (src/relay/claim_scheduler.h).
-// REQUIRES: `hub` outlives this object.
-class BinlogWakeup : public WakeupSource {
+// REQUIRES: `streams` outlives this object.
+class BinlogWakeupSource : public WakeupSource {
  public:
-  BinlogWakeup(ClockPtr clock, WakeupHub& hub, const BinlogOptions& options,
-               const std::string& database, const std::string& table)
+  BinlogWakeupSource(ClockPtr clock, BinlogStreams& streams, const BinlogOptions& options,
+                     const std::string& database, const std::string& table)
       : signal_(std::make_shared<WakeSignal>(std::move(clock))) {
-    // The hub calls this on the stream's thread; the shared_ptr keeps the
+    // The stream's thread calls this; the shared_ptr keeps the
     // signal valid however the destructors interleave.
     std::shared_ptr<WakeSignal> signal = signal_;
-    subscription_ = hub.Subscribe(options, database, table, [signal](WakeupHub::Wake why) {
-      if (why == WakeupHub::Wake::kStream)
-        signal->StreamChanged();
-      else
-        signal->Notify(why == WakeupHub::Wake::kInsert);
-    });
+    subscription_ =
+        streams.Subscribe(options, database, table, [signal](BinlogStreams::Notice why) {
+          if (why == BinlogStreams::Notice::kStream)
+            signal->StreamChanged();
+          else
+            signal->Notify(why == BinlogStreams::Notice::kInsert);
+        });
   }
   WakeCause WaitUntil(Clock::TimePoint deadline) override { return signal_->WaitUntil(deadline); }
   void Interrupt() override { signal_->Wake(); }
@@ -47,7 +50,6 @@ class BinlogWakeup : public WakeupSource {
   // that server's end of log.
   void DatabaseReconnected() override { subscription_->Reopen(); }
   std::string reason() const override { return subscription_->reason(); }
-  StreamState state() const { return subscription_->state(); }
 
  private:
   std::shared_ptr<WakeSignal> signal_;

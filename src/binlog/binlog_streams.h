@@ -14,10 +14,10 @@
 namespace outbox {
 namespace binlog {
 
-class WakeupHub;
+class BinlogStreams;
 
 // One service's interest in one table on one server. Destroying it
-// unsubscribes: once the destructor returned, its `wake` is never called
+// unsubscribes: once the destructor returned, its `notice` is never called
 // again. Thread-safe.
 class Subscription {
  public:
@@ -39,7 +39,7 @@ class Subscription {
   void Reopen();
 
  private:
-  friend class WakeupHub;
+  friend class BinlogStreams;
   struct Server;
   Subscription(std::shared_ptr<Server> server, uint64_t id) : server_(std::move(server)), id_(id) {}
   std::shared_ptr<Server> server_;
@@ -55,23 +55,23 @@ using SubscriptionPtr = std::unique_ptr<Subscription>;
 // subscriber of a server when its stream goes up or down, so that a waiting
 // service notices at once that it must poll (or may stop polling).
 //
-// Thread-safety: all methods from any thread. `wake` runs on a stream's
-// thread while the hub holds that server's lock: it must be cheap and
+// Thread-safety: all methods from any thread. `notice` runs on a stream's
+// thread while BinlogStreams holds that server's lock: it must be cheap and
 // non-blocking (set a flag, notify a condition variable) and must not call
-// the hub or a Subscription. Lifetime: every Subscription must be destroyed
-// before the hub; the hub's destructor stops the streams.
-class WakeupHub {
+// BinlogStreams or a Subscription. Lifetime: every Subscription must be destroyed
+// before BinlogStreams; its destructor stops the streams.
+class BinlogStreams {
  public:
-  // Why a subscriber is woken: a commit that may have inserted rows
+  // What a subscriber is told (a notice): a commit that may have inserted rows
   // (Commit::Table::insert), an update-only commit (such as the relays'
   // claims and settles), or its server's stream went up or down.
-  enum class Wake { kInsert, kChange, kStream };
-  using WakeFn = std::function<void(Wake why)>;
+  enum class Notice { kInsert, kChange, kStream };
+  using NoticeFn = std::function<void(Notice what)>;
 
-  WakeupHub();
-  ~WakeupHub();
-  WakeupHub(const WakeupHub&) = delete;
-  WakeupHub& operator=(const WakeupHub&) = delete;
+  BinlogStreams();
+  ~BinlogStreams();
+  BinlogStreams(const BinlogStreams&) = delete;
+  BinlogStreams& operator=(const BinlogStreams&) = delete;
 
   // The first subscription for options.mysql's host:port starts that
   // server's stream with `options` (credentials, TLS, server_id, timings);
@@ -79,16 +79,16 @@ class WakeupHub {
   // compare case-insensitively (a spurious wake-up costs one claim; a missed
   // one costs latency).
   SubscriptionPtr Subscribe(const BinlogOptions& options, const std::string& database,
-                            const std::string& table, WakeFn wake) EXCLUDES(mu_);
+                            const std::string& table, NoticeFn notice) EXCLUDES(mu_);
 
-  // One entry per server, for metrics and logs.
-  std::vector<StreamState> Streams() const EXCLUDES(mu_);
+  // One entry per server (a test counts the streams it shares).
+  std::vector<StreamState> StreamsForTesting() const EXCLUDES(mu_);
 
   // Stops the stream of options.mysql's server and opens a new one with
   // `options` (another service's credentials, after a reload removed or
   // changed the one whose they were); the subscriptions stay and poll until
   // it is up. False when the server has no stream. Blocks until the old
-  // stream's thread ended: not from a `wake` callback.
+  // stream's thread ended: not from a `notice` callback.
   bool Reopen(const BinlogOptions& options) EXCLUDES(mu_);
   // Stops the stream of `server_key` (ServerKey) and forgets it; the next
   // Subscribe for that server opens a new one. REQUIRES: no Subscription to

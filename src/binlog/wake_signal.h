@@ -1,85 +1,24 @@
 #pragma once
 
-// The vocabulary between a service's claim loop and what wakes it: a poll
-// timer (`wakeup: poll`, PollWakeup below) or its server's binary log
-// (`wakeup: binlog`, BinlogWakeup in src/binlog/wakeup.h). The claim loop
-// (src/relay/claim_loop.cc) waits on a WakeupSource; what it does after a
-// wake-up of each cause is the ClaimScheduler's (src/relay/claim_scheduler.h).
-// Header-only.
+// WakeSignal: the wake-up signal of `wakeup: binlog` (docs/DESIGN.md,
+// "Glossary"). Header-only.
 
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
-#include <memory>
-#include <string>
 #include <utility>
 
 #include "common/clock.h"
 #include "common/mutex.h"
+#include "common/wakeup_source.h"  // WakeCause
 
 namespace outbox {
-
-// Why WaitUntil returned.
-enum class WakeCause {
-  kDeadline,  // a timer: poll
-  kChange,    // a commit that only updated or deleted rows (not one of the
-              // relay's own), a stream up/down change, Interrupt: a pass,
-              // and a look after the commit race (ClaimScheduler)
-  kInsert,    // a commit that may have inserted rows: claim with the
-              // commit-race retry (ClaimScheduler)
-};
-
-// What a claim loop waits on between claims. (Not "Wakeup": that name is the
-// config enum in src/config/config.h.)
-//
-// Thread-safety: WaitUntil from the service's loop thread only; Notify,
-// Interrupt and the accessors from any thread.
-class WakeupSource {
- public:
-  virtual ~WakeupSource() = default;
-
-  // Blocks until a wake-up arrived since the previous WaitUntil returned,
-  // Interrupt() was called, or `deadline`. A wake-up that arrives while the
-  // loop is claiming is kept for the next call (never lost); several are
-  // merged (kInsert wins). The relay's own commits are not wake-ups
-  // (ExpectOwnChange).
-  virtual WakeCause WaitUntil(Clock::TimePoint deadline) = 0;
-  // Wakes the loop (shutdown, or a test). Sticky like a wake-up.
-  virtual void Interrupt() = 0;
-  // The binlog stream wakes the loop (outbox_wakeup_binlog_up, only exported
-  // with `wakeup: binlog`), and why not. While it does not, the loop polls.
-  virtual bool binlog_up() const = 0;
-  virtual std::string reason() const = 0;
-  // The relay's database session was opened again after a lost connection
-  // or a read-only answer, perhaps on another server (a failover): a binlog
-  // source reopens its stream through mysql.host; a poll timer has nothing
-  // to do.
-  virtual void DatabaseReconnected() {}
-  // The relay's own write commits (a claim's, a settle's) come back from the
-  // binary log like anyone's: a binlog source does not wake the loop for
-  // them (WakeSignal). ExpectOwnChange: one such commit that changed rows
-  // has returned; REQUIRES: the loop has not waited since (its own thread
-  // calls it). From other threads: BeginOwnChange before a write that makes
-  // at most `at_most` commits, and EndOwnChange after it with the commits
-  // that changed rows (0 if it failed or changed nothing); then its events
-  // cannot wake a loop that waits meanwhile, even when they arrive before
-  // the commit returns.
-  virtual void ExpectOwnChange() {}
-  virtual void BeginOwnChange(int at_most) { static_cast<void>(at_most); }
-  virtual void EndOwnChange(int at_most, int commits) {
-    static_cast<void>(at_most);
-    static_cast<void>(commits);
-  }
-  // The insert commits merged into the last kInsert wake-up WaitUntil
-  // returned (0 with `wakeup: poll`).
-  virtual int inserts_in_last_wake() const { return 0; }
-};
-
-using WakeupSourcePtr = std::unique_ptr<WakeupSource>;
+namespace binlog {
 
 // What wakes a claim loop from its server's binary log, with a condition
-// variable: the cheap callback a subscriber hands to the WakeupHub (lock,
-// count, notify; never blocks for long).
+// variable: the cheap callback a subscriber hands to BinlogStreams (lock,
+// count, notify; never blocks for long), and the WaitUntil of the
+// BinlogWakeupSource (src/binlog/binlog_wakeup_source.h).
 //
 // The stream announces the relay's own claims and settles like anyone's
 // commits; they must not wake its own claim loop, which has nothing to do
@@ -200,17 +139,5 @@ class WakeSignal {
   Clock::TimePoint expected_at_ GUARDED_BY(mu_) = {};  // the newest expectation
 };
 
-// `wakeup: poll`: only timers and Interrupt wake the loop.
-class PollWakeup : public WakeupSource {
- public:
-  explicit PollWakeup(ClockPtr clock) : signal_(std::move(clock)) {}
-  WakeCause WaitUntil(Clock::TimePoint deadline) override { return signal_.WaitUntil(deadline); }
-  void Interrupt() override { signal_.Wake(); }
-  bool binlog_up() const override { return false; }
-  std::string reason() const override { return "wakeup: poll"; }
-
- private:
-  WakeSignal signal_;
-};
-
+}  // namespace binlog
 }  // namespace outbox

@@ -1,4 +1,4 @@
-#include "binlog/wakeup_hub.h"
+#include "binlog/binlog_streams.h"
 
 #include <utility>
 
@@ -13,21 +13,21 @@ struct Subscription::Server {
     uint64_t id;
     std::string database;  // lower case
     std::string table;     // lower case
-    WakeupHub::WakeFn wake;
+    BinlogStreams::NoticeFn notice;
   };
 
   Mutex mu;
   std::vector<Subscriber> subscribers GUARDED_BY(mu);
 
-  // The stream: replaced by WakeupHub::Reopen, so read through Stream().
+  // The stream: replaced by BinlogStreams::Reopen, so read through Stream().
   mutable Mutex stream_mu;
   std::shared_ptr<BinlogStream> stream GUARDED_BY(stream_mu);
   std::shared_ptr<BinlogStream> Stream() const EXCLUDES(stream_mu) {
     MutexLock lock(&stream_mu);
     return stream;
   }
-  // A stream whose callbacks reach this Server through a raw pointer: the
-  // hub stops a stream before its Server can go away.
+  // A stream whose callbacks reach this Server through a raw pointer:
+  // BinlogStreams stops a stream before its Server can go away.
   std::shared_ptr<BinlogStream> NewStream(const BinlogOptions& options) {
     return std::make_shared<BinlogStream>(
         options, [this](const Commit& c) { Dispatch(c); },
@@ -47,13 +47,13 @@ struct Subscription::Server {
         hit = true;
         insert = insert || t.insert;
       }
-      if (hit) s.wake(insert ? WakeupHub::Wake::kInsert : WakeupHub::Wake::kChange);
+      if (hit) s.notice(insert ? BinlogStreams::Notice::kInsert : BinlogStreams::Notice::kChange);
     }
   }
 
   void WakeAll() EXCLUDES(mu) {
     MutexLock lock(&mu);
-    for (const Subscriber& s : subscribers) s.wake(WakeupHub::Wake::kStream);
+    for (const Subscriber& s : subscribers) s.notice(BinlogStreams::Notice::kStream);
   }
 };
 
@@ -69,9 +69,9 @@ std::string Subscription::reason() const { return server_->Stream()->reason(); }
 StreamState Subscription::state() const { return server_->Stream()->state(); }
 void Subscription::Reopen() { server_->Stream()->Reopen(); }
 
-WakeupHub::WakeupHub() = default;
+BinlogStreams::BinlogStreams() = default;
 
-WakeupHub::~WakeupHub() {
+BinlogStreams::~BinlogStreams() {
   std::map<std::string, std::shared_ptr<Subscription::Server>> servers;
   {
     MutexLock lock(&mu_);
@@ -80,8 +80,8 @@ WakeupHub::~WakeupHub() {
   for (auto& [key, server] : servers) server->Stream()->Stop();
 }
 
-SubscriptionPtr WakeupHub::Subscribe(const BinlogOptions& options, const std::string& database,
-                                     const std::string& table, WakeFn wake) {
+SubscriptionPtr BinlogStreams::Subscribe(const BinlogOptions& options, const std::string& database,
+                                         const std::string& table, NoticeFn notice) {
   // Subscriptions with one ServerKey (config/config.h) share a stream.
   const std::string key = ServerKey(options.mysql);
   std::shared_ptr<Subscription::Server> server;
@@ -102,20 +102,20 @@ SubscriptionPtr WakeupHub::Subscribe(const BinlogOptions& options, const std::st
   }
   {
     MutexLock lock(&server->mu);
-    server->subscribers.push_back({id, AsciiLower(database), AsciiLower(table), std::move(wake)});
+    server->subscribers.push_back({id, AsciiLower(database), AsciiLower(table), std::move(notice)});
   }
   if (start) server->Stream()->Start();
   return SubscriptionPtr(new Subscription(server, id));
 }
 
-std::vector<StreamState> WakeupHub::Streams() const {
+std::vector<StreamState> BinlogStreams::StreamsForTesting() const {
   MutexLock lock(&mu_);
   std::vector<StreamState> out;
   for (const auto& [key, server] : servers_) out.push_back(server->Stream()->state());
   return out;
 }
 
-bool WakeupHub::Reopen(const BinlogOptions& options) {
+bool BinlogStreams::Reopen(const BinlogOptions& options) {
   std::shared_ptr<Subscription::Server> server;
   {
     MutexLock lock(&mu_);
@@ -139,7 +139,7 @@ bool WakeupHub::Reopen(const BinlogOptions& options) {
   return true;
 }
 
-void WakeupHub::Close(const std::string& server_key) {
+void BinlogStreams::Close(const std::string& server_key) {
   std::shared_ptr<Subscription::Server> server;
   {
     MutexLock lock(&mu_);

@@ -1,6 +1,6 @@
-// src/app/wakeups.cc: each server's binlog stream is a liveness loop, registered
+// src/app/wakeup_sources.cc: each server's binlog stream is a liveness loop, registered
 // once per server and fed by the stream's own thread.
-#include "app/wakeups.h"
+#include "app/wakeup_sources.h"
 
 #include <catch2/catch.hpp>
 #include <memory>
@@ -27,12 +27,12 @@ ServiceConfig BinlogService(const std::string& name, int port) {
   s.mysql.user = "relay";
   s.mysql.database = name;
   s.mysql.connect_timeout_ms = 1000;
-  s.wakeup = Wakeup::kBinlog;
+  s.wakeup = WakeupMode::kBinlog;
   return s;
 }
 
 // Every service's RelayOptions, wired as RunDaemon wires them.
-std::vector<RelayOptions> WireAll(const Config& config, Wakeups* wakeups,
+std::vector<RelayOptions> WireAll(const Config& config, WakeupSources* wakeups,
                                   LivenessRegistry* liveness) {
   std::vector<RelayOptions> options(config.services.size());
   for (size_t i = 0; i < options.size(); ++i) {
@@ -55,7 +55,7 @@ struct WiredRig {
   std::shared_ptr<FakeClock> clock = std::make_shared<FakeClock>();
   LivenessRegistry liveness{clock};
   Config config;
-  Wakeups wakeups;
+  WakeupSources wakeups;
   std::vector<RelayOptions> options;
 };
 
@@ -65,12 +65,12 @@ TEST_CASE("each database server's binlog stream is one liveness loop beaten by t
           "[wakeups]") {
   std::vector<ServiceConfig> services = {BinlogService("a", 1), BinlogService("b", 1),
                                          BinlogService("c", 9), BinlogService("polls", 1)};
-  services.back().wakeup = Wakeup::kPoll;
+  services.back().wakeup = WakeupMode::kPoll;
   WiredRig rig(services);
   // Two servers have binlog services: two loops, whatever the service count.
   CHECK(rig.liveness.Names() ==
         std::vector<std::string>{"binlog/127.0.0.1:1", "binlog/127.0.0.1:9"});
-  CHECK(rig.options[3].wakeup == nullptr);  // the polling service keeps a PollWakeup
+  CHECK(rig.options[3].wakeup == nullptr);  // the polling service keeps a PollWakeupSource
   // Past the stall limit with no beat, both are stalled...
   rig.clock->Advance(5min);
   REQUIRE(rig.liveness.Stalled().size() == 2);

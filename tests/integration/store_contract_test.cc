@@ -8,7 +8,7 @@
 #include <limits>
 #include <set>
 
-#include "outbox/store_contract_env.h"
+#include "integration/store_contract_env.h"
 
 using namespace outbox;
 using namespace outbox::testing;

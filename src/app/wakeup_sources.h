@@ -10,12 +10,12 @@
 
 namespace outbox {
 namespace binlog {
-class WakeupHub;
+class BinlogStreams;
 struct BinlogOptions;
 }  // namespace binlog
 
 // The process's binlog streams for `wakeup: binlog` services
-// (docs/BINLOG.md "How it works"): one WakeupHub, one stream per
+// (docs/BINLOG.md "How it works"): one BinlogStreams, one stream per
 // database server (host:port), opened with the credentials of the first
 // service in the file on that server and the replica server_id of
 // mysql.binlog_server_id (0 or absent: derived from instance_id, host and
@@ -24,12 +24,12 @@ struct BinlogOptions;
 // Lifetime: must outlive every Relay it wired (declare it before them).
 // Not thread-safe: one thread at a time (the daemon's setup thread, then its
 // reload thread).
-class Wakeups {
+class WakeupSources {
  public:
-  Wakeups();
-  ~Wakeups();
-  // Sets options->wakeup to a BinlogWakeup for a `wakeup: binlog` service;
-  // leaves it null (a PollWakeup) otherwise. REQUIRES: options->config set.
+  WakeupSources();
+  ~WakeupSources();
+  // Sets options->wakeup to a BinlogWakeupSource for a `wakeup: binlog` service;
+  // leaves it null (a PollWakeupSource) otherwise. REQUIRES: options->config set.
   void Wire(const Config& config, RelayOptions* options);
   // After a reload stopped the relays it removed or changed and before it
   // wires the new ones: a server's stream whose first service (its
@@ -47,7 +47,7 @@ class Wakeups {
     uint32_t server_id;
   };
 
-  std::unique_ptr<binlog::WakeupHub> hub_;            // created on the first binlog service
+  std::unique_ptr<binlog::BinlogStreams> streams_;    // created on the first binlog service
   std::map<std::string, HeartbeatPtr> stream_beats_;  // by ServerKey (config/config.h)
   std::map<std::string, Opened> opened_;              // by ServerKey
   LivenessRegistry* liveness_ = nullptr;              // the relays' registry, for reopens

@@ -1,4 +1,4 @@
-#include "app/wakeups.h"
+#include "app/wakeup_sources.h"
 
 #include <algorithm>
 #include <iostream>
@@ -7,15 +7,15 @@
 
 #include "binlog/binlog_check.h"
 #include "binlog/binlog_options.h"
-#include "binlog/wakeup.h"
-#include "binlog/wakeup_hub.h"
+#include "binlog/binlog_streams.h"
+#include "binlog/binlog_wakeup_source.h"
 #include "common/log.h"
 
 namespace outbox {
 
 namespace {
 
-// As the hub tells servers apart (host names in any case).
+// As BinlogStreams tells servers apart (host names in any case).
 bool SameServer(const MysqlConfig& a, const MysqlConfig& b) { return ServerKey(a) == ServerKey(b); }
 
 // The stream of a server uses the first service in the file on it, whatever
@@ -38,26 +38,26 @@ binlog::BinlogOptions StreamOptions(const Config& config, const ServiceConfig& s
 
 }  // namespace
 
-Wakeups::Wakeups() = default;
-Wakeups::~Wakeups() = default;
+WakeupSources::WakeupSources() = default;
+WakeupSources::~WakeupSources() = default;
 
-void Wakeups::Wire(const Config& config, RelayOptions* options) {
+void WakeupSources::Wire(const Config& config, RelayOptions* options) {
   const ServiceConfig& s = options->config;
-  if (s.wakeup != Wakeup::kBinlog) return;
-  if (!hub_) hub_ = std::make_unique<binlog::WakeupHub>();
+  if (s.wakeup != WakeupMode::kBinlog) return;
+  if (!streams_) streams_ = std::make_unique<binlog::BinlogStreams>();
   binlog::BinlogOptions b = StreamOptions(config, s);
   liveness_ = options->liveness;
-  // The hub opens the stream with the first subscriber's options.
+  // BinlogStreams opens the stream with the first subscriber's options.
   opened_.try_emplace(ServerKey(b.mysql), Opened{b.mysql, b.server_id});
   WatchStream(options->liveness, &b);
-  options->wakeup = std::make_unique<binlog::BinlogWakeup>(options->clock, *hub_, b,
-                                                           s.mysql.database, s.mysql.table);
+  options->wakeup = std::make_unique<binlog::BinlogWakeupSource>(options->clock, *streams_, b,
+                                                                 s.mysql.database, s.mysql.table);
 }
 
-// The hub opens a server's stream with the options of its first subscriber,
+// BinlogStreams opens a server's stream with the options of its first subscriber,
 // so only the first service on each of its servers (its ServerKey) registers
 // the stream's loop: a second heartbeat would never be beaten.
-void Wakeups::WatchStream(LivenessRegistry* liveness, binlog::BinlogOptions* b) {
+void WakeupSources::WatchStream(LivenessRegistry* liveness, binlog::BinlogOptions* b) {
   if (liveness == nullptr) return;
   const std::string server = ServerKey(b->mysql);
   HeartbeatPtr& beat = stream_beats_[server];
@@ -66,14 +66,14 @@ void Wakeups::WatchStream(LivenessRegistry* liveness, binlog::BinlogOptions* b) 
   b->on_progress = [beat = beat] { beat->Beat(); };
 }
 
-void Wakeups::Update(const Config& config) {
+void WakeupSources::Update(const Config& config) {
   for (auto it = opened_.begin(); it != opened_.end();) {
     const std::string& server = it->first;
     auto first = std::find_if(config.services.begin(), config.services.end(), [&](const auto& s) {
-      return s.wakeup == Wakeup::kBinlog && ServerKey(s.mysql) == server;
+      return s.wakeup == WakeupMode::kBinlog && ServerKey(s.mysql) == server;
     });
     if (first == config.services.end()) {
-      hub_->Close(server);
+      streams_->Close(server);
       stream_beats_.erase(server);
       LogInfo("binlog stream closed: no service with wakeup: binlog is left on its server",
               {{"server", server}});
@@ -92,7 +92,7 @@ void Wakeups::Update(const Config& config) {
         "binlog stream reopened with another service's credentials; its services poll until it is "
         "up",
         {{"server", server}, {"service", FirstOnServer(config, b.mysql).name}});
-    hub_->Reopen(b);
+    streams_->Reopen(b);
     it->second = {b.mysql, b.server_id};
     ++it;
   }
@@ -102,7 +102,7 @@ int CheckBinlogWakeups(const Config& config) {
   int problems = 0;
   std::vector<const ServiceConfig*> done;  // one check per server
   for (const auto& s : config.services) {
-    if (s.wakeup != Wakeup::kBinlog) continue;
+    if (s.wakeup != WakeupMode::kBinlog) continue;
     if (std::any_of(done.begin(), done.end(),
                     [&](const ServiceConfig* d) { return SameServer(d->mysql, s.mysql); })) {
       continue;
@@ -110,7 +110,7 @@ int CheckBinlogWakeups(const Config& config) {
     done.push_back(&s);
     std::vector<std::string> databases;
     for (const auto& t : config.services) {
-      if (t.wakeup == Wakeup::kBinlog && SameServer(t.mysql, s.mysql)) {
+      if (t.wakeup == WakeupMode::kBinlog && SameServer(t.mysql, s.mysql)) {
         databases.push_back(t.mysql.database);
       }
     }
