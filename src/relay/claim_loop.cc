@@ -61,7 +61,7 @@ ClaimRound ClaimLoop::ClaimOnce() {
   const ClaimRound r = claimer_.Claim(plan, &batch);  // publishes what it claims, before the commit
   // Its commit's event in the binary log is not a reason to wake.
   if (r != ClaimRound::kFailed && !batch.rows.empty()) parts_.wakeup.ExpectOwnChange();
-  scheduler_.OnClaimed({r, claimer_.stopped_at_head_read(), batch.rows.size()});
+  scheduler_.RecordRoundFacts({r, claimer_.stopped_at_head_read(), batch.rows.size()});
   // The claim's transaction has ended (committed or rolled back): its batch
   // may be settled now, and not before (SettleGate).
   if (published_) parts_.queue->EndClaim(round_);

@@ -117,12 +117,12 @@ void ClaimScheduler::OnRound(const RoundResult& r) {
   const PassEnd result = !done       ? PassEnd::kFailed
                          : got_ == 0 ? PassEnd::kNothing
                                      : PassEnd::kClaimed;
-  EndPass(result, r.held_by_peer, now);
+  PassEnded(result, r.held_by_peer, now);
   if (phase_ == Phase::kClaiming) Finish(r.kind, now);
 }
 
-void ClaimScheduler::EndPass(PassEnd result, bool held_by_peer, Clock::TimePoint now) {
-  if (attempt_ != Attempt::kInsertRetry) return EndOtherPass(result, held_by_peer, now);
+void ClaimScheduler::PassEnded(PassEnd result, bool held_by_peer, Clock::TimePoint now) {
+  if (attempt_ != Attempt::kInsertRetry) return OtherPassEnded(result, held_by_peer, now);
   ++passes_;
   if (result == PassEnd::kNothing && next_pause_ < kCommitRaceRetry.size() &&
       passes_ < kMaxCommitRaceClaims) {
@@ -146,7 +146,7 @@ void ClaimScheduler::EndPass(PassEnd result, bool held_by_peer, Clock::TimePoint
   }
 }
 
-void ClaimScheduler::EndOtherPass(PassEnd result, bool held_by_peer, Clock::TimePoint now) {
+void ClaimScheduler::OtherPassEnded(PassEnd result, bool held_by_peer, Clock::TimePoint now) {
   // A commit that updated rows (a DEAD row replayed to NEW, another relay's
   // settle that released a row or freed the next events of the aggregates
   // it held): like an insert it may not show yet. Unlike an insert (most
@@ -213,7 +213,7 @@ RoundPlan ClaimScheduler::PlanRound(bool in_pass, Clock::TimePoint pass_started)
   return plan;
 }
 
-void ClaimScheduler::OnClaimed(const RoundFacts& f) {
+void ClaimScheduler::RecordRoundFacts(const RoundFacts& f) {
   // per_aggregate plans from the pass alone (PlanRound's arguments).
   if (f.stopped_at_head_read || options_.ordered) return;
   if (f.kind == ClaimRound::kIdle || f.kind == ClaimRound::kMore)

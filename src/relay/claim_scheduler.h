@@ -125,7 +125,7 @@ class ClaimScheduler {
     bool held_by_peer = false;  // ClaimPlanner::held_by_peer after the round
     bool saw_new_rows = false;  // Claimer::saw_new_rows
   };
-  // What a round did that the next plans depend on (OnClaimed).
+  // What a round did that the next plans depend on (RecordRoundFacts).
   struct RoundFacts {
     ClaimRound kind = ClaimRound::kIdle;
     bool stopped_at_head_read = false;  // Claimer::stopped_at_head_read
@@ -154,7 +154,7 @@ class ClaimScheduler {
   RoundPlan PlanRound(bool in_pass, Clock::TimePoint pass_started);
   // After each claim round, failed ones included. Only ordering none's plans
   // depend on it.
-  void OnClaimed(const RoundFacts& facts);
+  void RecordRoundFacts(const RoundFacts& facts);
   // Before a round: with `inflight` batches in flight the window is full, and
   // the round claims nothing and reports kBusy (the next step waits for room).
   bool WindowFull(size_t inflight) const { return inflight >= options_.max_inflight; }
@@ -185,9 +185,9 @@ class ClaimScheduler {
 
   Step Start(const View& view, Clock::TimePoint now);
   Step Claim(bool head_read_first, bool new_pass = false);
-  void EndPass(PassEnd result, bool held_by_peer, Clock::TimePoint now);
+  void PassEnded(PassEnd result, bool held_by_peer, Clock::TimePoint now);
   // The end of a pass other than an insert's retry: a change's or a reconnect's.
-  void EndOtherPass(PassEnd result, bool held_by_peer, Clock::TimePoint now);
+  void OtherPassEnded(PassEnd result, bool held_by_peer, Clock::TimePoint now);
   void Finish(ClaimRound last, Clock::TimePoint now);
   Clock::Duration IdleWait(const View& view, Clock::TimePoint now);
   Clock::Duration UnsentWait(Clock::Duration poll, const View& view, Clock::TimePoint now) const;
@@ -230,7 +230,7 @@ class ClaimScheduler {
   // and may show only later; or rows wait behind another relay whose settle
   // may not show yet.
   Clock::TimePoint race_check_at_{};
-  // What ordering none's round plans depend on (PlanRound, OnClaimed);
+  // What ordering none's round plans depend on (PlanRound, RecordRoundFacts);
   // per_aggregate's depend on the pass alone: every new pass reads the head.
   Clock::TimePoint next_reclaim_{};
   bool last_round_full_ = true;   // the last claim filled its batch

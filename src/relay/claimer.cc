@@ -140,10 +140,10 @@ std::optional<ClaimRound> Claimer::ClaimOrderedHead(ClaimedBatch* batch) {
 }
 
 void Claimer::StartOver() {
-  if (planner_->in_pass()) EndPass();
+  if (planner_->in_pass()) EndPassAndSnapshot();
 }
 
-void Claimer::EndPass() {
+void Claimer::EndPassAndSnapshot() {
   scan_store_->EndSnapshot();
   const PassStats& p = pass_stats_;
   LogDebug("claim pass ended", {{"service", config_.name},
@@ -217,19 +217,19 @@ ClaimRound Claimer::ClaimOrdered(const RoundPlan& plan, ClaimedBatch* batch) {
   planner_->BeginRound(config_.batch_size);
   planner_->ConsumeBuffered(config_.batch_size);
   if (!ScanPages()) {
-    EndPass();
+    EndPassAndSnapshot();
     return ClaimRound::kFailed;
   }
   const bool exhausted = planner_->pass_exhausted();
   if (!planner_->candidates().empty() && !ClaimCandidates(batch)) {
-    EndPass();
+    EndPassAndSnapshot();
     return ClaimRound::kFailed;
   }
   // A pass read to its end stays open while it still claims (deferred rows
   // whose older events were delivered meanwhile); the next one starts when it
   // claims nothing.
   if (exhausted && batch->rows.empty()) {
-    EndPass();
+    EndPassAndSnapshot();
     return ClaimRound::kIdle;
   }
   return ClaimRound::kMore;

@@ -104,7 +104,7 @@ class Claimer {
   // Reads pages into the planner until the round has a batch's worth of
   // candidates or the pass is read to its end. False if a read failed.
   bool ScanPages();
-  void EndPass();  // ends the planner's pass and its snapshot
+  void EndPassAndSnapshot();  // ends the planner's pass and its snapshot
   // Locks and claims the planner's candidates into *batch. False if the
   // claim failed.
   bool ClaimCandidates(ClaimedBatch* batch);

@@ -494,7 +494,7 @@ TEST_CASE("the scheduler's table: a round's plan with ordering none", "[relay][s
   Rig r(WakeupMode::kPoll);
   const auto plan = [&] { return r.scheduler->PlanRound(false, Clock::TimePoint{}); };
   const auto claimed = [&](ClaimRound kind, bool stopped_at_head_read = false) {
-    r.scheduler->OnClaimed({kind, stopped_at_head_read, 0});
+    r.scheduler->RecordRoundFacts({kind, stopped_at_head_read, 0});
   };
   // The first round reclaims expired leases, without the head read.
   RoundPlan p = plan();
@@ -536,15 +536,15 @@ TEST_CASE("the scheduler's table: a round's plan with per_aggregate", "[relay][s
   CHECK_FALSE(p.end_pass);
   // After a pass that claimed rows the next reads the head too (at everyday
   // rates the head read is the whole round).
-  r.scheduler->OnClaimed({ClaimRound::kMore, false, 5});
+  r.scheduler->RecordRoundFacts({ClaimRound::kMore, false, 5});
   CHECK(r.scheduler->PlanRound(false, {}).head_read);
   // A pass goes on: no head read; ten seconds old it still does...
-  r.scheduler->OnClaimed({ClaimRound::kMore, false, 0});  // that pass started, claimed nothing yet
+  r.scheduler->RecordRoundFacts({ClaimRound::kMore, false, 0});  // that pass started, claimed nothing yet
   r.clock->Advance(10s);
   p = r.scheduler->PlanRound(true, start);
   CHECK_FALSE(p.end_pass);
   CHECK_FALSE(p.head_read);
-  r.scheduler->OnClaimed({ClaimRound::kMore, false, 0});
+  r.scheduler->RecordRoundFacts({ClaimRound::kMore, false, 0});
   // ...older it ends, and the next reads the head.
   r.clock->Advance(1ms);
   p = r.scheduler->PlanRound(true, start);
@@ -557,7 +557,7 @@ TEST_CASE("the scheduler's table: a head read asked for and a new_pass step plan
   SECTION("a commit that inserted nothing reads the head even after a pass that claimed") {
     Rig r(WakeupMode::kBinlog, /*ordered=*/true);
     IdleAfterEmptyRead(r);
-    r.scheduler->OnClaimed({ClaimRound::kMore, false, 3});
+    r.scheduler->RecordRoundFacts({ClaimRound::kMore, false, 3});
     r.scheduler->OnWake(WakeCause::kChange);
     REQUIRE(r.Next().action == Action::kClaim);
     CHECK(r.scheduler->PlanRound(false, {}).head_read);
@@ -573,7 +573,7 @@ TEST_CASE("the scheduler's table: a head read asked for and a new_pass step plan
   SECTION("ordering none: a reconnect claims without the head read") {
     Rig r(WakeupMode::kBinlog);
     IdleAfterEmptyRead(r);
-    r.scheduler->OnClaimed({ClaimRound::kIdle, false, 0});
+    r.scheduler->RecordRoundFacts({ClaimRound::kIdle, false, 0});
     r.scheduler->OnReconnect();
     r.scheduler->OnWake(WakeCause::kDeadline);
     REQUIRE(r.Next().new_pass);
