@@ -112,8 +112,8 @@ void Parser::ServiceLoop(const YAML::Node& n, const std::string& path, ServiceCo
         static_cast<int>(Int(n["poll_interval_ms"], path + ".poll_interval_ms", 1, 60000));
   if (n["wakeup"])
     s->wakeup = static_cast<WakeupMode>(OneOf(n["wakeup"], path + ".wakeup", {"poll", "binlog"}));
-  // Leases are whole seconds in the DATETIME column, and the fencing token is
-  // the lease deadline, so a lease must span at least two seconds.
+  // Leases are whole seconds in the DATETIME column, and the lease token is
+  // the lease's end, so a lease must span at least two seconds.
   if (n["lease_ms"]) s->lease_ms = Int(n["lease_ms"], path + ".lease_ms", 2000, 86400000);
   if (n["ordering"])
     s->ordering =

@@ -158,7 +158,8 @@ std::string MysqlStore::SelectColumns(bool due_bodies_only) const {
   cols += schema_.has_aggregate_version ? ", aggregate_version" : ", NULL";
   cols += schema_.has_traceparent ? ", traceparent" : ", NULL";
   cols += schema_.has_tracestate ? ", tracestate, " : ", NULL, ";
-  // The lease deadline, computed once per statement on the database clock.
+  // The lease token (the lease's end), computed once per statement on the
+  // database clock.
   cols += kDeadlineSql;
   // The row's age on the database clock. TIMESTAMPDIFF works on DATETIME
   // values outside TIMESTAMP's range (UNIX_TIMESTAMP gives NULL or 0 there),

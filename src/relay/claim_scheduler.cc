@@ -125,7 +125,7 @@ void ClaimScheduler::PassEnded(PassEnd result, bool held_by_peer, Clock::TimePoi
   if (attempt_ != Attempt::kInsertRetry) return OtherPassEnded(result, held_by_peer, now);
   ++passes_;
   if (result == PassEnd::kNothing && next_pause_ < kCommitRaceRetry.size() &&
-      passes_ < kMaxCommitRaceClaims) {
+      passes_ < kMaxCommitRacePasses) {
     phase_ = Phase::kRacePause;
     pause_until_ = now + kCommitRaceRetry[next_pause_];
     got_ = 0;

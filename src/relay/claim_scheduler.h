@@ -63,11 +63,11 @@ inline constexpr std::chrono::seconds kReclaimEvery{1};
 // relays claimed since (wasted candidates) and keeps InnoDB from purging.
 inline constexpr std::chrono::seconds kMaxPassAge{10};
 
-// At most this many claims per insert wake-up, however many other inserts cut
+// At most this many passes per insert wake-up, however many other inserts cut
 // its pauses short: with binlog_format MIXED every insert into the database
 // wakes the loop, and a busy table of the service's that is not the outbox
 // must not keep the retry going.
-inline constexpr int kMaxCommitRaceClaims = 2 * (static_cast<int>(kCommitRaceRetry.size()) + 1);
+inline constexpr int kMaxCommitRacePasses = 2 * (static_cast<int>(kCommitRaceRetry.size()) + 1);
 
 // The poll backoff after a round that did not fill its batch: `previous`
 // halved after a round that claimed events, else doubled, within 1 ms and

@@ -402,7 +402,7 @@ TEST_CASE("the insert retry makes at most 8 passes and at most 16 when inserts c
       r.clock->Advance(cut ? 1us : 16ms);
       r.scheduler->OnWake(cut ? WakeCause::kInsert : WakeCause::kDeadline);
     }
-    CHECK(passes == (cut ? kMaxCommitRaceClaims : 1 + static_cast<int>(kCommitRaceRetry.size())));
+    CHECK(passes == (cut ? kMaxCommitRacePasses : 1 + static_cast<int>(kCommitRaceRetry.size())));
     CHECK_FALSE(r.scheduler->AttemptingForTesting());
   }
 }
