@@ -202,7 +202,7 @@ bool Claimer::ScanPages() {
 }
 
 ClaimRound Claimer::ClaimOrdered(const RoundPlan& plan, ClaimedBatch* batch) {
-  if (plan.end_pass && planner_->in_pass()) EndPass();
+  if (plan.end_pass && planner_->in_pass()) EndPassAndSnapshot();
   if (!planner_->in_pass()) {
     // The head read first: at everyday rates it is the whole round.
     if (plan.head_read) {

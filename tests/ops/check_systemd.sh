@@ -127,7 +127,7 @@ if [[ $rc -ne 0 ]] || grep -q 'outbox-relay.service' <<<"$out"; then
   fail=1
 fi
 
-if systemd-analyze security --help 2>/dev/null | grep -q -- '--offline'; then
+if [[ $(systemd-analyze security --help 2>/dev/null) == *--offline* ]]; then
   echo "== systemd-analyze security (information only)"
   (cd "$tmp" && systemd-analyze security --offline=true --no-pager ./outbox-relay.service 2>&1 | grep 'Overall exposure') || true
 fi

@@ -31,7 +31,10 @@ done
 lib=$(find "$prefix" -name 'liboutbox-inbox.so.1.*' -type f)
 [[ -n $lib ]] || fail "not installed: lib/.../liboutbox-inbox.so.1.*"
 [[ -L $(dirname "$lib")/liboutbox-inbox.so ]] || fail "no liboutbox-inbox.so link beside $lib"
-objdump -p "$lib" | grep -qE '^ +SONAME +liboutbox-inbox\.so\.1$' || fail "$lib: SONAME is not liboutbox-inbox.so.1"
+# Not `objdump | grep -q`: grep leaving early fails objdump with SIGPIPE,
+# and pipefail the check.
+soname=$(objdump -p "$lib" | awk '$1 == "SONAME" { print $2 }')
+[[ $soname == liboutbox-inbox.so.1 ]] || fail "$lib: SONAME is $soname, not liboutbox-inbox.so.1"
 if find "$prefix" -name '*.a' | grep .; then fail "static archives installed (above)"; fi
 # Exported: outbox::inbox and its classes' type_info and vtables only.
 nm -D --defined-only --demangle "$lib" | awk '$2 != "A" { $1 = $2 = ""; print substr($0, 3) }' >"$tmp/exported"
