@@ -25,8 +25,9 @@ bool CheckSubjectTemplate(const std::string& text, std::string* error) {
   while (true) {
     const size_t at = text.find("{topic}", from);
     TopicTemplate t;
-    if (!TopicTemplate::Parse(text.substr(from, at == std::string::npos ? at : at - from), &t,
-                              error, TopicTemplate::Syntax::kText)) {
+    const bool empty = at == from || from == text.size();  // {topic} at an end, or twice
+    if (!empty && !TopicTemplate::Parse(text.substr(from, at == std::string::npos ? at : at - from),
+                                        &t, error, TopicTemplate::Syntax::kText)) {
       const size_t known = error->find("(known: ");
       if (known != std::string::npos) error->insert(known + 8, "{topic}, ");
       return false;

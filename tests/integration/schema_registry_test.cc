@@ -13,6 +13,7 @@
 #include "support/kafka_reader.h"
 #include "support/metrics_text.h"
 #include "support/process.h"
+#include "support/relay_harness.h"
 #include "support/test_broker.h"
 #include "support/test_env.h"
 #include "support/test_registry.h"
