@@ -89,8 +89,10 @@ class SchemaCache {
   // Reads `subject`'s latest version again now, unless it was read within
   // min_refresh; *out is the one held afterwards.
   Status Refresh(const std::string& subject, ResolvedSchemaPtr* out) EXCLUDES(mu_);
-  // True when BySubject would answer from the cache, without a request.
+  // True when BySubject (or ById) would answer from the cache, without a
+  // request.
   bool Holds(const std::string& subject, const std::string& version) EXCLUDES(mu_);
+  bool HoldsId(int32_t id) EXCLUDES(mu_) { return Holds("", std::to_string(id)); }
 
  private:
   // {subject, version}, or {"", id} for a read by id.

@@ -100,6 +100,7 @@ EncodeResult ValueEncoder::Encode(Message* m, bool may_ask) const {
   const std::string event_type = HeaderValue(*m, "event_type");
   const Rule& rule = RuleFor(event_type);
   if (rule.config.format == ValueFormat::kBytes) return {};
+  if (m->schema_id) return WithId(rule, *m->schema_id, may_ask, m);
   const std::string subject =
       SubjectOf(rule, m->topic, HeaderValue(*m, "aggregate_type"), event_type);
   return WithSchema(rule, subject, may_ask, m);
@@ -123,14 +124,27 @@ EncodeResult ValueEncoder::WithSchema(const Rule& rule, const std::string& subje
   return Apply(rule.config, *fresh, m);
 }
 
+EncodeResult ValueEncoder::WithId(const Rule& rule, int32_t id, bool may_ask, Message* m) const {
+  if (!may_ask && !cache_->HoldsId(id)) {
+    EncodeResult ask;
+    ask.kind = EncodeResult::Kind::kAsk;
+    return ask;
+  }
+  ResolvedSchemaPtr schema;
+  if (Status s = cache_->ById(id, &schema); !s.ok()) return LookupFailed(s);
+  return Apply(rule.config, *schema, m);
+}
+
 EncodeResult ValueEncoder::Apply(const ValueConfig& config, const ResolvedSchema& schema,
                                  Message* m) {
   const bool avro = config.format == ValueFormat::kAvro;
   if ((schema.type == SchemaType::kAvro) != avro)
-    return Fail("wrong_schema_type", "subject " + schema.subject + " holds a " +
-                                         (avro ? "JSON" : "Avro") + " schema (id " +
-                                         std::to_string(schema.id) + ") where value_format is " +
-                                         ToString(config.format));
+    return Fail("wrong_schema_type",
+                (schema.subject.empty() ? "schema id " + std::to_string(schema.id)
+                                        : "subject " + schema.subject + " (schema id " +
+                                              std::to_string(schema.id) + ")") +
+                    " is a " + (avro ? "JSON" : "Avro") + " schema where value_format is " +
+                    ToString(config.format));
   ConversionError e;
   std::string body;
   if (!avro) {

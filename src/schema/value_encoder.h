@@ -28,7 +28,8 @@ struct EncodeResult {
 
 // Encodes a message's value as its service's value format says
 // (docs/FORMATS.md): the event_type's entry of `values`, else `value`. The
-// subject comes from the message's topic and its event_type and
+// schema is the one of the row's schema_id column when it has one, else the
+// subject's, which comes from the message's topic and its event_type and
 // aggregate_type headers (the router sets both). Immutable after
 // construction; thread-safe (the cache is).
 class ValueEncoder {
@@ -60,6 +61,8 @@ class ValueEncoder {
                         const std::string& aggregate_type, const std::string& event_type) const;
   EncodeResult WithSchema(const Rule& rule, const std::string& subject, bool may_ask,
                           Message* m) const;
+  // The row's schema_id column names the schema.
+  EncodeResult WithId(const Rule& rule, int32_t id, bool may_ask, Message* m) const;
   // Encodes with `schema`; a conversion failure gives kFail.
   static EncodeResult Apply(const ValueConfig& config, const ResolvedSchema& schema, Message* m);
 

@@ -177,3 +177,31 @@ TEST_CASE("check --connect resolves every subject known without a row",
   CHECK(r.out.find("subject orders-value holds a AVRO schema where value_format is json_schema") !=
         std::string::npos);
 }
+
+TEST_CASE("a row's schema_id column names its schema over the subject's latest",
+          "[e2e][process][schema-registry]") {
+  TestBroker cluster(1, "outbox.event.Order", 1);
+  TestDatabase db("schema_by_id", ", last_error varchar(255), schema_id int");
+  TestRegistry registry;
+  const int v1 = registry.Register("outbox.event.Order-value", kOrderSchema);
+  const int v2 = registry.Register("outbox.event.Order-value", R"({"type": "record",
+    "name": "OrderEvent", "namespace": "com.acme", "fields": [{"name": "order_id", "type": "long"}]})");
+  InsertRow(db, {.id = 1, .aggregate_id = 1, .payload = Payload(1)});
+  InsertRow(db, {.id = 2, .aggregate_id = 2, .payload = Payload(2), .schema_id = v1});
+  InsertRow(db, {.id = 3, .aggregate_id = 3, .payload = Payload(3), .schema_id = 999});
+  RelayRun relay(RelayConfigYaml(db, "byid", cluster.bootstrap(),
+                                 "value_format: avro\npoll_interval_ms: 50\n", "127.0.0.1:0",
+                                 "  schema_registry: {url: \"" + registry.url() + "\"}\n"));
+  REQUIRE(WaitFor([&] { return db.CountByStatus()["SENT"] == 2; }, 60s));
+  REQUIRE(WaitFor([&] { return db.CountByStatus()["DEAD"] == 1; }, 20s));
+  CHECK(db.QueryString("SELECT last_error FROM t_outbox WHERE id = 3").find("schema id 999") !=
+        std::string::npos);
+  std::map<std::string, int32_t> ids;  // outbox_id -> schema id of its message
+  for (const ConsumedMessage& m : ConsumeAll(cluster.bootstrap(), {"outbox.event.Order"})) {
+    int32_t id = 0;
+    std::string_view body;
+    REQUIRE(ParseWireHeader(m.value, &id, &body));
+    ids[m.headers.at("outbox_id")] = id;
+  }
+  CHECK(ids == std::map<std::string, int32_t>{{"1", v2}, {"2", v1}});
+}
