@@ -81,7 +81,7 @@ bool ReadOffset(std::string_view t, size_t* pos, int64_t* seconds) {
   const int sign = t[(*pos)++] == '-' ? -1 : 1;
   int h = 0, m = 0;
   if (!Digits(t, pos, 2, &h) || !Expect(t, pos, ':') || !Digits(t, pos, 2, &m)) return false;
-  *seconds = sign * (h * 3600 + m * 60);
+  *seconds = static_cast<int64_t>(sign) * (h * 3600 + m * 60);
   return h < 24 && m < 60;
 }
 

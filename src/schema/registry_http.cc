@@ -117,7 +117,7 @@ HttpSchemaRegistry::~HttpSchemaRegistry() = default;
 
 Status HttpSchemaRegistry::GetSubjectVersion(const std::string& subject, const std::string& version,
                                              RegisteredSchema* out) {
-  const Status s = Get(
+  Status s = Get(
       "/subjects/" + PercentEncodeSegment(subject) + "/versions/" + PercentEncodeSegment(version),
       "subject " + subject + " version " + version, out);
   if (s.ok() && out->subject.empty()) out->subject = subject;
@@ -125,8 +125,7 @@ Status HttpSchemaRegistry::GetSubjectVersion(const std::string& subject, const s
 }
 
 Status HttpSchemaRegistry::GetSchemaById(int32_t id, RegisteredSchema* out) {
-  const Status s =
-      Get("/schemas/ids/" + std::to_string(id), "schema id " + std::to_string(id), out);
+  Status s = Get("/schemas/ids/" + std::to_string(id), "schema id " + std::to_string(id), out);
   // The answer by id names no id (Confluent's gives the schema alone).
   if (s.ok()) out->id = id;
   return s;

@@ -13,7 +13,7 @@ Status UrlError(const std::string& url, const std::string& what) {
 
 // "host", "host:port", "[::1]:port" -> host and port (empty when absent).
 bool SplitAuthority(const std::string& authority, std::string* host, std::string* port) {
-  size_t host_end = authority.size();
+  size_t host_end = 0;
   if (!authority.empty() && authority[0] == '[') {
     const size_t close = authority.find(']');
     if (close == std::string::npos) return false;

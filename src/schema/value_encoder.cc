@@ -77,7 +77,7 @@ std::string ValueEncoder::Subject(const std::string& topic, const std::string& a
 std::string ValueEncoder::SubjectOf(const Rule& rule, const std::string& topic,
                                     const std::string& aggregate_type,
                                     const std::string& event_type) const {
-  const std::string record = rule.record.Render(aggregate_type, event_type, service_);
+  std::string record = rule.record.Render(aggregate_type, event_type, service_);
   switch (rule.config.strategy) {
     case SubjectStrategy::kTopicName:
       return topic + "-value";
