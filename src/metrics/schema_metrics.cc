@@ -62,6 +62,7 @@ prometheus::Counter& SchemaMetrics::CounterOf(prometheus::Family<prometheus::Cou
 
 void SchemaMetrics::Add(const std::string& service) {
   MutexLock lock(&mu_);
+  if (users_[service]++ > 0) return;
   prometheus::Gauge*& g = up_[service];
   if (g == nullptr) g = &up_family_->Add({{"service", service}});
   g->Set(1);
@@ -96,6 +97,8 @@ void SchemaMetrics::AddConversionFailure(const std::string& service, const std::
 
 void SchemaMetrics::Remove(const std::string& service) {
   MutexLock lock(&mu_);
+  if (--users_[service] > 0) return;
+  users_.erase(service);
   if (auto it = up_.find(service); it != up_.end()) {
     up_family_->Remove(it->second);
     up_.erase(it);

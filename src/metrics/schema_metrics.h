@@ -22,14 +22,16 @@ class SchemaMetrics {
  public:
   explicit SchemaMetrics(prometheus::Registry& registry);
 
-  // Creates the service's series (the gauge at 1, the counters at 0).
+  // Creates the service's series (the gauge at 1, the counters at 0), or
+  // counts one more user of them: a restarted service's new encoder may
+  // come before its old one is gone.
   void Add(const std::string& service) EXCLUDES(mu_);
   void SetRegistryUp(const std::string& service, bool up) EXCLUDES(mu_);
   // `result`: ok, unavailable, denied, not_found, invalid.
   void AddLookup(const std::string& service, const std::string& result) EXCLUDES(mu_);
   void AddCacheHit(const std::string& service) EXCLUDES(mu_);
   void AddConversionFailure(const std::string& service, const std::string& reason) EXCLUDES(mu_);
-  // Drops every series of the service.
+  // One user fewer; the last one drops every series of the service.
   void Remove(const std::string& service) EXCLUDES(mu_);
 
  private:
@@ -44,6 +46,7 @@ class SchemaMetrics {
   prometheus::Family<prometheus::Counter>* failures_family_;
 
   Mutex mu_;
+  std::map<std::string, int> users_ GUARDED_BY(mu_);
   std::map<std::string, prometheus::Gauge*> up_ GUARDED_BY(mu_);
   std::map<Key, prometheus::Counter*> lookups_ GUARDED_BY(mu_);
   std::map<Key, prometheus::Counter*> hits_ GUARDED_BY(mu_);
