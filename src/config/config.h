@@ -79,8 +79,8 @@ struct SchemaRegistryConfig {
   std::string password;                  // resolved from password_env / password_file; never logged
   std::string password_source = "none";  // "env:NAME", "file:/path" or "none", for logs
   std::string ca;  // https: CA certificates (PEM) of the registry's; empty: the system's
-  // A registry slower than this counts as down: the rows wait, as for a
-  // broker outage, instead of holding a claim round.
+  // A registry slower than this counts as down (the rows wait, as for a
+  // broker outage): a request ties up the service's schema thread no longer.
   int timeout_ms = 5000;
   // A subject's latest version is read again this often: a newly
   // registered version is used within a minute, for one request a minute.

@@ -226,3 +226,17 @@ TEST_CASE("bytes values pass through untouched without a registry", "[schema]") 
   CHECK(bed.inner->acked().at(0).value == "not even json");
   CHECK(bed.registry->requests() == 0);
 }
+
+TEST_CASE("a payload stored as Avro gets the header alone and garbage goes DEAD as not_avro",
+          "[schema]") {
+  ValueConfig v = Bed::AvroValue();
+  v.payload_encoding = PayloadEncoding::kAvro;
+  Bed bed(v);
+  const int id = bed.registry->Register("outbox.event.Order-value", kOrder);
+  const std::string avro("\x02\x08PAID", 6);  // {"id": 1, "status": "PAID"}
+  CHECK(bed.SendNow(OrderMessage(avro)).result == PublishResult::kAcked);
+  CHECK(bed.inner->acked().at(0).value == WithWireHeader(id, avro));
+  const PublishOutcome garbage = bed.SendNow(OrderMessage(std::string("\x02\x08PA", 4)));
+  CHECK(garbage.result == PublishResult::kPermanent);
+  CHECK(bed.reports->failures == std::vector<std::string>{"not_avro"});
+}
