@@ -41,7 +41,7 @@ RUN apt-get update \
       build-essential cmake ninja-build pkg-config debhelper \
       libboost-dev libmysqlcppconn-dev librdkafka-dev libyaml-cpp-dev \
       prometheus-cpp-dev libcli11-dev nlohmann-json3-dev libspdlog-dev \
-      libfmt-dev libsystemd-dev libmariadb-dev \
+      libfmt-dev libsystemd-dev libmariadb-dev libavro-dev libssl-dev \
  && rm -rf /var/lib/apt/lists/*
 
 WORKDIR /src

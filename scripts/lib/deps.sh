@@ -35,6 +35,9 @@ OUTBOX_QUICKSTART_DEPS=(
     libmariadb-dev
     # sd_notify for Type=notify and the systemd watchdog (src/app/systemd_notify.cc)
     libsystemd-dev
+    # avro-c: Avro schemas and their binary encoding (src/schema/); OpenSSL
+    # for https to a Schema Registry (Boost.Asio's ssl, src/schema/)
+    libavro-dev libssl-dev
 )
 # What the tests, the checks and the packaging add (scripts/test and the
 # scripts CI runs).
@@ -54,6 +57,9 @@ OUTBOX_TEST_DEPS=(
     # tests/cloudevents: the CloudEvents SDK for JavaScript decodes the
     # relay's messages (npm installs it into the build tree)
     nodejs
+    # tests/schema: Debian's python3-avro decodes the Avro the relay writes
+    # (tests/schema/decode_avro.py), an implementation that is not avro-c
+    python3-avro
     # scripts/package: the Debian package (dpkg-buildpackage, debhelper),
     # checked by lintian; scripts/test-package installs it in a throwaway
     # Debian root that mmdebstrap makes from the archive

@@ -162,6 +162,7 @@ int RunCheck(const LoadedConfig& loaded, bool connect) {
   int problems = 0;
   for (const auto& s : c.services) problems += CheckDatabase(s);
   problems += CheckBrokers(c);
+  for (const auto& s : c.services) problems += CheckSchemas(s);
   problems += CheckBinlogWakeups(c);  // services with wakeup: binlog, once per server
   problems += CheckFleet(c);
   return problems == 0 ? kExitOk : kExitFailure;

@@ -26,6 +26,10 @@ int RunCli(int argc, char** argv);
 std::string ResolveConfigPath(const std::string& flag);
 
 int RunCheck(const LoadedConfig& loaded, bool connect);
+// check --connect for a service's value formats (src/app/check_schemas.cc):
+// every subject known without a row resolved, with its id and version, one
+// line each; returns the number of problems.
+int CheckSchemas(const ServiceConfig& s);
 int RunDeadList(const ServiceConfig& service, int limit, bool json);
 int RunDeadReplay(const ServiceConfig& service, std::vector<int64_t> ids, bool all,
                   const std::optional<std::string>& event_type, bool dry_run, bool json);

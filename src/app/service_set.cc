@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <thread>
 
+#include "app/schema_reports.h"
 #include "app/wakeup_sources.h"
 #include "common/log.h"
 #include "outbox/mysql_store_factory.h"
@@ -48,7 +49,8 @@ ReloadPlan Without(ReloadPlan plan, const std::vector<StartFailure>& failures) {
 
 }  // namespace
 
-ServiceSet::ServiceSet(Deps deps, const Config& config) : deps_(deps) {
+ServiceSet::ServiceSet(Deps deps, const Config& config)
+    : deps_(deps), schema_metrics_(std::make_unique<SchemaMetrics>(*deps.metrics->registry())) {
   MutexLock lock(&mu_);
   config_ = config;
   config_.services.clear();
@@ -70,6 +72,10 @@ ServiceSet::EntryPtr ServiceSet::NewEntry(const Config& config, const ServiceCon
   MysqlConfig mysql = s.mysql;
   o.store_factory = [mysql] { return NewMysqlStore(mysql); };
   o.publisher = e->publisher;
+  if (UsesSchemaRegistry(s)) {
+    e->schema = MakeSchemaPublisher(s, e->publisher, schema_metrics_.get());
+    o.publisher = e->schema;
+  }
   ServiceMetrics& metrics = deps_.metrics->ForService(s.name);
   o.metrics = &metrics;
   // Its claim, settle and housekeeping loops register heartbeats here
@@ -288,6 +294,28 @@ void ServiceSet::StopAll() {
   clusters.clear();
 }
 
+std::string ServiceSet::ReadyLine(const Entry& e, bool* ready) {
+  const Relay& r = *e.relay;
+  std::string line = "service " + r.name() + ": ";
+  const bool up = r.DatabaseReady();
+  if (e.stopping || e.claims_stopped) return line + "stopping (finishing its in-flight events)\n";
+  // Its rows wait while the registry does not answer, as for a broker.
+  const std::string registry = e.schema ? e.schema->RegistryProblem() : std::string();
+  if (e.config.paused) {
+    // Paused for maintenance, perhaps of its database: never unready.
+    line += up ? "paused" : "paused, database not ready: " + r.LastError();
+  } else {
+    *ready = *ready && up && registry.empty();
+    line += !up                ? "not ready: " + r.LastError()
+            : registry.empty() ? std::string("ok")
+                               : "not ready: rows wait for the schema registry: " + registry;
+  }
+  // Never a reason to be unready: the relay polls while the stream is down.
+  const std::string wakeup = r.WakeupStatus();
+  if (!wakeup.empty()) line += " (" + wakeup + ")";
+  return line + "\n";
+}
+
 bool ServiceSet::KafkaUp() const {
   MutexLock lock(&mu_);
   return std::all_of(clusters_.begin(), clusters_.end(),
@@ -309,26 +337,7 @@ HttpResponse ServiceSet::Readyz() const {
       body += p.ok() ? "unreachable\n" : "unreachable: " + p.Describe() + "\n";
     }
   }
-  for (const auto& e : entries_) {
-    const Relay& r = *e->relay;
-    body += "service " + r.name() + ": ";
-    const bool up = r.DatabaseReady();
-    if (e->stopping || e->claims_stopped) {
-      body += "stopping (finishing its in-flight events)\n";
-      continue;
-    }
-    if (e->config.paused) {
-      // Paused for maintenance, perhaps of its database: never unready.
-      body += up ? "paused" : "paused, database not ready: " + r.LastError();
-    } else {
-      ready = ready && up;
-      body += up ? "ok" : "not ready: " + r.LastError();
-    }
-    // Never a reason to be unready: the relay polls while the stream is down.
-    const std::string wakeup = r.WakeupStatus();
-    if (!wakeup.empty()) body += " (" + wakeup + ")";
-    body += "\n";
-  }
+  for (const auto& e : entries_) body += ReadyLine(*e, &ready);
   return {ready ? 200 : 503, "text/plain; charset=utf-8", body};
 }
 

@@ -13,7 +13,9 @@
 #include "fleet/service_runner.h"
 #include "http/http_server.h"
 #include "metrics/metrics.h"
+#include "metrics/schema_metrics.h"
 #include "relay/relay.h"
+#include "schema/schema_publisher.h"
 
 namespace outbox {
 
@@ -71,6 +73,9 @@ class ServiceSet final : public ServiceRunner {
   struct Entry {
     ServiceConfig config;
     std::shared_ptr<KafkaPublisher> publisher;
+    // In front of the producer when a value format needs the Schema
+    // Registry (docs/FORMATS.md); null otherwise.
+    std::shared_ptr<SchemaPublisher> schema;
     // Shared with a claim stop in flight (StopClaims), which may outlive
     // the entry's removal.
     std::shared_ptr<Relay> relay;
@@ -97,10 +102,13 @@ class ServiceSet final : public ServiceRunner {
   // Drops the producers no entry uses; they are destroyed (flushed) here,
   // outside mu_.
   void PruneClusters() EXCLUDES(mu_);
+  // The service's line of /readyz; clears *ready when it makes the relay unready.
+  static std::string ReadyLine(const Entry& e, bool* ready);
   // Waits for the claim stops StopClaims left running past their deadline.
   void JoinClaimStops() EXCLUDES(mu_);
 
   const Deps deps_;
+  const std::unique_ptr<SchemaMetrics> schema_metrics_;
 
   mutable Mutex mu_;
   Config config_ GUARDED_BY(mu_);  // top-level keys, and the services in entries_

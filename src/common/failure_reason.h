@@ -20,6 +20,10 @@ enum class FailureReason {
   kQueueFull,        // the producer's local queue is full (no attempt counted)
   kPurged,           // taken back from the producer's queue unsent: its claim's budget ended,
                      // or no broker was reachable (no attempt counted)
+  kSchema,           // the value cannot be encoded as its value_format asks: an unknown
+                     // subject, a payload that does not fit its schema (permanent)
+  kSchemaRegistry,   // not sent: the schema registry did not answer within the claim's
+                     // budget (no attempt counted)
 };
 
 // Every reason a failure can have with its metric label, in the order
@@ -28,7 +32,7 @@ struct FailureReasonLabel {
   FailureReason reason;
   std::string_view label;
 };
-inline constexpr std::array<FailureReasonLabel, 9> kFailureReasonLabels = {
+inline constexpr std::array<FailureReasonLabel, 11> kFailureReasonLabels = {
     {{FailureReason::kTimeout, "timeout"},
      {FailureReason::kBrokerDown, "broker_down"},
      {FailureReason::kMessageTooLarge, "message_too_large"},
@@ -37,16 +41,18 @@ inline constexpr std::array<FailureReasonLabel, 9> kFailureReasonLabels = {
      {FailureReason::kProducerFatal, "producer_fatal"},
      {FailureReason::kRouting, "routing"},
      {FailureReason::kQueueFull, "queue_full"},
-     {FailureReason::kPurged, "purged"}}};
+     {FailureReason::kPurged, "purged"},
+     {FailureReason::kSchema, "schema"},
+     {FailureReason::kSchemaRegistry, "schema_registry"}}};
 
 // The table lists every reason after kNone once, in the enum's order, up
-// to kPurged: a reason inserted into the enum and not here fails to
+// to kSchemaRegistry: a reason inserted into the enum and not here fails to
 // compile (the check the switch it replaced had); one appended after
-// kPurged must move the last reason named below.
+// kSchemaRegistry must move the last reason named below.
 constexpr bool ListsEveryReason() {
   for (size_t i = 0; i < kFailureReasonLabels.size(); ++i)
     if (static_cast<size_t>(kFailureReasonLabels[i].reason) != i + 1) return false;
-  return kFailureReasonLabels.back().reason == FailureReason::kPurged;
+  return kFailureReasonLabels.back().reason == FailureReason::kSchemaRegistry;
 }
 static_assert(ListsEveryReason(), "kFailureReasonLabels must list every FailureReason in order");
 

@@ -8,6 +8,9 @@ const char* ToString(Ordering o) { return o == Ordering::kNone ? "none" : "per_a
 const char* ToString(DeadPolicy p) { return p == DeadPolicy::kSkip ? "skip" : "block"; }
 const char* ToString(WakeupMode w) { return w == WakeupMode::kBinlog ? "binlog" : "poll"; }
 const char* ToString(Envelope e) { return e == Envelope::kCloudEvents ? "cloudevents" : "plain"; }
+const char* ToString(ValueFormat f) {
+  return f == ValueFormat::kAvro ? "avro" : f == ValueFormat::kJsonSchema ? "json_schema" : "bytes";
+}
 
 const std::vector<std::string>& TlsModeNames() {
   static const std::vector<std::string> kNames = {"disabled", "preferred", "required", "verify_ca",

@@ -71,9 +71,27 @@ struct MysqlConfig {
 // must agree on its binlog_server_id.
 std::string ServerKey(const MysqlConfig& mysql);
 
+// A Schema Registry (Confluent's REST API) the relay reads schemas from
+// (docs/FORMATS.md), per Kafka cluster.
+struct SchemaRegistryConfig {
+  std::string url;                       // http:// or https://, with an optional path prefix
+  std::string username;                  // basic auth; empty: none
+  std::string password;                  // resolved from password_env / password_file; never logged
+  std::string password_source = "none";  // "env:NAME", "file:/path" or "none", for logs
+  std::string ca;  // https: CA certificates (PEM) of the registry's; empty: the system's
+  // A registry slower than this counts as down (the rows wait, as for a
+  // broker outage): a request ties up the service's schema thread no longer.
+  int timeout_ms = 5000;
+  // A subject's latest version is read again this often: a newly
+  // registered version is used within a minute, for one request a minute.
+  int latest_refresh_ms = 60000;
+  bool operator==(const SchemaRegistryConfig&) const = default;
+};
+
 struct KafkaConfig {
   std::string bootstrap_servers;
-  std::map<std::string, std::string> properties;  // passed to librdkafka as-is
+  std::map<std::string, std::string> properties;                       // passed to librdkafka as-is
+  std::optional<SchemaRegistryConfig> schema_registry = std::nullopt;  // unset: only bytes values
   bool operator==(const KafkaConfig&) const = default;
 };
 
@@ -90,6 +108,33 @@ struct RetentionConfig {
   int pause_ms = 200;            // pause between DELETEs: retention yields to the relay
   int interval_s = 300;          // how often a retention pass starts
   bool operator==(const RetentionConfig&) const = default;
+};
+
+// What a message's value is (docs/FORMATS.md): the payload's bytes, or the
+// payload after Confluent's wire header of its schema, as JSON or Avro.
+enum class ValueFormat { kBytes, kJsonSchema, kAvro };
+// What the payload column holds with value_format avro: JSON to convert, or
+// Avro binary already.
+enum class PayloadEncoding { kJson, kAvro };
+// How a value's subject is named: Confluent's strategies, or a template.
+enum class SubjectStrategy { kTopicName, kRecordName, kTopicRecordName, kTemplate };
+
+const char* ToString(ValueFormat f);
+
+// A service's value format, or one event_type's (services[].values).
+struct ValueConfig {
+  // bytes keeps the message format of a relay without a registry.
+  ValueFormat format = ValueFormat::kBytes;
+  PayloadEncoding payload_encoding = PayloadEncoding::kJson;
+  // topic_name is Confluent's serializers' default: {topic}-value.
+  SubjectStrategy strategy = SubjectStrategy::kTopicName;
+  // record_name strategies: the record's full name, a template over the row
+  // ({aggregate_type}, {event_type}, {service}).
+  std::string record;
+  // template strategy: the subject, a template that may also use {topic}.
+  std::string subject = "{topic}-value";
+  std::string version = "latest";  // or a version number
+  bool operator==(const ValueConfig&) const = default;
 };
 
 // The CloudEvents attributes that come from templates (envelope: cloudevents).
@@ -142,6 +187,8 @@ struct ServiceConfig {
   // adds headers, so a consumer of plain messages reads both.
   Envelope envelope = Envelope::kPlain;
   CloudEventsConfig cloudevents;
+  ValueConfig value = {};
+  std::map<std::string, ValueConfig> values = {};  // event_type -> its own value format
   bool operator==(const ServiceConfig&) const = default;
 };
 

@@ -54,6 +54,10 @@ const ServiceKey kServiceKeys[] = {
      [](const ServiceConfig& a, const ServiceConfig& b) { return a.envelope == b.envelope; }},
     {"cloudevents",
      [](const ServiceConfig& a, const ServiceConfig& b) { return a.cloudevents == b.cloudevents; }},
+    {"value_format",
+     [](const ServiceConfig& a, const ServiceConfig& b) {
+       return a.value == b.value && a.values == b.values;
+     }},
 };
 
 const ServiceConfig* Find(const Config& c, const std::string& name) {
@@ -100,6 +104,7 @@ KafkaConfig MergeKafka(const KafkaConfig& base, const KafkaConfig& own) {
   KafkaConfig k = base;
   if (!own.bootstrap_servers.empty()) k.bootstrap_servers = own.bootstrap_servers;
   for (const auto& [key, value] : own.properties) k.properties[key] = value;
+  if (own.schema_registry) k.schema_registry = own.schema_registry;
   return k;
 }
 

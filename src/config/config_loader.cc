@@ -38,7 +38,7 @@ LoadedConfig Parser::Root(const YAML::Node& root) const {
   if (!root || root.IsNull()) Fail(YAML::Mark(), "", "the file is empty");
   RequireMap(root, "");
   CheckKeys(root, "", {"instance_id", "http", "log", "kafka", "fleet", "services"});
-  TopLevel(root, &c);
+  TopLevel(root, &c, &out.warnings);
   const YAML::Node services = root["services"];
   if (!services) Fail(root.Mark(), "services", "is required (a list of at least one service)");
   if (!services.IsSequence() || services.size() == 0)
@@ -61,7 +61,7 @@ LoadedConfig Parser::Root(const YAML::Node& root) const {
 }
 
 // instance_id, http, log, kafka.
-void Parser::TopLevel(const YAML::Node& root, Config* c) const {
+void Parser::TopLevel(const YAML::Node& root, Config* c, std::vector<std::string>* warnings) const {
   if (root["instance_id"]) {
     c->instance_id = Str(root["instance_id"], "instance_id");
     if (c->instance_id.empty())
@@ -88,7 +88,7 @@ void Parser::TopLevel(const YAML::Node& root, Config* c) const {
     if (l["level"]) c->log_level = kLevels[OneOf(l["level"], "log.level", kLevels)];
     if (l["format"]) c->log_format = kFormats[OneOf(l["format"], "log.format", kFormats)];
   });
-  (void)Guard([&] { c->kafka = Kafka(root["kafka"], "kafka", KafkaConfig{}); });
+  (void)Guard([&] { c->kafka = Kafka(root["kafka"], "kafka", KafkaConfig{}, warnings); });
   if (const YAML::Node f = root["fleet"]; f && !f.IsNull())
     (void)Guard([&] { c->fleet = Fleet(f, c->kafka); });
 }

@@ -36,6 +36,9 @@ bool IsServiceName(const std::string& s);    // [A-Za-z0-9_.-]{1,64}
 bool IsVariableName(const std::string& s);   // [A-Za-z_][A-Za-z0-9_]*
 bool IsTimeZone(const std::string& tz);      // +HH:MM, SYSTEM or Area/City
 bool IsListenAddress(const std::string& s);  // host:port, [v6]:port
+// A subject template: {topic} and the topic template's placeholders, text
+// without control characters. False with *error otherwise.
+bool CheckSubjectTemplate(const std::string& text, std::string* error);
 
 // Walks the YAML tree and collects every problem it finds, each naming the
 // file, line, column and key path; ThrowIfProblems turns them into one
@@ -60,7 +63,9 @@ class Parser {
   // `parent` is the service's mapping, for the position of a missing block.
   MysqlConfig Mysql(const YAML::Node& parent, const YAML::Node& n, const std::string& path,
                     std::vector<std::string>* warnings) const;
-  KafkaConfig Kafka(const YAML::Node& n, const std::string& path, const KafkaConfig& base) const;
+  // `warnings` (may be null: dropped) gets a registry password file's mode.
+  KafkaConfig Kafka(const YAML::Node& n, const std::string& path, const KafkaConfig& base,
+                    std::vector<std::string>* warnings = nullptr) const;
   // The fleet block (src/config/config_fleet.cc); `kafka` is the top-level block.
   FleetConfig Fleet(const YAML::Node& n, const KafkaConfig& kafka) const;
   // services[i].shard against the fleet block: a shard needs one.
@@ -123,7 +128,16 @@ class Parser {
   // A CloudEvents attribute's template, checked against `syntax`.
   std::string EventTemplate(const YAML::Node& n, const std::string& path,
                             TopicTemplate::Syntax syntax) const;
-  void TopLevel(const YAML::Node& root, Config* c) const;
+  void TopLevel(const YAML::Node& root, Config* c, std::vector<std::string>* warnings) const;
+  // kafka.schema_registry and a service's value formats (config_values.cc).
+  SchemaRegistryConfig SchemaRegistry(const YAML::Node& n, const std::string& path,
+                                      std::vector<std::string>* warnings) const;
+  void RegistryLogin(const YAML::Node& n, const std::string& path, SchemaRegistryConfig* r,
+                     std::vector<std::string>* warnings) const;
+  void ServiceValues(const YAML::Node& n, const std::string& path, ServiceConfig* s) const;
+  // value_format, payload_encoding and schema of mapping `n`, over `v`.
+  ValueConfig Value(const YAML::Node& n, const std::string& path, ValueConfig v) const;
+  void ValueSchema(const YAML::Node& sc, const std::string& sp, ValueConfig* v) const;
   void CheckSameServer(const YAML::Node& services, size_t i, const Config& c,
                        std::vector<std::string>* warnings) const;
 

@@ -6,12 +6,47 @@
 namespace outbox {
 namespace config_internal {
 
-KafkaConfig Parser::Kafka(const YAML::Node& n, const std::string& path,
-                          const KafkaConfig& base) const {
+namespace {
+
+// The keys of a service's mapping.
+const std::vector<std::string>& ServiceKeys() {
+  static const std::vector<std::string> keys = {"name",
+                                                "mysql",
+                                                "topic",
+                                                "topics",
+                                                "batch_size",
+                                                "poll_interval_ms",
+                                                "wakeup",
+                                                "lease_ms",
+                                                "ordering",
+                                                "dead_policy",
+                                                "retry",
+                                                "retention",
+                                                "kafka",
+                                                "max_inflight_batches",
+                                                "gauge_interval_ms",
+                                                "paused",
+                                                "shard",
+                                                "envelope",
+                                                "cloudevents",
+                                                "value_format",
+                                                "payload_encoding",
+                                                "schema",
+                                                "values"};
+  return keys;
+}
+
+}  // namespace
+
+KafkaConfig Parser::Kafka(const YAML::Node& n, const std::string& path, const KafkaConfig& base,
+                          std::vector<std::string>* warnings) const {
   KafkaConfig k = base;
   if (!n || n.IsNull()) return k;
   RequireMap(n, path);
-  CheckKeys(n, path, {"bootstrap_servers", "properties"});
+  CheckKeys(n, path, {"bootstrap_servers", "properties", "schema_registry"});
+  if (const YAML::Node sr = n["schema_registry"]; sr && !sr.IsNull())
+    (void)Guard(
+        [&] { k.schema_registry = SchemaRegistry(sr, path + ".schema_registry", warnings); });
   if (n["bootstrap_servers"]) {
     k.bootstrap_servers = Str(n["bootstrap_servers"], path + ".bootstrap_servers");
     if (k.bootstrap_servers.empty())
@@ -38,11 +73,7 @@ ServiceConfig Parser::Service(const YAML::Node& n, const std::string& path,
                               const KafkaConfig& kafka, std::vector<std::string>* warnings) const {
   ServiceConfig s;
   RequireMap(n, path);
-  CheckKeys(
-      n, path,
-      {"name", "mysql", "topic", "topics", "batch_size", "poll_interval_ms", "wakeup", "lease_ms",
-       "ordering", "dead_policy", "retry", "retention", "kafka", "max_inflight_batches",
-       "gauge_interval_ms", "paused", "shard", "envelope", "cloudevents"});
+  CheckKeys(n, path, ServiceKeys());
   if (!n["name"]) Fail(n.Mark(), path + ".name", "is required");
   s.name = Str(n["name"], path + ".name");
   if (!IsServiceName(s.name))
@@ -55,7 +86,7 @@ ServiceConfig Parser::Service(const YAML::Node& n, const std::string& path,
     (void)Guard([&] { ServiceRetry(r, path + ".retry", &s.retry); });
   if (const YAML::Node r = n["retention"]; r && !r.IsNull())
     (void)Guard([&] { ServiceRetention(r, path + ".retention", &s.retention); });
-  if (Guard([&] { s.kafka = Kafka(n["kafka"], path + ".kafka", kafka); }) &&
+  if (Guard([&] { s.kafka = Kafka(n["kafka"], path + ".kafka", kafka, warnings); }) &&
       s.kafka.bootstrap_servers.empty())
     Report(n.Mark(), path + ".kafka.bootstrap_servers",
            "is required (here or in the top-level kafka block)");
@@ -71,6 +102,7 @@ ServiceConfig Parser::Service(const YAML::Node& n, const std::string& path,
   // (check --connect, and at start): its partition count is not in the file.
   if (n["shard"]) s.shard = static_cast<int>(Int(n["shard"], path + ".shard", 0, 99999));
   (void)Guard([&] { ServiceEnvelope(n, path, &s, warnings); });
+  (void)Guard([&] { ServiceValues(n, path, &s); });
   return s;
 }
 

@@ -2,6 +2,7 @@
 
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -16,6 +17,9 @@ struct Message {
   std::string key;
   std::string value;
   std::vector<std::pair<std::string, std::string>> headers;
+  // The row's schema_id column, for a value_format other than bytes
+  // (docs/FORMATS.md); never sent as it is.
+  std::optional<int32_t> schema_id = std::nullopt;
   // The end of its claim's publish budget (docs/DESIGN.md, "The lease
   // budget"): a message still in the producer's queue then, not yet on the
   // wire, is taken back (kNotAttempted, reason purged). max(): none.

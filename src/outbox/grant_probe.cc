@@ -41,6 +41,7 @@ std::vector<Probe> Probes(const std::string& table, const TableSchema& schema, b
   if (schema.has_aggregate_version) read_cols += ", aggregate_version";
   if (schema.has_traceparent) read_cols += ", traceparent";
   if (schema.has_tracestate) read_cols += ", tracestate";
+  if (schema.has_schema_id) read_cols += ", schema_id";
   std::vector<Probe> probes = {
       {"SELECT", "SELECT " + read_cols + " FROM " + table + " WHERE 1 = 0",
        "to scan and claim rows"},

@@ -165,6 +165,7 @@ std::string MysqlStore::SelectColumns(bool due_bodies_only) const {
   // values outside TIMESTAMP's range (UNIX_TIMESTAMP gives NULL or 0 there),
   // and both operands are in the session's zone, so the zone cancels out.
   cols += ", TIMESTAMPDIFF(MICROSECOND, created_at, NOW(6))";
+  cols += schema_.has_schema_id ? ", schema_id" : ", NULL";
   return cols;
 }
 
@@ -186,12 +187,13 @@ OutboxRow MysqlStore::ReadRow(sql::ResultSet* rs, std::string* lease_token) cons
   if (!rs->isNull(14)) r.tracestate = rs->getString(14);
   *lease_token = rs->getString(15);
   r.age_at_claim_us = rs->isNull(16) ? 0 : rs->getInt64(16);
+  if (!rs->isNull(17)) r.schema_id = rs->getInt(17);
   return r;
 }
 
 void MysqlStore::ReadRows(sql::ResultSet* rs, ClaimedBatch* out, std::string* next_retry_at) const {
   while (rs->next()) {
-    if (next_retry_at) *next_retry_at = rs->getString(17);
+    if (next_retry_at) *next_retry_at = rs->getString(kRowColumns + 1);
     OutboxRow r = ReadRow(rs, &out->lease_token);
     if (r.reclaimed) ++out->reclaimed;
     out->rows.push_back(std::move(r));

@@ -83,8 +83,10 @@ class MysqlStore : public OutboxStore {
   void Begin();
   void Rollback();
   // The columns a claim reads; `due_bodies_only`: payload and headers only
-  // of rows that are due (NULL for the others).
+  // of rows that are due (NULL for the others). kRowColumns of them: a
+  // statement's own columns after them start at kRowColumns + 1.
   std::string SelectColumns(bool due_bodies_only = false) const;
+  static constexpr int kRowColumns = 17;
   // One row in SelectColumns() order, and its lease token.
   OutboxRow ReadRow(sql::ResultSet* rs, std::string* lease_token) const;
   // ReadHead's rows: SelectColumns(), then whether the row is SENDING and

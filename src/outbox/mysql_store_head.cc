@@ -39,8 +39,9 @@ void MysqlStore::ReadHeadRows(sql::ResultSet* rs, HeadRead* out, std::string* fi
   std::vector<std::pair<OutboxRow, WindowRow>> rows;
   while (rs->next()) {
     OutboxRow r = ReadRow(rs, &out->lease_token);
-    WindowRow w{r.id, r.aggregate, rs->getInt(17) != 0, rs->getInt(18) != 0};
-    if (fingerprint) *fingerprint = rs->getString(19);
+    WindowRow w{r.id, r.aggregate, rs->getInt(kRowColumns + 1) != 0,
+                rs->getInt(kRowColumns + 2) != 0};
+    if (fingerprint) *fingerprint = rs->getString(kRowColumns + 3);
     rows.emplace_back(std::move(r), std::move(w));
   }
   // The status index gives (status, next_retry_at) order: id order here.

@@ -48,6 +48,10 @@ struct OutboxRow {
   // src/relay/router.h; sent only when the traceparent is valid).
   std::optional<std::string> traceparent;
   std::optional<std::string> tracestate;
+  // Optional `schema_id` column: the Schema Registry id of the payload's
+  // schema; with a value_format other than bytes it wins over the subject
+  // (docs/FORMATS.md "Which schema").
+  std::optional<int32_t> schema_id = std::nullopt;
   bool reclaimed = false;  // was SENDING with an expired lease when claimed
 };
 

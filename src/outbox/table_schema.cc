@@ -15,6 +15,7 @@ std::string TableSchema::Describe() const {
   if (has_aggregate_version) s += std::string(s.empty() ? "" : ", ") + "aggregate_version";
   if (has_traceparent) s += std::string(s.empty() ? "" : ", ") + "traceparent";
   if (has_tracestate) s += std::string(s.empty() ? "" : ", ") + "tracestate";
+  if (has_schema_id) s += std::string(s.empty() ? "" : ", ") + "schema_id";
   return s.empty() ? "none" : s;
 }
 
@@ -77,6 +78,7 @@ void ReadColumns(MysqlConnection& conn, TableSchema* out) {
     out->traceparent_max_len = static_cast<int>(std::min<int64_t>(it->second, 1 << 30));
   }
   out->has_tracestate = cols.count("tracestate") > 0;
+  out->has_schema_id = cols.count("schema_id") > 0;
 }
 
 // The first index that starts with (status, next_retry_at). Throws

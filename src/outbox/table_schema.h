@@ -31,6 +31,7 @@ struct TableSchema {
   bool has_traceparent = false;
   int traceparent_max_len = 0;
   bool has_tracestate = false;
+  bool has_schema_id = false;
   // Columns of MySQL's JSON type (MySQL 8; MariaDB's JSON is LONGTEXT and
   // reports "longtext"): read through JsonAsText (mysql_store_sql.h).
   bool payload_is_json = false;

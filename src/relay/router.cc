@@ -59,6 +59,7 @@ std::optional<Message> Router::Route(const OutboxRow& row, std::string* error) c
   }
   m.key = std::to_string(row.aggregate.id);
   m.value = row.payload;
+  m.schema_id = row.schema_id;
   m.headers = {{"outbox_id", std::to_string(row.id)},
                {"event_key", row.event_key},
                {"event_type", row.event_type},

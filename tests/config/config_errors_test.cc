@@ -128,7 +128,8 @@ std::vector<BadConfig> UnknownKeyCases() {
       {Svc("    colour: red\n"),
        "c.yaml:5:5: services[0].colour: unknown key (known keys: name mysql topic topics "
        "batch_size poll_interval_ms wakeup lease_ms ordering dead_policy retry retention kafka "
-       "max_inflight_batches gauge_interval_ms paused shard envelope cloudevents)"},
+       "max_inflight_batches gauge_interval_ms paused shard envelope cloudevents value_format "
+       "payload_encoding schema values)"},
       {Svc("", ", password: hunter2"),
        "c.yaml:4:45: services[0].mysql.password: a password is never written in the config file: "
        "use password_env (the name of an environment variable holding it) or password_file (a "

@@ -7,7 +7,8 @@
 # refuse connections (127.0.0.1:1), waits for /healthz, then checks:
 #   - /healthz is 200 and /readyz is not 200 (nothing is reachable);
 #   - every outbox_* family it exposes is listed in METRICS.md, with the same type;
-#   - every metric listed in METRICS.md is exposed, except
+#   - every metric listed in METRICS.md is exposed (the service has a
+#     value_format, for the outbox_schema_* ones), except
 #     outbox_events_published_total, whose topic label values only exist after
 #     traffic;
 #   - outbox_publish_failures_total has a series for exactly the reasons of
@@ -63,6 +64,7 @@ log:
   format: text
 kafka:
   bootstrap_servers: 127.0.0.1:1
+  schema_registry: {url: "http://127.0.0.1:1"}
 services:
   - name: order
     mysql:
@@ -72,6 +74,7 @@ services:
       password_env: CHECK_METRICS_DB_PASSWORD
       database: order_db
     wakeup: binlog          # exports outbox_wakeup_binlog_up (0: no server)
+    value_format: avro      # exports the outbox_schema_* metrics
     retention:
       sent_days: 7
 YAML

@@ -96,6 +96,10 @@ void InsertRow(TestDatabase& db, const RowSpec& r) {
     cols += ", aggregate_version";
     vals.append(", ").append(std::to_string(*r.aggregate_version));
   }
+  if (r.schema_id) {
+    cols += ", schema_id";
+    vals.append(", ").append(std::to_string(*r.schema_id));
+  }
   db.Exec("INSERT INTO t_outbox (" + cols + ") VALUES (" + vals + ")");
 }
 

@@ -59,11 +59,12 @@ struct RowSpec {
   std::string event_key;  // default: "k<id>"
   std::string payload = "{}";
   std::string status = "NEW";
-  std::optional<std::string> topic;          // needs a `topic` column
-  std::optional<std::string> headers;        // needs a `headers` column
-  std::optional<std::string> traceparent;    // needs a `traceparent` column
-  std::optional<std::string> tracestate;     // needs a `tracestate` column
-  std::optional<int64_t> aggregate_version;  // needs an `aggregate_version` column
+  std::optional<std::string> topic;                 // needs a `topic` column
+  std::optional<std::string> headers;               // needs a `headers` column
+  std::optional<std::string> traceparent;           // needs a `traceparent` column
+  std::optional<std::string> tracestate;            // needs a `tracestate` column
+  std::optional<int64_t> aggregate_version;         // needs an `aggregate_version` column
+  std::optional<int32_t> schema_id = std::nullopt;  // needs a `schema_id` column
 };
 void InsertRow(TestDatabase& db, const RowSpec& row);
 
