@@ -25,7 +25,7 @@ Status ErrorFor(int http_status, const std::string& body, const std::string& wha
   const std::string text =
       "schema registry: " + what + ": HTTP " + std::to_string(http_status) + ": " + ErrorText(body);
   if (http_status == 404) return Status::Schema(text);
-  if (http_status == 401 || http_status == 403) return Status::Permission(text);
+  if (http_status == 401 || http_status == 403) return Status::Error(StatusCode::kPermission, text);
   if (http_status >= 500 || http_status == 429 || http_status == 408)
     return Status::Unavailable(text);
   return Status::Invalid(text);
