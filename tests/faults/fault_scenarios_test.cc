@@ -285,6 +285,17 @@ TEST_CASE(
 
 namespace {
 
+// The acknowledged rows a relay's SENT group holds at most
+// (SentGrouping::kMaxRows, src/relay/settle_timing.h): a relay killed or
+// stalled past its lease leaves them SENDING, and they go again.
+constexpr int64_t kSentGroupRows = 16;
+
+// What a relay holds at most, and so sends again at most after a crash or a
+// stall past its lease: its in-flight window and its SENT group.
+int64_t HeldAtMost(const RelaySpec& spec) {
+  return int64_t{spec.batch_size} * spec.max_inflight_batches + kSentGroupRows;
+}
+
 int64_t SentRows(const MysqlConfig& mysql) {
   auto by = RowsByStatus(mysql);
   return by.count("SENT") ? by["SENT"] : 0;
@@ -369,12 +380,9 @@ TEST_CASE(
       SumMetric({&steady, &victim}, "outbox_leases_reclaimed_total") + reclaimed_by_victim;
   StopAll({&victim, &steady});
   // A killed relay had at most max_inflight_batches batches of batch_size
-  // rows claimed, and up to 16 acknowledged rows waiting in its SENT group
-  // (SentGrouping::kMaxRows, src/relay/settle_timing.h): only those can be
-  // published again after their lease.
-  constexpr int64_t kSentGroupRows = 16;
-  const int64_t bound =
-      int64_t{done} * (spec.batch_size * spec.max_inflight_batches + kSentGroupRows);
+  // rows claimed, and up to kSentGroupRows acknowledged rows waiting in its
+  // SENT group: only those can be published again after their lease.
+  const int64_t bound = int64_t{done} * HeldAtMost(spec);
   CheckResult c = w.Finish(AllSent(events, bound), "kill9",
                            {{"seed", w.seed},
                             {"kills", done},
@@ -421,7 +429,7 @@ TEST_CASE(
   double stale = frozen.Metric("outbox_stale_transitions_total");
   double reclaimed = other.Metric("outbox_leases_reclaimed_total");
   StopAll({&frozen, &other});
-  const int64_t bound = int64_t{spec.batch_size} * spec.max_inflight_batches;
+  const int64_t bound = HeldAtMost(spec);
   CheckResult c = w.Finish(AllSent(events, bound), "freeze",
                            {{"seed", w.seed},
                             {"stops", stops},
@@ -564,6 +572,7 @@ void BrokerFaultForTwiceTheLease(const std::string& name, uint64_t seed, Arrival
                             {"fault_seconds", fault_s},
                             {"risk_maybe_written", maybe_written},
                             {"risk_lease_expired", lease_expired},
+                            {"duplicate_bound", maybe_written},
                             {"purged", purged},
                             {"stale_transitions", stale}});
   const int64_t duplicates = c.report["duplicate_copies"].get<int64_t>();
@@ -839,7 +848,7 @@ TEST_CASE("ordering none: three relays with one killed by SIGKILL and restarted 
   REQUIRE(kills >= 2);
   events += w.FinishSteadyAndDrain();
   StopAll({&victim, &a, &b});
-  const int64_t bound = int64_t{kills} * spec.batch_size * spec.max_inflight_batches;
+  const int64_t bound = int64_t{kills} * HeldAtMost(spec);
   CheckResult c = w.Finish(AllSent(events, bound), "none",
                            {{"seed", w.seed}, {"kills", kills}, {"duplicate_bound", bound}},
                            /*ordered=*/false);

@@ -7,6 +7,7 @@
 #include <thread>
 
 #include "relay/relay_rig.h"
+#include "support/log_capture.h"
 
 namespace outbox {
 namespace {
@@ -695,6 +696,37 @@ TEST_CASE("the database probe used while the broker is down reports the database
     CHECK(rig.m().Value(ServiceStats::Gauge::kDatabaseUp) == 0);
     CHECK_FALSE(rig.relay->health.up());
   }
+}
+
+TEST_CASE(
+    "events taken back from the producer's queue are released unattempted and logged with the "
+    "budget their batch had left",
+    "[relay]") {
+  Rig rig;  // lease 30 s: the budget is 15 s from the claim
+  rig.broker->hold(true);
+  rig.broker->set_decide([](const Message&) {
+    return PublishOutcome{PublishResult::kNotAttempted, FailureReason::kPurged, "taken back"};
+  });
+  auto settle_after = [&](std::chrono::milliseconds delay) {
+    rig.InsertOrders(1, "E");
+    REQUIRE(rig.relay->claim.ClaimOnce() != ClaimRound::kFailed);
+    rig.clock->Advance(delay);
+    REQUIRE(rig.broker->CompleteAll() == 1);
+    return testing::CapturedLog("text", "r", [&] { rig.relay->settle.SettleOrGroup(0ms); });
+  };
+  // Taken back 1 s after the claim (another batch's budget ended, or an
+  // outage): 14 s of its own were left.
+  const std::string early = settle_after(1s);
+  CHECK(early.find("events taken back from the producer's queue unsent") != std::string::npos);
+  CHECK(early.find("count=1 reason=purged budget_left_ms=14000") != std::string::npos);
+  CHECK(rig.table->CountStatus("NEW") == 1);
+  CHECK(rig.table->Get(1).retry_count == 0);
+  // Taken back after its own budget ended.
+  FakeRow first = rig.table->Get(1);
+  first.status = "SENT";
+  rig.table->Put(1, first);
+  const std::string late = settle_after(16s);
+  CHECK(late.find("budget_left_ms=-1000") != std::string::npos);
 }
 
 }  // namespace
