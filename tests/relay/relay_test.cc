@@ -720,7 +720,7 @@ TEST_CASE(
   CHECK(early.find("events taken back from the producer's queue unsent") != std::string::npos);
   CHECK(early.find("count=1 reason=purged budget_left_ms=14000") != std::string::npos);
   CHECK(rig.table->CountStatus("NEW") == 1);
-  CHECK(rig.table->Get(1).retry_count == 0);
+  CHECK(rig.table->Get(1).row.retry_count == 0);
   // Taken back after its own budget ended.
   FakeRow first = rig.table->Get(1);
   first.status = "SENT";
