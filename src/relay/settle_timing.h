@@ -79,15 +79,16 @@ class SettleScheduler {
 // stalls past its lease leaves up to min(kMaxRows, rate x kWindow)
 // acknowledged rows to be sent again after their lease: duplicates, never a
 // loss or a reordering (a stop writes the group first). kMaxRows bounds that
-// price whatever the rate: from about kMaxRows / kWindow events/s (32/s) up
-// the group is written when full, still one commit per kMaxRows events. A
+// price whatever the rate: from about kMaxRows / kWindow events/s (64/s) up
+// the group is written when full, still one commit per kMaxRows events
+// (docs/DESIGN.md, "SENT written late, never early", says why 32). A
 // peer's later event of the same aggregate waits up to kWindow longer for
 // the SENT it needs.
 // Not thread-safe: the settle thread's.
 class SentGrouping {
  public:
   static constexpr std::chrono::milliseconds kWindow{500};
-  static constexpr size_t kMaxRows = 16;
+  static constexpr size_t kMaxRows = 32;
 
   explicit SentGrouping(std::chrono::milliseconds window = kWindow) : window_(window) {}
 

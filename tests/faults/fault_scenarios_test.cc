@@ -288,7 +288,7 @@ namespace {
 // The acknowledged rows a relay's SENT group holds at most
 // (SentGrouping::kMaxRows, src/relay/settle_timing.h): a relay killed or
 // stalled past its lease leaves them SENDING, and they go again.
-constexpr int64_t kSentGroupRows = 16;
+constexpr int64_t kSentGroupRows = 32;
 
 // What a relay holds at most, and so sends again at most after a crash or a
 // stall past its lease: its in-flight window and its SENT group.
