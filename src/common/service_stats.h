@@ -37,6 +37,7 @@ class ServiceStats {
     kLastPoll,           // outbox_last_poll_timestamp_seconds
     kWakeupBinlogUp,     // outbox_wakeup_binlog_up
     kPaused,             // outbox_service_paused
+    kSentGroupRows,      // outbox_sent_group_rows
   };
   enum class Histogram {
     kPublishLatency,  // outbox_publish_latency_seconds

@@ -423,7 +423,7 @@ void KafkaPublisher::Send(const Message& m, SentFn sent) {
   if (err == RD_KAFKA_RESP_ERR__QUEUE_FULL) {
     // The producer's own queue (queue.buffering.max.messages / .kbytes) is
     // full: the message never left this process, so it is no failed
-    // attempt. Counting it sent rows DEAD under a burst of large payloads.
+    // attempt; counted as one, a burst of large payloads would send rows DEAD.
     o.result = PublishResult::kNotAttempted;
     o.reason = FailureReason::kQueueFull;
   }

@@ -48,7 +48,9 @@ class KafkaPublisher : public Publisher {
   // queued and in-flight messages fail (retryable, reason producer_fatal),
   // and a fresh producer with the same properties takes over.
   bool Fatal() const { return fatal_.load(); }
-  int producers_replaced() const { return replaced_.load(); }
+  // How many producers the poll thread swapped in after a fatal error (each
+  // also logs a warning). For tests.
+  int ProducersReplacedForTesting() const { return replaced_.load(); }
 
   // Waits up to `timeout_ms` for every queued message's delivery report.
   void Flush(int timeout_ms) EXCLUDES(rk_mu_);
@@ -151,7 +153,7 @@ const char* DuePurge(bool broker_up, const std::multiset<Clock::TimePoint>& dead
 // A delivery report's outcome: ClassifyKafkaError, and what its message
 // status adds. A message purged from the queue that never was on the wire
 // is not attempted (reason purged), unless the producer is being replaced
-// after a fatal error (retryable, producer_fatal, as before); a failure
+// after a fatal error (retryable, producer_fatal); a failure
 // whose request was on the wire (RD_KAFKA_MSG_STATUS_POSSIBLY_PERSISTED) is
 // `maybe_written`.
 PublishOutcome ClassifyDelivery(rd_kafka_resp_err_t err, rd_kafka_msg_status_t status,

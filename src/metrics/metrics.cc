@@ -144,6 +144,10 @@ void AddServiceGauges(prometheus::Registry& r, GaugeFamilies* gauges) {
                "instead (only with wakeup: binlog)");
   g[Index(G::kPaused)] =
       AddGauge(r, "outbox_service_paused", "1 while the service is paused by its config");
+  g[Index(G::kSentGroupRows)] =
+      AddGauge(r, "outbox_sent_group_rows",
+               "Acknowledged rows whose SENT waits to be written with others: what a crash now "
+               "would publish again");
 }
 
 // The families of ServiceStats::Counter, one series per service each.

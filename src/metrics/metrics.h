@@ -25,7 +25,7 @@ class Metrics;
 // first 6); gauges appear at their first Set. Thread-safe.
 class ServiceMetrics final : public ServiceStats {
  public:
-  static constexpr size_t kCounters = 9, kGauges = 9, kHistograms = 2;
+  static constexpr size_t kCounters = 9, kGauges = 10, kHistograms = 2;
 
   ServiceMetrics(Metrics& families, std::string service);
   ~ServiceMetrics() override;  // removes every series of the service

@@ -60,7 +60,7 @@ RelayUnits::RelayUnits(RelayOptions o)
       settle(
           &settler, queue, options.clock,
           [this](int64_t backoff_ms) { claim.NoteOwnRetry(backoff_ms); },
-          options.settle_group_window),
+          options.settle_group_window_for_testing),
       housekeeping(config, &housekeeper, options.clock) {
   housekeeper.set_own_writes(RetentionNotesFor(config, *wakeup));
 }

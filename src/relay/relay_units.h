@@ -40,8 +40,10 @@ struct RelayOptions {
   // binlog::BinlogWakeupSource for `wakeup: binlog`.
   WakeupSourcePtr wakeup;
   // How long acknowledged batches wait to be settled together (SentGrouping,
-  // settle_timing.h); 0: each alone, at once (tests that step time by hand).
-  std::chrono::milliseconds settle_group_window = SentGrouping::kWindow;
+  // settle_timing.h). A test seam: production keeps the default; 0 (each
+  // alone, at once) is for tests that step the loops on a clock that moves
+  // only when they say.
+  std::chrono::milliseconds settle_group_window_for_testing = SentGrouping::kWindow;
 };
 
 // One service's units (docs/DESIGN.md) wired together, with no thread: the

@@ -14,12 +14,24 @@ SettleLoop::SettleLoop(Settler* settler, std::shared_ptr<SettleQueue> queue, Clo
       own_retry_(std::move(own_retry)),
       grouping_(group_window) {}
 
-bool SettleLoop::FlushGroup() {
+bool SettleLoop::FlushGroup(Settled* done) {
   if (group_.empty()) return true;
   if (!settler_->SettleSent(group_).ok()) return false;
   queue_->GroupSettled(static_cast<int>(group_.size()));
+  done->count += static_cast<int>(group_.size());
   group_.clear();
   grouping_.Clear();
+  settler_->NoteGroupRows(0);
+  return true;
+}
+
+bool SettleLoop::Hold(PublishedBatch* front, Settled* done) {
+  const size_t rows = front->batch.rows.size();
+  if (!grouping_.Fits(rows) && !FlushGroup(done)) return false;
+  grouping_.Add(rows, clock_->Now());
+  group_.push_back(std::move(*front));
+  queue_->PopGrouped();
+  settler_->NoteGroupRows(grouping_.rows());
   return true;
 }
 
@@ -31,53 +43,26 @@ bool SettleLoop::SettleFront(PublishedBatch* front) {
   return true;
 }
 
-SettleLoop::Settled SettleLoop::SettleAdmitted(bool wait, std::chrono::milliseconds timeout) {
-  Settled done;
-  if (!FlushGroup()) return {0, true};
-  for (;;) {
-    const Clock::TimePoint deadline =
-        wait && done.count == 0 ? clock_->Now() + timeout : Clock::TimePoint{};
-    PublishedBatch* front = queue_->Front(deadline);
-    if (front == nullptr) return done;
-    if (!SettleFront(front)) {
-      done.failed = true;
-      return done;
-    }
-    ++done.count;
-  }
-}
-
 SettleLoop::Settled SettleLoop::SettleOrGroup(std::chrono::milliseconds timeout) {
   Settled done;
   for (;;) {
-    // The group's deadline ends the wait; without a group, as SettleAdmitted.
+    // The group's deadline ends the wait; without a group, `timeout` for the
+    // first batch and none after one was settled.
     const Clock::TimePoint deadline = !group_.empty()   ? grouping_.due()
                                       : done.count == 0 ? clock_->Now() + timeout
                                                         : Clock::TimePoint{};
     PublishedBatch* front = queue_->Front(deadline);
     const bool ended = queue_->claims_ended();
-    const size_t rows = front != nullptr ? front->batch.rows.size() : 0;
-    if (front != nullptr && grouping_.Holds(rows, AllAcked(*front), ended)) {
-      if (!grouping_.Fits(rows) && !FlushGroup()) {
-        done.failed = true;
-        return done;
-      }
-      grouping_.Add(rows, clock_->Now());
-      group_.push_back(std::move(*front));
-      queue_->PopGrouped();
-      ++done.count;
+    if (front != nullptr && grouping_.Holds(front->batch.rows.size(), AllAcked(*front), ended)) {
+      if (!Hold(front, &done)) return {done.count, true};
       front = nullptr;
       if (!grouping_.Due(clock_->Now(), ended)) continue;
     }
-    if ((front != nullptr || grouping_.Due(clock_->Now(), ended)) && !FlushGroup()) {
-      done.failed = true;
-      return done;
-    }
+    // A batch settled alone goes after the group (publication order).
+    if ((front != nullptr || grouping_.Due(clock_->Now(), ended)) && !FlushGroup(&done))
+      return {done.count, true};
     if (front == nullptr) return done;
-    if (!SettleFront(front)) {
-      done.failed = true;
-      return done;
-    }
+    if (!SettleFront(front)) return {done.count, true};
     ++done.count;
   }
 }

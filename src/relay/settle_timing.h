@@ -1,10 +1,12 @@
 #pragma once
 
-// When settling happens: the one home of the settle side's timing
-// (docs/DESIGN.md, "Threads" and "Stopping"). When the front batch may settle
-// (SettleGate), how long the settle loop waits before retrying a failed
-// settle (SettleScheduler), and how long a stopping service waits for its
-// batches in flight (StopGrace). No threads, no I/O: time comes in.
+// When settling happens (docs/DESIGN.md, "Threads"): when the front batch may
+// settle (SettleGate), how long the settle loop waits for one and before
+// retrying a failed settle (SettleScheduler), which acknowledged batches wait
+// to be written together and until when (SentGrouping), and how long a
+// stopping service waits for its batches in flight (StopGrace). No threads,
+// no I/O: time comes in. The settle loop (SettleLoop::SettleOrGroup) turns
+// their answers into the deadline of its wait on the SettleQueue.
 
 #include <chrono>
 #include <cstddef>
@@ -68,17 +70,25 @@ class SettleScheduler {
 // holds kMaxRows rows, or at once when the claims ended (a stop, a paused
 // or revoked service: nothing waits then). A batch with any other outcome
 // (retry, DEAD, released), or more rows than kMaxRows, is written at once,
-// after the group (publication order). At everyday rates, where most claims carry one event, this
-// turns a settle commit per event into one per window (issue 36: 1.2 write commits per event at 10
-// events/s). What it costs: a row stays SENDING up to kWindow longer after its acknowledgement, so
-// a relay that crashes (kill -9) leaves up to min(kMaxRows, rate x kWindow) more acknowledged rows
-// to be sent again after their lease: duplicates, never a loss or a reordering (a stop writes the
-// group first). A peer's later event of the same aggregate waits up to kWindow longer for the SENT
-// it needs. Not thread-safe: the settle thread's.
+// after the group (publication order).
+//
+// What it saves: at everyday rates most claims carry one event, and the
+// group turns a settle commit per event into one per window (at 10 events/s,
+// 5 events a commit). What it costs: a row stays SENDING up to kWindow
+// longer after its acknowledgement, so a relay that crashes (kill -9) or
+// stalls past its lease leaves up to min(kMaxRows, rate x kWindow)
+// acknowledged rows to be sent again after their lease: duplicates, never a
+// loss or a reordering (a stop writes the group first). kMaxRows bounds that
+// price whatever the rate: from about kMaxRows / kWindow events/s (64/s) up
+// the group is written when full, still one commit per kMaxRows events
+// (docs/DESIGN.md, "SENT written late, never early", says why 32). A
+// peer's later event of the same aggregate waits up to kWindow longer for
+// the SENT it needs.
+// Not thread-safe: the settle thread's.
 class SentGrouping {
  public:
   static constexpr std::chrono::milliseconds kWindow{500};
-  static constexpr size_t kMaxRows = 64;
+  static constexpr size_t kMaxRows = 32;
 
   explicit SentGrouping(std::chrono::milliseconds window = kWindow) : window_(window) {}
 
@@ -98,6 +108,8 @@ class SentGrouping {
     rows_ += rows;
   }
   bool empty() const { return batches_ == 0; }
+  // The acknowledged rows held: what a crash now would send again.
+  size_t rows() const { return rows_; }
   // When the group is written at the latest.
   Clock::TimePoint due() const { return first_ + window_; }
   // The group is to be written now.

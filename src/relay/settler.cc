@@ -88,7 +88,9 @@ Settler::Settler(const ServiceConfig& config, const Router* router, OutboxStoreP
       health_(health),
       planner_(planner),
       retry_(config.retry, seed),
-      notes_(std::move(notes)) {}
+      notes_(std::move(notes)) {
+  NoteGroupRows(0);
+}
 
 Status Settler::Settle(const PublishedBatch& done, std::optional<int64_t>* first_retry_ms) {
   std::vector<SettleOp> ops = PlanSettle(done.batch.rows, done.outcomes, retry_);
@@ -142,6 +144,10 @@ Status Settler::SettleSent(const std::vector<PublishedBatch>& group) {
     LogBatch(group[i], ops, results[i]);
   }
   return Status::Ok();
+}
+
+void Settler::NoteGroupRows(size_t rows) {
+  metrics_->Set(ServiceStats::Gauge::kSentGroupRows, static_cast<double>(rows));
 }
 
 void Settler::NoteFreed(const std::vector<SettleOp>& ops, const SettleResult& result) const {
@@ -233,13 +239,19 @@ void Settler::LogReleased(const PublishedBatch& done) {
          {"reason", ToLabel(FailureReason::kQueueFull)}});
   const auto purged = std::count_if(done.outcomes.begin(), done.outcomes.end(),
                                     [](auto& o) { return o.reason == FailureReason::kPurged; });
-  if (purged > 0)
-    LogWarn(
-        "events taken back from the producer's queue unsent (their claim's budget ended, or no "
-        "broker was reachable): released without counting an attempt",
-        {{"service", config_.name},
-         {"count", static_cast<int64_t>(purged)},
-         {"reason", ToLabel(FailureReason::kPurged)}});
+  if (purged == 0) return;
+  // The producer takes its whole queue back: a batch whose own budget
+  // (claim + lease/2) had not ended went with another's, or with an outage.
+  const auto budget_end = done.claimed_at + std::chrono::milliseconds(config_.lease_ms / 2);
+  const int64_t budget_left_ms =
+      std::chrono::duration_cast<std::chrono::milliseconds>(budget_end - done.finished_at).count();
+  LogWarn(
+      "events taken back from the producer's queue unsent (their claim's budget ended, or no "
+      "broker was reachable): released without counting an attempt",
+      {{"service", config_.name},
+       {"count", static_cast<int64_t>(purged)},
+       {"reason", ToLabel(FailureReason::kPurged)},
+       {"budget_left_ms", budget_left_ms}});
 }
 
 void Settler::LogBatch(const PublishedBatch& done, const std::vector<SettleOp>& ops,

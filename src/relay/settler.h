@@ -57,7 +57,8 @@ struct SettleNotes {
   std::function<void(int commits)> after_write;
   // After a settle that released rows (claimable at once) or wrote a DEAD
   // (with dead_policy skip it frees the next events of its aggregate): the
-  // claim loop looks again, which its own settle's event no longer makes it.
+  // claim loop looks again, since its own settle's commit in the binary log
+  // does not wake it (before_write, after_write).
   std::function<void()> freed;
 };
 
@@ -83,6 +84,10 @@ class Settler {
   // (AllAcked), in one statement (OutboxStore::SettleSent): all or nothing;
   // on failure nothing changed and the caller retries the group.
   Status SettleSent(const std::vector<PublishedBatch>& group);
+
+  // `rows` acknowledged rows now wait in the SENT group (SentGrouping):
+  // outbox_sent_group_rows, what a crash now would publish again.
+  void NoteGroupRows(size_t rows);
 
   // Beaten after every statement (DbHealth::NoteAndBeat). Null: no heartbeat.
   void set_heartbeat(HeartbeatPtr beat) { beat_ = std::move(beat); }

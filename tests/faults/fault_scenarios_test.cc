@@ -16,6 +16,7 @@
 #include <iostream>
 #include <optional>
 #include <random>
+#include <sstream>
 #include <thread>
 
 #include "support/metrics_text.h"
@@ -284,6 +285,17 @@ TEST_CASE(
 
 namespace {
 
+// The acknowledged rows a relay's SENT group holds at most
+// (SentGrouping::kMaxRows, src/relay/settle_timing.h): a relay killed or
+// stalled past its lease leaves them SENDING, and they go again.
+constexpr int64_t kSentGroupRows = 32;
+
+// What a relay holds at most, and so sends again at most after a crash or a
+// stall past its lease: its in-flight window and its SENT group.
+int64_t HeldAtMost(const RelaySpec& spec) {
+  return int64_t{spec.batch_size} * spec.max_inflight_batches + kSentGroupRows;
+}
+
 int64_t SentRows(const MysqlConfig& mysql) {
   auto by = RowsByStatus(mysql);
   return by.count("SENT") ? by["SENT"] : 0;
@@ -368,12 +380,9 @@ TEST_CASE(
       SumMetric({&steady, &victim}, "outbox_leases_reclaimed_total") + reclaimed_by_victim;
   StopAll({&victim, &steady});
   // A killed relay had at most max_inflight_batches batches of batch_size
-  // rows claimed, and up to 64 acknowledged rows waiting in its SENT group
-  // (SentGrouping::kMaxRows, src/relay/settle_timing.h): only those can be
-  // published again after their lease.
-  constexpr int64_t kSentGroupRows = 64;
-  const int64_t bound =
-      int64_t{done} * (spec.batch_size * spec.max_inflight_batches + kSentGroupRows);
+  // rows claimed, and up to kSentGroupRows acknowledged rows waiting in its
+  // SENT group: only those can be published again after their lease.
+  const int64_t bound = int64_t{done} * HeldAtMost(spec);
   CheckResult c = w.Finish(AllSent(events, bound), "kill9",
                            {{"seed", w.seed},
                             {"kills", done},
@@ -420,7 +429,7 @@ TEST_CASE(
   double stale = frozen.Metric("outbox_stale_transitions_total");
   double reclaimed = other.Metric("outbox_leases_reclaimed_total");
   StopAll({&frozen, &other});
-  const int64_t bound = int64_t{spec.batch_size} * spec.max_inflight_batches;
+  const int64_t bound = HeldAtMost(spec);
   CheckResult c = w.Finish(AllSent(events, bound), "freeze",
                            {{"seed", w.seed},
                             {"stops", stops},
@@ -478,33 +487,74 @@ double DuplicateRisk(std::initializer_list<RelayProcess*> relays, const std::str
   return sum;
 }
 
-// Two relays with a 5 s lease drain a preload of about 60,000 events; once
-// 30% are SENT, `fault(true)` holds for twice the lease, then `fault(false)`.
-// Nothing may be lost or reordered, and the duplicates are at most the rows
-// whose attempt failed although its request was on the wire (librdkafka's
-// "possibly persisted", counted by the relays in
-// outbox_duplicates_risk_total{cause="maybe_written"}): the mock wrote them,
-// or may have. No lease may run out (cause="lease_expired" stays 0): every
-// batch settled within its budget.
-void BrokerFaultForTwiceTheLease(const std::string& name, uint64_t seed,
+// The events `relay` took back from its producer's queue while their own
+// batch's budget had not ended (its log's "events taken back ..." lines with
+// budget_left_ms above 0): the price of taking back the whole queue at once.
+int64_t PurgedWithBudgetLeft(const RelayProcess& relay) {
+  std::istringstream log(ReadFile(relay.log_path()));
+  int64_t n = 0;
+  auto field = [](const std::string& line, const std::string& key) {
+    const size_t at = line.find(" " + key + "=");
+    return at == std::string::npos ? int64_t{0} : std::atoll(line.c_str() + at + key.size() + 2);
+  };
+  for (std::string line; std::getline(log, line);) {
+    if (line.find("events taken back from the producer's queue") == std::string::npos) continue;
+    if (field(line, "budget_left_ms") > 0) n += field(line, "count");
+  }
+  return n;
+}
+
+// How the events of a broker fault of twice the lease come: all before the
+// relays start, or at a steady rate while they run.
+enum class Arrival { kPreload, kSteady };
+
+// Writes the scenario's events and starts `relays`; returns once the fault
+// may begin: mid-drain with both relays' batches in the producer (30% of the
+// preload SENT), or 4 s into a steady 1,000 events/s that goes on for about
+// 25 s, through the fault and after it. Returns the preloaded events (the
+// steady load's are counted when it ends).
+int64_t StartBrokerFaultLoad(World& w, Arrival arrival,
+                             std::initializer_list<RelayProcess*> relays) {
+  const int64_t preload = arrival == Arrival::kPreload ? w.Preload(Scaled(5400))  // ~60,000
+                                                       : 0;
+  for (RelayProcess* r : relays) REQUIRE(r->Start());
+  if (arrival == Arrival::kPreload) {
+    REQUIRE(WaitFor([&] { return SentRows(w.mysql) >= preload * 3 / 10; }, 5min, 20ms));
+    return preload;
+  }
+  w.StartSteady(1000, 25, w.seed + 1, "steady");
+  std::this_thread::sleep_for(4s);
+  REQUIRE(SentRows(w.mysql) > 0);
+  return preload;
+}
+
+// Two relays with a 5 s lease relay events (StartBrokerFaultLoad); then
+// `fault(true)` holds for twice the lease, then `fault(false)`. Nothing may
+// be lost or reordered, and the duplicates are at most the rows whose
+// attempt failed although its request was on the wire. The test counts
+// those from the relays' delivery reports: librdkafka's message status
+// "possibly persisted" on a failed delivery, which each relay counts in
+// outbox_duplicates_risk_total{cause="maybe_written"} when it retries the
+// row; the checker's duplicate count (every copy of an outbox_id in the
+// topics beyond the first) must not exceed their sum. No lease may run out
+// (cause="lease_expired" stays 0): every batch settled within its budget,
+// and a message taken back from a producer's queue was never on the wire.
+void BrokerFaultForTwiceTheLease(const std::string& name, uint64_t seed, Arrival arrival,
                                  const std::function<void(TestBroker&, bool)>& fault) {
   World w(name, ScenarioSeed(seed));
-  const int64_t events = w.Preload(Scaled(5400));  // 2..20 events each: ~60,000 events
   const int64_t lease_ms = 5000;
   RelaySpec spec = w.Spec(lease_ms);
   spec.batch_size = 500;  // the default
   spec.max_attempts = 20;
   RelayProcess a("a", w.dir, spec);
   RelayProcess b("b", w.dir, spec);
-  REQUIRE(a.Start());
-  REQUIRE(b.Start());
-  // The fault comes mid-drain, with both relays' batches in the producer.
-  REQUIRE(WaitFor([&] { return SentRows(w.mysql) >= events * 3 / 10; }, 5min, 20ms));
+  int64_t events = StartBrokerFaultLoad(w, arrival, {&a, &b});
   fault(w.cluster, true);
   auto start = Clock::now();
   std::this_thread::sleep_for(std::chrono::milliseconds(2 * lease_ms));
   fault(w.cluster, false);
   const double fault_s = Seconds(start);
+  if (arrival == Arrival::kSteady) events += w.FinishSteady();
   REQUIRE(w.WaitDrained(5min));
   const double maybe_written = DuplicateRisk({&a, &b}, "maybe_written");
   const double lease_expired = DuplicateRisk({&a, &b}, "lease_expired");
@@ -513,12 +563,16 @@ void BrokerFaultForTwiceTheLease(const std::string& name, uint64_t seed,
     purged += MetricSum(r->Metrics(), "outbox_publish_failures_total", "reason=\"purged\"");
   const double stale = SumMetric({&a, &b}, "outbox_stale_transitions_total");
   StopAll({&a, &b});
+  const int64_t purged_early = PurgedWithBudgetLeft(a) + PurgedWithBudgetLeft(b);
   CheckResult c = w.Finish(AllSent(events), name,
                            {{"seed", w.seed},
                             {"lease_ms", lease_ms},
+                            {"arrival", arrival == Arrival::kSteady ? "steady" : "preload"},
+                            {"purged_with_budget_left", purged_early},
                             {"fault_seconds", fault_s},
                             {"risk_maybe_written", maybe_written},
                             {"risk_lease_expired", lease_expired},
+                            {"duplicate_bound", maybe_written},
                             {"purged", purged},
                             {"stale_transitions", stale}});
   const int64_t duplicates = c.report["duplicate_copies"].get<int64_t>();
@@ -527,25 +581,53 @@ void BrokerFaultForTwiceTheLease(const std::string& name, uint64_t seed,
   CHECK(lease_expired == 0);
 }
 
+void BrokersDown(TestBroker& cluster, bool on) { cluster.SetAllBrokersDown(on); }
+
+// Every answer 1.5 s late: the broker is up (a metadata probe answers within
+// its 2 s), but a message queued behind the requests in flight can pass its
+// claim's budget (lease/2 = 2.5 s) before it is sent.
+void BrokersSlow(TestBroker& cluster, bool on) { cluster.SetRtt(on ? 1500 : 0); }
+
+// Requests unanswered for as long as the freeze (a response already delayed
+// comes at most that late after it): the connections stay up, nothing is
+// acknowledged.
+void BrokersFrozen(TestBroker& cluster, bool on) { cluster.SetRtt(on ? 10000 : 0); }
+
 }  // namespace
 
 TEST_CASE(
     "every broker down for twice the lease under a preload: two relays lose nothing and keep "
     "order and republish only what was on the wire when the brokers went down",
     "[faults][broker-outage-lease][mock-faults]") {
-  BrokerFaultForTwiceTheLease("broker_outage_lease", 414,
-                              [](TestBroker& cluster, bool on) { cluster.SetAllBrokersDown(on); });
+  BrokerFaultForTwiceTheLease("broker_outage_lease", 414, Arrival::kPreload, BrokersDown);
 }
 
 TEST_CASE(
     "every broker frozen for twice the lease under a preload: two relays lose nothing and keep "
     "order and republish only what was on the wire when the brokers froze",
     "[faults][broker-frozen-lease][mock-faults]") {
-  // Requests unanswered for as long as the freeze (a response already
-  // delayed comes at most that late after it): the connections stay up,
-  // nothing is acknowledged.
-  BrokerFaultForTwiceTheLease("broker_frozen_lease", 424,
-                              [](TestBroker& cluster, bool on) { cluster.SetRtt(on ? 10000 : 0); });
+  BrokerFaultForTwiceTheLease("broker_frozen_lease", 424, Arrival::kPreload, BrokersFrozen);
+}
+
+TEST_CASE(
+    "every broker down for twice the lease at a steady rate: two relays lose nothing and keep "
+    "order and republish only what was on the wire when the brokers went down",
+    "[faults][broker-outage-lease-steady][mock-faults]") {
+  BrokerFaultForTwiceTheLease("broker_outage_lease_steady", 434, Arrival::kSteady, BrokersDown);
+}
+
+TEST_CASE(
+    "every broker frozen for twice the lease at a steady rate: two relays lose nothing and keep "
+    "order and republish only what was on the wire when the brokers froze",
+    "[faults][broker-frozen-lease-steady][mock-faults]") {
+  BrokerFaultForTwiceTheLease("broker_frozen_lease_steady", 444, Arrival::kSteady, BrokersFrozen);
+}
+
+TEST_CASE(
+    "every broker answering 1.5 s late for twice the lease at a steady rate: two relays lose "
+    "nothing and keep order and republish only what was on the wire",
+    "[faults][broker-slow-lease-steady][mock-faults]") {
+  BrokerFaultForTwiceTheLease("broker_slow_lease_steady", 454, Arrival::kSteady, BrokersSlow);
 }
 
 TEST_CASE("produce errors and added broker latency lose nothing and keep per-aggregate order",
@@ -766,7 +848,7 @@ TEST_CASE("ordering none: three relays with one killed by SIGKILL and restarted 
   REQUIRE(kills >= 2);
   events += w.FinishSteadyAndDrain();
   StopAll({&victim, &a, &b});
-  const int64_t bound = int64_t{kills} * spec.batch_size * spec.max_inflight_batches;
+  const int64_t bound = int64_t{kills} * HeldAtMost(spec);
   CheckResult c = w.Finish(AllSent(events, bound), "none",
                            {{"seed", w.seed}, {"kills", kills}, {"duplicate_bound", bound}},
                            /*ordered=*/false);

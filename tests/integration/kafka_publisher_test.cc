@@ -139,9 +139,9 @@ TEST_CASE("a producer that hit a fatal error is replaced and publishing resumes"
   CHECK_FALSE(p->Fatal());
   p->TriggerFatalErrorForTesting("test: producer fenced");
   auto deadline = std::chrono::steady_clock::now() + 20s;
-  while (p->producers_replaced() == 0 && std::chrono::steady_clock::now() < deadline)
+  while (p->ProducersReplacedForTesting() == 0 && std::chrono::steady_clock::now() < deadline)
     std::this_thread::sleep_for(10ms);
-  REQUIRE(p->producers_replaced() == 1);
+  REQUIRE(p->ProducersReplacedForTesting() == 1);
   CHECK_FALSE(p->Fatal());
   // The fresh producer publishes.
   auto out = SendAllAndWait(*p, Chain(3));

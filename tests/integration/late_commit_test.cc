@@ -108,7 +108,7 @@ TEST_CASE(
   for (int i = 0; i < 3 && StatusOf(db, 1001) != "SENDING"; ++i) relay.claim.ClaimOnce();
   CHECK(StatusOf(db, 1001) == "SENDING");
   CHECK(StatusOf(db, 3000) == "SENDING");
-  while (relay.queue->inflight() > 0 && relay.settle.SettleAdmitted(true, 5000ms).count > 0) {
+  while (relay.queue->inflight() > 0 && relay.settle.SettleOrGroup(5000ms).count > 0) {
   }
   CHECK(db.QueryInt(
             "SELECT COUNT(*) FROM t_outbox WHERE aggregate_id = 5000 AND status = 'SENT'") == 2);

@@ -281,7 +281,7 @@ TEST_CASE("a row deleted or changed by someone else while claimed is fenced and 
     db.Exec("UPDATE t_outbox SET status = 'DEAD', last_error = 'by hand' WHERE id = 5");
     int settled = 0;
     for (int i = 0; i < 50 && settled == 0; ++i)
-      settled = h.steps().settle.SettleAdmitted(true, 200ms).count;
+      settled = h.steps().settle.SettleOrGroup(200ms).count;
     REQUIRE(settled == 1);
     CHECK(RowStatus(db, 1) == "SENT");
     CHECK(RowStatus(db, 2) == "(deleted)");

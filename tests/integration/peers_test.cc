@@ -191,7 +191,7 @@ TEST_CASE("a settle that waits on a lock past read_timeout is reported and then 
   REQUIRE(other.QueryInt("SELECT id FROM peers_slow_settle.t_outbox WHERE id = 2 FOR UPDATE") == 2);
   // The settle's UPDATE waits for the lock; the client gives up after the
   // read timeout, reports the database as not ready, and keeps the batch.
-  CHECK(h.steps().settle.SettleAdmitted(true, 5s).count == 0);
+  CHECK(h.steps().settle.SettleOrGroup(5s).count == 0);
   CHECK_FALSE(h.steps().health.up());
   CHECK(h.steps().health.LastError().find("settle on peers_slow_settle.t_outbox: MySQL error 20") ==
         0);
@@ -199,7 +199,7 @@ TEST_CASE("a settle that waits on a lock past read_timeout is reported and then 
   other.Exec("ROLLBACK");
   int settled = 0;
   for (int i = 0; i < 50 && settled == 0; ++i)
-    settled = h.steps().settle.SettleAdmitted(true, 200ms).count;
+    settled = h.steps().settle.SettleOrGroup(200ms).count;
   CHECK(settled == 1);
   CHECK(h.steps().health.up());
   // The abandoned UPDATE may have run on the server once the lock was
@@ -380,7 +380,7 @@ TEST_CASE("a relay user without UPDATE is reported clearly and recovers after GR
 
 TEST_CASE(
     "the rows a relay holds never exceed batch_size times max_inflight_batches and the SENT "
-    "group's 64",
+    "group's rows",
     "[peers][mock-faults]") {
   TestBroker cluster(1, "outbox.event.Order", 4);
   for (Ordering ordering : kBothOrderings) {
@@ -403,7 +403,7 @@ TEST_CASE(
     CHECK(max_sending > 0);
     // Acknowledged rows waiting in the SENT group (SentGrouping::kMaxRows,
     // src/relay/settle_timing.h) are held too, outside the in-flight window.
-    CHECK(max_sending <= 40 * 3 + 64);
+    CHECK(max_sending <= 40 * 3 + static_cast<int64_t>(SentGrouping::kMaxRows));
     CHECK(h.steps().queue->inflight() <= 3);
     cluster.SetRtt(0);
     REQUIRE(WaitFor([&] { return Unsent(db) == 0; }, 120s));

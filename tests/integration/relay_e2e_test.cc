@@ -146,7 +146,7 @@ TEST_CASE(
   int rounds = 0;
   while (h.Metric("outbox_publish_failures_total", "reason=\"purged\"") < 3 && rounds++ < 30) {
     h.steps().claim.ClaimOnce();
-    h.steps().settle.SettleAdmitted(true, 3000ms);
+    h.steps().settle.SettleOrGroup(3000ms);
     std::this_thread::sleep_for(100ms);
   }
   CHECK(h.Metric("outbox_publish_failures_total", "reason=\"purged\"") >= 3);

@@ -81,6 +81,7 @@ struct WakeRig {
     RelayOptions o = FakeRelayOptions(config, FakeStoreFactory(table), broker, used, &metrics);
     o.seed = 42;
     o.wakeup = std::move(w);
+    o.settle_group_window_for_testing = 0ms;  // stepped by hand: each batch settles at once
     relay = std::make_unique<RelayUnits>(std::move(o));
   }
   testing::FakeStats& m() { return metrics; }
@@ -100,6 +101,7 @@ std::unique_ptr<RelayUnits> RelayOn(const ServiceConfig& c, std::shared_ptr<Fake
   RelayOptions o =
       FakeRelayOptions(c, std::move(stores), std::make_shared<FakePublisher>(), clock, metrics);
   o.wakeup = std::make_unique<ScriptedWakeupSource>(clock);  // the stream is up
+  o.settle_group_window_for_testing = 0ms;                   // stepped by hand
   return std::make_unique<RelayUnits>(std::move(o));
 }
 
@@ -225,7 +227,7 @@ TEST_CASE(
   // Nothing more: its settle is a commit the stream announces, no polling
   // meanwhile.
   CHECK(IdleWait(*rig.relay) == 30s);
-  REQUIRE(rig.relay->settle.SettleAdmitted(true, 1s).count == 1);
+  REQUIRE(rig.relay->settle.SettleOrGroup(1s).count == 1);
   CHECK(rig.relay->claim.ClaimOnce() == ClaimRound::kIdle);
   REQUIRE(rig.relay->housekeeping.RefreshGauges().ok());
   CHECK(IdleWait(*rig.relay) == 30s);
@@ -246,7 +248,7 @@ TEST_CASE("with wakeup binlog a retry its own settle wrote wakes the loop when i
   // the loop sleep a gauge interval.
   REQUIRE(rig.relay->housekeeping.RefreshGauges().ok());
   rig.clock->Advance(1ms);
-  REQUIRE(rig.relay->settle.SettleAdmitted(true, 1s).count == 1);  // NEW again, due in 1 to 2 s
+  REQUIRE(rig.relay->settle.SettleOrGroup(1s).count == 1);  // NEW again, due in 1 to 2 s
   CHECK(rig.wakeup->WaitUntil(rig.clock->Now()) == WakeCause::kChange);  // Interrupt: look again
   CHECK(rig.relay->claim.ClaimOnce() == ClaimRound::kIdle);
   const Clock::Duration wait = IdleWait(*rig.relay);
@@ -305,7 +307,7 @@ TEST_CASE("an acknowledgement wakes the loop when rows wait behind it", "[relay]
     CHECK(rig.table->Get(1).status == "SENDING");  // its settle has not run
     CHECK(rig.table->Get(2).status == "SENDING");  // order 1's second event
     REQUIRE(rig.broker->CompleteAll() == 1);
-    CHECK(rig.relay->settle.SettleAdmitted(true, 1s).count == 3);
+    CHECK(rig.relay->settle.SettleOrGroup(1s).count == 3);
     CHECK(rig.table->Get(1).status == "SENT");
     CHECK(rig.table->Get(2).status == "SENT");
     REQUIRE(rig.broker->acked().size() == 3);
@@ -316,7 +318,7 @@ TEST_CASE("an acknowledgement wakes the loop when rows wait behind it", "[relay]
     REQUIRE(rig.relay->queue->inflight() == 1);
     REQUIRE(rig.broker->CompleteAll() == 1);
     CHECK(rig.wakeup->WaitUntil(rig.clock->Now()) == WakeCause::kDeadline);
-    REQUIRE(rig.relay->settle.SettleAdmitted(true, 1s).count == 1);
+    REQUIRE(rig.relay->settle.SettleOrGroup(1s).count == 1);
     CHECK(rig.wakeup->WaitUntil(rig.clock->Now()) == WakeCause::kDeadline);
   }
 }
@@ -686,7 +688,7 @@ TEST_CASE(
     "[relay][wakeup]") {
   WakeRig rig(BinlogConfig());
   RelayUnits& r = *rig.relay;
-  auto settle_all = [&] { return r.settle.SettleAdmitted(false, 0ms).count; };
+  auto settle_all = [&] { return r.settle.SettleOrGroup(0ms).count; };
   // A claim that locked nothing committed nothing.
   CHECK(r.claim.ClaimOnce() == ClaimRound::kIdle);
   CHECK(rig.wakeup->own_ == 0);
@@ -733,7 +735,7 @@ TEST_CASE("with wakeup binlog retention's deletes are announced as the relay's o
   RelayUnits& r = *rig.relay;
   for (int i = 1; i <= 3; ++i) rig.table->Insert("order", i, "OrderCreated");
   CHECK(r.claim.ClaimOnce() == ClaimRound::kIdle);
-  r.settle.SettleAdmitted(false, 0ms);
+  r.settle.SettleOrGroup(0ms);
   REQUIRE(rig.table->CountStatus("SENT") == 3);
   const int own = rig.wakeup->own_, begun = rig.wakeup->begun_, ended = rig.wakeup->ended_;
   rig.clock->Advance(std::chrono::hours(25));
@@ -756,7 +758,7 @@ TEST_CASE("with wakeup poll a settle that released rows leaves them to the next 
   });
   rig.table->Insert("order", 1, "OrderCreated");
   CHECK(rig.relay->claim.ClaimOnce() == ClaimRound::kIdle);
-  CHECK(rig.relay->settle.SettleAdmitted(false, 0ms).count == 1);
+  CHECK(rig.relay->settle.SettleOrGroup(0ms).count == 1);
   CHECK(rig.wakeup->interrupts_ == 0);
 }
 

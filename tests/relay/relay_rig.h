@@ -46,6 +46,9 @@ struct RelayRig {
     RelayOptions o = FakeRelayOptions(config, factory ? factory : FakeStoreFactory(table), faults,
                                       clock, &metrics);
     o.seed = 42;
+    // Steps on a clock that moves only when the test says: each batch is
+    // settled at once, none waits for the SENT group's window.
+    o.settle_group_window_for_testing = std::chrono::milliseconds(0);
     relay = std::make_unique<RelayUnits>(std::move(o));
   }
 
@@ -54,7 +57,7 @@ struct RelayRig {
   // One claim round and the settle of whatever the broker finished.
   ClaimRound Step() {
     ClaimRound r = relay->claim.ClaimOnce();
-    relay->settle.SettleAdmitted(false, std::chrono::milliseconds(0));
+    relay->settle.SettleOrGroup(std::chrono::milliseconds(0));
     return r;
   }
 

@@ -7,6 +7,7 @@
 #include <thread>
 
 #include "relay/relay_rig.h"
+#include "support/log_capture.h"
 
 namespace outbox {
 namespace {
@@ -54,12 +55,12 @@ TEST_CASE("a row is marked SENT only after the broker acknowledged it", "[relay]
 
   REQUIRE(rig.relay->claim.ClaimOnce() == ClaimRound::kIdle);
   CHECK(rig.table->Get(id).status == "SENDING");
-  CHECK(rig.relay->settle.SettleAdmitted(false, 0ms).count == 0);
+  CHECK(rig.relay->settle.SettleOrGroup(0ms).count == 0);
   CHECK(rig.table->Get(id).status == "SENDING");
 
   rig.clock->Advance(250ms);
   REQUIRE(rig.broker->CompleteAll() == 1);
-  CHECK(rig.relay->settle.SettleAdmitted(false, 0ms).count == 1);
+  CHECK(rig.relay->settle.SettleOrGroup(0ms).count == 1);
   CHECK(rig.table->Get(id).status == "SENT");
 
   auto acked = rig.broker->acked();
@@ -192,7 +193,7 @@ TEST_CASE("a settle whose lease was taken over is counted as stale and not appli
     return PublishOutcome{PublishResult::kRetryable, FailureReason::kTimeout, "late failure"};
   });
   a.broker->CompleteAll();
-  CHECK(a.relay->settle.SettleAdmitted(false, 0ms).count == 1);
+  CHECK(a.relay->settle.SettleOrGroup(0ms).count == 1);
   CHECK(a.table->Get(id).status == "SENT");
   CHECK(a.table->Get(id).row.retry_count == 0);
   CHECK(a.m().Value(ServiceStats::Counter::kStaleTransitions) == 1);
@@ -211,7 +212,7 @@ TEST_CASE("leases that expired together are reclaimed by a round that read the h
     a.clock->Advance(31s);  // A's leases expire, no NEW row is left
     b.relay->claim.ClaimOnce();
     CHECK(b.m().Value(ServiceStats::Counter::kLeasesReclaimed) == 3);
-    CHECK(b.relay->settle.SettleAdmitted(false, 0ms).count == 1);
+    CHECK(b.relay->settle.SettleOrGroup(0ms).count == 1);
     CHECK(a.table->CountStatus("SENT") == 3);
   }
 }
@@ -233,7 +234,7 @@ TEST_CASE("a stale settle is counted as neither published nor DEAD", "[relay]") 
           late == PublishResult::kAcked ? "" : "too large"};
     });
     a.broker->CompleteAll();
-    CHECK(a.relay->settle.SettleAdmitted(false, 0ms).count == 1);
+    CHECK(a.relay->settle.SettleOrGroup(0ms).count == 1);
     CHECK(a.table->Get(id).status == "SENT");
     CHECK(a.m().Value(ServiceStats::Counter::kStaleTransitions) == 1);
     CHECK(a.m().Value(ServiceStats::Counter::kEventsDead) == 0);
@@ -263,7 +264,7 @@ TEST_CASE("a batch whose claim fails to commit after it was published is claimed
     // published, nothing marked SENT.
     rig.broker->CompleteAll();
     rig.broker->hold(false);
-    CHECK(rig.relay->settle.SettleAdmitted(false, 0ms).count == 1);
+    CHECK(rig.relay->settle.SettleOrGroup(0ms).count == 1);
     CHECK(rig.m().Value(ServiceStats::Counter::kStaleTransitions) == 4);
     CHECK(rig.m().Published("outbox.event.order") == 0);
     for (int64_t id : ids) CHECK(rig.table->Get(id).status == "NEW");
@@ -334,9 +335,7 @@ TEST_CASE("a batch published before its claim committed is settled only after th
     int settled_in_claim = -1;
     // The broker acknowledges at once: the batch is complete before the
     // claim's commit, and the settle thread would find it.
-    state->during_claim = [&] {
-      settled_in_claim = rig.relay->settle.SettleAdmitted(false, 0ms).count;
-    };
+    state->during_claim = [&] { settled_in_claim = rig.relay->settle.SettleOrGroup(0ms).count; };
     // Two rows: a batch claim (one row alone, ClaimRow, publishes after its
     // commit).
     int64_t id = table->Insert("order", 1, "OrderCreated");
@@ -344,7 +343,7 @@ TEST_CASE("a batch published before its claim committed is settled only after th
     rig.relay->claim.ClaimOnce();
     CHECK(settled_in_claim == 0);
     CHECK(state->settles_in_claim == 0);
-    CHECK(rig.relay->settle.SettleAdmitted(false, 0ms).count == 1);
+    CHECK(rig.relay->settle.SettleOrGroup(0ms).count == 1);
     CHECK(table->Get(id).status == "SENT");
     CHECK(table->Get(other).status == "SENT");
     CHECK(rig.m().Value(ServiceStats::Counter::kStaleTransitions) == 0);
@@ -377,15 +376,15 @@ TEST_CASE("a settle that fails on the database keeps the batch and applies it la
 
   *failures = 2;
   rig.relay->claim.ClaimOnce();
-  CHECK(rig.relay->settle.SettleAdmitted(false, 0ms).count == 0);
+  CHECK(rig.relay->settle.SettleOrGroup(0ms).count == 0);
   CHECK(rig.m().Value(ServiceStats::Gauge::kDatabaseUp) == 0);
   CHECK_FALSE(rig.relay->health.up());
   CHECK(rig.relay->health.LastError() == "injected: lost connection to server");
-  CHECK(rig.relay->settle.SettleAdmitted(false, 0ms).count == 0);
+  CHECK(rig.relay->settle.SettleOrGroup(0ms).count == 0);
   CHECK(table->Get(id).status == "SENDING");
   CHECK(rig.relay->queue->inflight() == 1);
 
-  CHECK(rig.relay->settle.SettleAdmitted(false, 0ms).count == 1);
+  CHECK(rig.relay->settle.SettleOrGroup(0ms).count == 1);
   CHECK(table->Get(id).status == "SENT");
   CHECK(rig.m().Value(ServiceStats::Gauge::kDatabaseUp) == 1);
   CHECK(rig.relay->queue->inflight() == 0);
@@ -399,11 +398,11 @@ TEST_CASE("a settle that keeps failing keeps the service not ready while other s
   f.failures->store(1000);
   int64_t id = table->Insert("order", 3, "OrderPaid");
   rig.relay->claim.ClaimOnce();
-  CHECK(rig.relay->settle.SettleAdmitted(false, 0ms).count == 0);
+  CHECK(rig.relay->settle.SettleOrGroup(0ms).count == 0);
   // Polls and gauge reads work, the settle still fails: not ready, and the
   // reason stays the settle's.
   for (int i = 0; i < 3; ++i) {
-    CHECK(rig.relay->settle.SettleAdmitted(false, 0ms).count == 0);
+    CHECK(rig.relay->settle.SettleOrGroup(0ms).count == 0);
     rig.relay->claim.ClaimOnce();
     REQUIRE(rig.relay->housekeeping.RefreshGauges().ok());
     CHECK_FALSE(rig.relay->health.up());
@@ -413,7 +412,7 @@ TEST_CASE("a settle that keeps failing keeps the service not ready while other s
   CHECK(table->Get(id).status == "SENDING");
 
   f.failures->store(0);
-  CHECK(rig.relay->settle.SettleAdmitted(false, 0ms).count == 1);
+  CHECK(rig.relay->settle.SettleOrGroup(0ms).count == 1);
   CHECK(table->Get(id).status == "SENT");
   CHECK(rig.relay->health.up());
   CHECK(rig.m().Value(ServiceStats::Gauge::kDatabaseUp) == 1);
@@ -477,7 +476,7 @@ TEST_CASE("no more than max_inflight_batches batches are held unsettled", "[rela
   CHECK(rig.relay->claim.ClaimOnce() == ClaimRound::kBusy);
   CHECK(rig.table->CountStatus("SENDING") == 2);
   rig.broker->CompleteAll();
-  CHECK(rig.relay->settle.SettleAdmitted(false, 0ms).count == 2);
+  CHECK(rig.relay->settle.SettleOrGroup(0ms).count == 2);
   CHECK(rig.relay->claim.ClaimOnce() == ClaimRound::kMore);
 }
 
@@ -697,6 +696,37 @@ TEST_CASE("the database probe used while the broker is down reports the database
     CHECK(rig.m().Value(ServiceStats::Gauge::kDatabaseUp) == 0);
     CHECK_FALSE(rig.relay->health.up());
   }
+}
+
+TEST_CASE(
+    "events taken back from the producer's queue are released unattempted and logged with the "
+    "budget their batch had left",
+    "[relay]") {
+  Rig rig;  // lease 30 s: the budget is 15 s from the claim
+  rig.broker->hold(true);
+  rig.broker->set_decide([](const Message&) {
+    return PublishOutcome{PublishResult::kNotAttempted, FailureReason::kPurged, "taken back"};
+  });
+  auto settle_after = [&](std::chrono::milliseconds delay) {
+    rig.InsertOrders(1, "E");
+    REQUIRE(rig.relay->claim.ClaimOnce() != ClaimRound::kFailed);
+    rig.clock->Advance(delay);
+    REQUIRE(rig.broker->CompleteAll() == 1);
+    return testing::CapturedLog("text", "r", [&] { rig.relay->settle.SettleOrGroup(0ms); });
+  };
+  // Taken back 1 s after the claim (another batch's budget ended, or an
+  // outage): 14 s of its own were left.
+  const std::string early = settle_after(1s);
+  CHECK(early.find("events taken back from the producer's queue unsent") != std::string::npos);
+  CHECK(early.find("count=1 reason=purged budget_left_ms=14000") != std::string::npos);
+  CHECK(rig.table->CountStatus("NEW") == 1);
+  CHECK(rig.table->Get(1).row.retry_count == 0);
+  // Taken back after its own budget ended.
+  FakeRow first = rig.table->Get(1);
+  first.status = "SENT";
+  rig.table->Put(1, first);
+  const std::string late = settle_after(16s);
+  CHECK(late.find("budget_left_ms=-1000") != std::string::npos);
 }
 
 }  // namespace

@@ -46,7 +46,7 @@ struct SettleRig {
     o.metrics = &metrics;
     o.clock = clock;
     o.seed = 7;
-    o.settle_group_window = group_window;
+    o.settle_group_window_for_testing = group_window;
     units = std::make_unique<RelayUnits>(std::move(o));
     thread = std::thread([this] { units->settle.Run(); });
   }
@@ -75,11 +75,11 @@ TEST_CASE("the settle loop waits only after a failed settle: batches admitted at
           "[relay][settle]") {
   // Claims as fast as the in-flight window allows (one row a batch), so that
   // batches are admitted at every phase of the settle loop, also between a
-  // pass that found nothing admitted and the next. The loop used to ask the
-  // queue again there, take a batch admitted in between for a failed settle
-  // and sleep the backoff, holding it and the claims waiting for room behind
-  // it (the 100 ms tail of the binlog latency at 1,000 events/s). On this
-  // clock that sleep would never end.
+  // pass that found nothing admitted and the next. A loop that asked the
+  // queue again there would take a batch admitted in between for a failed
+  // settle and sleep the backoff, holding it and the claims waiting for room
+  // behind it (the 100 ms tail of the binlog latency at 1,000 events/s). On
+  // this clock that sleep would never end.
   SettleRig rig;
   constexpr int kEvents = 3000;
   for (int i = 0; i < kEvents; ++i) rig.table->Insert("order", i + 1, "OrderCreated");
@@ -116,8 +116,12 @@ TEST_CASE("acknowledged batches wait for the SENT group's window and are settled
   CHECK(rig.units->queue->inflight() == 0);
   CHECK(rig.table->CountStatus("SENDING") == 3);  // held, on a clock that has not moved
   CHECK_FALSE(rig.units->queue->Drained());
+  // What a crash now would send again: outbox_sent_group_rows.
+  CHECK(rig.metrics.Value(ServiceStats::Gauge::kSentGroupRows) == 3);
   rig.clock->Advance(SentGrouping::kWindow);
   CHECK(WaitFor([&] { return rig.table->CountStatus("SENT") == 3; }, 5s, 1ms));
+  CHECK(WaitFor([&] { return rig.metrics.Value(ServiceStats::Gauge::kSentGroupRows) == 0; }, 5s,
+                1ms));
   CHECK(rig.metrics.Value(ServiceStats::Counter::kStaleTransitions) == 0);
 }
 
@@ -142,6 +146,17 @@ TEST_CASE("a held SENT group whose settle failed is retried after the backoff", 
   CHECK(rig.table->CountStatus("SENDING") == 1);
   rig.clock->Advance(SettleScheduler::kFirstBackoff);
   CHECK(WaitFor([&] { return rig.table->CountStatus("SENT") == 1; }, 5s, 1ms));
+}
+
+TEST_CASE("a full SENT group is written at once without waiting for its window",
+          "[relay][settle]") {
+  SettleRig rig(0, SentGrouping::kWindow);
+  // kMaxRows events, a batch each: the last one fills the group.
+  for (size_t i = 0; i < SentGrouping::kMaxRows; ++i) REQUIRE(rig.ClaimOneAndSettle(5s));
+  CHECK(WaitFor(
+      [&] { return rig.table->CountStatus("SENT") == static_cast<int>(SentGrouping::kMaxRows); },
+      5s, 1ms));
+  CHECK(rig.metrics.Value(ServiceStats::Gauge::kSentGroupRows) == 0);
 }
 
 TEST_CASE("a batch with a failed event is settled at once after the SENT group held before it",

@@ -69,8 +69,8 @@ TEST_CASE("the SENT group's table: held and then written at its window or when f
       {"one batch waits for the window", {1}, 499ms, false, false},
       {"and is written when it ends", {1}, 500ms, false, true},
       {"several small batches wait together", {1, 1, 1, 1, 1}, 100ms, false, false},
-      {"a group of kMaxRows rows is written at once", {32, 32}, 0ms, false, true},
-      {"one row short of it waits", {32, 31}, 0ms, false, false},
+      {"a group of kMaxRows rows is written at once", {16, 16}, 0ms, false, true},
+      {"one row short of it waits", {16, 15}, 0ms, false, false},
       {"a stop writes the group at once", {1}, 0ms, true, true},
   };
   for (const Row& r : rows) {
@@ -81,7 +81,7 @@ TEST_CASE("the SENT group's table: held and then written at its window or when f
     CHECK(g.Due(t0 + r.later, r.claims_ended) == r.due);
   }
   CHECK(SentGrouping::kWindow == 500ms);
-  CHECK(SentGrouping::kMaxRows == 64);
+  CHECK(SentGrouping::kMaxRows == 32);
 }
 
 TEST_CASE("only acknowledged batches of at most kMaxRows rows are held and never at a stop",
@@ -94,9 +94,10 @@ TEST_CASE("only acknowledged batches of at most kMaxRows rows are held and never
   CHECK(g.Holds(SentGrouping::kMaxRows, true, false));
   CHECK_FALSE(g.Holds(SentGrouping::kMaxRows + 1, true, false));  // large: alone, at once
   // A batch that does not fit ends the group: it never holds more than kMaxRows.
-  g.Add(40, Clock::TimePoint{});
-  CHECK(g.Fits(24));
-  CHECK_FALSE(g.Fits(25));
+  g.Add(10, Clock::TimePoint{});
+  CHECK(g.rows() == 10);
+  CHECK(g.Fits(22));
+  CHECK_FALSE(g.Fits(23));
   g.Clear();
   // The window counts from the first batch that joined; Clear starts afresh.
   g.Add(1, Clock::TimePoint{} + 100ms);
