@@ -539,7 +539,8 @@ TEST_CASE("the scheduler's table: a round's plan with per_aggregate", "[relay][s
   r.scheduler->RecordRoundFacts({ClaimRound::kMore, false, 5});
   CHECK(r.scheduler->PlanRound(false, {}).head_read);
   // A pass goes on: no head read; ten seconds old it still does...
-  r.scheduler->RecordRoundFacts({ClaimRound::kMore, false, 0});  // that pass started, claimed nothing yet
+  r.scheduler->RecordRoundFacts(
+      {ClaimRound::kMore, false, 0});  // that pass started, claimed nothing yet
   r.clock->Advance(10s);
   p = r.scheduler->PlanRound(true, start);
   CHECK_FALSE(p.end_pass);
