@@ -184,11 +184,8 @@ ConsumerProcess::ConsumerProcess(std::string dir, std::string name, const std::s
     << "  " << spec.topics_yaml << "\n"
     << "  auto_offset_reset: earliest\n"
     << "  dead_letter_topic: \"{topic}.dlq\"\n"
-    << "  properties:\n"
-    // A SIGKILLed member leaves the group after its session times out; the
-    // rebalance waits for that. 6 s keeps the tests short.
-    << "    session.timeout.ms: \"6000\"\n"
-    << "    heartbeat.interval.ms: \"500\"\n";
+    << "  properties:\n";
+  for (const auto& [key, value] : kGroupTiming) y << "    " << key << ": \"" << value << "\"\n";
   std::istringstream extra(spec.properties_yaml);
   for (std::string line; std::getline(extra, line);) y << "    " << line << "\n";
   y << "max_attempts: " << spec.max_attempts << "\n"

@@ -28,6 +28,23 @@ namespace outbox::testing {
 // The relay's topic of Order events, which the consumer tests read.
 inline const std::string kOrderTopic = "outbox.event.Order";
 
+// The group timing of every test consumer, in a process (ConsumerProcess)
+// or in this one (InboxConfig, support/inbox_rig.h): Kafka properties. A
+// rebalance waits on the session timeout, and librdkafka's default (45 s)
+// would be most of a test's deadline:
+// - the mock cluster holds the JoinGroup answers of a rebalance (but the
+//   group's first) for session.timeout.ms less 1 s;
+// - it ends a SyncGroup round when the leader's assignments arrive and
+//   answers a member whose SyncGroup comes later "Invalid request" (a real
+//   broker hands it its assignment); that member joins again, another such
+//   wait. On a busy machine this happens to any two members at any
+//   rebalance, and may happen again at the next;
+// - a SIGKILLed member leaves the group when its session times out.
+// 6 s keeps each of these a few seconds; heartbeats every 500 ms keep a
+// live member's session on a busy machine.
+inline const std::map<std::string, std::string> kGroupTiming = {{"session.timeout.ms", "6000"},
+                                                                {"heartbeat.interval.ms", "500"}};
+
 // One event as the relay publishes it.
 struct TestEvent {
   int64_t outbox_id = 0;

@@ -27,6 +27,7 @@ inbox::ConsumerConfig InboxConfig(ConsumerRig& rig) {
   config.kafka.bootstrap_servers = rig.cluster.bootstrap();
   config.kafka.group_id = "fulfillment";
   config.kafka.topics = {kOrderTopic};
+  config.kafka.properties = kGroupTiming;
   config.mysql = InboxDb(rig.db);
   return config;
 }

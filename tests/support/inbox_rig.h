@@ -16,7 +16,7 @@ namespace outbox::testing {
 inbox::DbConfig InboxDb(const ConsumerDatabase& db);
 
 // Consumer "fulfillment" (its group too) of the rig's Order topic on its
-// broker and database.
+// broker and database, with the tests' group timing (kGroupTiming).
 inbox::ConsumerConfig InboxConfig(ConsumerRig& rig);
 
 // Runs `consumer` on a thread of its own until `done` holds (60 s at most)
