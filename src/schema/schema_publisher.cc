@@ -85,11 +85,19 @@ void SchemaPublisher::Core::Deliver(Held held, bool may_ask) {
                "not sent: " + (ask ? std::string("the relay stopped") : r.error)});
     return;
   }
-  // Bytes never ask the registry: only an answer says it is back.
-  if (r.schema_id != 0 || r.kind == EncodeResult::Kind::kFail) NoteRegistry("");
+  // Bytes never ask the registry: only an answer says it is back, and only
+  // once no other message waits for it.
+  if ((r.schema_id != 0 || r.kind == EncodeResult::Kind::kFail) && Waiting() == 0) NoteRegistry("");
   if (r.kind == EncodeResult::Kind::kFail) {
     observer_->OnConversionFailure(r.reason, r.error);
     held.sent({PublishResult::kPermanent, FailureReason::kSchema, r.error});
+    return;
+  }
+  // An answer that came after the claim's budget: handing the message over
+  // now would let its outcome come after the lease.
+  if (may_ask && options_.clock->Now() >= held.until) {
+    held.sent({PublishResult::kNotAttempted, FailureReason::kSchemaRegistry,
+               "not sent: the schema registry answered after the claim's publish budget"});
     return;
   }
   options_.inner->Send(held.message, std::move(held.sent));

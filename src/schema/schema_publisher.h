@@ -34,7 +34,8 @@ class SchemaPublisherObserver {
 //    any failure;
 //  - while the registry cannot answer, the message waits here and is tried
 //    again every `retry_every`, until its claim's budget (`queued_until`,
-//    else `max_wait`): then it completes kNotAttempted with reason
+//    at most `max_wait` after Send; an answer that comes later is not used
+//    either): then it completes kNotAttempted with reason
 //    schema_registry, and its row is released without an attempt counted,
 //    as a broker outage releases the messages it holds. Never DEAD for that.
 // Thread-safe; Send may be called from any thread and never waits for the

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <functional>
 #include <map>
 #include <string>
 #include <utility>
@@ -12,7 +13,9 @@ namespace outbox::testing {
 
 // A Schema Registry in memory: subjects with their versions in order, ids
 // shared by equal schemas, and a failure to answer with instead (set_failure:
-// every request fails with it until cleared). Counts requests. Thread-safe.
+// every request fails with it until cleared) and a hook run before each
+// answer (set_before_answer: a slow registry under a fake clock). Counts
+// requests. Thread-safe.
 class FakeSchemaRegistry : public SchemaRegistry {
  public:
   // Adds `schema` as `subject`'s next version; returns its id.
@@ -36,6 +39,10 @@ class FakeSchemaRegistry : public SchemaRegistry {
     MutexLock lock(&mu_);
     failure_ = std::move(failure);
   }
+  void set_before_answer(std::function<void()> hook) {
+    MutexLock lock(&mu_);
+    before_answer_ = std::move(hook);
+  }
   int requests() {
     MutexLock lock(&mu_);
     return requests_;
@@ -43,6 +50,7 @@ class FakeSchemaRegistry : public SchemaRegistry {
 
   Status GetSubjectVersion(const std::string& subject, const std::string& version,
                            RegisteredSchema* out) override {
+    BeforeAnswer();
     MutexLock lock(&mu_);
     ++requests_;
     if (!failure_.ok()) return failure_;
@@ -56,6 +64,7 @@ class FakeSchemaRegistry : public SchemaRegistry {
     return Status::Ok();
   }
   Status GetSchemaById(int32_t id, RegisteredSchema* out) override {
+    BeforeAnswer();
     MutexLock lock(&mu_);
     ++requests_;
     if (!failure_.ok()) return failure_;
@@ -66,7 +75,17 @@ class FakeSchemaRegistry : public SchemaRegistry {
   }
 
  private:
+  void BeforeAnswer() {
+    std::function<void()> hook;
+    {
+      MutexLock lock(&mu_);
+      hook = before_answer_;
+    }
+    if (hook) hook();
+  }
+
   Mutex mu_;
+  std::function<void()> before_answer_ GUARDED_BY(mu_);
   std::vector<RegisteredSchema> schemas_ GUARDED_BY(mu_);
   std::map<std::string, std::vector<int>> subjects_ GUARDED_BY(mu_);
   Status failure_ GUARDED_BY(mu_);

@@ -220,6 +220,24 @@ TEST_CASE("a message still waiting for the registry at its budget is released un
   CHECK(bed.inner->sends() == 0);
 }
 
+TEST_CASE("a registry answer that comes after the claim's budget is not used", "[schema]") {
+  Bed bed;
+  bed.registry->Register("outbox.event.Order-value", kOrder);
+  // The answer takes 4 s: past the message's budget of 3 s.
+  bed.registry->set_before_answer([&] { bed.clock->Advance(4s); });
+  Outcome out;
+  Message m = OrderMessage(R"({"id": 1, "status": "PAID"})");
+  m.queued_until = bed.clock->Now() + 3s;
+  bed.publisher->Send(m, out.Fn());
+  REQUIRE(WaitFor([&] { return out.Has(); }, 5s, 1ms));
+  const PublishOutcome o = out.Get();
+  CHECK(o.result == PublishResult::kNotAttempted);
+  CHECK(o.reason == FailureReason::kSchemaRegistry);
+  CHECK(o.error == "not sent: the schema registry answered after the claim's publish budget");
+  CHECK(bed.inner->sends() == 0);
+  CHECK(bed.registry->requests() == 1);
+}
+
 TEST_CASE("bytes values pass through untouched without a registry", "[schema]") {
   Bed bed{ValueConfig()};
   CHECK(bed.SendNow(OrderMessage("not even json")).result == PublishResult::kAcked);
