@@ -21,13 +21,21 @@ std::string ErrorText(const std::string& body) {
   return body.substr(0, 200);
 }
 
+// Whether the body is the registry API's error ({"error_code": ...}): only
+// the registry's own word makes a row DEAD. Anything else (a proxy's or a
+// load balancer's page, a redirect) is the registry not answering.
+bool IsApiError(const std::string& body) {
+  const json j = json::parse(body, nullptr, false);
+  return j.is_object() && j.contains("error_code");
+}
+
 Status ErrorFor(int http_status, const std::string& body, const std::string& what) {
   const std::string text =
       "schema registry: " + what + ": HTTP " + std::to_string(http_status) + ": " + ErrorText(body);
-  if (http_status == 404) return Status::Schema(text);
   if (http_status == 401 || http_status == 403) return Status::Error(StatusCode::kPermission, text);
-  if (http_status >= 500 || http_status == 429 || http_status == 408)
+  if (http_status >= 500 || http_status == 429 || http_status == 408 || !IsApiError(body))
     return Status::Unavailable(text);
+  if (http_status == 404) return Status::Schema(text);
   return Status::Invalid(text);
 }
 
@@ -37,7 +45,10 @@ Status ReadRegistryAnswer(int http_status, const std::string& body, const std::s
                           RegisteredSchema* out) {
   if (http_status != 200) return ErrorFor(http_status, body, what);
   const json j = json::parse(body, nullptr, false);
-  if (!j.is_object() || !j.contains("schema") || !j["schema"].is_string())
+  if (!j.is_object())
+    return Status::Unavailable("schema registry: " + what +
+                               ": the answer is not the registry's JSON: " + body.substr(0, 200));
+  if (!j.contains("schema") || !j["schema"].is_string())
     return Status::Invalid("schema registry: " + what +
                            ": the answer holds no schema: " + body.substr(0, 200));
   out->schema = j["schema"].get<std::string>();
