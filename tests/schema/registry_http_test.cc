@@ -77,8 +77,12 @@ TEST_CASE("the registry's answers and errors become schemas and statuses", "[sch
   CHECK(ReadRegistryAnswer(401, "", "x", &r).code() == StatusCode::kPermission);
   CHECK(ReadRegistryAnswer(503, "<html>", "x", &r).code() == StatusCode::kUnavailable);
   CHECK(ReadRegistryAnswer(200, "{}", "x", &r).code() == StatusCode::kInvalid);
-  CHECK(ReadRegistryAnswer(400, R"({"error_code": 42201, "message": "bad"})", "x", &r).code() ==
-        StatusCode::kInvalid);
+}
+
+TEST_CASE("only the registry's own error body makes an answer final", "[schema]") {
+  RegisteredSchema r;
+  const std::string api_error = "{\"error_code\": 42201, \"message\": \"bad\"}";
+  CHECK(ReadRegistryAnswer(400, api_error, "x", &r).code() == StatusCode::kInvalid);
   // Not the registry's word (a proxy's page, a redirect): the registry does not answer.
   CHECK(ReadRegistryAnswer(404, "<html>Not Found</html>", "x", &r).code() ==
         StatusCode::kUnavailable);
