@@ -13,6 +13,7 @@
 #include "outbox/inbox/schema.h"
 #include "outbox/inbox/testing.h"
 #include "support/consumer_harness.h"
+#include "support/inbox_rig.h"
 #include "support/process.h"  // ReadFile
 
 using namespace outbox::testing;
@@ -44,15 +45,9 @@ std::vector<std::string> SplitNaively(const std::string& text) {
 }
 
 inbox::ConsumerConfig RootConfig(const std::string& database) {
-  const outbox::MysqlConfig m = TestMysql(database);
   inbox::ConsumerConfig c;
   c.consumer = "payments";
-  c.mysql.host = m.host;
-  c.mysql.port = m.port;
-  c.mysql.user = m.user;
-  c.mysql.password = m.password;
-  c.mysql.database = database;
-  c.mysql.tls_mode = "disabled";
+  c.mysql = outbox::testing::RootInboxDb(database);
   return c;
 }
 

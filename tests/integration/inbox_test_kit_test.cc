@@ -12,6 +12,7 @@
 
 #include "outbox/inbox/schema.h"
 #include "outbox/inbox/testing.h"
+#include "support/inbox_rig.h"
 #include "support/test_env.h"
 
 namespace inbox = outbox::inbox;
@@ -37,15 +38,9 @@ inbox::ConsumerConfig FreshInboxDatabase(const std::string& name) {
   outbox::testing::SqlClient admin("mysql");
   admin.Exec("DROP DATABASE IF EXISTS " + name);
   admin.Exec("CREATE DATABASE " + name);
-  const outbox::MysqlConfig m = outbox::testing::TestMysql(name);
   inbox::ConsumerConfig config;
   config.consumer = "ledger";
-  config.mysql.host = m.host;
-  config.mysql.port = m.port;
-  config.mysql.user = m.user;
-  config.mysql.password = m.password;
-  config.mysql.database = name;
-  config.mysql.tls_mode = "disabled";
+  config.mysql = outbox::testing::RootInboxDb(name);
   REQUIRE(inbox::CreateTables(config) == "");
   return config;
 }

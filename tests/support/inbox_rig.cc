@@ -7,15 +7,22 @@
 
 namespace outbox::testing {
 
-inbox::DbConfig InboxDb(const ConsumerDatabase& db) {
-  const MysqlConfig m = TestMysql(db.name());
+inbox::DbConfig RootInboxDb(const std::string& database) {
+  const MysqlConfig m = TestMysql(database);
   inbox::DbConfig c;
   c.host = m.host;
   c.port = m.port;
+  c.user = m.user;
+  c.password = m.password;
+  c.database = database;
+  c.tls_mode = "disabled";
+  return c;
+}
+
+inbox::DbConfig InboxDb(const ConsumerDatabase& db) {
+  inbox::DbConfig c = RootInboxDb(db.name());
   c.user = ConsumerDatabase::kUser;
   c.password = ConsumerDatabase::kPassword;
-  c.database = db.name();
-  c.tls_mode = "disabled";
   c.connect_timeout_ms = 1000;
   c.read_timeout_ms = 5000;
   return c;

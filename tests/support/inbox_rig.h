@@ -5,11 +5,16 @@
 // ConsumerRig: the consumer account's DbConfig, a consumer's config on the
 // rig, and a Consumer run on a thread of its own.
 #include <functional>
+#include <string>
 
 #include "outbox/inbox/consumer.h"
 #include "support/consumer_harness.h"
 
 namespace outbox::testing {
+
+// The tests' own account (TestMysql) on `database`, TLS off: what a service's
+// test fills in for the test kit or CreateTables.
+inbox::DbConfig RootInboxDb(const std::string& database);
 
 // The consumer user (ConsumerDatabase::kUser) on `db`, TLS off, with short
 // timeouts (1 s to connect, 5 s a statement) so a failure shows quickly.
