@@ -29,6 +29,9 @@ class SchemaPublisher::Core {
 
  private:
   void NoteRegistry(const std::string& why) EXCLUDES(mu_);
+  // The registry answered: no problem any more, once no other message
+  // waits for it (one look under the lock).
+  void NoteAnswered() EXCLUDES(mu_);
   // Puts `*held` among the waiting (taken from *held), `urgent`: for the
   // retrier's next round at once; false when it cannot wait (the publisher
   // is going, or its budget ended).
@@ -85,9 +88,8 @@ void SchemaPublisher::Core::Deliver(Held held, bool may_ask) {
                "not sent: " + (ask ? std::string("the relay stopped") : r.error)});
     return;
   }
-  // Bytes never ask the registry: only an answer says it is back, and only
-  // once no other message waits for it.
-  if ((r.schema_id != 0 || r.kind == EncodeResult::Kind::kFail) && Waiting() == 0) NoteRegistry("");
+  // Bytes never ask the registry: only an answer says it is back.
+  if (r.schema_id != 0 || r.kind == EncodeResult::Kind::kFail) NoteAnswered();
   if (r.kind == EncodeResult::Kind::kFail) {
     observer_->OnConversionFailure(r.reason, r.error);
     held.sent({PublishResult::kPermanent, FailureReason::kSchema, r.error});
@@ -111,6 +113,15 @@ bool SchemaPublisher::Core::Hold(Held* held, bool urgent) {
   urgent_ = urgent_ || urgent;
   cv_.SignalAll();
   return true;
+}
+
+void SchemaPublisher::Core::NoteAnswered() {
+  {
+    MutexLock lock(&mu_);
+    if (problem_.empty() || !waiting_.empty()) return;
+    problem_.clear();
+  }
+  observer_->OnRegistryChange("");
 }
 
 void SchemaPublisher::Core::NoteRegistry(const std::string& why) {
