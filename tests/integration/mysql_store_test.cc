@@ -28,6 +28,16 @@ struct ClaimedRows {
   ClaimedBatch batch;
 };
 
+// A fresh database `name` with three NEW rows, one per aggregate, and two
+// stores on it: two relays sharing the table.
+struct TwoStores {
+  explicit TwoStores(const std::string& name) : db(name), a(db.mysql()), b(db.mysql()) {
+    db.InsertEvents(3, 1);
+  }
+  TestDatabase db;
+  MysqlStore a, b;
+};
+
 // Rows `first` to `last`, one aggregate each, NEW and all due at the same
 // moment (2020-01-01).
 void InsertDue(TestDatabase& db, int64_t first, int64_t last) {
@@ -49,9 +59,8 @@ std::vector<int64_t> Ids(const ClaimedBatch& b) {
 
 TEST_CASE("a settle under a lease that was taken over is counted stale and not applied",
           "[store]") {
-  TestDatabase db("store_fencing");
-  db.InsertEvents(3, 1);
-  MysqlStore a(db.mysql()), b(db.mysql());
+  TwoStores stores("store_fencing");
+  auto& [db, a, b] = stores;
   ClaimedBatch first;
   REQUIRE(a.ClaimDue(10, 2000, false, &first, {}).ok());
   REQUIRE(first.rows.size() == 3);
@@ -349,9 +358,8 @@ TEST_CASE("the DEAD heads follow every change of the DEAD rows while the groupin
 
 TEST_CASE("a claim hands its batch to before_commit while the rows are locked and uncommitted",
           "[store]") {
-  TestDatabase db("store_before_commit");
-  db.InsertEvents(3, 1);
-  MysqlStore a(db.mysql()), b(db.mysql());
+  TwoStores stores("store_before_commit");
+  auto& [db, a, b] = stores;
   for (bool per_aggregate : {false, true}) {
     INFO((per_aggregate ? "ClaimIds" : "ClaimDue"));
     std::vector<int64_t> handed;
@@ -410,9 +418,8 @@ TEST_CASE("a claim hands its batch to before_commit while the rows are locked an
 
 TEST_CASE("a claim whose commit fails after before_commit leaves the rows to the next claim",
           "[store]") {
-  TestDatabase db("store_commit_lost");
-  db.InsertEvents(3, 1);
-  MysqlStore a(db.mysql()), b(db.mysql());
+  TwoStores stores("store_commit_lost");
+  auto& [db, a, b] = stores;
   ClaimedBatch handed;
   // The claim's session is lost while its batch is being published: the
   // server rolls the claim back.
