@@ -62,22 +62,32 @@ class ScriptedHandler : public outbox::inbox::Handler {
   size_t next_ = 0;
 };
 
-// Counts the event, then runs a statement the database refuses (a table
-// that does not exist) the first `failures` times.
-class FailingStatementHandler : public outbox::inbox::Handler {
+// Counts the event (the counter's statement runs), then answers what `then`
+// makes of the event and the count's status.
+class CountingHandler : public outbox::inbox::Handler {
  public:
-  explicit FailingStatementHandler(int failures) : failures_(failures) {}
+  using Then = std::function<outbox::inbox::Status(
+      outbox::inbox::Transaction&, const outbox::inbox::Event&, outbox::inbox::Status counted)>;
+  explicit CountingHandler(Then then) : then_(std::move(then)) {}
   outbox::inbox::Status Apply(outbox::inbox::Transaction& tx,
                               const outbox::inbox::Event& e) override {
-    outbox::inbox::Status counted = counter_.Apply(tx, e);
-    if (failures_-- > 0) tx.Prepare("SELECT id FROM t_no_such_table").executeQuery();
-    return counted;
+    return then_(tx, e, counter_.Apply(tx, e));
   }
 
  private:
   example::CounterHandler counter_;
-  int failures_;
+  Then then_;
 };
+
+// Counts the event, then runs a statement the database refuses (a table
+// that does not exist) the first `failures` times.
+CountingHandler FailingStatementHandler(int failures) {
+  return CountingHandler([failures](outbox::inbox::Transaction& tx, const outbox::inbox::Event&,
+                                    outbox::inbox::Status counted) mutable {
+    if (failures-- > 0) tx.Prepare("SELECT id FROM t_no_such_table").executeQuery();
+    return counted;
+  });
+}
 
 int64_t InboxRows(ConsumerDatabase& db, const outbox::inbox::Event& e) {
   return db.QueryInt("SELECT COUNT(*) FROM t_inbox WHERE event_key = '" + e.event_key + "'");
@@ -123,7 +133,7 @@ TEST_CASE("a handler's permanent and poison failures leave neither effect nor in
 TEST_CASE("a handler whose own statement fails rolls back the inbox row and applies once later",
           "[inbox-handler]") {
   ConsumerDatabase db("inbox_handler_statement");
-  FailingStatementHandler handler(1);
+  CountingHandler handler = FailingStatementHandler(1);
   outbox::inbox::InboxStore store(InboxDb(db), "fulfillment", outbox::inbox::VersionCheck::kNewer,
                                   handler);
   const outbox::inbox::Event e = OrderEvent(1, 7);
@@ -144,20 +154,13 @@ TEST_CASE("a handler whose own statement fails rolls back the inbox row and appl
 namespace {
 
 // Fails one aggregate's events for good; counts the others.
-class RefusingHandler : public outbox::inbox::Handler {
- public:
-  explicit RefusingHandler(int64_t refused) : refused_(refused) {}
-  outbox::inbox::Status Apply(outbox::inbox::Transaction& tx,
-                              const outbox::inbox::Event& e) override {
-    outbox::inbox::Status counted = counter_.Apply(tx, e);
-    if (e.aggregate_id == refused_) return outbox::inbox::Status::Permanent("aggregate closed");
+CountingHandler RefusingHandler(int64_t refused) {
+  return CountingHandler([refused](outbox::inbox::Transaction&, const outbox::inbox::Event& e,
+                                   outbox::inbox::Status counted) {
+    if (e.aggregate_id == refused) return outbox::inbox::Status::Permanent("aggregate closed");
     return counted;
-  }
-
- private:
-  example::CounterHandler counter_;
-  int64_t refused_;
-};
+  });
+}
 
 }  // namespace
 
@@ -168,7 +171,7 @@ TEST_CASE("a handler's permanent failure is dead-lettered once and the partition
   config.max_attempts = 3;
   const std::vector<TestEvent> events = MakeEvents(3, 2);  // aggregates 1..3
   rig.producer.Send(kOrderTopic, events);
-  RefusingHandler handler(2);
+  CountingHandler handler = RefusingHandler(2);
   outbox::inbox::Consumer consumer(config, handler);
   bool settled = false;
   const int exit_code = RunUntil(
