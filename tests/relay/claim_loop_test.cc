@@ -69,6 +69,14 @@ ServiceConfig BinlogConfig() {
   return c;
 }
 
+// BinlogConfig() once for each ordering, a SECTION each (named in a failure).
+ServiceConfig BinlogConfigEachOrdering() {
+  ServiceConfig c = BinlogConfig();
+  SECTION("ordering none") {}
+  SECTION("ordering per_aggregate") { c.ordering = Ordering::kPerAggregate; }
+  return c;
+}
+
 struct WakeRig {
   explicit WakeRig(ServiceConfig c, ClockPtr relay_clock = nullptr)
       : config(std::move(c)),
@@ -359,10 +367,7 @@ TEST_CASE("a claim after an insert wake-up retries until the row is visible", "[
 
 TEST_CASE("an insert committed during a commit-race pause is claimed without waiting it out",
           "[relay][wakeup]") {
-  ServiceConfig c = BinlogConfig();
-  SECTION("ordering none") {}
-  SECTION("ordering per_aggregate") { c.ordering = Ordering::kPerAggregate; }
-  WakeRig rig(c);
+  WakeRig rig(BinlogConfigEachOrdering());
   rig.clock->set_auto_advance(true);  // a pause waited out moves the clock
   CHECK(rig.relay->claim.ClaimOnce() == ClaimRound::kIdle);
   // The wake-up's own row is not visible yet; another insert commits during
@@ -468,10 +473,7 @@ struct CountedRig {
 
 TEST_CASE("an insert wake-up that claimed other rows looks once more after the commit race",
           "[relay][wakeup]") {
-  ServiceConfig c = BinlogConfig();
-  SECTION("ordering none") {}
-  SECTION("ordering per_aggregate") { c.ordering = Ordering::kPerAggregate; }
-  CountedRig rig(c);
+  CountedRig rig(BinlogConfigEachOrdering());
   RelayUnits& relay = *rig.relay;
   FakeClock* clock = rig.clock.get();
   FakeTable* table = rig.table.get();
