@@ -80,6 +80,22 @@ ConsumerSpec RefuseDeadLetters(Rig& rig) {
   return spec;
 }
 
+// How a run that stalled or raced ends: every one of `events` applied
+// within `within` and the group's lag on the order topic 0; then each of
+// `consumers`, in order, stops cleanly and each event took effect once.
+void CheckCaughtUpOnce(Rig& rig, const std::vector<TestEvent>& events,
+                       std::chrono::milliseconds within,
+                       const std::vector<ConsumerProcess*>& consumers) {
+  REQUIRE(WaitFor([&] { return rig.db.Applied() >= static_cast<int64_t>(events.size()); }, within));
+  REQUIRE(WaitFor(
+      [&] { return GroupLag(rig.cluster.bootstrap(), "fulfillment", kOrderTopic) == 0; }, 30s));
+  for (size_t i = 0; i < consumers.size(); ++i) {
+    INFO("consumer " << i + 1 << " of " << consumers.size());
+    CHECK(consumers[i]->Stop() == 0);
+  }
+  CHECK(rig.db.CheckExactlyOnce(events) == "");
+}
+
 }  // namespace
 
 TEST_CASE(
@@ -199,11 +215,7 @@ TEST_CASE("a failed seek keeps its partition stalled and no message is skipped",
   INFO(c.Log());
   REQUIRE(WaitFor([&] { return c.Count("cannot rewind") >= 6; }, 60s));
   rig.db.SetConsumerGrants("SELECT, INSERT, UPDATE, DELETE");
-  REQUIRE(WaitFor([&] { return rig.db.Applied() >= 100; }, 60s));
-  REQUIRE(WaitFor(
-      [&] { return GroupLag(rig.cluster.bootstrap(), "fulfillment", kOrderTopic) == 0; }, 30s));
-  CHECK(c.Stop() == 0);
-  CHECK(rig.db.CheckExactlyOnce(events) == "");
+  CheckCaughtUpOnce(rig, events, 60s, {&c});
   CHECK(c.Count("sent to dead-letter topic") == 0);
 }
 
@@ -227,12 +239,7 @@ TEST_CASE(
   REQUIRE(WaitFor([&] { return a.Count("revoked") >= 1 && b.Count("assigned") >= 1; }, 60s));
   REQUIRE(WaitFor([&] { return b.Count("pausing consumption") >= 1; }, 60s));
   rig.db.SetConsumerGrants("SELECT, INSERT, UPDATE, DELETE");
-  REQUIRE(WaitFor([&] { return rig.db.Applied() >= 100; }, 60s));
-  REQUIRE(WaitFor(
-      [&] { return GroupLag(rig.cluster.bootstrap(), "fulfillment", kOrderTopic) == 0; }, 30s));
-  CHECK(a.Stop() == 0);
-  CHECK(b.Stop() == 0);
-  CHECK(rig.db.CheckExactlyOnce(events) == "");
+  CheckCaughtUpOnce(rig, events, 60s, {&a, &b});
   CHECK(ConsumeAll(rig.cluster.bootstrap(), {kOrderTopic + ".dlq"}).empty());
 }
 
@@ -256,12 +263,7 @@ TEST_CASE(
   REQUIRE(WaitFor([&] { return a.Count("failpoint before_db_commit: sleeping") == 1; }, 60s));
   REQUIRE(b.Start());
   INFO(b.Log());
-  REQUIRE(WaitFor([&] { return rig.db.Applied() >= 80; }, 90s));
-  REQUIRE(WaitFor(
-      [&] { return GroupLag(rig.cluster.bootstrap(), "fulfillment", kOrderTopic) == 0; }, 30s));
-  CHECK(a.Stop() == 0);
-  CHECK(b.Stop() == 0);
-  CHECK(rig.db.CheckExactlyOnce(events) == "");
+  CheckCaughtUpOnce(rig, events, 90s, {&a, &b});
   // b met a's event: as a duplicate once a committed.
   CHECK(b.Count(" 0 duplicate(s) skipped") == 0);
 }
