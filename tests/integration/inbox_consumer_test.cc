@@ -38,9 +38,9 @@ void CheckStoppedExactlyOnce(Rig& rig, ConsumerProcess& c, const std::vector<Tes
 // stopped and the rest sent. `stalled`: it paused consumption `pauses` times
 // within 60 s.
 struct StalledByOutage {
-  StalledByOutage(Rig& rig, const std::string& name, const std::vector<TestEvent>& events,
-                  size_t before, int pauses)
-      : consumer(rig.Consumer(name)) {
+  StalledByOutage(Rig& rig, const std::string& name, std::vector<TestEvent> all, size_t before,
+                  int pauses)
+      : events(std::move(all)), consumer(rig.Consumer(name)) {
     const auto split = events.begin() + static_cast<std::ptrdiff_t>(before);
     rig.producer.Send(kOrderTopic, std::vector<TestEvent>(events.begin(), split));
     REQUIRE(consumer.Start());
@@ -49,6 +49,7 @@ struct StalledByOutage {
     rig.producer.Send(kOrderTopic, std::vector<TestEvent>(split, events.end()));
     stalled = WaitFor([&] { return consumer.Count("pausing consumption") >= pauses; }, 60s);
   }
+  const std::vector<TestEvent> events;
   ConsumerProcess consumer;
   DatabaseOutage outage;
   bool stalled = false;
@@ -278,9 +279,8 @@ TEST_CASE("version_check none applies a late event and counts it in out_of_order
 TEST_CASE("a database outage stalls the consumer and it resumes without dead-lettering",
           "[consumer][outage][local-db]") {
   Rig rig("inbox_db_outage");
-  auto events = MakeEvents(20, 10);
-  StalledByOutage outage_met(rig, "c", events, 100, 2);
-  auto& [c, outage, stalled] = outage_met;
+  StalledByOutage outage_met(rig, "c", MakeEvents(20, 10), 100, 2);
+  auto& [events, c, outage, stalled] = outage_met;
   REQUIRE(outage.End());
   INFO(c.Log());
   CHECK(stalled);
@@ -294,9 +294,8 @@ TEST_CASE("a database outage stalls the consumer and it resumes without dead-let
 TEST_CASE("SIGTERM during a database outage exits 0 and the next consumer applies what was left",
           "[consumer][outage][local-db]") {
   Rig rig("inbox_db_outage_stop");
-  auto events = MakeEvents(10, 5);
-  StalledByOutage outage_met(rig, "first", events, 25, 1);
-  auto& [first, outage, stalled] = outage_met;
+  StalledByOutage outage_met(rig, "first", MakeEvents(10, 5), 25, 1);
+  auto& [events, first, outage, stalled] = outage_met;
   const int code = first.Stop();  // while the database is still down
   REQUIRE(outage.End());
   INFO(first.Log());
