@@ -59,10 +59,8 @@ struct FreshInboxDatabase {
 TEST_CASE("the test kit applies const events and reads back what the handler committed",
           "[inbox-kit]") {
   const FreshInboxDatabase db("inbox_test_kit");
-  const inbox::ConsumerConfig& config = db.config;
-
   Ledger handler;
-  inbox::testing::InboxRunner runner(config.mysql, config.consumer, handler);
+  inbox::testing::InboxRunner runner(db.config.mysql, db.config.consumer, handler);
   runner.Execute("CREATE TABLE ledger (id BIGINT PRIMARY KEY, cents BIGINT NOT NULL)");
   runner.Execute("INSERT INTO ledger VALUES (7, 100)");
   const auto paid = inbox::testing::TestEvent("Account", 7, 1).Type("Paid").Payload("250");
@@ -94,9 +92,8 @@ class Recorder : public inbox::Handler {
 TEST_CASE("a parked version applied when its gap fills carries its own headers and source",
           "[inbox-kit]") {
   const FreshInboxDatabase db("inbox_test_kit_parked");
-  const inbox::ConsumerConfig& config = db.config;
   Recorder handler;
-  inbox::testing::InboxRunner runner(config.mysql, config.consumer, handler,
+  inbox::testing::InboxRunner runner(db.config.mysql, db.config.consumer, handler,
                                      inbox::VersionCheck::kStrict);
   const std::string tp2 = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01";
   const auto second = inbox::testing::TestEvent("Account", 7, 12)
