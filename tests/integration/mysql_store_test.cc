@@ -172,17 +172,17 @@ TEST_CASE(
   ClaimedRows rows("store_subsecond_backoff", 3);
   auto& [db, s, batch] = rows;
   const char* kNowUs = "SELECT CAST(UNIX_TIMESTAMP(NOW(6)) * 1000000 AS SIGNED)";
+  // Row id: its backoff (ms).
+  const std::map<int64_t, int64_t> backoffs = {{1, 1}, {2, 300}, {3, 1500}};
+  std::vector<SettleOp> retries;
+  for (auto [id, backoff_ms] : backoffs)
+    retries.push_back({id, SettleKind::kRetry, backoff_ms, "boom"});
   const int64_t before_us = db.QueryInt(kNowUs);
   SettleResult r;
-  REQUIRE(s.Settle(batch.lease_token,
-                   {{1, SettleKind::kRetry, 1, "boom"},
-                    {2, SettleKind::kRetry, 300, "boom"},
-                    {3, SettleKind::kRetry, 1500, "boom"}},
-                   &r)
-              .ok());
+  REQUIRE(s.Settle(batch.lease_token, retries, &r).ok());
   CHECK(r.applied == 3);
   const int64_t after_us = db.QueryInt(kNowUs);
-  for (auto [id, backoff_ms] : std::map<int, int64_t>{{1, 1}, {2, 300}, {3, 1500}}) {
+  for (auto [id, backoff_ms] : backoffs) {
     INFO("row " << id << ", backoff " << backoff_ms << " ms");
     const int64_t due_us = db.QueryInt(
         "SELECT CAST(UNIX_TIMESTAMP(next_retry_at) AS SIGNED) * 1000000 FROM t_outbox "
