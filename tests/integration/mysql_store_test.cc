@@ -6,6 +6,7 @@
 #include <thread>
 
 #include "fakes/fake_clock.h"
+#include "support/settle_ops.h"
 #include "support/test_env.h"
 #include "support/wait.h"
 
@@ -83,9 +84,7 @@ TEST_CASE("a settle under a lease that was taken over is counted stale and not a
   CHECK(r.stale == 3);
   CHECK(db.QueryInt("SELECT COUNT(*) FROM t_outbox WHERE status = 'SENDING'") == 3);
   // The current holder settles normally.
-  std::vector<SettleOp> ok;
-  for (const auto& row : second.rows) ok.push_back({row.id, SettleKind::kSent, 0, ""});
-  REQUIRE(b.Settle(second.lease_token, ok, &r).ok());
+  REQUIRE(b.Settle(second.lease_token, AllSent(second), &r).ok());
   CHECK(r.applied == 3);
   CHECK(r.stale == 0);
   CHECK(db.QueryInt("SELECT COUNT(*) FROM t_outbox WHERE status = 'SENT'") == 3);
@@ -378,10 +377,8 @@ TEST_CASE("a claim hands its batch to before_commit while the rows are locked an
       // UPDATE reads the rows' committed version (NEW), skips them and is
       // stale. That is why the relay settles a batch only after its claim
       // ended (SettleGate).
-      std::vector<SettleOp> ops;
-      for (const auto& row : claimed.rows) ops.push_back({row.id, SettleKind::kSent, 0, ""});
       SettleResult early;
-      REQUIRE(b.Settle(claimed.lease_token, ops, &early).ok());
+      REQUIRE(b.Settle(claimed.lease_token, AllSent(claimed), &early).ok());
       early_stale = early.stale;
     };
     ClaimedBatch batch;
@@ -442,10 +439,8 @@ TEST_CASE("a claim whose commit fails after before_commit leaves the rows to the
   REQUIRE(handed.rows.size() == 3);
   // The batch's settle (after its messages were acknowledged) finds the rows
   // not its own: nothing is marked SENT that no claim of ours holds.
-  std::vector<SettleOp> ops;
-  for (const auto& row : handed.rows) ops.push_back({row.id, SettleKind::kSent, 0, ""});
   SettleResult r;
-  REQUIRE(a.Settle(handed.lease_token, ops, &r).ok());
+  REQUIRE(a.Settle(handed.lease_token, AllSent(handed), &r).ok());
   CHECK(r.applied == 0);
   CHECK(r.stale == 3);
   CHECK(db.QueryInt("SELECT COUNT(*) FROM t_outbox WHERE status = 'NEW'") == 3);
