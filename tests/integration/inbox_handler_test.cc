@@ -89,66 +89,68 @@ CountingHandler FailingStatementHandler(int failures) {
   });
 }
 
-int64_t InboxRows(ConsumerDatabase& db, const outbox::inbox::Event& e) {
-  return db.QueryInt("SELECT COUNT(*) FROM t_inbox WHERE event_key = '" + e.event_key + "'");
-}
+// Order 7's event (outbox_id 1) given to an inbox store of consumer
+// "fulfillment" with `handler` on a fresh database `name`.
+struct OneEventStore {
+  OneEventStore(const std::string& name, outbox::inbox::VersionCheck check,
+                outbox::inbox::Handler& handler)
+      : db(name), store(InboxDb(db), "fulfillment", check, handler) {}
+  // Applies the event; what went wrong in `error`.
+  outbox::inbox::ApplyResult Apply() { return store.Apply(e, e.source, &error); }
+  // The event's rows in t_inbox.
+  int64_t InboxRows() {
+    return db.QueryInt("SELECT COUNT(*) FROM t_inbox WHERE event_key = '" + e.event_key + "'");
+  }
+  ConsumerDatabase db;
+  outbox::inbox::InboxStore store;
+  const outbox::inbox::Event e = OrderEvent(1, 7);
+  std::string error;
+};
 
 }  // namespace
 
 TEST_CASE("a handler that fails retriably rolls back with its inbox row and then applies once",
           "[inbox-handler]") {
-  ConsumerDatabase db("inbox_handler_retriable");
   ScriptedHandler handler({outbox::inbox::Status::Retriable("the stock service is down")});
-  outbox::inbox::InboxStore store(InboxDb(db), "fulfillment", outbox::inbox::VersionCheck::kNewer,
-                                  handler);
-  const outbox::inbox::Event e = OrderEvent(1, 7);
-  std::string error;
-  CHECK(store.Apply(e, e.source, &error) == outbox::inbox::ApplyResult::kRetryLater);
-  CHECK(error == "handler: the stock service is down");
-  CHECK(InboxRows(db, e) == 0);
-  CHECK(db.Applied() == 0);
-  CHECK(store.Apply(e, e.source, &error) == outbox::inbox::ApplyResult::kApplied);
-  CHECK(store.Apply(e, e.source, &error) == outbox::inbox::ApplyResult::kDuplicate);
+  OneEventStore rig("inbox_handler_retriable", outbox::inbox::VersionCheck::kNewer, handler);
+  CHECK(rig.Apply() == outbox::inbox::ApplyResult::kRetryLater);
+  CHECK(rig.error == "handler: the stock service is down");
+  CHECK(rig.InboxRows() == 0);
+  CHECK(rig.db.Applied() == 0);
+  CHECK(rig.Apply() == outbox::inbox::ApplyResult::kApplied);
+  CHECK(rig.Apply() == outbox::inbox::ApplyResult::kDuplicate);
   CHECK(handler.calls == 2);
-  CHECK(InboxRows(db, e) == 1);
-  CHECK(db.Applied() == 1);
+  CHECK(rig.InboxRows() == 1);
+  CHECK(rig.db.Applied() == 1);
 }
 
 TEST_CASE("a handler's permanent and poison failures leave neither effect nor inbox row",
           "[inbox-handler]") {
-  ConsumerDatabase db("inbox_handler_permanent");
   ScriptedHandler handler({outbox::inbox::Status::Permanent("no such product"),
                            outbox::inbox::Status::Poison("not yet")});
-  outbox::inbox::InboxStore store(InboxDb(db), "fulfillment", outbox::inbox::VersionCheck::kNone,
-                                  handler);
-  const outbox::inbox::Event e = OrderEvent(1, 7);
-  std::string error;
-  CHECK(store.Apply(e, e.source, &error) == outbox::inbox::ApplyResult::kDeadLetter);
-  CHECK(error == "handler: no such product");
-  CHECK(store.Apply(e, e.source, &error) == outbox::inbox::ApplyResult::kRejected);
-  CHECK(InboxRows(db, e) == 0);
-  CHECK(db.Applied() == 0);
+  OneEventStore rig("inbox_handler_permanent", outbox::inbox::VersionCheck::kNone, handler);
+  CHECK(rig.Apply() == outbox::inbox::ApplyResult::kDeadLetter);
+  CHECK(rig.error == "handler: no such product");
+  CHECK(rig.Apply() == outbox::inbox::ApplyResult::kRejected);
+  CHECK(rig.InboxRows() == 0);
+  CHECK(rig.db.Applied() == 0);
 }
 
 TEST_CASE("a handler whose own statement fails rolls back the inbox row and applies once later",
           "[inbox-handler]") {
-  ConsumerDatabase db("inbox_handler_statement");
   CountingHandler handler = FailingStatementHandler(1);
-  outbox::inbox::InboxStore store(InboxDb(db), "fulfillment", outbox::inbox::VersionCheck::kNewer,
-                                  handler);
-  const outbox::inbox::Event e = OrderEvent(1, 7);
-  std::string error;
+  OneEventStore rig("inbox_handler_statement", outbox::inbox::VersionCheck::kNewer, handler);
   // No such table (1146, or 1142 for a user without grants on it): the
   // database's failure, not the event's.
-  CHECK(store.Apply(e, e.source, &error) == outbox::inbox::ApplyResult::kUnavailable);
-  CAPTURE(error);
-  CHECK(error.find("t_no_such_table") != std::string::npos);
-  CHECK(InboxRows(db, e) == 0);
-  CHECK(db.Applied() == 0);
-  CHECK(store.Apply(e, e.source, &error) == outbox::inbox::ApplyResult::kApplied);
-  CHECK(store.Apply(e, e.source, &error) == outbox::inbox::ApplyResult::kDuplicate);
-  CHECK(InboxRows(db, e) == 1);
-  CHECK(db.Applied() == 1);
+  CHECK(rig.Apply() == outbox::inbox::ApplyResult::kUnavailable);
+  CAPTURE(rig.error);
+  CHECK(rig.error.find("t_no_such_table") != std::string::npos);
+  CHECK(rig.InboxRows() == 0);
+  CHECK(rig.db.Applied() == 0);
+  CHECK(rig.Apply() == outbox::inbox::ApplyResult::kApplied);
+  CHECK(rig.Apply() == outbox::inbox::ApplyResult::kDuplicate);
+  CHECK(rig.InboxRows() == 1);
+  CHECK(rig.db.Applied() == 1);
 }
 
 namespace {
