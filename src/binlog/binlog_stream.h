@@ -14,9 +14,8 @@
 namespace outbox {
 namespace binlog {
 
-// Why a stream is not following the log. Stable names (ToString, from
-// kStreamProblemNames in stream_problem.cc, where a new value's name goes)
-// for logs, tests and, later, a metric label.
+// Why a stream is not following the log. Stable names (ToString) for logs,
+// tests and, later, a metric label.
 enum class StreamProblem {
   kNone,         // up
   kStarting,     // not connected yet

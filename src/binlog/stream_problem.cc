@@ -6,6 +6,7 @@ namespace binlog {
 
 namespace {
 
+// In StreamProblem's order (binlog_stream.h): a new value's name goes at the end.
 constexpr const char* const kStreamProblemNames[] = {
     "none",    "starting", "connect", "log_bin_off", "grant", "purged", "duplicate_server_id",
     "stalled", "lost",     "stopped"};

@@ -7,12 +7,12 @@ namespace outbox {
 // The names of an enum's values 0, 1, ... (no gaps), in the enum's order: a
 // table that NameOf reads instead of a switch returning a string per case.
 
-// True when `names` has one name for each value up to `last`. A
+// True when a table of N names has one name for each value up to `last`. A
 // static_assert of it beside the table stands where the switch's -Wswitch
 // did: a table that misses a value does not compile. A new value goes at
 // the end of its enum, its name at the end of the table, and into `last`.
 template <typename E, size_t N>
-constexpr bool NamesEveryValue(const char* const (&names)[N], E last) {
+constexpr bool NamesEveryValue(const char* const (&)[N], E last) {
   return N == static_cast<size_t>(last) + 1;
 }
 

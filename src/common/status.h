@@ -4,14 +4,11 @@
 #include <string>
 #include <utility>
 
-#include "common/enum_names.h"
-
 namespace outbox {
 
 // What kind of failure a Status is, for callers that react differently:
 // readiness tells an outage (retry, it heals) from a grant or schema problem
-// (an operator must act). Values are stable; add new ones at the end, and
-// their names to kStatusCodeNames.
+// (an operator must act). Values are stable; add new ones at the end.
 enum class StatusCode {
   kOk = 0,
   kError,        // unclassified
@@ -51,10 +48,22 @@ class [[nodiscard]] Status {
   std::optional<std::string> message_;
 };
 
-inline constexpr const char* const kStatusCodeNames[] = {"ok",         "error",  "unavailable",
-                                                         "permission", "schema", "invalid"};
-static_assert(NamesEveryValue(kStatusCodeNames, StatusCode::kInvalid));
-
-inline const char* ToString(StatusCode code) { return NameOf(kStatusCodeNames, code, "error"); }
+inline const char* ToString(StatusCode code) {
+  switch (code) {
+    case StatusCode::kOk:
+      return "ok";
+    case StatusCode::kUnavailable:
+      return "unavailable";
+    case StatusCode::kPermission:
+      return "permission";
+    case StatusCode::kSchema:
+      return "schema";
+    case StatusCode::kInvalid:
+      return "invalid";
+    case StatusCode::kError:
+      break;
+  }
+  return "error";
+}
 
 }  // namespace outbox

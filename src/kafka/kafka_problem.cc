@@ -10,6 +10,7 @@ bool Contains(std::string_view text, std::string_view part) {
   return text.find(part) != std::string_view::npos;
 }
 
+// In KafkaCause's order (kafka_problem.h): a new value's label goes at the end.
 constexpr const char* const kCauseLabels[] = {
     "", "broker_down", "authentication", "tls", "authorization", "unknown_topic", "broker_error"};
 static_assert(NamesEveryValue(kCauseLabels, KafkaCause::kOther));

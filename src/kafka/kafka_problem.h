@@ -18,7 +18,6 @@ enum class KafkaCause {
   kAuthorization,   // the principal may not write or describe (ACLs)
   kUnknownTopic,    // the topic does not exist and is not created on demand
   kOther,           // any other error the broker or librdkafka reported
-  // A new value goes here, with its label in kCauseLabels (kafka_problem.cc).
 };
 
 struct KafkaProblem {
