@@ -7,6 +7,7 @@
 
 #include <cstdlib>
 
+#include "common/mysql_options.h"
 #include "outbox_ddl.h"
 #include "util.h"
 
@@ -15,10 +16,7 @@ namespace bench {
 
 Db::Db(const DbParams& p, bool create) {
   sql::ConnectOptionsMap opts;
-  opts["hostName"] = sql::SQLString(p.host);
-  opts["port"] = p.port;
-  opts["userName"] = sql::SQLString(p.user);
-  opts["password"] = sql::SQLString(p.password);
+  SetLoginOptions(p, &opts);
   opts["OPT_SSL_MODE"] = sql::SSL_MODE_DISABLED;
   opts["CLIENT_MULTI_RESULTS"] = true;  // CALL returns an extra result
   conn_.reset(sql::mysql::get_mysql_driver_instance()->connect(opts));

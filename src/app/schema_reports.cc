@@ -1,5 +1,6 @@
 #include "app/schema_reports.h"
 
+#include "common/enum_names.h"
 #include "common/log.h"
 #include "schema/registry_http.h"
 
@@ -7,20 +8,13 @@ namespace outbox {
 
 namespace {
 
-std::string LookupResult(const Status& s) {
-  switch (s.code()) {
-    case StatusCode::kOk:
-      return "ok";
-    case StatusCode::kUnavailable:
-      return "unavailable";
-    case StatusCode::kPermission:
-      return "denied";
-    case StatusCode::kSchema:
-      return "not_found";
-    default:
-      return "invalid";
-  }
-}
+// The `result` label of a registry lookup, by StatusCode (an unclassified
+// error counts as invalid).
+constexpr const char* const kLookupResults[] = {"ok",     "invalid",   "unavailable",
+                                                "denied", "not_found", "invalid"};
+static_assert(NamesEveryValue(kLookupResults, StatusCode::kInvalid));
+
+std::string LookupResult(const Status& s) { return NameOf(kLookupResults, s.code(), "invalid"); }
 
 // A registry that cannot be reached because its client could not be made:
 // every read answers why, and the rows wait.
