@@ -11,11 +11,11 @@ namespace {
 
 using nlohmann::json;
 
-bool Fail(ConversionError* e, ConversionFailure reason, const std::string& path,
+bool Fail(ConversionError* e, ConversionFailure reason, const JsonPath& path,
           const std::string& what) {
   e->reason = reason;
-  e->field = path;
-  e->message = (path.empty() ? std::string("the payload") : "field " + path) + ": " + what;
+  e->field = path.ToString();
+  e->message = (e->field.empty() ? std::string("the payload") : "field " + e->field) + ": " + what;
   return false;
 }
 
@@ -36,19 +36,15 @@ std::string Kind(const json& v) {
   }
 }
 
-bool WrongType(ConversionError* e, const std::string& path, const std::string& expected,
+bool WrongType(ConversionError* e, const JsonPath& path, const std::string& expected,
                const json& v) {
   return Fail(e, ConversionFailure::kWrongType, path, "expected " + expected + ", got " + Kind(v));
 }
 
 // avro-c refused a value it was built for: no JSON can cause this but a
 // limit of the library; reported as the field's value.
-bool AvroFailed(ConversionError* e, const std::string& path) {
+bool AvroFailed(ConversionError* e, const JsonPath& path) {
   return Fail(e, ConversionFailure::kBadValue, path, std::string("avro-c: ") + avro_strerror());
-}
-
-std::string Child(const std::string& path, const std::string& name) {
-  return path.empty() ? name : path + "." + name;
 }
 
 enum class IntRead { kOk, kWrongType, kOutOfRange };
@@ -96,7 +92,20 @@ const char* TimeTextForm(AvroLogical logical) {
 
 }  // namespace
 
-bool JsonToAvro::Fill(int node, const json& v, avro_value_t* out, const std::string& path,
+std::string JsonPath::ToString() const {
+  if (kind_ == Kind::kRoot) return "";
+  std::string s = parent_->ToString();
+  switch (kind_) {
+    case Kind::kField:
+      return s.empty() ? std::string(name_) : s + "." + std::string(name_);
+    case Kind::kIndex:
+      return s + "[" + std::to_string(index_) + "]";
+    default:
+      return s + "[" + json(std::string(name_)).dump() + "]";
+  }
+}
+
+bool JsonToAvro::Fill(int node, const json& v, avro_value_t* out, const JsonPath& path,
                       ConversionError* error) const {
   const AvroNode& n = nodes_.at(node);
   switch (n.kind) {
@@ -121,12 +130,12 @@ bool JsonToAvro::Fill(int node, const json& v, avro_value_t* out, const std::str
   }
 }
 
-bool JsonToAvro::Record(const AvroNode& n, const json& v, avro_value_t* out,
-                        const std::string& path, ConversionError* error) const {
+bool JsonToAvro::Record(const AvroNode& n, const json& v, avro_value_t* out, const JsonPath& path,
+                        ConversionError* error) const {
   if (!v.is_object()) return WrongType(error, path, "an object (record " + n.name + ")", v);
   for (size_t i = 0; i < n.fields.size(); ++i) {
     const AvroField& f = n.fields[i];
-    const std::string where = Child(path, f.name);
+    const JsonPath where = JsonPath::Field(path, f.name);
     avro_value_t field;
     if (avro_value_get_by_index(out, i, &field, nullptr) != 0) return AvroFailed(error, where);
     auto it = v.find(f.name);
@@ -139,7 +148,7 @@ bool JsonToAvro::Record(const AvroNode& n, const json& v, avro_value_t* out,
   return true;
 }
 
-bool JsonToAvro::Union(const AvroNode& n, const json& v, avro_value_t* out, const std::string& path,
+bool JsonToAvro::Union(const AvroNode& n, const json& v, avro_value_t* out, const JsonPath& path,
                        ConversionError* error) const {
   avro_value_t branch;
   if (v.is_null()) {
@@ -166,13 +175,11 @@ bool JsonToAvro::Union(const AvroNode& n, const json& v, avro_value_t* out, cons
 }
 
 bool JsonToAvro::AnyBranch(const AvroNode& n, const json& v, avro_value_t* out,
-                           const std::string& path, ConversionError* error) const {
-  std::string names;
+                           const JsonPath& path, ConversionError* error) const {
   ConversionError only;
   int tried = 0;
   for (size_t i = 0; i < n.branches.size(); ++i) {
     const int b = n.branches[i];
-    names += (names.empty() ? "" : ", ") + AvroTypeName(nodes_, b);
     if (nodes_.at(b).kind == AvroKind::kNull) continue;
     avro_value_t branch;
     if (avro_value_set_branch(out, static_cast<int>(i), &branch) != 0)
@@ -187,15 +194,17 @@ bool JsonToAvro::AnyBranch(const AvroNode& n, const json& v, avro_value_t* out,
     *error = only;
     return false;
   }
+  std::string names;
+  for (const int b : n.branches) names += (names.empty() ? "" : ", ") + AvroTypeName(nodes_, b);
   return Fail(error, ConversionFailure::kWrongType, path,
               Kind(v) + " fits no branch of [" + names + "]");
 }
 
-bool JsonToAvro::Array(const AvroNode& n, const json& v, avro_value_t* out, const std::string& path,
+bool JsonToAvro::Array(const AvroNode& n, const json& v, avro_value_t* out, const JsonPath& path,
                        ConversionError* error) const {
   if (!v.is_array()) return WrongType(error, path, "an array", v);
   for (size_t i = 0; i < v.size(); ++i) {
-    const std::string where = path + "[" + std::to_string(i) + "]";
+    const JsonPath where = JsonPath::Index(path, i);
     avro_value_t item;
     if (avro_value_append(out, &item, nullptr) != 0) return AvroFailed(error, where);
     if (!Fill(n.items, v[i], &item, where, error)) return false;
@@ -203,11 +212,11 @@ bool JsonToAvro::Array(const AvroNode& n, const json& v, avro_value_t* out, cons
   return true;
 }
 
-bool JsonToAvro::Map(const AvroNode& n, const json& v, avro_value_t* out, const std::string& path,
+bool JsonToAvro::Map(const AvroNode& n, const json& v, avro_value_t* out, const JsonPath& path,
                      ConversionError* error) const {
   if (!v.is_object()) return WrongType(error, path, "an object (a map)", v);
   for (auto it = v.begin(); it != v.end(); ++it) {
-    const std::string where = path + "[" + json(it.key()).dump() + "]";
+    const JsonPath where = JsonPath::Key(path, it.key());
     avro_value_t entry;
     if (avro_value_add(out, it.key().c_str(), &entry, nullptr, nullptr) != 0)
       return AvroFailed(error, where);
@@ -216,7 +225,7 @@ bool JsonToAvro::Map(const AvroNode& n, const json& v, avro_value_t* out, const 
   return true;
 }
 
-bool JsonToAvro::Enum(const AvroNode& n, const json& v, avro_value_t* out, const std::string& path,
+bool JsonToAvro::Enum(const AvroNode& n, const json& v, avro_value_t* out, const JsonPath& path,
                       ConversionError* error) const {
   if (!v.is_string()) return WrongType(error, path, "a symbol of enum " + n.name, v);
   const auto& s = v.get_ref<const std::string&>();
@@ -231,8 +240,8 @@ bool JsonToAvro::Enum(const AvroNode& n, const json& v, avro_value_t* out, const
               json(s).dump() + " is not a symbol of enum " + n.name + " (" + symbols + ")");
 }
 
-bool JsonToAvro::Scalar(const AvroNode& n, const json& v, avro_value_t* out,
-                        const std::string& path, ConversionError* error) const {
+bool JsonToAvro::Scalar(const AvroNode& n, const json& v, avro_value_t* out, const JsonPath& path,
+                        ConversionError* error) const {
   int rc = 0;
   if (n.kind == AvroKind::kNull) {
     if (!v.is_null()) return WrongType(error, path, "null", v);
@@ -254,8 +263,8 @@ bool JsonToAvro::Scalar(const AvroNode& n, const json& v, avro_value_t* out,
   return rc == 0 || AvroFailed(error, path);
 }
 
-bool JsonToAvro::Integer(const AvroNode& n, const json& v, avro_value_t* out,
-                         const std::string& path, ConversionError* error) const {
+bool JsonToAvro::Integer(const AvroNode& n, const json& v, avro_value_t* out, const JsonPath& path,
+                         ConversionError* error) const {
   const bool timed = n.logical == AvroLogical::kDate ||
                      n.logical == AvroLogical::kTimestampMillis ||
                      n.logical == AvroLogical::kTimestampMicros;
@@ -278,8 +287,8 @@ bool JsonToAvro::Integer(const AvroNode& n, const json& v, avro_value_t* out,
   return rc == 0 || AvroFailed(error, path);
 }
 
-bool JsonToAvro::Binary(const AvroNode& n, const json& v, avro_value_t* out,
-                        const std::string& path, ConversionError* error) const {
+bool JsonToAvro::Binary(const AvroNode& n, const json& v, avro_value_t* out, const JsonPath& path,
+                        ConversionError* error) const {
   const bool decimal = n.logical == AvroLogical::kDecimal;
   std::string bytes;
   if (decimal) {
