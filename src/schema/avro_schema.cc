@@ -84,13 +84,13 @@ Status AvroSchema::Parse(std::string_view schema_json, AvroSchemaPtr* out) {
 }
 
 bool AvroSchema::Encode(std::string_view payload, std::string* out, ConversionError* error) const {
-  const nlohmann::json v = nlohmann::json::parse(payload, nullptr, false);
-  if (v.is_discarded())
+  PayloadJson v;
+  if (!v.Parse(payload))
     return Failed(error, ConversionFailure::kInvalidJson, "the payload is not valid JSON");
   ScopedValue value(impl_->iface);
   if (!value.ok())
     return Failed(error, ConversionFailure::kBadValue, std::string("avro-c: ") + avro_strerror());
-  if (!JsonToAvro(impl_->nodes).Fill(impl_->nodes.root, v, value.get(), JsonPath(), error))
+  if (!JsonToAvro(impl_->nodes).Fill(impl_->nodes.root, v.root(), value.get(), JsonPath(), error))
     return false;
   // The binary encoding is nearly always shorter than the JSON it comes
   // from: written into a buffer of the payload's size at once, and measured

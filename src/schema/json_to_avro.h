@@ -8,6 +8,7 @@
 
 #include "schema/avro_nodes.h"
 #include "schema/conversion.h"
+#include "schema/payload_json.h"
 
 namespace outbox {
 
@@ -42,10 +43,9 @@ class JsonPath {
   size_t index_ = 0;
 };
 
-// Fills avro-c generic values from JSON, walking the schema's nodes beside
-// them (avro_schema.h says which JSON gives which Avro value). Private to
-// src/schema/. Holds only a reference to the nodes; thread-safe for distinct
-// values.
+// Fills avro-c generic values from a JSON payload (payload_json.h), walking the schema's nodes
+// beside them (avro_schema.h says which JSON gives which Avro value). Private to src/schema/. Holds
+// only a reference to the nodes; thread-safe for distinct values.
 class JsonToAvro {
  public:
   explicit JsonToAvro(const AvroNodes& nodes) : nodes_(nodes) {}
@@ -53,28 +53,28 @@ class JsonToAvro {
   // Sets *out, a value of node `node`, from `v`; `path` is v's place in the
   // payload (JsonPath() for the payload itself). False with *error (the first misfit found)
   // otherwise.
-  bool Fill(int node, const nlohmann::json& v, avro_value_t* out, const JsonPath& path,
+  bool Fill(int node, PayloadValue v, avro_value_t* out, const JsonPath& path,
             ConversionError* error) const;
 
  private:
-  bool Record(const AvroNode& n, const nlohmann::json& v, avro_value_t* out, const JsonPath& path,
+  bool Record(const AvroNode& n, PayloadValue v, avro_value_t* out, const JsonPath& path,
               ConversionError* error) const;
-  bool Union(const AvroNode& n, const nlohmann::json& v, avro_value_t* out, const JsonPath& path,
+  bool Union(const AvroNode& n, PayloadValue v, avro_value_t* out, const JsonPath& path,
              ConversionError* error) const;
   // The union's branches tried in order for a value that is not null.
-  bool AnyBranch(const AvroNode& n, const nlohmann::json& v, avro_value_t* out,
-                 const JsonPath& path, ConversionError* error) const;
-  bool Array(const AvroNode& n, const nlohmann::json& v, avro_value_t* out, const JsonPath& path,
+  bool AnyBranch(const AvroNode& n, PayloadValue v, avro_value_t* out, const JsonPath& path,
+                 ConversionError* error) const;
+  bool Array(const AvroNode& n, PayloadValue v, avro_value_t* out, const JsonPath& path,
              ConversionError* error) const;
-  bool Map(const AvroNode& n, const nlohmann::json& v, avro_value_t* out, const JsonPath& path,
+  bool Map(const AvroNode& n, PayloadValue v, avro_value_t* out, const JsonPath& path,
            ConversionError* error) const;
-  bool Enum(const AvroNode& n, const nlohmann::json& v, avro_value_t* out, const JsonPath& path,
+  bool Enum(const AvroNode& n, PayloadValue v, avro_value_t* out, const JsonPath& path,
             ConversionError* error) const;
-  bool Scalar(const AvroNode& n, const nlohmann::json& v, avro_value_t* out, const JsonPath& path,
+  bool Scalar(const AvroNode& n, PayloadValue v, avro_value_t* out, const JsonPath& path,
               ConversionError* error) const;
-  bool Integer(const AvroNode& n, const nlohmann::json& v, avro_value_t* out, const JsonPath& path,
+  bool Integer(const AvroNode& n, PayloadValue v, avro_value_t* out, const JsonPath& path,
                ConversionError* error) const;
-  bool Binary(const AvroNode& n, const nlohmann::json& v, avro_value_t* out, const JsonPath& path,
+  bool Binary(const AvroNode& n, PayloadValue v, avro_value_t* out, const JsonPath& path,
               ConversionError* error) const;
 
   const AvroNodes& nodes_;
