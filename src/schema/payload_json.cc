@@ -156,37 +156,18 @@ bool PayloadValue::is_number() const {
 
 bool PayloadValue::Bool() const { return doc_->nodes_[node_].boolean; }
 
-namespace {
-
-// nlohmann's get<T>() of a number: its own type's value, cast.
 template <typename T>
-T Cast(Type type, int64_t i, uint64_t u, double d) {
-  if (type == Type::kInteger) return static_cast<T>(i);
-  if (type == Type::kUnsigned) return static_cast<T>(u);
-  return static_cast<T>(d);
+T PayloadValue::Number() const {
+  const PayloadJson::Node& n = doc_->nodes_[node_];
+  if (n.type == Type::kInteger) return static_cast<T>(n.integer);
+  if (n.type == Type::kUnsigned) return static_cast<T>(n.unsigned_integer);
+  return static_cast<T>(n.number);
 }
 
-}  // namespace
-
-int64_t PayloadValue::Integer() const {
-  const auto& n = doc_->nodes_[node_];
-  return Cast<int64_t>(n.type, n.integer, n.unsigned_integer, n.number);
-}
-
-uint64_t PayloadValue::Unsigned() const {
-  const auto& n = doc_->nodes_[node_];
-  return Cast<uint64_t>(n.type, n.integer, n.unsigned_integer, n.number);
-}
-
-double PayloadValue::Double() const {
-  const auto& n = doc_->nodes_[node_];
-  return Cast<double>(n.type, n.integer, n.unsigned_integer, n.number);
-}
-
-float PayloadValue::Float() const {
-  const auto& n = doc_->nodes_[node_];
-  return Cast<float>(n.type, n.integer, n.unsigned_integer, n.number);
-}
+int64_t PayloadValue::Integer() const { return Number<int64_t>(); }
+uint64_t PayloadValue::Unsigned() const { return Number<uint64_t>(); }
+double PayloadValue::Double() const { return Number<double>(); }
+float PayloadValue::Float() const { return Number<float>(); }
 
 std::string_view PayloadValue::String() const {
   const auto& n = doc_->nodes_[node_];

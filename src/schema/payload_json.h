@@ -58,6 +58,9 @@ class PayloadValue {
  private:
   friend class PayloadJson;
   PayloadValue(const PayloadJson* doc, size_t node) : doc_(doc), node_(node) {}
+  // nlohmann's get<T>() of a number: its own type's value, cast.
+  template <typename T>
+  T Number() const;
 
   const PayloadJson* doc_ = nullptr;
   size_t node_ = 0;
