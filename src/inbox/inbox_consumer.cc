@@ -73,6 +73,7 @@ void InboxConsumer::Shutdown() {
         "offset commit at shutdown failed: {}; those messages come again and the inbox "
         "skips them",
         rd_kafka_err2str(e));
+  LeaveGroup();
   rd_kafka_consumer_close(rk_);
 }
 

@@ -126,6 +126,8 @@ class InboxConsumer {
   void ReportLag();
   // A broker that answers again (a message or an assignment came).
   void BrokerAnswers();
+  // Before rd_kafka_consumer_close: gives the partitions back (see the .cc).
+  void LeaveGroup();
   static void OnError(rd_kafka_t* rk, int err, const char* reason, void* opaque);
   void OnKafkaError(rd_kafka_resp_err_t err, const std::string& what);
   void LogStats(const char* when);

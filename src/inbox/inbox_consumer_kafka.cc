@@ -158,6 +158,25 @@ void InboxConsumer::BrokerAnswers() {
   if (blockers_.Clear(Blocker::kBroker)) log::Info("kafka: a broker answers again");
 }
 
+// librdkafka 2.0.2 can wait for ever in the rd_kafka_assign of a revoke
+// that rd_kafka_consumer_close raises (librdkafka issues 4527 and 4884,
+// fixed upstream after Debian 12's version). So the consumer leaves the
+// group first: unsubscribe, whose revoke is an ordinary one served by the
+// polls here, then close with nothing assigned. A message polled meanwhile
+// is dropped unhandled: its offset is not stored, and the partition's next
+// owner reads it. Bounded: after 10 s of polls close runs anyway.
+void InboxConsumer::LeaveGroup() {
+  if (rd_kafka_unsubscribe(rk_) != RD_KAFKA_RESP_ERR_NO_ERROR) return;
+  for (int polls = 0; polls < 100; ++polls) {
+    rd_kafka_topic_partition_list_t* assigned = nullptr;
+    if (rd_kafka_assignment(rk_, &assigned) != RD_KAFKA_RESP_ERR_NO_ERROR) return;
+    const bool none = assigned->cnt == 0;
+    rd_kafka_topic_partition_list_destroy(assigned);
+    if (none) return;
+    MessagePtr dropped(rd_kafka_consumer_poll(rk_, 100));
+  }
+}
+
 void InboxConsumer::OnRebalance(rd_kafka_t*, rd_kafka_resp_err_t err,
                                 rd_kafka_topic_partition_list_t* parts, void* opaque) {
   static_cast<InboxConsumer*>(opaque)->Rebalance(err, parts);
