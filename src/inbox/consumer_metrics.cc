@@ -25,6 +25,18 @@ ConsumerMetrics::ConsumerMetrics(const std::string& consumer)
                      .Name("outbox_consumer_lag")
                      .Help("Messages not yet read, per assigned partition")
                      .Register(r);
+  lookups_family_ = &BuildCounter()
+                         .Name("outbox_consumer_schema_lookups_total")
+                         .Help("Schema Registry requests for a schema id, by result")
+                         .Register(r);
+  value_failures_family_ = &BuildCounter()
+                                .Name("outbox_consumer_value_failures_total")
+                                .Help("Values dead-lettered because they cannot be read")
+                                .Register(r);
+  registry_up_family_ = &BuildGauge()
+                             .Name("outbox_consumer_schema_registry_up")
+                             .Help("0 while the Schema Registry does not answer (events wait)")
+                             .Register(r);
   auto counter = [&](const char* name, const char* help) {
     return &BuildCounter().Name(name).Help(help).Register(r).Add(l);
   };
@@ -103,6 +115,26 @@ void ConsumerMetrics::Parked(int64_t version_gaps, int64_t undeliverable,
 void ConsumerMetrics::DatabaseUp(bool up) {
   database_up_.store(up);
   db_up_->Set(up ? 1 : 0);
+}
+
+void ConsumerMetrics::SchemaLookup(const std::string& result) {
+  outbox::MutexLock lock(&mu_);
+  auto& c = lookups_[result];
+  if (!c) c = &lookups_family_->Add({{"consumer", consumer_}, {"result", result}});
+  c->Increment();
+}
+
+void ConsumerMetrics::SchemaRegistryUp(bool up) {
+  outbox::MutexLock lock(&mu_);
+  if (!registry_up_) registry_up_ = &registry_up_family_->Add({{"consumer", consumer_}});
+  registry_up_->Set(up ? 1 : 0);
+}
+
+void ConsumerMetrics::ValueFailure(const std::string& reason) {
+  outbox::MutexLock lock(&mu_);
+  auto& c = value_failures_[reason];
+  if (!c) c = &value_failures_family_->Add({{"consumer", consumer_}, {"reason", reason}});
+  c->Increment();
 }
 
 std::string ConsumerMetrics::Serialize() const {

@@ -7,6 +7,7 @@
 #include <stdexcept>
 
 #include "inbox/inbox_store.h"
+#include "inbox/value_reader.h"
 
 namespace outbox::inbox::testing {
 
@@ -81,6 +82,7 @@ void TestEvent::Rebuild() {
   key_ = std::to_string(e.aggregate_id);
   e.key = key_;
   e.payload = payload_;
+  ReadWireHeader(&e);
   e.headers = {{"event_key", e.event_key},
                {"event_type", e.event_type},
                {"aggregate_type", e.aggregate_type},
