@@ -303,3 +303,31 @@ TEST_CASE("events wait through a registry outage and are all applied once it ans
       return expected;
     }());
 }
+
+TEST_CASE("the example consumer prints each event's schema id and its JSON or its bytes",
+          "[inbox-schema][process]") {
+  ConsumerRig rig("inbox_values_example", {{kOrderTopic, 1}, {kOrderTopic + ".dlq", 1}});
+  TestRegistry registry;
+  const int id = registry.Register(kOrderTopic + "-value", kOrderSchema);
+  const std::vector<TestEvent> events = MakeEvents(2, 1);
+  RawMessage avro = ToMessage(events[0]);
+  avro.value = AvroValue(id, OrderPayload(1));
+  RawMessage plain = ToMessage(events[1]);
+  plain.value = R"({"plain": true})";
+  rig.producer.Send(kOrderTopic, avro);
+  rig.producer.Send(kOrderTopic, plain);
+  ConsumerSpec spec;
+  spec.extra_yaml = "values: {decode: json}\nschema_registry: {url: \"" + registry.url() + "\"}";
+  ConsumerProcess consumer = rig.Consumer("printer", spec);
+  REQUIRE(consumer.Start());
+  REQUIRE(WaitFor([&] { return rig.db.Applied() == 2; }, 60s));
+  CHECK(consumer.Stop() == 0);
+  const std::string log = consumer.Log();
+  INFO(log);
+  json decoded = OrderPayload(1);
+  decoded["note"] = nullptr;
+  CHECK(log.find("event " + events[0].Key() + ": schema id " + std::to_string(id) +
+                 " (AVRO), JSON " + decoded.dump().substr(0, 150)) != std::string::npos);
+  CHECK(log.find("event " + events[1].Key() + R"(: no schema id, payload {"plain": true})") !=
+        std::string::npos);
+}
