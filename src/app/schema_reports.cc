@@ -7,21 +7,6 @@ namespace outbox {
 
 namespace {
 
-std::string LookupResult(const Status& s) {
-  switch (s.code()) {
-    case StatusCode::kOk:
-      return "ok";
-    case StatusCode::kUnavailable:
-      return "unavailable";
-    case StatusCode::kPermission:
-      return "denied";
-    case StatusCode::kSchema:
-      return "not_found";
-    default:
-      return "invalid";
-  }
-}
-
 // A registry that cannot be reached because its client could not be made:
 // every read answers why, and the rows wait.
 class UnusableRegistry final : public SchemaRegistry {
@@ -62,7 +47,7 @@ SchemaReports::SchemaReports(SchemaMetrics* metrics, std::string service)
 SchemaReports::~SchemaReports() { metrics_->Remove(service_); }
 
 void SchemaReports::OnLookup(SchemaLookup, const Status& result) {
-  metrics_->AddLookup(service_, LookupResult(result));
+  metrics_->AddLookup(service_, LookupResultLabel(result));
 }
 
 void SchemaReports::OnCacheHit(SchemaLookup) { metrics_->AddCacheHit(service_); }

@@ -73,6 +73,11 @@ class ConsumerMetrics : public ConsumerObserver {
   unsigned short port() const { return port_; }
 
  private:
+  // The counter of `family` whose `label` is `value`, made at its first use.
+  void CountBy(prometheus::Family<prometheus::Counter>* family,
+               std::map<std::string, prometheus::Counter*>* counters, const char* label,
+               const std::string& value, uint64_t n) EXCLUDES(mu_);
+
   const std::string consumer_;
   std::shared_ptr<prometheus::Registry> registry_;
   prometheus::Family<prometheus::Counter>* messages_family_;

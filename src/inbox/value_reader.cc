@@ -13,22 +13,6 @@ namespace {
 
 using outbox::StatusCode;
 
-// The lookup's result as the relay's outbox_schema_registry_lookups_total names it.
-const char* LookupResult(const outbox::Status& s) {
-  switch (s.code()) {
-    case StatusCode::kOk:
-      return "ok";
-    case StatusCode::kUnavailable:
-      return "unavailable";
-    case StatusCode::kPermission:
-      return "denied";
-    case StatusCode::kSchema:
-      return "not_found";
-    default:
-      return "invalid";
-  }
-}
-
 bool RegistryAway(const outbox::Status& s) {
   return s.code() == StatusCode::kUnavailable || s.code() == StatusCode::kPermission;
 }
@@ -46,7 +30,7 @@ class ValueReader::Reports : public outbox::SchemaCacheObserver {
  public:
   explicit Reports(ConsumerObserver* observer) : observer_(observer) {}
   void OnLookup(outbox::SchemaLookup, const outbox::Status& result) override {
-    if (observer_) observer_->SchemaLookup(LookupResult(result));
+    if (observer_) observer_->SchemaLookup(outbox::LookupResultLabel(result));
     const bool up = !RegistryAway(result);
     {
       outbox::MutexLock lock(&mu_);

@@ -136,4 +136,19 @@ Status SchemaCache::Record(const Key& key, Status result, ResolvedSchemaPtr reso
   return Status::Ok();
 }
 
+const char* LookupResultLabel(const Status& result) {
+  switch (result.code()) {
+    case StatusCode::kOk:
+      return "ok";
+    case StatusCode::kUnavailable:
+      return "unavailable";
+    case StatusCode::kPermission:
+      return "denied";
+    case StatusCode::kSchema:
+      return "not_found";
+    default:
+      return "invalid";
+  }
+}
+
 }  // namespace outbox

@@ -4,12 +4,15 @@
 #include "inbox/value_reader.h"
 
 #include <catch2/catch.hpp>
+#include <cmath>
 #include <nlohmann/json.hpp>
 
 #include "fakes/fake_clock.h"
 #include "fakes/fake_registry.h"
+#include "inbox/consumer_metrics.h"
 #include "schema/avro_schema.h"
 #include "schema/wire_format.h"
+#include "support/metrics_text.h"
 
 using namespace outbox::inbox;
 using nlohmann::json;
@@ -22,23 +25,10 @@ constexpr const char* kPaid = R"({"type": "record", "name": "OrderPaid", "namesp
   "fields": [{"name": "order_id", "type": "long"},
              {"name": "note", "type": ["null", "string"], "default": null}]})";
 
-// Counts what the reader reports.
-class CountingObserver : public ConsumerObserver {
- public:
-  void Outcome(const std::string&, uint64_t) override {}
-  void Stalled() override {}
-  void FailedAttempt() override {}
-  void HeldPartitions(int, size_t) override {}
-  void Lag(const std::string&, int32_t, int64_t) override {}
-  void ForgetPartition(const std::string&, int32_t) override {}
-  void Parked(int64_t, int64_t, int64_t) override {}
-  void Purged(uint64_t) override {}
-  void DatabaseUp(bool) override {}
-  void SchemaLookup(const std::string& result) override { lookups[result]++; }
-  void SchemaRegistryUp(bool up) override { changes.push_back(up); }
-  std::map<std::string, int> lookups;
-  std::vector<bool> changes;
-};
+// The library's metrics hear what the reader reports.
+double Metric(const ConsumerMetrics& metrics, const std::string& name, const std::string& labels) {
+  return outbox::testing::MetricValue(metrics.Serialize(), name + "{consumer=\"c\"" + labels + "}");
+}
 
 // A registry with kPaid registered (id 1) and a JSON Schema (id 2), a
 // reader on it, and an event whose payload the case sets.
@@ -66,7 +56,7 @@ struct Rig {
 
   std::shared_ptr<FakeSchemaRegistry> registry;
   std::shared_ptr<FakeClock> clock;
-  CountingObserver observer;
+  ConsumerMetrics observer{"c"};
   std::unique_ptr<ValueReader> reader;
   int avro_id = 0, json_id = 0;
   Event event;
@@ -87,7 +77,7 @@ TEST_CASE("an avro value gives the handler its schema id and the row's JSON", "[
   CHECK(rig.event.payload == value);
   CHECK(rig.event.body == std::string_view(value).substr(5));
   CHECK(json::parse(rig.event.json) == json{{"order_id", 42}, {"note", nullptr}});
-  CHECK(rig.observer.lookups["ok"] == 1);
+  CHECK(Metric(rig.observer, "outbox_consumer_schema_lookups_total", ",result=\"ok\"") == 1);
 }
 
 TEST_CASE("decode raw gives the body and no JSON and a schema is read once", "[value-reader]") {
@@ -134,8 +124,9 @@ TEST_CASE("a schema id the registry does not have is a dead letter that names it
   CHECK(r.kind == ValueRead::Kind::kDeadLetter);
   CHECK(r.label == "unknown_schema");
   CHECK(r.reason.rfind("value: schema id 999 is not in the schema registry: ", 0) == 0);
-  CHECK(rig.observer.lookups["not_found"] == 1);
-  CHECK(rig.observer.changes.empty());  // the registry answered
+  CHECK(Metric(rig.observer, "outbox_consumer_schema_lookups_total", ",result=\"not_found\"") == 1);
+  // The registry answered: it is up, and no state was reported.
+  CHECK(std::isnan(Metric(rig.observer, "outbox_consumer_schema_registry_up", "")));
 }
 
 TEST_CASE("bytes that do not decode by their schema are a not_avro dead letter", "[value-reader]") {
@@ -156,6 +147,7 @@ TEST_CASE("a registry that does not answer makes the value wait and it reads onc
   const ValueRead r = rig.Read(value);
   CHECK(r.kind == ValueRead::Kind::kWait);
   CHECK(r.reason == "connection refused");
+  CHECK(Metric(rig.observer, "outbox_consumer_schema_registry_up", "") == 0);
   rig.registry->set_failure(outbox::Status::Error(outbox::StatusCode::kPermission, "HTTP 401"));
   rig.clock->Advance(std::chrono::seconds(2));  // past the failure's backoff
   CHECK(rig.Read(value).kind == ValueRead::Kind::kWait);
@@ -163,9 +155,12 @@ TEST_CASE("a registry that does not answer makes the value wait and it reads onc
   rig.clock->Advance(std::chrono::seconds(2));
   REQUIRE(rig.Read(value).kind == ValueRead::Kind::kOk);
   CHECK(json::parse(rig.event.json)["order_id"] == 5);
-  CHECK(rig.observer.changes == std::vector<bool>{false, true});
-  CHECK(rig.observer.lookups["unavailable"] == 1);
-  CHECK(rig.observer.lookups["denied"] == 1);
+  CHECK(Metric(rig.observer, "outbox_consumer_schema_registry_up", "") == 1);
+  for (const char* result : {"unavailable", "denied", "ok"}) {
+    INFO(result);
+    CHECK(Metric(rig.observer, "outbox_consumer_schema_lookups_total",
+                 ",result=\"" + std::string(result) + "\"") == 1);
+  }
 }
 
 TEST_CASE("without a registry decode raw reads the header and asks nothing", "[value-reader]") {

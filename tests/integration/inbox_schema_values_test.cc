@@ -140,35 +140,53 @@ double Metric(int port, const std::string& sample) {
   return MetricValue(HttpGet(port, "/metrics").body, sample);
 }
 
+// Rows 1..n with OrderPayload (JSON text, indented by `indent` when >= 0)
+// sent by the relay binary as `service_yaml` says under a schema of `type`
+// registered for the topic, then read by a consumer in this process as
+// `decode` asks until all are applied: what its handler was given of each
+// (every one checked to carry the schema's id), and the dead letters.
+struct Relayed {
+  int id = 0;
+  std::map<int64_t, Seen> seen;
+  size_t dead_letters = 0;
+};
+Relayed RelayAndConsume(const std::string& name, const std::string& schema, const std::string& type,
+                        const std::string& service_yaml, int indent, ValueDecode decode, int rows) {
+  ConsumerRig rig(name, {{kOrderTopic, 2}, {kOrderTopic + ".dlq", 1}});
+  TestDatabase outbox(name + "_outbox");
+  TestRegistry registry;
+  Relayed r;
+  r.id = registry.Register(kOrderTopic + "-value", schema, type);
+  for (int i = 1; i <= rows; ++i)
+    InsertRow(outbox, {.id = i,
+                       .aggregate_id = 1 + i % 3,
+                       .event_type = "OrderPaid",
+                       .payload = OrderPayload(i).dump(indent)});
+  RelayAll(outbox, rig, registry, service_yaml);
+  RecordingHandler handler;
+  const auto config = SchemaConfig(rig, registry, decode, FreeTcpPort());
+  outbox::inbox::Consumer consumer(config, handler);
+  bool settled = false;
+  CHECK(RunUntil(
+            consumer, [&] { return rig.db.Applied() == rows; }, &settled) == 0);
+  REQUIRE(settled);
+  r.seen = handler.seen();
+  REQUIRE(r.seen.size() == static_cast<size_t>(rows));
+  for (const auto& [row, event] : r.seen) CHECK(event.schema_id == r.id);
+  r.dead_letters = ConsumeAll(rig.cluster.bootstrap(), {kOrderTopic + ".dlq"}).size();
+  return r;
+}
+
 }  // namespace
 
 TEST_CASE("a relay's avro values reach the handler with their schema id and the row's JSON",
           "[inbox-schema][process]") {
-  ConsumerRig rig("inbox_values_avro", {{kOrderTopic, 2}, {kOrderTopic + ".dlq", 1}});
-  TestDatabase outbox("inbox_values_avro_outbox");
-  TestRegistry registry;
-  const int id = registry.Register(kOrderTopic + "-value", kOrderSchema);
-  for (int i = 1; i <= 6; ++i)
-    InsertRow(outbox, {.id = i,
-                       .aggregate_id = 1 + i % 3,
-                       .event_type = "OrderPaid",
-                       .payload = OrderPayload(i).dump()});
-  RelayAll(outbox, rig, registry, "value_format: avro\n");
-  RecordingHandler handler;
-  const int http = FreeTcpPort();
-  const auto config = SchemaConfig(rig, registry, ValueDecode::kJson, http);
-  outbox::inbox::Consumer consumer(config, handler);
-  bool settled = false;
-  CHECK(RunUntil(
-            consumer, [&] { return rig.db.Applied() == 6; }, &settled) == 0);
-  REQUIRE(settled);
-  const auto seen = handler.seen();
-  REQUIRE(seen.size() == 6);
-  for (const auto& [row, event] : seen) {
+  const Relayed r = RelayAndConsume("inbox_values_avro", kOrderSchema, "AVRO",
+                                    "value_format: avro\n", -1, ValueDecode::kJson, 6);
+  for (const auto& [row, event] : r.seen) {
     INFO("outbox_id " << row);
-    CHECK(event.schema_id == id);
     CHECK(event.schema_type == "AVRO");
-    CHECK(event.payload == outbox::WithWireHeader(id, event.body));
+    CHECK(event.payload == outbox::WithWireHeader(r.id, event.body));
     const json decoded = json::parse(event.json);
     const json payload = OrderPayload(static_cast<int>(row));
     for (const auto& [field, value] : payload.items()) {
@@ -178,37 +196,21 @@ TEST_CASE("a relay's avro values reach the handler with their schema id and the 
     if (!payload.contains("note")) CHECK(decoded.at("note").is_null());  // its default
     CHECK(decoded.size() == 9);
   }
-  CHECK(ConsumeAll(rig.cluster.bootstrap(), {kOrderTopic + ".dlq"}).empty());
+  CHECK(r.dead_letters == 0);
 }
 
 TEST_CASE("a relay's json_schema values reach a raw handler as the row's bytes after the header",
           "[inbox-schema][process]") {
-  ConsumerRig rig("inbox_values_json", {{kOrderTopic, 1}, {kOrderTopic + ".dlq", 1}});
-  TestDatabase outbox("inbox_values_json_outbox");
-  TestRegistry registry;
-  const int id = registry.Register(kOrderTopic + "-value", R"({"type": "object"})", "JSON");
-  for (int i = 1; i <= 4; ++i)
-    InsertRow(outbox, {.id = i,
-                       .aggregate_id = i,
-                       .event_type = "OrderPaid",
-                       .payload = OrderPayload(i).dump(2)});  // spaces and newlines kept
-  RelayAll(outbox, rig, registry, "value_format: json_schema\n");
-  RecordingHandler handler;
-  const auto config = SchemaConfig(rig, registry, ValueDecode::kRaw, FreeTcpPort());
-  outbox::inbox::Consumer consumer(config, handler);
-  bool settled = false;
-  CHECK(RunUntil(
-            consumer, [&] { return rig.db.Applied() == 4; }, &settled) == 0);
-  REQUIRE(settled);
-  const auto seen = handler.seen();
-  REQUIRE(seen.size() == 4);
-  for (const auto& [row, event] : seen) {
+  // Indented: the spaces and newlines of the row's text are kept.
+  const Relayed r = RelayAndConsume("inbox_values_json", R"({"type": "object"})", "JSON",
+                                    "value_format: json_schema\n", 2, ValueDecode::kRaw, 4);
+  for (const auto& [row, event] : r.seen) {
     INFO("outbox_id " << row);
-    CHECK(event.schema_id == id);
     CHECK(event.schema_type == "JSON");
     CHECK(event.body == OrderPayload(static_cast<int>(row)).dump(2));
     CHECK(event.json.empty());
   }
+  CHECK(r.dead_letters == 0);
 }
 
 TEST_CASE("an unknown schema id and bytes that do not decode are dead letters with the reason",
