@@ -53,14 +53,17 @@ InboxConsumer::~InboxConsumer() {
 
 void InboxConsumer::LogStarted() const {
   static const char* kChecks[] = {"none", "newer", "strict"};
+  const std::string& registry = config_.schema_registry.url;
   log::Info(
       "consumer {} started: group {}, {}, dead letters to {}, version_check {}, database "
-      "{}@{}:{}/{}",
+      "{}@{}:{}/{}, values decode {} ({})",
       config_.consumer, GroupId(config_),
       config_.kafka.topic_regex.empty() ? std::to_string(config_.kafka.topics.size()) + " topic(s)"
                                         : "topics matching " + config_.kafka.topic_regex,
       config_.kafka.dead_letter_topic, kChecks[static_cast<int>(config_.version_check)],
-      config_.mysql.user, config_.mysql.host, config_.mysql.port, config_.mysql.database);
+      config_.mysql.user, config_.mysql.host, config_.mysql.port, config_.mysql.database,
+      config_.decode == ValueDecode::kJson ? "json" : "raw",
+      registry.empty() ? "no schema registry" : "schema registry " + registry);
 }
 
 void InboxConsumer::Shutdown() {
