@@ -32,9 +32,11 @@ struct Event {
   std::string_view payload;       // the message value as sent, wire header included
   // The value's Schema Registry wire header (docs/CONSUMERS.md "Values with
   // a schema"): a value of 5 bytes or more whose first byte is 0 has one.
-  int32_t schema_id = 0;    // the header's schema id; 0 when the value has no header
-  std::string_view body;    // the value after the header; all of payload when it has none
-  std::string schema_type;  // "AVRO" or "JSON" when a schema_registry is configured, else ""
+  int32_t schema_id = 0;  // the header's schema id; 0 when the value has no header
+  std::string_view body;  // the value after the header; all of payload when it has none
+  // The registry's type of the schema, "AVRO" or "JSON"; "" without a
+  // schema_registry or without the header.
+  std::string schema_type;
   // values.decode json: the value as JSON text, an Avro value decoded
   // (docs/FORMATS.md "Reading it back with the inbox library"), a JSON
   // Schema value's body as it is. "" with decode raw, or for a value
