@@ -36,7 +36,7 @@ std::optional<Clock::TimePoint> StartRetries::NextDue() const {
   return next;
 }
 
-int StartRetries::Failures(const std::string& service) const {
+int StartRetries::FailuresForTesting(const std::string& service) const {
   auto it = book_.find(service);
   return it == book_.end() ? 0 : it->second.failures;
 }

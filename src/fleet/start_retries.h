@@ -35,8 +35,7 @@ class StartRetries {
   // The earliest time a waiting service is due; none when none waits.
   std::optional<Clock::TimePoint> NextDue() const;
   // The failures in a row of `service` (0: none).
-  int Failures(const std::string& service) const;
-  bool empty() const { return book_.empty(); }
+  int FailuresForTesting(const std::string& service) const;
 
  private:
   struct Entry {

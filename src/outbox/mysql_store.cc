@@ -23,22 +23,32 @@ SessionInfo MysqlStore::Session() const {
   return session_;
 }
 
+namespace {
+
+// A demoted primary, or a replica that mysql.host still points at: every
+// claim would fail with 1290. Refused, so readiness and the log say why and
+// the caller's backoff retries until mysql.host leads to a primary.
+Status ReadOnlyRefusal(const MysqlConnection& conn) {
+  std::string switches;
+  for (const auto& v : conn.server().read_only) switches += (switches.empty() ? "" : ", ") + v;
+  return Status::Unavailable(
+      "connected to a read-only server at " + conn.config().host + ":" +
+      std::to_string(conn.config().port) + " (server " + conn.server().identity + ", " + switches +
+      " ON): the relay needs a writable primary; it reconnects through mysql.host with backoff "
+      "until a failover completes");
+}
+
+}  // namespace
+
 Status MysqlStore::Connect() {
   if (conn_.connected()) return Status::Ok();
   Status s = conn_.Connect();
   if (!s.ok()) return s;
+  // A new session's first batch claim scans from the start (DESIGN.md,
+  // "Claim scheduling": a reconnect is a new pass).
+  resume_ = ResumePoint{};
   if (!conn_.server().read_only.empty()) {
-    // A demoted primary, or a replica that mysql.host still points at: every
-    // claim would fail with 1290. Refused, so readiness and the log say why
-    // and the caller's backoff retries until mysql.host leads to a primary.
-    std::string switches;
-    for (const auto& v : conn_.server().read_only) switches += (switches.empty() ? "" : ", ") + v;
-    Status refused = Status::Unavailable(
-        "connected to a read-only server at " + conn_.config().host + ":" +
-        std::to_string(conn_.config().port) + " (server " + conn_.server().identity + ", " +
-        switches +
-        " ON): the relay needs a writable primary; it reconnects through mysql.host with backoff "
-        "until a failover completes");
+    Status refused = ReadOnlyRefusal(conn_);
     conn_.Close();
     return refused;
   }

@@ -24,7 +24,7 @@ void HousekeepingLoop::Run() {
   while (!stop_.stopped()) {
     if (beat_) beat_->Beat();
     Status s = housekeeper_->Connect();
-    if (s.ok()) (void)housekeeper_->RefreshGauges();
+    if (s.ok()) (void)RefreshGauges();
     if (s.ok() && retention.sent_days && clock_->Now() >= next_retention) {
       (void)RunRetention();
       next_retention = clock_->Now() + std::chrono::seconds(retention.interval_s);

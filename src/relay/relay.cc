@@ -62,7 +62,7 @@ void Relay::Stop(std::chrono::milliseconds grace) {
     LogWarn(
         "batches still in flight at shutdown; their rows stay SENDING until the lease expires "
         "and a relay reclaims them",
-        {{"service", name()}, {"count", units_.queue->inflight()}});
+        {{"service", name()}, {"count", units_.queue->unsettled()}});
   }
   units_.queue->Halt();
   if (threads_[1].joinable()) threads_[1].join();

@@ -74,6 +74,11 @@ int SettleQueue::inflight() const {
   return inflight_ - grouped_;
 }
 
+int SettleQueue::unsettled() const {
+  MutexLock lock(&mu_);
+  return inflight_;
+}
+
 void SettleQueue::WaitRoom(int max, Clock::TimePoint deadline, const std::function<bool()>& stop) {
   MutexLock lock(&mu_);
   clock_->WaitUntil(&mu_, &cv_, deadline, [this, max, &stop] {

@@ -54,6 +54,9 @@ class SettleQueue {
 
   // Batches claimed and neither settled nor waiting in a group.
   int inflight() const EXCLUDES(mu_);
+  // Batches claimed and not settled, those waiting in a group included:
+  // what WaitEmpty waits for.
+  int unsettled() const EXCLUDES(mu_);
   // Waits until fewer than `max` batches are in flight, `deadline`, or a
   // Notify after which `stop` is true.
   void WaitRoom(int max, Clock::TimePoint deadline, const std::function<bool()>& stop)

@@ -26,10 +26,14 @@ struct RegisteredSchema {
 //
 // Errors, by what the relay does with them:
 //  - kUnavailable: the registry did not answer in time, refused the
-//    connection, or answered 5xx or 429; the rows wait and retry;
+//    connection, answered 5xx, 408 or 429, or answered with something
+//    that is not its API's JSON (a proxy's page, a redirect); the rows
+//    wait and retry;
 //  - kPermission: 401 or 403 (credentials); the rows wait, an operator acts;
-//  - kSchema: 404, no such subject, version or id; the row cannot be sent;
-//  - kInvalid: an answer that is not the API's (not JSON, no schema).
+//  - kSchema: the registry's own 404, no such subject, version or id; the
+//    row cannot be sent;
+//  - kInvalid: the registry's own error for another 4xx, or a 200 whose
+//    JSON holds no schema.
 class SchemaRegistry {
  public:
   virtual ~SchemaRegistry() = default;

@@ -9,9 +9,18 @@
 using namespace outbox;
 using namespace std::chrono_literals;
 
-TEST_CASE("a loop that beats within its stall limit is not stalled", "[liveness]") {
-  auto clock = std::make_shared<testing::FakeClock>();
-  LivenessRegistry registry(clock);
+namespace {
+
+// A registry whose time moves only when a test advances it.
+struct LivenessFixture {
+  std::shared_ptr<testing::FakeClock> clock = std::make_shared<testing::FakeClock>();
+  LivenessRegistry registry{clock};
+};
+
+}  // namespace
+
+TEST_CASE_METHOD(LivenessFixture, "a loop that beats within its stall limit is not stalled",
+                 "[liveness]") {
   HeartbeatPtr claim = registry.Register("order/claim", 10s);
   clock->Advance(9s);
   claim->Beat();
@@ -20,9 +29,9 @@ TEST_CASE("a loop that beats within its stall limit is not stalled", "[liveness]
   CHECK(registry.Names() == std::vector<std::string>{"order/claim"});
 }
 
-TEST_CASE("a loop whose last beat is older than its limit is named as stalled", "[liveness]") {
-  auto clock = std::make_shared<testing::FakeClock>();
-  LivenessRegistry registry(clock);
+TEST_CASE_METHOD(LivenessFixture,
+                 "a loop whose last beat is older than its limit is named as stalled",
+                 "[liveness]") {
   HeartbeatPtr claim = registry.Register("order/claim", 10s);
   HeartbeatPtr settle = registry.Register("order/settle", 30s);
   clock->Advance(11s);
@@ -39,9 +48,7 @@ TEST_CASE("a loop whose last beat is older than its limit is named as stalled", 
   CHECK(registry.Stalled().empty());
 }
 
-TEST_CASE("a heartbeat dropped by its owner unregisters", "[liveness]") {
-  auto clock = std::make_shared<testing::FakeClock>();
-  LivenessRegistry registry(clock);
+TEST_CASE_METHOD(LivenessFixture, "a heartbeat dropped by its owner unregisters", "[liveness]") {
   HeartbeatPtr gone = registry.Register("order/housekeeping", 1s);
   HeartbeatPtr kept = registry.Register("order/claim", 1h);
   gone.reset();
@@ -50,9 +57,8 @@ TEST_CASE("a heartbeat dropped by its owner unregisters", "[liveness]") {
   CHECK(registry.Names() == std::vector<std::string>{"order/claim"});
 }
 
-TEST_CASE("heartbeats beat from many threads while the registry is read", "[liveness]") {
-  auto clock = std::make_shared<testing::FakeClock>();
-  LivenessRegistry registry(clock);
+TEST_CASE_METHOD(LivenessFixture, "heartbeats beat from many threads while the registry is read",
+                 "[liveness]") {
   std::vector<std::thread> threads;
   std::atomic<bool> stop{false};
   for (int t = 0; t < 4; ++t) {
@@ -67,9 +73,8 @@ TEST_CASE("heartbeats beat from many threads while the registry is read", "[live
   CHECK(registry.Names().empty());
 }
 
-TEST_CASE("healthz answers 503 naming the stalled loop and 200 otherwise", "[liveness][http]") {
-  auto clock = std::make_shared<testing::FakeClock>();
-  LivenessRegistry registry(clock);
+TEST_CASE_METHOD(LivenessFixture, "healthz answers 503 naming the stalled loop and 200 otherwise",
+                 "[liveness][http]") {
   CHECK(HealthzResponse(registry).status == 200);
   HeartbeatPtr claim = registry.Register("order/claim", 60s);
   HeartbeatPtr settle = registry.Register("order/settle", 60s);
@@ -84,10 +89,9 @@ TEST_CASE("healthz answers 503 naming the stalled loop and 200 otherwise", "[liv
   CHECK(HealthzResponse(registry).status == 200);
 }
 
-TEST_CASE("the stall watch reports a loop once when it stalls and once when it recovers",
-          "[liveness]") {
-  auto clock = std::make_shared<testing::FakeClock>();
-  LivenessRegistry registry(clock);
+TEST_CASE_METHOD(LivenessFixture,
+                 "the stall watch reports a loop once when it stalls and once when it recovers",
+                 "[liveness]") {
   HeartbeatPtr claim = registry.Register("order/claim", 10s);
   StallWatch watch;
   CHECK(watch.Update(registry.Stalled()).stalled.empty());

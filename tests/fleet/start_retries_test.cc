@@ -19,7 +19,7 @@ TEST_CASE("a failed start waits 1 s then twice as long each time and at most 30 
     at = next;
   }
   CHECK(waits == std::vector<std::chrono::milliseconds>{1s, 2s, 4s, 8s, 16s, 30s, 30s});
-  CHECK(r.Failures("a") == 7);
+  CHECK(r.FailuresForTesting("a") == 7);
   CHECK(r.Due("b", t0));
 }
 
@@ -31,9 +31,9 @@ TEST_CASE("a failure is news only when its cause is new", "[fleet]") {
   CHECK(r.Failed("a", "y", t0));
   CHECK(r.Failed("b", "y", t0));
   r.Forget("a");
-  CHECK(r.Failures("a") == 0);
+  CHECK(r.FailuresForTesting("a") == 0);
   CHECK(r.Failed("a", "y", t0));
   r.KeepOnly({"b"});
-  CHECK(r.Failures("a") == 0);
-  CHECK(r.Failures("b") == 1);
+  CHECK(r.FailuresForTesting("a") == 0);
+  CHECK(r.FailuresForTesting("b") == 1);
 }

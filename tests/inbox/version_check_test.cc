@@ -9,17 +9,6 @@ using outbox::inbox::Event;
 using outbox::inbox::VersionAction;
 using outbox::inbox::VersionCheck;
 
-namespace {
-
-Event Ev(int64_t outbox_id, int64_t version) {
-  Event e;
-  e.outbox_id = outbox_id;
-  e.aggregate_version = version;
-  return e;
-}
-
-}  // namespace
-
 TEST_CASE("the version check decides apply or stale or park per mode", "[consumer][version]") {
   struct Row {
     VersionCheck check;
@@ -49,7 +38,7 @@ TEST_CASE("the version check decides apply or stale or park per mode", "[consume
   for (const Row& r : rows) {
     INFO("mode " << static_cast<int>(r.check) << " outbox_id " << r.outbox_id << " version "
                  << r.version << " last " << r.last_version << "/" << r.last_outbox_id);
-    CHECK(DecideVersion(r.check, Ev(r.outbox_id, r.version), r.last_version, r.last_outbox_id) ==
-          r.want);
+    CHECK(DecideVersion(r.check, Event{.outbox_id = r.outbox_id, .aggregate_version = r.version},
+                        r.last_version, r.last_outbox_id) == r.want);
   }
 }

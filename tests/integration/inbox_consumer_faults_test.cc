@@ -71,6 +71,14 @@ std::vector<TestEvent> SendPoisonThenInvoices(Rig& rig, size_t poison_bytes = 2)
   return invoices;
 }
 
+// The three invoices applied (within 60 s) and the group's lag on the
+// Invoice topic 0: nothing of it, the poison message included, is left.
+void RequireInvoicesCaughtUp(Rig& rig) {
+  REQUIRE(WaitFor([&] { return InvoiceApplied(rig.db) >= 3; }, 60s));
+  REQUIRE(WaitFor([&] { return GroupLag(rig.cluster.bootstrap(), "fulfillment", kInvoices) == 0; },
+                  30s));
+}
+
 // Every Produce answered NOT_ENOUGH_REPLICAS until ClearProduceErrors:
 // retriable, so a dead letter fails after the spec's message.timeout.ms (2 s).
 ConsumerSpec RefuseDeadLetters(Rig& rig) {
@@ -78,6 +86,22 @@ ConsumerSpec RefuseDeadLetters(Rig& rig) {
   ConsumerSpec spec = BothTopics();
   spec.properties_yaml = "message.timeout.ms: \"2000\"";
   return spec;
+}
+
+// How a run that stalled or raced ends: every one of `events` applied
+// within `within` and the group's lag on the order topic 0; then each of
+// `consumers`, in order, stops cleanly and each event took effect once.
+void CheckCaughtUpOnce(Rig& rig, const std::vector<TestEvent>& events,
+                       std::chrono::milliseconds within,
+                       const std::vector<ConsumerProcess*>& consumers) {
+  REQUIRE(WaitFor([&] { return rig.db.Applied() >= static_cast<int64_t>(events.size()); }, within));
+  REQUIRE(WaitFor(
+      [&] { return GroupLag(rig.cluster.bootstrap(), "fulfillment", kOrderTopic) == 0; }, 30s));
+  for (size_t i = 0; i < consumers.size(); ++i) {
+    INFO("consumer " << i + 1 << " of " << consumers.size());
+    CHECK(consumers[i]->Stop() == 0);
+  }
+  CHECK(rig.db.CheckExactlyOnce(events) == "");
 }
 
 }  // namespace
@@ -94,9 +118,7 @@ TEST_CASE(
   auto c = rig.Consumer("c", BothTopics());
   REQUIRE(c.Start());
   INFO(c.Log());
-  REQUIRE(WaitFor([&] { return InvoiceApplied(rig.db) >= 3; }, 60s));
-  REQUIRE(WaitFor([&] { return GroupLag(rig.cluster.bootstrap(), "fulfillment", kInvoices) == 0; },
-                  30s));
+  RequireInvoicesCaughtUp(rig);
   CHECK(c.Stop() == 0);
   CHECK(rig.db.Parked("undeliverable") == 1);
   CHECK(rig.db.QueryInt("SELECT COUNT(*) FROM t_inbox_parked WHERE detail LIKE '%too large%' "
@@ -177,9 +199,7 @@ TEST_CASE(
   auto d = rig.Consumer("d", spec);
   REQUIRE(d.Start());
   INFO(d.Log());
-  REQUIRE(WaitFor([&] { return InvoiceApplied(rig.db) >= 3; }, 60s));
-  REQUIRE(WaitFor([&] { return GroupLag(rig.cluster.bootstrap(), "fulfillment", kInvoices) == 0; },
-                  30s));
+  RequireInvoicesCaughtUp(rig);
   CHECK(d.Stop() == 0);
   const auto dead = ConsumeAll(rig.cluster.bootstrap(), {kInvoices + ".dlq"});
   REQUIRE(dead.size() == 1);
@@ -199,11 +219,7 @@ TEST_CASE("a failed seek keeps its partition stalled and no message is skipped",
   INFO(c.Log());
   REQUIRE(WaitFor([&] { return c.Count("cannot rewind") >= 6; }, 60s));
   rig.db.SetConsumerGrants("SELECT, INSERT, UPDATE, DELETE");
-  REQUIRE(WaitFor([&] { return rig.db.Applied() >= 100; }, 60s));
-  REQUIRE(WaitFor(
-      [&] { return GroupLag(rig.cluster.bootstrap(), "fulfillment", kOrderTopic) == 0; }, 30s));
-  CHECK(c.Stop() == 0);
-  CHECK(rig.db.CheckExactlyOnce(events) == "");
+  CheckCaughtUpOnce(rig, events, 60s, {&c});
   CHECK(c.Count("sent to dead-letter topic") == 0);
 }
 
@@ -227,12 +243,7 @@ TEST_CASE(
   REQUIRE(WaitFor([&] { return a.Count("revoked") >= 1 && b.Count("assigned") >= 1; }, 60s));
   REQUIRE(WaitFor([&] { return b.Count("pausing consumption") >= 1; }, 60s));
   rig.db.SetConsumerGrants("SELECT, INSERT, UPDATE, DELETE");
-  REQUIRE(WaitFor([&] { return rig.db.Applied() >= 100; }, 60s));
-  REQUIRE(WaitFor(
-      [&] { return GroupLag(rig.cluster.bootstrap(), "fulfillment", kOrderTopic) == 0; }, 30s));
-  CHECK(a.Stop() == 0);
-  CHECK(b.Stop() == 0);
-  CHECK(rig.db.CheckExactlyOnce(events) == "");
+  CheckCaughtUpOnce(rig, events, 60s, {&a, &b});
   CHECK(ConsumeAll(rig.cluster.bootstrap(), {kOrderTopic + ".dlq"}).empty());
 }
 
@@ -256,12 +267,7 @@ TEST_CASE(
   REQUIRE(WaitFor([&] { return a.Count("failpoint before_db_commit: sleeping") == 1; }, 60s));
   REQUIRE(b.Start());
   INFO(b.Log());
-  REQUIRE(WaitFor([&] { return rig.db.Applied() >= 80; }, 90s));
-  REQUIRE(WaitFor(
-      [&] { return GroupLag(rig.cluster.bootstrap(), "fulfillment", kOrderTopic) == 0; }, 30s));
-  CHECK(a.Stop() == 0);
-  CHECK(b.Stop() == 0);
-  CHECK(rig.db.CheckExactlyOnce(events) == "");
+  CheckCaughtUpOnce(rig, events, 90s, {&a, &b});
   // b met a's event: as a duplicate once a committed.
   CHECK(b.Count(" 0 duplicate(s) skipped") == 0);
 }

@@ -33,13 +33,6 @@ RawMessage DeadLetter(const TestEvent& e, const std::string& reason) {
   return m;
 }
 
-TestEvent New(int64_t outbox_id, int64_t aggregate_id) {
-  TestEvent e;
-  e.outbox_id = outbox_id;
-  e.aggregate_id = aggregate_id;
-  return e;
-}
-
 }  // namespace
 
 TEST_CASE(
@@ -61,7 +54,9 @@ TEST_CASE(
 
   // DLQ offsets: 0 an event that was applied after all, 1 and 3 new ones,
   // 2 one with another reason.
-  const TestEvent applied = events[2], n1 = New(500, 5), n3 = New(502, 7), n2 = New(501, 6);
+  const TestEvent applied = events[2], n1 = {.outbox_id = 500, .aggregate_id = 5},
+                  n3 = {.outbox_id = 502, .aggregate_id = 7},
+                  n2 = {.outbox_id = 501, .aggregate_id = 6};
   producer.Send(kDlq, DeadLetter(applied, "database: lock wait timeout"));
   producer.Send(kDlq, DeadLetter(n1, "database: lock wait timeout"));
   producer.Send(kDlq, DeadLetter(n3, "missing header event_key"));

@@ -33,18 +33,27 @@ void CheckStoppedExactlyOnce(Rig& rig, ConsumerProcess& c, const std::vector<Tes
   CHECK(rig.db.OutOfOrder() == 0);
 }
 
-// Sends the first `before` of `events`, starts `c` and waits until it applied
-// them, then stops the test MariaDB and sends the rest: `c` meets the outage
-// mid-stream.
-void OutageMidStream(Rig& rig, ConsumerProcess& c, const std::vector<TestEvent>& events,
-                     size_t before, DatabaseOutage& outage) {
-  const auto split = events.begin() + static_cast<std::ptrdiff_t>(before);
-  rig.producer.Send(kOrderTopic, std::vector<TestEvent>(events.begin(), split));
-  REQUIRE(c.Start());
-  REQUIRE(WaitFor([&] { return rig.db.Applied() >= static_cast<int64_t>(before); }, 60s));
-  REQUIRE(outage.Begin());
-  rig.producer.Send(kOrderTopic, std::vector<TestEvent>(split, events.end()));
-}
+// Consumer `name` met a database outage mid-stream: it was sent the first
+// `before` of `events`, started and applied them; then the test MariaDB was
+// stopped and the rest sent. `stalled`: it paused consumption `pauses` times
+// within 60 s.
+struct StalledByOutage {
+  StalledByOutage(Rig& rig, const std::string& name, std::vector<TestEvent> all, size_t before,
+                  int pauses)
+      : events(std::move(all)), consumer(rig.Consumer(name)) {
+    const auto split = events.begin() + static_cast<std::ptrdiff_t>(before);
+    rig.producer.Send(kOrderTopic, std::vector<TestEvent>(events.begin(), split));
+    REQUIRE(consumer.Start());
+    REQUIRE(WaitFor([&] { return rig.db.Applied() >= static_cast<int64_t>(before); }, 60s));
+    REQUIRE(outage.Begin());
+    rig.producer.Send(kOrderTopic, std::vector<TestEvent>(split, events.end()));
+    stalled = WaitFor([&] { return consumer.Count("pausing consumption") >= pauses; }, 60s);
+  }
+  const std::vector<TestEvent> events;
+  ConsumerProcess consumer;
+  DatabaseOutage outage;
+  bool stalled = false;
+};
 
 // Sends 200 events and runs consumer "first" until `failpoint` (e.g.
 // "after_db_commit:60") kills it with SIGKILL; returns the events.
@@ -270,11 +279,8 @@ TEST_CASE("version_check none applies a late event and counts it in out_of_order
 TEST_CASE("a database outage stalls the consumer and it resumes without dead-lettering",
           "[consumer][outage][local-db]") {
   Rig rig("inbox_db_outage");
-  auto events = MakeEvents(20, 10);
-  auto c = rig.Consumer("c");
-  DatabaseOutage outage;
-  OutageMidStream(rig, c, events, 100, outage);
-  const bool stalled = WaitFor([&] { return c.Count("pausing consumption") >= 2; }, 60s);
+  StalledByOutage outage_met(rig, "c", MakeEvents(20, 10), 100, 2);
+  auto& [events, c, outage, stalled] = outage_met;
   REQUIRE(outage.End());
   INFO(c.Log());
   CHECK(stalled);
@@ -288,11 +294,8 @@ TEST_CASE("a database outage stalls the consumer and it resumes without dead-let
 TEST_CASE("SIGTERM during a database outage exits 0 and the next consumer applies what was left",
           "[consumer][outage][local-db]") {
   Rig rig("inbox_db_outage_stop");
-  auto events = MakeEvents(10, 5);
-  auto first = rig.Consumer("first");
-  DatabaseOutage outage;
-  OutageMidStream(rig, first, events, 25, outage);
-  const bool stalled = WaitFor([&] { return first.Count("pausing consumption") >= 1; }, 60s);
+  StalledByOutage outage_met(rig, "first", MakeEvents(10, 5), 25, 1);
+  auto& [events, first, outage, stalled] = outage_met;
   const int code = first.Stop();  // while the database is still down
   REQUIRE(outage.End());
   INFO(first.Log());

@@ -62,102 +62,107 @@ class ScriptedHandler : public outbox::inbox::Handler {
   size_t next_ = 0;
 };
 
-// Counts the event, then runs a statement the database refuses (a table
-// that does not exist) the first `failures` times.
-class FailingStatementHandler : public outbox::inbox::Handler {
+// Counts the event (the counter's statement runs), then answers what `then`
+// makes of the event and the count's status.
+class CountingHandler : public outbox::inbox::Handler {
  public:
-  explicit FailingStatementHandler(int failures) : failures_(failures) {}
+  using Then = std::function<outbox::inbox::Status(
+      outbox::inbox::Transaction&, const outbox::inbox::Event&, outbox::inbox::Status counted)>;
+  explicit CountingHandler(Then then) : then_(std::move(then)) {}
   outbox::inbox::Status Apply(outbox::inbox::Transaction& tx,
                               const outbox::inbox::Event& e) override {
-    outbox::inbox::Status counted = counter_.Apply(tx, e);
-    if (failures_-- > 0) tx.Prepare("SELECT id FROM t_no_such_table").executeQuery();
-    return counted;
+    return then_(tx, e, counter_.Apply(tx, e));
   }
 
  private:
   example::CounterHandler counter_;
-  int failures_;
+  Then then_;
 };
 
-int64_t InboxRows(ConsumerDatabase& db, const outbox::inbox::Event& e) {
-  return db.QueryInt("SELECT COUNT(*) FROM t_inbox WHERE event_key = '" + e.event_key + "'");
+// Counts the event, then runs a statement the database refuses (a table
+// that does not exist) the first `failures` times.
+CountingHandler FailingStatementHandler(int failures) {
+  return CountingHandler([failures](outbox::inbox::Transaction& tx, const outbox::inbox::Event&,
+                                    outbox::inbox::Status counted) mutable {
+    if (failures-- > 0) tx.Prepare("SELECT id FROM t_no_such_table").executeQuery();
+    return counted;
+  });
 }
+
+// Order 7's event (outbox_id 1) given to an inbox store of consumer
+// "fulfillment" with `handler` on a fresh database `name`.
+struct OneEventStore {
+  OneEventStore(const std::string& name, outbox::inbox::VersionCheck check,
+                outbox::inbox::Handler& handler)
+      : db(name), store(InboxDb(db), "fulfillment", check, handler) {}
+  // Applies the event; what went wrong in `error`.
+  outbox::inbox::ApplyResult Apply() { return store.Apply(e, e.source, &error); }
+  // The event's rows in t_inbox.
+  int64_t InboxRows() {
+    return db.QueryInt("SELECT COUNT(*) FROM t_inbox WHERE event_key = '" + e.event_key + "'");
+  }
+  ConsumerDatabase db;
+  outbox::inbox::InboxStore store;
+  const outbox::inbox::Event e = OrderEvent(1, 7);
+  std::string error;
+};
 
 }  // namespace
 
 TEST_CASE("a handler that fails retriably rolls back with its inbox row and then applies once",
           "[inbox-handler]") {
-  ConsumerDatabase db("inbox_handler_retriable");
   ScriptedHandler handler({outbox::inbox::Status::Retriable("the stock service is down")});
-  outbox::inbox::InboxStore store(InboxDb(db), "fulfillment", outbox::inbox::VersionCheck::kNewer,
-                                  handler);
-  const outbox::inbox::Event e = OrderEvent(1, 7);
-  std::string error;
-  CHECK(store.Apply(e, e.source, &error) == outbox::inbox::ApplyResult::kRetryLater);
-  CHECK(error == "handler: the stock service is down");
-  CHECK(InboxRows(db, e) == 0);
-  CHECK(db.Applied() == 0);
-  CHECK(store.Apply(e, e.source, &error) == outbox::inbox::ApplyResult::kApplied);
-  CHECK(store.Apply(e, e.source, &error) == outbox::inbox::ApplyResult::kDuplicate);
+  OneEventStore rig("inbox_handler_retriable", outbox::inbox::VersionCheck::kNewer, handler);
+  CHECK(rig.Apply() == outbox::inbox::ApplyResult::kRetryLater);
+  CHECK(rig.error == "handler: the stock service is down");
+  CHECK(rig.InboxRows() == 0);
+  CHECK(rig.db.Applied() == 0);
+  CHECK(rig.Apply() == outbox::inbox::ApplyResult::kApplied);
+  CHECK(rig.Apply() == outbox::inbox::ApplyResult::kDuplicate);
   CHECK(handler.calls == 2);
-  CHECK(InboxRows(db, e) == 1);
-  CHECK(db.Applied() == 1);
+  CHECK(rig.InboxRows() == 1);
+  CHECK(rig.db.Applied() == 1);
 }
 
 TEST_CASE("a handler's permanent and poison failures leave neither effect nor inbox row",
           "[inbox-handler]") {
-  ConsumerDatabase db("inbox_handler_permanent");
   ScriptedHandler handler({outbox::inbox::Status::Permanent("no such product"),
                            outbox::inbox::Status::Poison("not yet")});
-  outbox::inbox::InboxStore store(InboxDb(db), "fulfillment", outbox::inbox::VersionCheck::kNone,
-                                  handler);
-  const outbox::inbox::Event e = OrderEvent(1, 7);
-  std::string error;
-  CHECK(store.Apply(e, e.source, &error) == outbox::inbox::ApplyResult::kDeadLetter);
-  CHECK(error == "handler: no such product");
-  CHECK(store.Apply(e, e.source, &error) == outbox::inbox::ApplyResult::kRejected);
-  CHECK(InboxRows(db, e) == 0);
-  CHECK(db.Applied() == 0);
+  OneEventStore rig("inbox_handler_permanent", outbox::inbox::VersionCheck::kNone, handler);
+  CHECK(rig.Apply() == outbox::inbox::ApplyResult::kDeadLetter);
+  CHECK(rig.error == "handler: no such product");
+  CHECK(rig.Apply() == outbox::inbox::ApplyResult::kRejected);
+  CHECK(rig.InboxRows() == 0);
+  CHECK(rig.db.Applied() == 0);
 }
 
 TEST_CASE("a handler whose own statement fails rolls back the inbox row and applies once later",
           "[inbox-handler]") {
-  ConsumerDatabase db("inbox_handler_statement");
-  FailingStatementHandler handler(1);
-  outbox::inbox::InboxStore store(InboxDb(db), "fulfillment", outbox::inbox::VersionCheck::kNewer,
-                                  handler);
-  const outbox::inbox::Event e = OrderEvent(1, 7);
-  std::string error;
+  CountingHandler handler = FailingStatementHandler(1);
+  OneEventStore rig("inbox_handler_statement", outbox::inbox::VersionCheck::kNewer, handler);
   // No such table (1146, or 1142 for a user without grants on it): the
   // database's failure, not the event's.
-  CHECK(store.Apply(e, e.source, &error) == outbox::inbox::ApplyResult::kUnavailable);
-  CAPTURE(error);
-  CHECK(error.find("t_no_such_table") != std::string::npos);
-  CHECK(InboxRows(db, e) == 0);
-  CHECK(db.Applied() == 0);
-  CHECK(store.Apply(e, e.source, &error) == outbox::inbox::ApplyResult::kApplied);
-  CHECK(store.Apply(e, e.source, &error) == outbox::inbox::ApplyResult::kDuplicate);
-  CHECK(InboxRows(db, e) == 1);
-  CHECK(db.Applied() == 1);
+  CHECK(rig.Apply() == outbox::inbox::ApplyResult::kUnavailable);
+  CAPTURE(rig.error);
+  CHECK(rig.error.find("t_no_such_table") != std::string::npos);
+  CHECK(rig.InboxRows() == 0);
+  CHECK(rig.db.Applied() == 0);
+  CHECK(rig.Apply() == outbox::inbox::ApplyResult::kApplied);
+  CHECK(rig.Apply() == outbox::inbox::ApplyResult::kDuplicate);
+  CHECK(rig.InboxRows() == 1);
+  CHECK(rig.db.Applied() == 1);
 }
 
 namespace {
 
 // Fails one aggregate's events for good; counts the others.
-class RefusingHandler : public outbox::inbox::Handler {
- public:
-  explicit RefusingHandler(int64_t refused) : refused_(refused) {}
-  outbox::inbox::Status Apply(outbox::inbox::Transaction& tx,
-                              const outbox::inbox::Event& e) override {
-    outbox::inbox::Status counted = counter_.Apply(tx, e);
-    if (e.aggregate_id == refused_) return outbox::inbox::Status::Permanent("aggregate closed");
+CountingHandler RefusingHandler(int64_t refused) {
+  return CountingHandler([refused](outbox::inbox::Transaction&, const outbox::inbox::Event& e,
+                                   outbox::inbox::Status counted) {
+    if (e.aggregate_id == refused) return outbox::inbox::Status::Permanent("aggregate closed");
     return counted;
-  }
-
- private:
-  example::CounterHandler counter_;
-  int64_t refused_;
-};
+  });
+}
 
 }  // namespace
 
@@ -168,7 +173,7 @@ TEST_CASE("a handler's permanent failure is dead-lettered once and the partition
   config.max_attempts = 3;
   const std::vector<TestEvent> events = MakeEvents(3, 2);  // aggregates 1..3
   rig.producer.Send(kOrderTopic, events);
-  RefusingHandler handler(2);
+  CountingHandler handler = RefusingHandler(2);
   outbox::inbox::Consumer consumer(config, handler);
   bool settled = false;
   const int exit_code = RunUntil(

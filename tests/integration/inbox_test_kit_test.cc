@@ -33,28 +33,34 @@ class Ledger : public inbox::Handler {
 };
 
 // A fresh database `name` with the inbox's tables, and the config of the
-// consumer "ledger" on it, filled in as a service's own test would.
-inbox::ConsumerConfig FreshInboxDatabase(const std::string& name) {
-  outbox::testing::SqlClient admin("mysql");
-  admin.Exec("DROP DATABASE IF EXISTS " + name);
-  admin.Exec("CREATE DATABASE " + name);
+// consumer "ledger" on it, filled in as a service's own test would; dropped
+// when the test ends.
+struct FreshInboxDatabase {
+  explicit FreshInboxDatabase(const std::string& database) : name(database) {
+    admin.Exec("DROP DATABASE IF EXISTS " + name);
+    admin.Exec("CREATE DATABASE " + name);
+    config.consumer = "ledger";
+    config.mysql = outbox::testing::RootInboxDb(name);
+    REQUIRE(inbox::CreateTables(config) == "");
+  }
+  ~FreshInboxDatabase() {
+    try {
+      admin.Exec("DROP DATABASE " + name);
+    } catch (...) {  // the next run drops it first
+    }
+  }
+  const std::string name;
+  outbox::testing::SqlClient admin{"mysql"};
   inbox::ConsumerConfig config;
-  config.consumer = "ledger";
-  config.mysql = outbox::testing::RootInboxDb(name);
-  REQUIRE(inbox::CreateTables(config) == "");
-  return config;
-}
+};
 
 }  // namespace
 
 TEST_CASE("the test kit applies const events and reads back what the handler committed",
           "[inbox-kit]") {
-  const std::string name = "inbox_test_kit";
-  const inbox::ConsumerConfig config = FreshInboxDatabase(name);
-  outbox::testing::SqlClient admin("mysql");
-
+  const FreshInboxDatabase db("inbox_test_kit");
   Ledger handler;
-  inbox::testing::InboxRunner runner(config.mysql, config.consumer, handler);
+  inbox::testing::InboxRunner runner(db.config.mysql, db.config.consumer, handler);
   runner.Execute("CREATE TABLE ledger (id BIGINT PRIMARY KEY, cents BIGINT NOT NULL)");
   runner.Execute("INSERT INTO ledger VALUES (7, 100)");
   const auto paid = inbox::testing::TestEvent("Account", 7, 1).Type("Paid").Payload("250");
@@ -64,7 +70,6 @@ TEST_CASE("the test kit applies const events and reads back what the handler com
   CHECK(runner.QueryInt("SELECT cents FROM ledger WHERE id = 7") == 350);
   CHECK(runner.QueryString("SELECT event_key FROM t_inbox") == "Paid-7-1");
   CHECK(runner.QueryInt("SELECT cents FROM ledger WHERE id = 8") == 0);  // no row
-  admin.Exec("DROP DATABASE " + name);
 }
 
 namespace {
@@ -86,11 +91,9 @@ class Recorder : public inbox::Handler {
 
 TEST_CASE("a parked version applied when its gap fills carries its own headers and source",
           "[inbox-kit]") {
-  const std::string name = "inbox_test_kit_parked";
-  const inbox::ConsumerConfig config = FreshInboxDatabase(name);
-  outbox::testing::SqlClient admin("mysql");
+  const FreshInboxDatabase db("inbox_test_kit_parked");
   Recorder handler;
-  inbox::testing::InboxRunner runner(config.mysql, config.consumer, handler,
+  inbox::testing::InboxRunner runner(db.config.mysql, db.config.consumer, handler,
                                      inbox::VersionCheck::kStrict);
   const std::string tp2 = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01";
   const auto second = inbox::testing::TestEvent("Account", 7, 12)
@@ -106,7 +109,6 @@ TEST_CASE("a parked version applied when its gap fills carries its own headers a
   CHECK(runner.Apply(first) == Outcome::kApplied);  // and the parked version after it
   CHECK(handler.seen[11] == std::vector<std::string>{"42", "", "one", "7"});
   CHECK(handler.seen[12] == std::vector<std::string>{"41", tp2, "two", "7"});
-  admin.Exec("DROP DATABASE " + name);
 }
 
 namespace {
@@ -129,9 +131,9 @@ class ValueRecorder : public inbox::Handler {
 
 TEST_CASE("the test kit gives a handler the schema id and body of a payload with the wire header",
           "[inbox-kit]") {
-  const inbox::ConsumerConfig config = FreshInboxDatabase("inbox_test_kit_values");
+  const FreshInboxDatabase db("inbox_test_kit_values");
   ValueRecorder handler;
-  inbox::testing::InboxRunner runner(config.mysql, config.consumer, handler);
+  inbox::testing::InboxRunner runner(db.config.mysql, db.config.consumer, handler);
   const std::string header("\0\0\0\0\x07", 5);  // magic byte 0, schema id 7
   const auto avro = inbox::testing::TestEvent("Order", 1, 1)
                         .Payload(header + "\x54")

@@ -185,6 +185,22 @@ std::vector<std::future<Timed>> SendTimed(Publisher& p, const std::string& topic
   return out;
 }
 
+// How many of SendTimed's messages (values "e0", "e1", ...) `topic` holds.
+size_t SentTimedOnTopic(TestBroker& cluster, const std::string& topic) {
+  size_t n = 0;
+  for (const auto& m : testing::ConsumeAll(cluster.bootstrap(), {topic}))
+    n += m.value.rfind("e", 0) == 0 ? 1 : 0;
+  return n;
+}
+
+// A producer (a lease of `lease_ms`) whose first message to "orders" was
+// acknowledged: connected, its idempotent sequence begun.
+std::shared_ptr<KafkaPublisher> ConnectedAndAcked(TestBroker& cluster, int64_t lease_ms) {
+  auto p = Connect(cluster, lease_ms);
+  REQUIRE(SendAllAndWait(*p, {{"orders", "k", "first", {}}})[0].result == PublishResult::kAcked);
+  return p;
+}
+
 }  // namespace
 
 TEST_CASE(
@@ -195,8 +211,7 @@ TEST_CASE(
   // lease 5 s: message.timeout.ms 2.5 s, which librdkafka 2.0.2 applies to a
   // queued message only at the next reconnect attempt while the broker is
   // down (up to reconnect.backoff.max.ms, 10 s, later).
-  auto p = Connect(cluster, 5000);
-  REQUIRE(SendAllAndWait(*p, {{"orders", "k", "first", {}}})[0].result == PublishResult::kAcked);
+  auto p = ConnectedAndAcked(cluster, 5000);
   cluster.SetAllBrokersDown(true);
   REQUIRE(testing::WaitFor([&] { return !p->Healthy(); }, 10s));
   auto pending = SendTimed(*p, "orders", 50, Clock::TimePoint::max());
@@ -215,9 +230,7 @@ TEST_CASE(
   auto after = SendAllAndWait(*p, {{"orders", "k", "after", {}}, {"orders", "j", "after", {}}});
   for (const auto& o : after) CHECK(o.result == PublishResult::kAcked);
   CHECK_FALSE(p->Fatal());
-  size_t purged_on_topic = 0;
-  for (const auto& m : testing::ConsumeAll(cluster.bootstrap(), {"orders"}))
-    purged_on_topic += m.value.rfind("e", 0) == 0 ? 1 : 0;
+  const size_t purged_on_topic = SentTimedOnTopic(cluster, "orders");
   CHECK(purged_on_topic == 0);
 }
 
@@ -226,8 +239,7 @@ TEST_CASE(
     "while requests on the wire are left to finish",
     "[kafka][mock-faults]") {
   TestBroker cluster(1, "orders", 1);
-  auto p = Connect(cluster, 30000);
-  REQUIRE(SendAllAndWait(*p, {{"orders", "k", "first", {}}})[0].result == PublishResult::kAcked);
+  auto p = ConnectedAndAcked(cluster, 30000);
   // A frozen broker: requests unanswered for 3 s, so what is not on the wire
   // stays queued behind max.in.flight requests.
   cluster.SetRtt(3000);
@@ -254,9 +266,7 @@ TEST_CASE(
   cluster.SetRtt(0);
   CHECK(purged > 0);
   // What was purged never reaches the topic: only the acknowledged are there.
-  size_t on_topic = 0;
-  for (const auto& m : testing::ConsumeAll(cluster.bootstrap(), {"orders"}))
-    on_topic += m.value.rfind("e", 0) == 0 ? 1 : 0;
+  const size_t on_topic = SentTimedOnTopic(cluster, "orders");
   CHECK(on_topic == static_cast<size_t>(acked));
 }
 

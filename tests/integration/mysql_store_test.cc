@@ -6,6 +6,7 @@
 #include <thread>
 
 #include "fakes/fake_clock.h"
+#include "support/settle_ops.h"
 #include "support/test_env.h"
 #include "support/wait.h"
 
@@ -26,6 +27,16 @@ struct ClaimedRows {
   TestDatabase db;
   MysqlStore store;
   ClaimedBatch batch;
+};
+
+// A fresh database `name` with three NEW rows, one per aggregate, and two
+// stores on it: two relays sharing the table.
+struct TwoStores {
+  explicit TwoStores(const std::string& name) : db(name), a(db.mysql()), b(db.mysql()) {
+    db.InsertEvents(3, 1);
+  }
+  TestDatabase db;
+  MysqlStore a, b;
 };
 
 // Rows `first` to `last`, one aggregate each, NEW and all due at the same
@@ -49,9 +60,8 @@ std::vector<int64_t> Ids(const ClaimedBatch& b) {
 
 TEST_CASE("a settle under a lease that was taken over is counted stale and not applied",
           "[store]") {
-  TestDatabase db("store_fencing");
-  db.InsertEvents(3, 1);
-  MysqlStore a(db.mysql()), b(db.mysql());
+  TwoStores stores("store_fencing");
+  auto& [db, a, b] = stores;
   ClaimedBatch first;
   REQUIRE(a.ClaimDue(10, 2000, false, &first, {}).ok());
   REQUIRE(first.rows.size() == 3);
@@ -74,9 +84,7 @@ TEST_CASE("a settle under a lease that was taken over is counted stale and not a
   CHECK(r.stale == 3);
   CHECK(db.QueryInt("SELECT COUNT(*) FROM t_outbox WHERE status = 'SENDING'") == 3);
   // The current holder settles normally.
-  std::vector<SettleOp> ok;
-  for (const auto& row : second.rows) ok.push_back({row.id, SettleKind::kSent, 0, ""});
-  REQUIRE(b.Settle(second.lease_token, ok, &r).ok());
+  REQUIRE(b.Settle(second.lease_token, AllSent(second), &r).ok());
   CHECK(r.applied == 3);
   CHECK(r.stale == 0);
   CHECK(db.QueryInt("SELECT COUNT(*) FROM t_outbox WHERE status = 'SENT'") == 3);
@@ -163,17 +171,17 @@ TEST_CASE(
   ClaimedRows rows("store_subsecond_backoff", 3);
   auto& [db, s, batch] = rows;
   const char* kNowUs = "SELECT CAST(UNIX_TIMESTAMP(NOW(6)) * 1000000 AS SIGNED)";
+  // Row id: its backoff (ms).
+  const std::map<int64_t, int64_t> backoffs = {{1, 1}, {2, 300}, {3, 1500}};
+  std::vector<SettleOp> retries;
+  for (auto [id, backoff_ms] : backoffs)
+    retries.push_back({id, SettleKind::kRetry, backoff_ms, "boom"});
   const int64_t before_us = db.QueryInt(kNowUs);
   SettleResult r;
-  REQUIRE(s.Settle(batch.lease_token,
-                   {{1, SettleKind::kRetry, 1, "boom"},
-                    {2, SettleKind::kRetry, 300, "boom"},
-                    {3, SettleKind::kRetry, 1500, "boom"}},
-                   &r)
-              .ok());
+  REQUIRE(s.Settle(batch.lease_token, retries, &r).ok());
   CHECK(r.applied == 3);
   const int64_t after_us = db.QueryInt(kNowUs);
-  for (auto [id, backoff_ms] : std::map<int, int64_t>{{1, 1}, {2, 300}, {3, 1500}}) {
+  for (auto [id, backoff_ms] : backoffs) {
     INFO("row " << id << ", backoff " << backoff_ms << " ms");
     const int64_t due_us = db.QueryInt(
         "SELECT CAST(UNIX_TIMESTAMP(next_retry_at) AS SIGNED) * 1000000 FROM t_outbox "
@@ -307,6 +315,33 @@ TEST_CASE("a claim with include_expired scans the due rows from the start", "[st
   CHECK(b.rows.front().id == 50);
 }
 
+TEST_CASE("a claim on a new session scans the due rows from the start", "[store]") {
+  TestDatabase db("store_claim_reconnect");
+  InsertDue(db, 100, 109);
+  MysqlStore s(db.mysql());
+  ClaimedBatch b;
+  REQUIRE(s.ClaimDue(5, 30000, false, &b, {}).ok());
+  REQUIRE(b.rows.size() == 5);
+  InsertDue(db, 50, 50);
+  // The store's session is lost between two claims (a server restart, a
+  // failover, wait_timeout): the first statement after it fails.
+  const int64_t session =
+      db.QueryInt("SELECT MAX(ID) FROM information_schema.PROCESSLIST WHERE USER = '" +
+                  db.mysql().user + "' AND ID <> CONNECTION_ID()");
+  REQUIRE(session > 0);
+  db.Exec("KILL CONNECTION " + std::to_string(session));
+  REQUIRE(WaitFor(
+      [&] {
+        return db.QueryInt("SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE ID = " +
+                           std::to_string(session)) == 0;
+      },
+      std::chrono::seconds(10)));
+  CHECK_FALSE(s.ClaimDue(5, 30000, false, &b, {}).ok());
+  REQUIRE(s.ClaimDue(5, 30000, false, &b, {}).ok());
+  REQUIRE(!b.rows.empty());
+  CHECK(b.rows.front().id == 50);
+}
+
 TEST_CASE("the DEAD heads follow every change of the DEAD rows while the grouping is cached",
           "[store][ordering]") {
   TestDatabase db("store_dead_heads");
@@ -349,9 +384,8 @@ TEST_CASE("the DEAD heads follow every change of the DEAD rows while the groupin
 
 TEST_CASE("a claim hands its batch to before_commit while the rows are locked and uncommitted",
           "[store]") {
-  TestDatabase db("store_before_commit");
-  db.InsertEvents(3, 1);
-  MysqlStore a(db.mysql()), b(db.mysql());
+  TwoStores stores("store_before_commit");
+  auto& [db, a, b] = stores;
   for (bool per_aggregate : {false, true}) {
     INFO((per_aggregate ? "ClaimIds" : "ClaimDue"));
     std::vector<int64_t> handed;
@@ -370,10 +404,8 @@ TEST_CASE("a claim hands its batch to before_commit while the rows are locked an
       // UPDATE reads the rows' committed version (NEW), skips them and is
       // stale. That is why the relay settles a batch only after its claim
       // ended (SettleGate).
-      std::vector<SettleOp> ops;
-      for (const auto& row : claimed.rows) ops.push_back({row.id, SettleKind::kSent, 0, ""});
       SettleResult early;
-      REQUIRE(b.Settle(claimed.lease_token, ops, &early).ok());
+      REQUIRE(b.Settle(claimed.lease_token, AllSent(claimed), &early).ok());
       early_stale = early.stale;
     };
     ClaimedBatch batch;
@@ -410,9 +442,8 @@ TEST_CASE("a claim hands its batch to before_commit while the rows are locked an
 
 TEST_CASE("a claim whose commit fails after before_commit leaves the rows to the next claim",
           "[store]") {
-  TestDatabase db("store_commit_lost");
-  db.InsertEvents(3, 1);
-  MysqlStore a(db.mysql()), b(db.mysql());
+  TwoStores stores("store_commit_lost");
+  auto& [db, a, b] = stores;
   ClaimedBatch handed;
   // The claim's session is lost while its batch is being published: the
   // server rolls the claim back.
@@ -435,10 +466,8 @@ TEST_CASE("a claim whose commit fails after before_commit leaves the rows to the
   REQUIRE(handed.rows.size() == 3);
   // The batch's settle (after its messages were acknowledged) finds the rows
   // not its own: nothing is marked SENT that no claim of ours holds.
-  std::vector<SettleOp> ops;
-  for (const auto& row : handed.rows) ops.push_back({row.id, SettleKind::kSent, 0, ""});
   SettleResult r;
-  REQUIRE(a.Settle(handed.lease_token, ops, &r).ok());
+  REQUIRE(a.Settle(handed.lease_token, AllSent(handed), &r).ok());
   CHECK(r.applied == 0);
   CHECK(r.stale == 3);
   CHECK(db.QueryInt("SELECT COUNT(*) FROM t_outbox WHERE status = 'NEW'") == 3);

@@ -17,6 +17,7 @@
 
 #include "support/http_probe.h"
 #include "support/kafka_reader.h"
+#include "support/outbox_writer.h"
 #include "support/process.h"
 #include "support/relay_harness.h"
 #include "support/test_broker.h"
@@ -217,37 +218,6 @@ void CheckEveryEventOnceInOrder(const std::string& bootstrap) {
   for (int agg = 1; agg <= 6; ++agg)
     CHECK(IdsForKey(msgs, std::to_string(agg)) == std::vector<int64_t>{agg, agg + 6, agg + 12});
 }
-
-// A service writing events while a test watches: at most 400, each in its
-// own transaction, 10 ms apart; ids from 100001, aggregates 1..50.
-class BackgroundWriter {
- public:
-  explicit BackgroundWriter(const std::string& database)
-      : thread_([this, database] {
-          SqlClient d(database);  // its own connection: TestDatabase's is not shared
-          for (int i = 0; i < 400 && !stop_; ++i) {
-            const int id = 100001 + i;
-            d.Exec(
-                "INSERT INTO t_outbox (id, aggregate_type, aggregate_id, event_type, event_key,"
-                " payload, status, next_retry_at, created_at, updated_at) VALUES (" +
-                std::to_string(id) + ",'Order'," + std::to_string(1 + i % 50) +
-                ",'OrderPaid','new" + std::to_string(id) + "','{}','NEW',NOW(),NOW(),NOW())");
-            ++written_;
-            std::this_thread::sleep_for(10ms);
-          }
-        }) {}
-  ~BackgroundWriter() { Stop(); }
-  void Stop() {
-    stop_ = true;
-    if (thread_.joinable()) thread_.join();
-  }
-  int written() const { return written_.load(); }
-
- private:
-  std::atomic<bool> stop_{false};
-  std::atomic<int> written_{0};
-  std::thread thread_;  // last: starts once the counters exist
-};
 
 // What was seen while a retention pass ran.
 struct RetentionWatch {
@@ -589,8 +559,12 @@ TEST_CASE(
   s.retention.interval_s = 3600;
   RelayHarness h(s);
 
-  // A service keeps writing events while retention runs.
-  BackgroundWriter writer(db.name());
+  // A service keeps writing events while retention runs: at most 400, 10 ms
+  // apart; ids from 100001, aggregates 1..50.
+  OutboxWriter writer(db.name(), 10ms, 400, [](int64_t i) {
+    const std::string id = std::to_string(100001 + i);
+    return id + ",'Order'," + std::to_string(1 + i % 50) + ",'OrderPaid','new" + id + "','{}'";
+  });
   h.relay->Start();
   const RetentionWatch w = WatchRetention(h, db, kOldSent);
   writer.Stop();

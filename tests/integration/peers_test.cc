@@ -115,6 +115,21 @@ std::vector<int64_t> RelaySessions(TestDatabase& db) {
   return ids;
 }
 
+// A relay on a table of its own (`extra_columns` added) that has sent the
+// first ten events (aggregates 1..10), for a change to the table while it
+// runs.
+struct RunningRelay {
+  RunningRelay(const std::string& db_name, const std::string& extra_columns)
+      : db(db_name, extra_columns), h(TestService(db, cluster.bootstrap())) {
+    db.InsertEvents(10, 1);
+    h.relay->Start();
+    REQUIRE(WaitFor([&] { return Unsent(db) == 0; }, 30s));
+  }
+  TestBroker cluster{1, "outbox.event.Order", 1};
+  TestDatabase db;
+  RelayHarness h;
+};
+
 }  // namespace
 
 TEST_CASE("KILL CONNECTION on the relay's sessions mid-drain loses nothing and is recovered",
@@ -316,12 +331,9 @@ TEST_CASE("a required column missing at startup is reported and picked up once a
 }
 
 TEST_CASE("a table dropped while running is reported and picked up when it is back", "[peers]") {
-  TestBroker cluster(1, "outbox.event.Order", 1);
-  TestDatabase db("peers_dropped_table", ", last_error varchar(255)");
-  db.InsertEvents(10, 1);
-  RelayHarness h(TestService(db, cluster.bootstrap()));
-  h.relay->Start();
-  REQUIRE(WaitFor([&] { return Unsent(db) == 0; }, 30s));
+  RunningRelay running("peers_dropped_table", ", last_error varchar(255)");
+  TestDatabase& db = running.db;
+  RelayHarness& h = running.h;
   db.Exec("RENAME TABLE t_outbox TO t_outbox_moved");
   REQUIRE(WaitFor([&] { return !h.relay->DatabaseReady(); }, 10s));
   INFO(h.relay->LastError());
@@ -340,12 +352,9 @@ TEST_CASE("a table dropped while running is reported and picked up when it is ba
 }
 
 TEST_CASE("an optional column dropped while running does not stall the relay", "[peers]") {
-  TestBroker cluster(1, "outbox.event.Order", 1);
-  TestDatabase db("peers_dropped_column", ", last_error varchar(255), headers json");
-  db.InsertEvents(10, 1);
-  RelayHarness h(TestService(db, cluster.bootstrap()));
-  h.relay->Start();
-  REQUIRE(WaitFor([&] { return Unsent(db) == 0; }, 30s));
+  RunningRelay running("peers_dropped_column", ", last_error varchar(255), headers json");
+  TestDatabase& db = running.db;
+  RelayHarness& h = running.h;
   db.Exec("ALTER TABLE t_outbox DROP COLUMN headers, DROP COLUMN last_error");
   db.InsertEvents(10, 1, 100, "Invoice");
   REQUIRE(WaitFor([&] { return Unsent(db) == 0; }, 30s));

@@ -17,6 +17,7 @@
 #include "support/http_probe.h"
 #include "support/kafka_reader.h"
 #include "support/metrics_text.h"
+#include "support/outbox_writer.h"
 #include "support/process.h"
 #include "support/test_broker.h"
 #include "support/test_env.h"
@@ -101,42 +102,6 @@ int64_t NowMs() {
              std::chrono::system_clock::now().time_since_epoch())
       .count();
 }
-
-// Inserts one event a time into `database` (about `per_second` a second),
-// its insert time (ms since the epoch) in the payload, until stopped.
-class Writer {
- public:
-  Writer(const std::string& database, int per_second)
-      : thread_([this, database, per_second] { Run(database, per_second); }) {}
-  ~Writer() { Stop(); }
-  void Stop() {
-    stop_ = true;
-    if (thread_.joinable()) thread_.join();
-  }
-  int64_t written() const { return written_.load(); }
-
- private:
-  void Run(const std::string& database, int per_second) {
-    SqlClient sql(database);
-    const auto period = std::chrono::microseconds(1000000 / per_second);
-    auto next = std::chrono::steady_clock::now();
-    for (int64_t id = 1; !stop_; ++id) {
-      const std::string i = std::to_string(id);
-      sql.Exec(
-          "INSERT INTO t_outbox (id, aggregate_type, aggregate_id, event_type, event_key, "
-          "payload, status, next_retry_at, created_at, updated_at) VALUES (" +
-          i + ", 'Order', " + std::to_string(id % 20) + ", 'OrderPaid', 'k" + i +
-          "', '{\"t\":" + std::to_string(NowMs()) + "}', 'NEW', NOW(), NOW(), NOW())");
-      written_ = id;
-      next += period;
-      std::this_thread::sleep_until(next);
-    }
-  }
-
-  std::atomic<bool> stop_{false};
-  std::atomic<int64_t> written_{0};
-  std::thread thread_;
-};
 
 // Message latency (ms): from the insert to the relay's produce call, read
 // from the payload and the record's CreateTime.
@@ -259,7 +224,13 @@ TEST_CASE(
   // The period before, for A's p99, from 2 s on: the producer's first
   // connection and metadata make the first events slower.
   const int64_t baseline_start = NowMs() + 2000;
-  Writer writer(a.name(), 100);
+  // 100 events a second into A, each its insert time (ms since the epoch) in
+  // its payload, until stopped.
+  OutboxWriter writer(a.name(), 10ms, INT64_MAX, [](int64_t i) {
+    const std::string id = std::to_string(i + 1);
+    return id + ", 'Order', " + std::to_string((i + 1) % 20) + ", 'OrderPaid', 'k" + id +
+           "', '{\"t\":" + std::to_string(NowMs()) + "}'";
+  });
   std::this_thread::sleep_for(7s);
   const int64_t reloads_start = NowMs();
 

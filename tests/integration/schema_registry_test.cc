@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "schema/wire_format.h"
+#include "support/avro_decode.h"
 #include "support/http_probe.h"
 #include "support/kafka_reader.h"
 #include "support/metrics_text.h"
@@ -36,18 +37,6 @@ constexpr const char* kOrderSchema = R"({"type": "record", "name": "OrderEvent",
 
 std::string Payload(int order_id, const char* status = "PAID") {
   return json{{"order_id", order_id}, {"status", status}, {"total", "12.50"}}.dump();
-}
-
-// What python3-avro reads from `value` by `schema`.
-json Decode(const std::string& schema, const std::string& value) {
-  TempDir dir;
-  const ProcessResult r =
-      RunProcess({"/usr/bin/python3", OUTBOX_SOURCE_DIR "/tests/schema/decode_avro.py",
-                  dir.Write("schema.avsc", schema), dir.Write("value.bin", value)},
-                 {"PATH=/usr/bin:/bin"});
-  INFO(r.err);
-  REQUIRE(r.exit_code == 0);
-  return json::parse(r.out);
 }
 
 // `outbox-relay run` on `yaml`, with the registry's password in its environment.
@@ -98,7 +87,7 @@ TEST_CASE("avro rows reach the broker as python3-avro reads them and a misfit ro
   REQUIRE(messages.size() == 2);
   for (const ConsumedMessage& m : messages) {
     const int64_t row = std::stoll(m.headers.at("outbox_id"));
-    const json decoded = Decode(kOrderSchema, m.value);
+    const json decoded = DecodeAvroWithPython(kOrderSchema, m.value);
     CHECK(decoded["schema_id"] == id);
     json expected = json::parse(row == 1 ? Payload(1, "NEW") : Payload(1));
     expected["note"] = nullptr;

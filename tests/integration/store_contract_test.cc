@@ -9,6 +9,7 @@
 #include <set>
 
 #include "integration/store_contract_env.h"
+#include "support/settle_ops.h"
 
 using namespace outbox;
 using namespace outbox::testing;
@@ -102,12 +103,7 @@ STORE_CONTRACT("a settle under a lease that was taken over is stale and names it
   CHECK(r.commits == 0);  // nothing changed: nothing in the binary log
   CHECK(Set(r.stale_ids) == std::set<int64_t>{1, 2, 3});
   for (int64_t id : {1, 2, 3}) CHECK(env.Get(id).status == "SENDING");
-  REQUIRE(b->Settle(second.lease_token,
-                    {{1, SettleKind::kSent, 0, ""},
-                     {2, SettleKind::kSent, 0, ""},
-                     {3, SettleKind::kSent, 0, ""}},
-                    &r)
-              .ok());
+  REQUIRE(b->Settle(second.lease_token, AllSent(second), &r).ok());
   CHECK(r.applied == 3);
   CHECK(r.stale == 0);
   CHECK(r.commits == 1);

@@ -8,6 +8,7 @@
 #   the rules generated with another selector (namespace="shop",
 #     job=~".+/outbox-relay") select only that namespace's series; with
 #     other group labels (rules.conf group_labels) they aggregate by those
+#     (promtool tests tests/ops/rules/selector_test.yml and group_test.yml)
 #   promtool check config deploy/prometheus/prometheus.yml (and the compose one)
 # and, with python3, that every alert has severity critical or warning,
 # summary, description and a runbook_url built from rules.conf's runbook_base
@@ -39,79 +40,13 @@ echo "== promtool test rules"
 echo "== another selector, from the one place it is set"
 "$prom/generate-rules" --selector 'namespace="shop",job=~".+/outbox-relay"' \
   --alerts "$tmp/alerts.yml" --prometheusrule "$tmp/prometheusrule.yaml" >/dev/null || fail=1
-cat >"$tmp/selector_test.yml" <<'YML'
-rule_files: [alerts.yml]
-evaluation_interval: 1m
-# Each test spells out its alert's annotations in full, on purpose: promtool
-# compares them literally, and they are what an operator reads.
-tests:
-  - name: a custom selector picks the shop namespace only
-    interval: 1m
-    input_series:
-      - series: 'outbox_dead_events{job="shop/outbox-relay",namespace="shop",instance="10.0.0.1:9464",service="order"}'
-        values: '1x5'
-      - series: 'outbox_dead_events{job="outbox-relay",instance="relay-a:9464",service="billing"}'
-        values: '1x5'
-      - series: 'up{job="shop/outbox-relay",namespace="shop",instance="10.0.0.1:9464"}'
-        values: '1x5'
-    alert_rule_test:
-      - eval_time: 3m
-        alertname: OutboxDeadEvents
-        exp_alerts:
-          - exp_labels: {severity: critical, namespace: shop, service: order}
-            exp_annotations:
-              summary: "DEAD outbox events in service order of namespace shop"
-              description: "The outbox table of service order holds 1 DEAD event(s) (value reported by every relay instance polling that table). They will not be published until an operator replays them; with dead_policy block, later events of the same aggregate are held back too."
-              runbook_url: https://github.com/outbox-relay/outbox-relay/blob/main/docs/RUNBOOK.md#outboxdeadevents
-      - eval_time: 3m
-        alertname: OutboxRelayDown
-        exp_alerts: []
-  - name: with a custom selector absent() names the selector's equality labels
-    interval: 1m
-    input_series:
-      - series: 'up{job="outbox-relay",instance="relay-a:9464"}'
-        values: '1x5'
-    alert_rule_test:
-      - eval_time: 3m
-        alertname: OutboxRelayDown
-        exp_alerts:
-          - exp_labels: {severity: critical, namespace: shop}
-            exp_annotations:
-              summary: "No outbox-relay target is scraped"
-              description: "No outbox-relay target matching the alert rules' selector is being scraped; no outbox events are being published."
-              runbook_url: https://github.com/outbox-relay/outbox-relay/blob/main/docs/RUNBOOK.md#outboxrelaydown
-YML
+cp "$here/rules/selector_test.yml" "$tmp/"  # rule_files: the generated alerts.yml beside it
 (cd "$tmp" && promtool test rules selector_test.yml) || fail=1
 echo "== other group labels, from the one place they are set"
 # group_labels: team: the rules keep `team` instead of cluster and namespace.
 "$prom/generate-rules" --group-labels team \
   --alerts "$tmp/alerts.yml" --prometheusrule "$tmp/prometheusrule.yaml" >/dev/null || fail=1
-cat >"$tmp/group_test.yml" <<'YML'
-rule_files: [alerts.yml]
-evaluation_interval: 1m
-tests:
-  - name: with group_labels team two teams' order services raise two alerts, and namespace is dropped
-    interval: 1m
-    input_series:
-      - series: 'outbox_dead_events{job="outbox-relay",team="a",namespace="x",instance="relay-a:9464",service="order"}'
-        values: '1x5'
-      - series: 'outbox_dead_events{job="outbox-relay",team="b",namespace="x",instance="relay-b:9464",service="order"}'
-        values: '2x5'
-    alert_rule_test:
-      - eval_time: 3m
-        alertname: OutboxDeadEvents
-        exp_alerts:
-          - exp_labels: {severity: critical, team: a, service: order}
-            exp_annotations:
-              summary: "DEAD outbox events in service order"
-              description: "The outbox table of service order holds 1 DEAD event(s) (value reported by every relay instance polling that table). They will not be published until an operator replays them; with dead_policy block, later events of the same aggregate are held back too."
-              runbook_url: https://github.com/outbox-relay/outbox-relay/blob/main/docs/RUNBOOK.md#outboxdeadevents
-          - exp_labels: {severity: critical, team: b, service: order}
-            exp_annotations:
-              summary: "DEAD outbox events in service order"
-              description: "The outbox table of service order holds 2 DEAD event(s) (value reported by every relay instance polling that table). They will not be published until an operator replays them; with dead_policy block, later events of the same aggregate are held back too."
-              runbook_url: https://github.com/outbox-relay/outbox-relay/blob/main/docs/RUNBOOK.md#outboxdeadevents
-YML
+cp "$here/rules/group_test.yml" "$tmp/"  # rule_files: the generated alerts.yml beside it
 (cd "$tmp" && promtool test rules group_test.yml) || fail=1
 # An empty list aggregates by service alone and still parses.
 "$prom/generate-rules" --group-labels '' \

@@ -55,6 +55,8 @@ fi
 # (CMake records the library's private shared libraries as
 # IMPORTED_LINK_DEPENDENT_LIBRARIES, a hint for the linker's search path
 # used only where a project has such targets itself: not a requirement.)
+grep -qF 'INTERFACE_INCLUDE_DIRECTORIES "${_IMPORT_PREFIX}/include"' "$cmakedir/OutboxInboxTargets.cmake" ||
+  fail "OutboxInbox::inbox does not give its users the installed include/ directory"
 grep -qxF '  INTERFACE_LINK_LIBRARIES "Threads::Threads;OutboxInbox::mysqlcppconn"' \
   "$cmakedir/OutboxInboxTargets.cmake" ||
   fail "OutboxInbox::inbox's interface is not Threads and Connector/C++ alone"

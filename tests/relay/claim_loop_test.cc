@@ -57,7 +57,7 @@ class ScriptedWakeupSource : public WakeupSource {
   PollWakeupSource poll_;
 };
 
-ServiceConfig BinlogConfig() {
+ServiceConfig BinlogConfig(Ordering ordering = Ordering::kNone) {
   ServiceConfig c;
   c.name = "orders";
   c.batch_size = 100;
@@ -65,7 +65,15 @@ ServiceConfig BinlogConfig() {
   c.poll_interval_ms = 100;
   c.gauge_interval_ms = 5000;
   c.wakeup = WakeupMode::kBinlog;
-  c.ordering = Ordering::kNone;  // one head read per idle round
+  c.ordering = ordering;  // kNone: one head read per idle round
+  return c;
+}
+
+// BinlogConfig() once for each ordering, a SECTION each (named in a failure).
+ServiceConfig BinlogConfigEachOrdering() {
+  ServiceConfig c = BinlogConfig();
+  SECTION("ordering none") {}
+  SECTION("ordering per_aggregate") { c.ordering = Ordering::kPerAggregate; }
   return c;
 }
 
@@ -187,8 +195,7 @@ TEST_CASE(
     "with wakeup binlog rows due but held back behind a DEAD one cost one claim per gauge "
     "interval",
     "[relay][wakeup]") {
-  ServiceConfig c = BinlogConfig();
-  c.ordering = Ordering::kPerAggregate;
+  ServiceConfig c = BinlogConfig(Ordering::kPerAggregate);
   c.dead_policy = DeadPolicy::kBlock;
   WakeRig rig(c);
   int64_t dead = rig.table->Insert("order", 1, "OrderCreated");
@@ -359,10 +366,7 @@ TEST_CASE("a claim after an insert wake-up retries until the row is visible", "[
 
 TEST_CASE("an insert committed during a commit-race pause is claimed without waiting it out",
           "[relay][wakeup]") {
-  ServiceConfig c = BinlogConfig();
-  SECTION("ordering none") {}
-  SECTION("ordering per_aggregate") { c.ordering = Ordering::kPerAggregate; }
-  WakeRig rig(c);
+  WakeRig rig(BinlogConfigEachOrdering());
   rig.clock->set_auto_advance(true);  // a pause waited out moves the clock
   CHECK(rig.relay->claim.ClaimOnce() == ClaimRound::kIdle);
   // The wake-up's own row is not visible yet; another insert commits during
@@ -379,9 +383,7 @@ TEST_CASE("an insert committed during a commit-race pause is claimed without wai
 
 TEST_CASE("an acknowledgement that frees a deferred row ends a commit-race pause",
           "[relay][wakeup]") {
-  ServiceConfig c = BinlogConfig();
-  c.ordering = Ordering::kPerAggregate;
-  WakeRig rig(c);
+  WakeRig rig(BinlogConfig(Ordering::kPerAggregate));
   rig.clock->set_auto_advance(true);  // a pause waited out moves the clock
   rig.broker->hold(true);
   rig.table->Insert("order", 1, "OrderCreated");
@@ -405,8 +407,7 @@ TEST_CASE("an acknowledgement that frees a deferred row ends a commit-race pause
 
 TEST_CASE("with per_aggregate the commit-race retry claims the row of a pass that found it",
           "[relay][wakeup]") {
-  ServiceConfig c = BinlogConfig();
-  c.ordering = Ordering::kPerAggregate;
+  ServiceConfig c = BinlogConfig(Ordering::kPerAggregate);
   auto clock = std::make_shared<FakeClock>();
   clock->set_auto_advance(true);
   auto table = std::make_shared<FakeTable>(clock);
@@ -468,10 +469,7 @@ struct CountedRig {
 
 TEST_CASE("an insert wake-up that claimed other rows looks once more after the commit race",
           "[relay][wakeup]") {
-  ServiceConfig c = BinlogConfig();
-  SECTION("ordering none") {}
-  SECTION("ordering per_aggregate") { c.ordering = Ordering::kPerAggregate; }
-  CountedRig rig(c);
+  CountedRig rig(BinlogConfigEachOrdering());
   RelayUnits& relay = *rig.relay;
   FakeClock* clock = rig.clock.get();
   FakeTable* table = rig.table.get();
@@ -501,9 +499,7 @@ TEST_CASE("an insert wake-up that claimed other rows looks once more after the c
 TEST_CASE(
     "with per_aggregate a wake-up by a commit that inserted nothing reads the head before a pass",
     "[relay][wakeup]") {
-  ServiceConfig c = BinlogConfig();
-  c.ordering = Ordering::kPerAggregate;
-  CountedRig rig(c);
+  CountedRig rig(BinlogConfig(Ordering::kPerAggregate));
   RelayUnits& relay = *rig.relay;
   FakeTable* table = rig.table.get();
   CountingStore::Counts* counts = rig.counts.get();
@@ -530,9 +526,7 @@ TEST_CASE(
 
 TEST_CASE("a wake-up by another relay's settle that does not show yet is looked at again",
           "[relay][wakeup]") {
-  ServiceConfig c = BinlogConfig();
-  c.ordering = Ordering::kPerAggregate;
-  WakeRig rig(c);
+  WakeRig rig(BinlogConfig(Ordering::kPerAggregate));
   RelayUnits& relay = *rig.relay;
   FakeTable* table = rig.table.get();
   const int64_t first = table->Insert("order", 1, "OrderCreated");

@@ -617,27 +617,28 @@ TEST_CASE("Stop settles the batches still in flight before it returns", "[relay]
   ServiceConfig c = TestConfig();
   c.batch_size = 10;
   c.poll_interval_ms = 10;
-  Rig rig(c);
-  rig.InsertOrders(25, "E");
+  auto table = std::make_shared<FakeTable>(std::make_shared<FakeClock>());
+  for (int i = 0; i < 25; ++i) table->Insert("order", i, "E");
+  auto broker = std::make_shared<testing::FakePublisher>();
   testing::FakeStats metrics;
-  Relay relay(testing::FakeRelayOptions(c, testing::FakeStoreFactory(rig.table), rig.broker,
-                                        DefaultClock(), &metrics));  // SystemClock
+  Relay relay(testing::FakeRelayOptions(c, testing::FakeStoreFactory(table), broker, DefaultClock(),
+                                        &metrics));  // SystemClock
 
-  rig.broker->hold(true);
+  broker->hold(true);
   relay.Start();
   auto deadline = std::chrono::steady_clock::now() + 10s;
-  while (rig.table->CountStatus("SENDING") == 0 && std::chrono::steady_clock::now() < deadline)
+  while (table->CountStatus("SENDING") == 0 && std::chrono::steady_clock::now() < deadline)
     std::this_thread::sleep_for(5ms);
-  REQUIRE(rig.table->CountStatus("SENDING") > 0);
+  REQUIRE(table->CountStatus("SENDING") > 0);
 
-  std::thread broker([&] {
+  std::thread acks([&] {
     std::this_thread::sleep_for(100ms);
-    rig.broker->hold(false);
-    rig.broker->CompleteAll();
+    broker->hold(false);
+    broker->CompleteAll();
   });
   relay.Stop(5s);
-  broker.join();
-  CHECK(rig.table->CountStatus("SENDING") == 0);
+  acks.join();
+  CHECK(table->CountStatus("SENDING") == 0);
 }
 
 TEST_CASE("a failed retention pass is counted and does not make the service unready", "[relay]") {

@@ -133,13 +133,15 @@ TEST_CASE("a batch waiting in a SENT group leaves the claim window but not the d
   q.EndClaim(PushInOpenClaim(q));
   REQUIRE(q.Front(clock->Now()) != nullptr);
   q.PopGrouped();
-  CHECK(q.inflight() == 0);  // the claim loop's window does not wait for the group's timer
+  CHECK(q.inflight() == 0);   // the claim loop's window does not wait for the group's timer
+  CHECK(q.unsettled() == 1);  // a shutdown does, and counts it
   q.WaitRoom(1, clock->Now(), [] { return false; });  // room at once
   q.ClaimsEnded();
   CHECK(q.claims_ended());
   CHECK_FALSE(q.Drained());  // the group is still to be written
   CHECK_FALSE(q.WaitEmpty(clock->Now()));
   q.GroupSettled(1);
+  CHECK(q.unsettled() == 0);
   CHECK(q.Drained());
   CHECK(q.WaitEmpty(clock->Now()));
 }

@@ -5,12 +5,11 @@
 
 #include "schema/avro_logical.h"
 #include "schema/wire_format.h"
-#include "support/process.h"
+#include "support/avro_decode.h"
 
 using namespace outbox;
 using nlohmann::json;
-using outbox::testing::RunProcess;
-using outbox::testing::TempDir;
+using outbox::testing::DecodeAvroWithPython;
 
 namespace {
 
@@ -82,18 +81,6 @@ json MustDecode(const AvroSchema& schema, const std::string& binary) {
   return json::parse(text);
 }
 
-// What Debian's python3-avro reads from `value` (wire format) by `schema_text`.
-json DecodeWithPython(const std::string& schema_text, const std::string& value) {
-  TempDir dir;
-  const auto run =
-      RunProcess({"/usr/bin/python3", OUTBOX_SOURCE_DIR "/tests/schema/decode_avro.py",
-                  dir.Write("schema.avsc", schema_text), dir.Write("value.bin", value)},
-                 {"PATH=/usr/bin:/bin"});
-  INFO(run.err);
-  REQUIRE(run.exit_code == 0);
-  return json::parse(run.out);
-}
-
 ConversionError Misfit(const AvroSchema& schema, const std::string& payload) {
   std::string out;
   ConversionError e;
@@ -110,7 +97,7 @@ TEST_CASE("a payload of every supported kind decodes with python3-avro to the sa
   std::string avro;
   ConversionError e;
   REQUIRE(schema->Encode(kPayload, &avro, &e));
-  const json decoded = DecodeWithPython(kOrderPaid, WithWireHeader(77, avro));
+  const json decoded = DecodeAvroWithPython(kOrderPaid, WithWireHeader(77, avro));
   CHECK(decoded["schema_id"] == 77);
   const json expected = json::parse(R"({
     "order_id": 9007199254740993,
@@ -194,10 +181,11 @@ TEST_CASE("a union takes a plain value or Avro's wrapped form and says which bra
   REQUIRE(schema->Encode(R"({"v": 5})", &plain, &e));
   REQUIRE(schema->Encode(R"({"v": {"int": 5}})", &wrapped, &e));
   CHECK(plain == wrapped);
-  CHECK(DecodeWithPython(text, WithWireHeader(1, plain))["value"]["v"] == 5);
+  CHECK(DecodeAvroWithPython(text, WithWireHeader(1, plain))["value"]["v"] == 5);
   std::string map;
   REQUIRE(schema->Encode(R"({"v": "x", "m": {"a": 1, "b": 2}})", &map, &e));
-  CHECK(DecodeWithPython(text, WithWireHeader(1, map))["value"]["m"] == json{{"a", 1}, {"b", 2}});
+  CHECK(DecodeAvroWithPython(text, WithWireHeader(1, map))["value"]["m"] ==
+        json{{"a", 1}, {"b", 2}});
   const ConversionError misfit = Misfit(*schema, R"({"v": true})");
   CHECK(misfit.reason == ConversionFailure::kWrongType);
   CHECK(misfit.message == "field v: a boolean fits no branch of [null, int, string]");
@@ -211,7 +199,7 @@ TEST_CASE("a recursive record encodes to its depth", "[schema][python-avro]") {
   std::string avro;
   ConversionError e;
   REQUIRE(schema->Encode(payload, &avro, &e));
-  CHECK(DecodeWithPython(text, WithWireHeader(3, avro))["value"] == json::parse(payload));
+  CHECK(DecodeAvroWithPython(text, WithWireHeader(3, avro))["value"] == json::parse(payload));
 }
 
 TEST_CASE("a payload stored as Avro already is checked to be exactly one value of the schema",

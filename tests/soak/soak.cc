@@ -17,24 +17,34 @@ using namespace std::chrono_literals;
 using SteadyClock = std::chrono::steady_clock;
 
 namespace {
-// Every fault with its description: the one list of them.
+// Every fault with its description and how it is done to the world: the one
+// list of them. holds_writes: the writes hold still while it is done (it
+// stops the primary or moves it: a service's writes fail then, and a writer
+// that went on writing to a demoted server as root would put rows where no
+// relay will look).
 struct FaultName {
   Fault fault;
   const char* name;
+  bool holds_writes;
+  void (*inject)(World&);
 };
-constexpr FaultName kFaults[] = {{Fault::kKill9, "kill -9 of the relay"},
-                                 {Fault::kDbRestart, "database restart"},
-                                 {Fault::kDbFreeze, "database freeze (SIGSTOP 15 s)"},
-                                 {Fault::kBrokerDown, "broker down (20 s)"},
-                                 {Fault::kFailover, "failover"},
-                                 {Fault::kBlackhole, "blackhole to the database (20 s)"}};
+constexpr FaultName kFaults[] = {
+    {Fault::kKill9, "kill -9 of the relay", false, [](World& w) { w.Kill9(); }},
+    {Fault::kDbRestart, "database restart", true, [](World& w) { w.DbRestart(); }},
+    {Fault::kDbFreeze, "database freeze (SIGSTOP 15 s)", true, [](World& w) { w.DbFreeze(15s); }},
+    {Fault::kBrokerDown, "broker down (20 s)", false, [](World& w) { w.BrokerDown(20s); }},
+    {Fault::kFailover, "failover", true, [](World& w) { w.Failover(); }},
+    {Fault::kBlackhole, "blackhole to the database (20 s)", false,
+     [](World& w) { w.Blackhole(20s); }}};
+
+const FaultName& Find(Fault f) {
+  for (const FaultName& n : kFaults)
+    if (n.fault == f) return n;
+  return kFaults[0];  // not reached: every Fault is in kFaults
+}
 }  // namespace
 
-const char* ToString(Fault f) {
-  for (const FaultName& n : kFaults)
-    if (n.fault == f) return n.name;
-  return "?";
-}
+const char* ToString(Fault f) { return Find(f).name; }
 
 std::vector<Fault> DrawFaults(uint64_t seed, int count) {
   std::mt19937_64 rng(seed);
@@ -68,13 +78,6 @@ nlohmann::json ToJson(const Sample& s) {
 
 namespace {
 
-// Writes hold still for the faults that stop the primary or move it: a
-// service's writes fail then, and a writer that went on writing to a demoted
-// server as root would put rows where no relay will look.
-bool HoldsWrites(Fault f) {
-  return f == Fault::kDbRestart || f == Fault::kDbFreeze || f == Fault::kFailover;
-}
-
 class Soak {
  public:
   explicit Soak(World* world) : w_(*world), start_(SteadyClock::now()) {}
@@ -98,30 +101,11 @@ class Soak {
   void Inject(Fault f) {
     FaultRecord r;
     r.fault = f;
-    if (HoldsWrites(f)) w_.WaitWriters();
+    if (Find(f).holds_writes) w_.WaitWriters();
     r.backlog_before = w_.Backlog();
     r.start = Now();
     std::cout << "soak: t=" << static_cast<int>(r.start) << " s: " << ToString(f) << std::endl;
-    switch (f) {
-      case Fault::kKill9:
-        w_.Kill9();
-        break;
-      case Fault::kDbRestart:
-        w_.DbRestart();
-        break;
-      case Fault::kDbFreeze:
-        w_.DbFreeze(15s);
-        break;
-      case Fault::kBrokerDown:
-        w_.BrokerDown(20s);
-        break;
-      case Fault::kFailover:
-        w_.Failover();
-        break;
-      case Fault::kBlackhole:
-        w_.Blackhole(20s);
-        break;
-    }
+    Find(f).inject(w_);
     r.end = Now();
     // Back to the level before: within 20% or 50 rows of it (the steady
     // backlog moves with the writers' bursts).
