@@ -41,7 +41,7 @@ namespace outbox::inbox {
 //   outbox_consumer_database_up               the last housekeeping query succeeded
 //   outbox_consumer_schema_lookups_total{result}   Schema Registry requests for a schema id
 //   outbox_consumer_schema_registry_up        0 while the registry does not answer (events
-//                                             wait); only with a schema_registry
+//                                             wait); from the first lookup on
 //   outbox_consumer_value_failures_total{reason}   values dead-lettered as unreadable
 // Updated on the consumer's thread, read by the HTTP thread (prometheus-cpp's
 // metrics are thread-safe; the maps here are guarded by mu_).

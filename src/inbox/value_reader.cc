@@ -1,6 +1,7 @@
 #include "inbox/value_reader.h"
 
 #include <nlohmann/json.hpp>
+#include <optional>
 
 #include "common/mutex.h"
 #include "inbox/inbox_log.h"
@@ -24,23 +25,25 @@ ValueRead Dead(std::string label, std::string reason) {
 }  // namespace
 
 // The cache's reports, to the consumer's observer and log: every request,
-// and the registry's state when it changes (a warning when it stops
-// answering, once, and a line when it answers again).
+// and the registry's state at the first request and when it changes (a
+// warning when it stops answering, once, and a line when it answers again).
 class ValueReader::Reports : public outbox::SchemaCacheObserver {
  public:
   explicit Reports(ConsumerObserver* observer) : observer_(observer) {}
   void OnLookup(outbox::SchemaLookup, const outbox::Status& result) override {
     if (observer_) observer_->SchemaLookup(outbox::LookupResultLabel(result));
     const bool up = !RegistryAway(result);
+    bool first = false;
     {
       outbox::MutexLock lock(&mu_);
-      if (up == up_) return;
+      if (up_ == up) return;
+      first = !up_.has_value();
       up_ = up;
     }
     if (observer_) observer_->SchemaRegistryUp(up);
-    if (up)
+    if (up && !first)
       log::Info("schema registry: answers again");
-    else
+    else if (!up)
       log::Warn("schema registry: {}; events with a schema id wait until it answers",
                 result.message());
   }
@@ -48,7 +51,7 @@ class ValueReader::Reports : public outbox::SchemaCacheObserver {
  private:
   ConsumerObserver* const observer_;
   outbox::Mutex mu_;
-  bool up_ GUARDED_BY(mu_) = true;
+  std::optional<bool> up_ GUARDED_BY(mu_);  // unknown until the first request
 };
 
 bool ReadWireHeader(Event* ev) {
