@@ -140,6 +140,7 @@ std::string Bench::ServiceYaml(const RelaySpec& spec, int i) const {
   if (!spec.ordering.empty()) y += "    ordering: " + spec.ordering + "\n";
   if (spec.batch > 0) y += "    batch_size: " + std::to_string(spec.batch) + "\n";
   if (!spec.wakeup.empty()) y += "    wakeup: " + spec.wakeup + "\n";
+  if (!spec.value_format.empty()) y += FormatYaml(spec.value_format);
   return y;
 }
 
@@ -152,6 +153,7 @@ std::string Bench::WriteConfig(const RelaySpec& spec, int http_port) {
   y += "instance_id: bench-" + std::to_string(config_seq_) + "\n";
   y += "http:\n  listen: 127.0.0.1:" + std::to_string(http_port) + "\n";
   y += "kafka:\n  bootstrap_servers: " + bootstrap_ + "\n";
+  if (!spec.registry_url.empty()) y += "  schema_registry:\n    url: " + spec.registry_url + "\n";
   if (!o_.kafka_properties.empty()) y += "  properties:\n";
   for (const std::string& kv : o_.kafka_properties) {
     const size_t eq = kv.find('=');
@@ -269,7 +271,7 @@ int Bench::Run() {
       {"latency", &Bench::StageLatency},   {"idle", &Bench::StageIdle},
       {"scale", &Bench::StageScale},       {"wakeup", &Bench::StageWakeup},
       {"services", &Bench::StageServices}, {"fleet", &Bench::StageFleet},
-      {"dbcost", &Bench::StageDbCost}};
+      {"dbcost", &Bench::StageDbCost},     {"formats", &Bench::StageFormats}};
   for (const Stage& stage : kStages) {
     if (!Want(stage.name)) continue;
     PurgeBinlogs();

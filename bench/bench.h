@@ -13,6 +13,8 @@
 //                      block, against every relay serving every database
 //   stage_dbcost.cc    dbcost: the relay's statements and write commits per
 //                      event at everyday rates, each wakeup mode and ordering
+//   stage_formats.cc   formats: drain rate with value_format bytes,
+//                      json_schema and avro, against a Schema Registry
 // Not thread-safe: one instance, driven by main().
 
 #include <sys/types.h>
@@ -61,7 +63,15 @@ struct RelaySpec {
   // Non-empty: a fleet: block with this topic (group outbox-bench-fleet).
   std::string fleet_topic;
   int fleet_session_timeout_ms = 0;  // 0: the default, key left out
+  // Non-empty: kafka.schema_registry.url, and the service's value_format
+  // (bytes | json_schema | avro; the formats stage's subjects).
+  std::string registry_url;
+  std::string value_format;
 };
+
+// The service keys for value format `format` (bytes | json_schema | avro),
+// with the subjects the formats stage registers (stage_formats.cc).
+std::string FormatYaml(const std::string& format);
 
 struct Running {
   std::vector<Child> procs;
@@ -99,6 +109,9 @@ struct DrainSpec {
   bool sample_rss = false;
   int rep = 0;
   std::string relay_bin;  // empty: Options::relay_bin
+  // The formats stage: the relays' value format and registry (RelaySpec).
+  std::string value_format;
+  std::string registry_url;
 };
 
 class Bench {
@@ -187,6 +200,12 @@ class Bench {
   void DbCostConfig(const std::string& build, const std::string& wakeup,
                     const std::string& ordering);
   DbCostRun MeasureDbCost(const RelaySpec& spec, const Running& relay, size_t rate_index);
+  // --- formats (stage_formats.cc)
+  void StageFormats();
+  // Starts the registry with the OrderPaid schemas registered; its URL.
+  std::string StartRegistry();
+  // The registry's API requests so far (-1: it did not answer).
+  int64_t RegistryRequests();
   // --- fleet (stage_fleet.cc)
   void StageFleet();
   FleetRun MeasureFleet(bool fleet, const std::vector<std::string>& dbs);
@@ -216,6 +235,8 @@ class Bench {
   std::string main_tpl_, cost_tpl_;
   int64_t big_next_id_ = 0;     // the next big-table run's ids start above this
   int64_t next_aggregate_ = 1;  // outbox-load's next first aggregate id
+  Child registry_;              // the formats stage's Schema Registry
+  int registry_port_ = 0;
   // Statements a load run adds besides its INSERTs (outbox-load's connection
   // setup, our two status probes), by writer count: CalibrateLoad.
   std::map<int, double> load_overhead_;

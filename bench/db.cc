@@ -7,6 +7,7 @@
 
 #include <cstdlib>
 
+#include "common/mysql_options.h"
 #include "outbox_ddl.h"
 #include "util.h"
 
@@ -15,10 +16,7 @@ namespace bench {
 
 Db::Db(const DbParams& p, bool create) {
   sql::ConnectOptionsMap opts;
-  opts["hostName"] = sql::SQLString(p.host);
-  opts["port"] = p.port;
-  opts["userName"] = sql::SQLString(p.user);
-  opts["password"] = sql::SQLString(p.password);
+  SetLoginOptions(p, &opts);
   opts["OPT_SSL_MODE"] = sql::SSL_MODE_DISABLED;
   opts["CLIENT_MULTI_RESULTS"] = true;  // CALL returns an extra result
   conn_.reset(sql::mysql::get_mysql_driver_instance()->connect(opts));
@@ -91,24 +89,51 @@ void Db::CreateOutbox(const std::string& table, const std::string& database) {
 }
 
 void Db::BuildTemplate(const std::string& name, int64_t aggregates, int per_aggregate) {
+  const std::string types =
+      "'OrderCreated','OrderPaid','OrderPacked','OrderShipped','OrderDelivered','OrderClosed',"
+      "'OrderReviewed','OrderArchived'";
+  FillTemplate(name, aggregates, per_aggregate, "ELT(1 + (ver - 1) % 8, " + types + ")",
+               "JSON_OBJECT('orderId', agg, 'version', ver, 'customerId', 1000 + agg % 977,"
+               " 'amount', '19.90', 'currency', 'EUR', 'note', 'benchmark event')");
+}
+
+void Db::BuildOrderPaidTemplate(const std::string& name, int64_t aggregates, int per_aggregate) {
+  // bench/schemas/order_paid.avsc field for field: an RFC 3339 time for the
+  // timestamp-millis, decimal amounts as text, a nested record, an array of
+  // records, an enum and a coupon that is null for two orders in three.
+  // JSON_EXTRACT('true', '$') is JSON's true (a bare TRUE would be 1).
+  FillTemplate(
+      name, aggregates, per_aggregate, "'OrderPaid'",
+      "JSON_OBJECT('orderId', agg, 'version', ver, 'customerId', 1000 + agg % 977,"
+      " 'paidAt', DATE_FORMAT(TIMESTAMP '2026-05-01 08:00:00' + INTERVAL id SECOND,"
+      " '%Y-%m-%dT%H:%i:%s.250Z'), 'amount', '119.85', 'currency', 'EUR',"
+      " 'payment', JSON_OBJECT('method', ELT(1 + agg % 3, 'CARD', 'PAYPAL', 'SEPA'),"
+      " 'provider', 'adyen', 'reference', CONCAT('psp_', LPAD(id, 12, '0')),"
+      " 'captured', JSON_EXTRACT('true', '$')),"
+      " 'items', JSON_ARRAY("
+      "JSON_OBJECT('sku', 'SKU-10442', 'name', 'Trail running shoe, size 42', 'quantity', 1,"
+      " 'unitPrice', '89.95'),"
+      " JSON_OBJECT('sku', 'SKU-20031', 'name', 'Merino socks, 3 pairs', 'quantity', 2,"
+      " 'unitPrice', '14.95')),"
+      " 'couponCode', IF(agg % 3 = 0, 'SPRING10', NULL),"
+      " 'shippingAddress', JSON_OBJECT('street', 'Hauptstrasse 12', 'postalCode', '10115',"
+      " 'city', 'Berlin', 'country', 'DE'))");
+}
+
+void Db::FillTemplate(const std::string& name, int64_t aggregates, int per_aggregate,
+                      const std::string& event_type, const std::string& payload) {
   CreateOutbox(name);
   const int64_t n = aggregates * per_aggregate;
   // seq_1_to_N is MariaDB's SEQUENCE engine. Slot s belongs to aggregate
   // (s-1) % A + 1; ordering the slots by a seeded RAND() interleaves the
   // aggregates uniformly, and numbering each aggregate's slots in that same
   // order gives its versions 1..per_aggregate in id order.
-  const std::string types =
-      "'OrderCreated','OrderPaid','OrderPacked','OrderShipped','OrderDelivered','OrderClosed',"
-      "'OrderReviewed','OrderArchived'";
   Exec("INSERT INTO `" + name +
        "` (id, aggregate_type, aggregate_id, event_type, event_key, payload, status,"
        " retry_count, next_retry_at, created_at, updated_at)"
-       " SELECT id, 'Order', agg, ELT(1 + (ver - 1) % 8, " +
-       types + "), CONCAT(ELT(1 + (ver - 1) % 8, " + types +
-       "), ':', agg, ':', ver),"
-       " JSON_OBJECT('orderId', agg, 'version', ver, 'customerId', 1000 + agg % 977,"
-       " 'amount', '19.90', 'currency', 'EUR', 'note', 'benchmark event'),"
-       " 'NEW', 0, NOW(), NOW(), NOW()"
+       " SELECT id, 'Order', agg, " +
+       event_type + ", CONCAT(" + event_type + ", ':', agg, ':', ver), " + payload +
+       ", 'NEW', 0, NOW(), NOW(), NOW()"
        " FROM (SELECT ROW_NUMBER() OVER (ORDER BY r, seq) id, agg,"
        "              ROW_NUMBER() OVER (PARTITION BY agg ORDER BY r, seq) ver"
        "       FROM (SELECT seq, (seq - 1) % " +

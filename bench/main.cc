@@ -53,6 +53,7 @@ Defaults FillDefaults(const char* argv0, Options* o) {
   o->relay_bin = Executable(d.build_dir, "outbox-relay");
   o->broker_bin = Executable(d.build_dir, "outbox-mock-broker");
   o->load_bin = Executable(d.build_dir, "outbox-load");
+  o->source_dir = OUTBOX_SOURCE_DIR;
   d.mysqld_pid_file = Env("OUTBOX_TEST_MYSQL_DIR", "");
   if (!d.mysqld_pid_file.empty()) d.mysqld_pid_file += "/mysqld.pid";
   return d;
@@ -107,6 +108,10 @@ void AddOptions(CLI::App& app, Options& o, Defaults& d, Lists& l) {
       ->capture_default_str();
   app.add_option("--command", o.command, "the command line to print in the report");
   app.add_option("--commit", o.commit, "git commit measured");
+  app.add_option("--source-dir", o.source_dir,
+                 "the source tree: the formats stage's registry (tests/support/test_registry.py) "
+                 "and schemas (bench/schemas/)")
+      ->capture_default_str();
   app.add_flag("--quick", o.quick,
                "tiny sizes, one run (unless --runs): proves the benchmark works");
   app.add_option("--kafka-property", o.kafka_properties,
@@ -122,7 +127,7 @@ void AddOptions(CLI::App& app, Options& o, Defaults& d, Lists& l) {
   app.add_option("--sweep-runs", o.sweep_runs)->capture_default_str();
   app.add_option("--stages", l.stages,
                  "comma-separated subset of drain,sweep,latency,idle,scale,wakeup,services,fleet,"
-                 "dbcost (fleet or dbcost alone: --doc gets only its part)");
+                 "dbcost,formats (fleet, dbcost or formats alone: --doc gets only its part)");
   app.add_flag("--no-latency", l.no_latency, "skip the latency stage");
   AddSizeOptions(app, l);
   app.add_option("--drains", l.drains,
@@ -152,7 +157,8 @@ Sizes QuickSizes() {
                .fleet_kills = 1,
                .fleet_session_timeout_ms = 6000,
                .dbcost_rates = {10, 1000},
-               .dbcost_seconds = {3, 2}};
+               .dbcost_seconds = {3, 2},
+               .formats_aggregates = 1000};
 }
 
 // The size options given on the command line, over the defaults or --quick's.

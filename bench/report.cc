@@ -369,7 +369,7 @@ std::string Report::Render() const {
     tpl =
         "# Benchmarks\n\n{{MACHINE}}\n\n{{TARGETS}}\n\n{{DRAINS}}\n\n{{SWEEP}}\n\n{{LATENCY}}"
         "\n\n{{IDLE}}\n\n{{SCALE}}\n\n{{WAKEUP}}\n\n{{SERVICES}}\n\n{{FLEET}}\n\n{{DBCOST}}"
-        "\n\n{{COMPARE}}"
+        "\n\n{{FORMATS}}\n\n{{COMPARE}}"
         "\n\n{{RUNS}}\n\n{{NOTES}}\n";
   std::string notes;
   for (const auto& n : r_.notes) notes += "- " + n + "\n";
@@ -386,6 +386,7 @@ std::string Report::Render() const {
   doc = Replace(doc, "{{SERVICES}}", ServicesTable());
   doc = Replace(doc, "{{FLEET}}", FleetTable());
   doc = Replace(doc, "{{DBCOST}}", DbCostTable());
+  doc = Replace(doc, "{{FORMATS}}", FormatsTable());
   doc = Replace(doc, "{{COMPARE}}", CompareTable());
   doc = Replace(doc, "{{RUNS}}", RunsTable());
   doc = Replace(doc, "{{NOTES}}", notes);
@@ -400,13 +401,15 @@ void Report::WriteFiles() const {
   const std::string doc = Render();
   WriteFile(o_.out_dir + "/BENCHMARKS.md", doc);
   if (o_.doc_path.empty()) return;
-  // A comparison of two builds, and a run of the fleet or dbcost stage alone, write
-  // their own part of the doc: the full run's figures stay (the whole report
-  // of this run is in out_dir).
+  // A comparison of two builds, and a run of the fleet, dbcost or formats
+  // stage alone, write their own part of the doc: the full run's figures
+  // stay (the whole report of this run is in out_dir).
   // The dbcost stage alone writes its part, with or without a comparison
   // (its table has both builds' rows).
   if (o_.stages == std::vector<std::string>{"dbcost"})
     (void)WritePart(doc, "dbcost");
+  else if (o_.stages == std::vector<std::string>{"formats"})
+    (void)WritePart(doc, "formats");
   else if (!o_.compare_relay_bin.empty())
     (void)WritePart(doc, "compare");
   else if (o_.stages == std::vector<std::string>{"fleet"})

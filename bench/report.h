@@ -74,6 +74,11 @@ class Report {
   std::string FleetTable() const;
   // bench/report_dbcost.cc
   std::string DbCostTable() const;
+  // bench/report_formats.cc
+  std::vector<const Drain*> FormatDrains(const std::string& format) const;
+  double FormatRate(const std::string& format) const;  // median; 0 if not run
+  void FormatsTargets(std::vector<Target>* t) const;
+  std::string FormatsTable() const;
   // The kill rows of FleetTable; `row(what, get)` writes one.
   template <typename Row>
   void FleetKillRows(Row& row) const;
@@ -92,8 +97,8 @@ class Report {
   void AddLatencyComparisons(std::vector<CompareRow>* rows) const;
   void AddDrainComparisons(std::vector<CompareRow>* rows) const;
   // docs/BENCHMARKS.md with only its part `name` replaced (a comparison run
-  // and a fleet-only run leave the full run's figures alone); false if it
-  // has no such part.
+  // and a fleet, dbcost or formats run alone leave the full run's figures
+  // alone); false if it has no such part.
   bool WritePart(const std::string& rendered, const std::string& name) const;
   std::string DrainTable() const;
   std::string SweepTable() const;

@@ -9,7 +9,8 @@ namespace bench {
 // results.json's records: every field of the structs (stages.h).
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(Drain, stage, workload, mode, table_state, relays, batch, rep,
                                    events, seconds, rate, relay_cpu_s, db_cpu_s, broker_cpu_s,
-                                   relay_peak_rss_mib, fsyncs, questions, purge_wait_s)
+                                   relay_peak_rss_mib, fsyncs, questions, purge_wait_s,
+                                   registry_requests)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(LatencyRun, rep, written, measured, offered_rate,
                                    writer_max_lag_ms, p50_ms, p99_ms, max_ms, create_p50_ms,
                                    create_p99_ms, create_max_ms, commit_create_p50_ms,

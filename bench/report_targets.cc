@@ -19,6 +19,7 @@ std::vector<Report::Target> Report::Targets() const {
   WakeupTargets(&t);
   ServicesTargets(&t);
   FleetTargets(&t);
+  FormatsTargets(&t);
   return t;
 }
 

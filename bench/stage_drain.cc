@@ -43,6 +43,7 @@ void Bench::ResetFor(const DrainSpec& spec, Drain* d) {
 
 double Bench::WaitPublished(const DrainSpec& spec, Running& relays, double t0) {
   double next_rss = t0;
+  double next_dead_check = t0 + 1;
   const double timeout = 900;
   for (;;) {
     double pub = Published(relays);
@@ -57,6 +58,14 @@ double Bench::WaitPublished(const DrainSpec& spec, Running& relays, double t0) {
     }
     for (auto& p : relays.procs)
       if (!p.running()) throw std::runtime_error("a relay exited during a drain");
+    // A value that cannot be encoded makes its row DEAD: the drain would
+    // never end.
+    if (!spec.value_format.empty() && now >= next_dead_check) {
+      if (SumOverRelays(relays, "outbox_events_dead_total") > 0)
+        throw std::runtime_error("rows went DEAD in a drain with value_format " +
+                                 spec.value_format + "; see " + relays.logs.front());
+      next_dead_check = now + 1;
+    }
     if (now - t0 > timeout) throw std::runtime_error("drain did not finish in 900 s");
     SleepSeconds(0.02);
   }
@@ -91,6 +100,8 @@ Drain Bench::RunDrain(const DrainSpec& spec) {
     rs.batch = spec.batch;
     rs.wakeup = spec.wakeup;
     rs.relay_bin = spec.relay_bin;
+    rs.value_format = spec.value_format;
+    rs.registry_url = spec.registry_url;
     relays = StartRelays(rs, spec.relays, spec.stage + "-" + spec.mode);
     SleepSeconds(0.3);
   }

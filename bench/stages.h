@@ -44,8 +44,12 @@ struct Options {
   std::vector<std::string> kafka_properties;
   int runs = 3;        // repetitions of the headline drains (medians reported)
   int sweep_runs = 1;  // repetitions of each batch-size sweep point
-  std::vector<std::string> stages = {"drain",  "sweep",    "latency", "idle",  "scale",
-                                     "wakeup", "services", "fleet",   "dbcost"};
+  std::vector<std::string> stages = {"drain",  "sweep",    "latency", "idle",   "scale",
+                                     "wakeup", "services", "fleet",   "dbcost", "formats"};
+  // The source tree, for the formats stage: its Schema Registry
+  // (tests/support/test_registry.py, run by Debian's /usr/bin/python3) and
+  // the schemas it registers (bench/schemas/).
+  std::string source_dir;
   // Drain stage configurations, MODE:RELAYS[:WORKLOAD] with WORKLOAD main or
   // cost; the default is the full set.
   std::vector<std::string> drain_set = {"db:0",
@@ -101,14 +105,16 @@ struct Sizes {
   std::vector<double> dbcost_seconds = {30, 15, 10};
   // After the load, until the last events' settles are counted.
   double dbcost_tail_seconds = 2;
+  // formats stage: the OrderPaid backlog drained with each value format.
+  int64_t formats_aggregates = 50000;  // x4 = 200,000 events
 };
 
 struct Drain {
-  // drain | sweep | scale | backlog | wakeup; with --compare-relay the other
-  // build's runs are "drain-old" and "wakeup-old"
+  // drain | sweep | scale | backlog | wakeup | formats; with --compare-relay
+  // the other build's runs are "drain-old" and "wakeup-old"
   std::string stage;
   std::string workload;               // e.g. "50000x4"
-  std::string mode;                   // db | none | per_aggregate
+  std::string mode;                   // db | none | per_aggregate; formats: the value format
   std::string table_state = "empty";  // empty | "2000000 SENT"
   int relays = 0;                     // 0 for the in-server procedure
   int batch = 0;
@@ -123,6 +129,8 @@ struct Drain {
   double fsyncs = 0;              // Innodb_data_fsyncs delta
   double questions = 0;           // Questions delta
   double purge_wait_s = 0;
+  // formats: the registry's API requests during the drain (-1: not counted)
+  int64_t registry_requests = -1;
 };
 
 struct RssPoint {

@@ -2,6 +2,8 @@
 
 #include <cstdlib>
 
+#include "common/mysql_options.h"
+
 namespace outbox::tools {
 
 void AddMysqlOptions(CLI::App* app, MysqlArgs* args, const std::string& password_env,
@@ -22,10 +24,7 @@ void PasswordFromEnv(MysqlArgs* args, const char* password_env) {
 
 sql::ConnectOptionsMap ConnectOptions(const MysqlArgs& args) {
   sql::ConnectOptionsMap opts;
-  opts["hostName"] = sql::SQLString(args.host);
-  opts["port"] = args.port;
-  opts["userName"] = sql::SQLString(args.user);
-  opts["password"] = sql::SQLString(args.password);
+  SetLoginOptions(args, &opts);
   opts["OPT_CONNECT_TIMEOUT"] = 10;
   return opts;
 }

@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "common/log.h"
+#include "common/mysql_options.h"
 #include "counter_handler.h"
 #include "inbox/inbox_consumer.h"
 #include "mock_cluster.h"
@@ -127,10 +128,7 @@ outbox::inbox::ConsumerConfig BenchConfig() {
 // admin connection on it.
 std::unique_ptr<sql::Connection> CreateDatabase(const outbox::inbox::DbConfig& db) {
   sql::ConnectOptionsMap o;
-  o["hostName"] = sql::SQLString(db.host);
-  o["port"] = db.port;
-  o["userName"] = sql::SQLString(db.user);
-  o["password"] = sql::SQLString(db.password);
+  outbox::SetLoginOptions(db, &o);
   o["OPT_SSL_MODE"] = sql::SSL_MODE_DISABLED;
   std::unique_ptr<sql::Connection> admin(sql::mysql::get_mysql_driver_instance()->connect(o));
   Exec(admin.get(), "DROP DATABASE IF EXISTS inbox_bench");

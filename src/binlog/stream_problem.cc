@@ -1,33 +1,20 @@
 #include "binlog/binlog_stream.h"
+#include "common/enum_names.h"
 
 namespace outbox {
 namespace binlog {
 
-const char* ToString(StreamProblem p) {
-  switch (p) {
-    case StreamProblem::kNone:
-      return "none";
-    case StreamProblem::kStarting:
-      return "starting";
-    case StreamProblem::kConnect:
-      return "connect";
-    case StreamProblem::kLogBinOff:
-      return "log_bin_off";
-    case StreamProblem::kGrant:
-      return "grant";
-    case StreamProblem::kPurged:
-      return "purged";
-    case StreamProblem::kDuplicateId:
-      return "duplicate_server_id";
-    case StreamProblem::kStalled:
-      return "stalled";
-    case StreamProblem::kLost:
-      return "lost";
-    case StreamProblem::kStopped:
-      return "stopped";
-  }
-  return "?";
-}
+namespace {
+
+// In StreamProblem's order (binlog_stream.h): a new value's name goes at the end.
+constexpr const char* const kStreamProblemNames[] = {
+    "none",    "starting", "connect", "log_bin_off", "grant", "purged", "duplicate_server_id",
+    "stalled", "lost",     "stopped"};
+static_assert(NamesEveryValue(kStreamProblemNames, StreamProblem::kStopped));
+
+}  // namespace
+
+const char* ToString(StreamProblem p) { return NameOf(kStreamProblemNames, p, "?"); }
 
 }  // namespace binlog
 }  // namespace outbox

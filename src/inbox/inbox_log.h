@@ -10,6 +10,7 @@
 
 #include <utility>
 
+#include "common/enum_names.h"
 #include "common/log.h"
 #include "outbox/inbox/log.h"
 
@@ -28,19 +29,10 @@ inline outbox::LogSink HostLogSink(const LogCallback& log) {
 }
 
 // ConsumerOptions::log_level as the logging unit names it.
-inline const char* LevelName(LogLevel level) {
-  switch (level) {
-    case LogLevel::kDebug:
-      return "debug";
-    case LogLevel::kInfo:
-      return "info";
-    case LogLevel::kWarn:
-      return "warn";
-    case LogLevel::kError:
-      return "error";
-  }
-  return "info";
-}
+inline constexpr const char* const kLevelNames[] = {"debug", "info", "warn", "error"};
+static_assert(NamesEveryValue(kLevelNames, LogLevel::kError));
+
+inline const char* LevelName(LogLevel level) { return NameOf(kLevelNames, level, "info"); }
 
 }  // namespace outbox::inbox
 

@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "common/mysql_error.h"
+#include "common/mysql_options.h"
 #include "inbox/event.h"  // SetTraceContext
 #include "inbox/version_check.h"
 
@@ -21,22 +22,11 @@ std::string DescribeSqlError(const sql::SQLException& e) {
          "): " + e.what();
 }
 
-// Repeats src/outbox/mysql_connection.cc's connection options on purpose:
-// the library does not depend on the relay's database layer (docs/DESIGN.md,
-// "Layers"), and only the two may include Connector/C++.
+// The store's session options as the relay's store sets them
+// (common/mysql_options.h), and the TLS settings in the library's own words.
 sql::ConnectOptionsMap ConnectOptions(const DbConfig& db_) {
   sql::ConnectOptionsMap o;
-  o["hostName"] = sql::SQLString(db_.host);
-  o["port"] = db_.port;
-  o["userName"] = sql::SQLString(db_.user);
-  o["password"] = sql::SQLString(db_.password);
-  o["schema"] = sql::SQLString(db_.database);
-  o["OPT_CONNECT_TIMEOUT"] = std::max(1, db_.connect_timeout_ms / 1000);
-  o["OPT_READ_TIMEOUT"] = std::max(1, db_.read_timeout_ms / 1000);
-  o["OPT_WRITE_TIMEOUT"] = std::max(1, db_.read_timeout_ms / 1000);
-  // Never reconnect silently: a reconnect in the middle of the transaction
-  // would run the rest of it in autocommit mode.
-  o["OPT_RECONNECT"] = false;
+  SetStoreSessionOptions(db_, &o);
   const std::string& m = db_.tls_mode;
   o["OPT_SSL_MODE"] = m == "disabled"          ? sql::SSL_MODE_DISABLED
                       : m == "required"        ? sql::SSL_MODE_REQUIRED

@@ -6,6 +6,7 @@
 
 #include <stdexcept>
 
+#include "common/enum_names.h"
 #include "inbox/inbox_store.h"
 #include "inbox/value_reader.h"
 
@@ -103,29 +104,16 @@ void TestEvent::Rebuild() {
   e.headers.insert(e.headers.end(), extra_headers_.begin(), extra_headers_.end());
 }
 
-const char* OutcomeName(Outcome outcome) {
-  switch (outcome) {
-    case Outcome::kApplied:
-      return "applied";
-    case Outcome::kDuplicate:
-      return "duplicate";
-    case Outcome::kStale:
-      return "stale";
-    case Outcome::kParked:
-      return "parked";
-    case Outcome::kRetriable:
-      return "retriable";
-    case Outcome::kPoison:
-      return "poison";
-    case Outcome::kDeadLetter:
-      return "dead_letter";
-    case Outcome::kUnavailable:
-      return "unavailable";
-    case Outcome::kLostTransaction:
-      return "lost_transaction";
-  }
-  return "?";
-}
+namespace {
+
+constexpr const char* const kOutcomeNames[] = {"applied",     "duplicate",   "stale",
+                                               "parked",      "retriable",   "poison",
+                                               "dead_letter", "unavailable", "lost_transaction"};
+static_assert(NamesEveryValue(kOutcomeNames, Outcome::kLostTransaction));
+
+}  // namespace
+
+const char* OutcomeName(Outcome outcome) { return NameOf(kOutcomeNames, outcome, "?"); }
 
 InboxRunner::InboxRunner(DbConfig mysql, std::string consumer, Handler& handler, VersionCheck check)
     : store_(std::make_unique<InboxStore>(std::move(mysql), std::move(consumer), check, handler)) {}

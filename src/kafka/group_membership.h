@@ -4,6 +4,7 @@
 #include <set>
 #include <string>
 
+#include "common/enum_names.h"
 #include "common/status.h"
 
 namespace outbox {
@@ -19,6 +20,7 @@ struct GroupAssignment {
     kSuspended,  // no answer from the group's coordinator for too long: serve nothing
     kResumed,    // the coordinator answers again and the shards are still this relay's
     kResized,    // the topic's partition count changed (the services' shards move)
+    // A new value goes here, with its name in kAssignmentKindNames.
   };
   Kind kind = Kind::kAssigned;
   std::set<int> shards;   // every shard to serve after the change (none while suspended)
@@ -26,23 +28,13 @@ struct GroupAssignment {
   int partitions = 0;     // the topic's partition count; 0 while not known
 };
 
-// "assigned", "revoked", "lost", "suspended", "resumed", "resized".
+// The names ToString gives, in Kind's order.
+inline constexpr const char* const kAssignmentKindNames[] = {"assigned",  "revoked", "lost",
+                                                             "suspended", "resumed", "resized"};
+static_assert(NamesEveryValue(kAssignmentKindNames, GroupAssignment::Kind::kResized));
+
 inline const char* ToString(GroupAssignment::Kind kind) {
-  switch (kind) {
-    case GroupAssignment::Kind::kAssigned:
-      return "assigned";
-    case GroupAssignment::Kind::kRevoked:
-      return "revoked";
-    case GroupAssignment::Kind::kLost:
-      return "lost";
-    case GroupAssignment::Kind::kSuspended:
-      return "suspended";
-    case GroupAssignment::Kind::kResumed:
-      return "resumed";
-    case GroupAssignment::Kind::kResized:
-      return "resized";
-  }
-  return "?";
+  return NameOf(kAssignmentKindNames, kind, "?");
 }
 
 // The seam to the fleet's group membership (Kafka's consumer group protocol

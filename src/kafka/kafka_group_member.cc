@@ -4,6 +4,7 @@
 
 #include "common/log.h"
 #include "common/text.h"
+#include "kafka/kafka_conf.h"
 
 namespace outbox {
 
@@ -94,20 +95,18 @@ std::map<std::string, std::string> KafkaGroupMember::Properties(const FleetConfi
 }
 
 rd_kafka_t* KafkaGroupMember::NewConsumer(std::string* error) {
-  rd_kafka_conf_t* conf = rd_kafka_conf_new();
-  char errstr[512];
-  for (const auto& [k, v] : Properties(fleet_, client_id_)) {
-    if (rd_kafka_conf_set(conf, k.c_str(), v.c_str(), errstr, sizeof(errstr)) != RD_KAFKA_CONF_OK) {
-      *error = "fleet: kafka property " + k + ": " + errstr;
-      rd_kafka_conf_destroy(conf);
-      return nullptr;
-    }
+  std::string refused;
+  rd_kafka_conf_t* conf = NewKafkaConf(Properties(fleet_, client_id_), &refused);
+  if (conf == nullptr) {
+    *error = "fleet: " + refused;
+    return nullptr;
   }
   rd_kafka_conf_set_rebalance_cb(conf, &KafkaGroupMember::OnRebalance);
   rd_kafka_conf_set_error_cb(conf, &KafkaGroupMember::OnError);
   rd_kafka_conf_set_stats_cb(conf, &KafkaGroupMember::OnStats);
   rd_kafka_conf_set_log_cb(conf, &LogLibrdkafka);
   rd_kafka_conf_set_opaque(conf, this);
+  char errstr[512];
   rd_kafka_t* rk = rd_kafka_new(RD_KAFKA_CONSUMER, conf, errstr, sizeof(errstr));
   if (rk == nullptr) {
     rd_kafka_conf_destroy(conf);  // rd_kafka_new takes it only on success
@@ -331,15 +330,11 @@ int KafkaGroupMember::RefreshPartitions(int timeout_ms) {
 }
 
 Status KafkaGroupMember::TopicPartitions(const FleetConfig& fleet, int* partitions) {
-  rd_kafka_conf_t* conf = rd_kafka_conf_new();
-  char errstr[512];
-  for (const auto& [k, v] : Properties(fleet, "outbox-relay-check")) {
-    if (rd_kafka_conf_set(conf, k.c_str(), v.c_str(), errstr, sizeof(errstr)) != RD_KAFKA_CONF_OK) {
-      rd_kafka_conf_destroy(conf);
-      return Status::Invalid("fleet.kafka property " + k + ": " + errstr);
-    }
-  }
+  std::string refused;
+  rd_kafka_conf_t* conf = NewKafkaConf(Properties(fleet, "outbox-relay-check"), &refused);
+  if (conf == nullptr) return Status::Invalid("fleet." + refused);
   rd_kafka_conf_set_log_cb(conf, &LogLibrdkafka);
+  char errstr[512];
   rd_kafka_t* rk = rd_kafka_new(RD_KAFKA_CONSUMER, conf, errstr, sizeof(errstr));
   if (rk == nullptr) {
     rd_kafka_conf_destroy(conf);

@@ -1,11 +1,20 @@
 #include "kafka/kafka_problem.h"
 
+#include "common/enum_names.h"
+
 namespace outbox {
 
 namespace {
+
 bool Contains(std::string_view text, std::string_view part) {
   return text.find(part) != std::string_view::npos;
 }
+
+// In KafkaCause's order (kafka_problem.h): a new value's label goes at the end.
+constexpr const char* const kCauseLabels[] = {
+    "", "broker_down", "authentication", "tls", "authorization", "unknown_topic", "broker_error"};
+static_assert(NamesEveryValue(kCauseLabels, KafkaCause::kOther));
+
 }  // namespace
 
 KafkaCause ClassifyKafkaProblem(rd_kafka_resp_err_t err, std::string_view text) {
@@ -43,25 +52,7 @@ KafkaCause ClassifyKafkaProblem(rd_kafka_resp_err_t err, std::string_view text) 
   }
 }
 
-std::string_view ToLabel(KafkaCause cause) {
-  switch (cause) {
-    case KafkaCause::kNone:
-      return "";
-    case KafkaCause::kBrokerDown:
-      return "broker_down";
-    case KafkaCause::kAuthentication:
-      return "authentication";
-    case KafkaCause::kTls:
-      return "tls";
-    case KafkaCause::kAuthorization:
-      return "authorization";
-    case KafkaCause::kUnknownTopic:
-      return "unknown_topic";
-    case KafkaCause::kOther:
-      break;
-  }
-  return "broker_error";
-}
+std::string_view ToLabel(KafkaCause cause) { return NameOf(kCauseLabels, cause, "broker_error"); }
 
 std::string_view KafkaHint(KafkaCause cause) {
   switch (cause) {

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "common/log.h"
+#include "kafka/kafka_conf.h"
 
 namespace outbox {
 
@@ -110,14 +111,11 @@ PublishOutcome ClassifyDelivery(rd_kafka_resp_err_t err, rd_kafka_msg_status_t s
 
 rd_kafka_t* KafkaPublisher::NewProducer(const std::map<std::string, std::string>& props,
                                         KafkaPublisher* self, std::string* error) {
-  rd_kafka_conf_t* conf = rd_kafka_conf_new();
-  char errstr[512];
-  for (const auto& [k, v] : props) {
-    if (rd_kafka_conf_set(conf, k.c_str(), v.c_str(), errstr, sizeof(errstr)) != RD_KAFKA_CONF_OK) {
-      *error = "kafka property " + k + ": " + Trimmed(errstr);
-      rd_kafka_conf_destroy(conf);
-      return nullptr;
-    }
+  std::string refused;
+  rd_kafka_conf_t* conf = NewKafkaConf(props, &refused);
+  if (conf == nullptr) {
+    *error = Trimmed(refused.c_str());
+    return nullptr;
   }
   rd_kafka_conf_set_dr_msg_cb(conf, &KafkaPublisher::OnDeliveryReport);
   rd_kafka_conf_set_error_cb(conf, &KafkaPublisher::OnError);
@@ -125,6 +123,7 @@ rd_kafka_t* KafkaPublisher::NewProducer(const std::map<std::string, std::string>
   rd_kafka_conf_set_opaque(conf, self);
   std::vector<std::string> logged;
   tls_creation_log = &logged;
+  char errstr[512];
   rd_kafka_t* rk = rd_kafka_new(RD_KAFKA_PRODUCER, conf, errstr, sizeof(errstr));
   tls_creation_log = nullptr;
   if (rk == nullptr) {

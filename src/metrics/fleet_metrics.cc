@@ -1,28 +1,21 @@
 #include "metrics/fleet_metrics.h"
 
+#include "metrics/families.h"
+
 namespace outbox {
 
 FleetMetrics::FleetMetrics(prometheus::Registry& registry) {
-  member_ = &prometheus::BuildGauge()
-                 .Name("outbox_fleet_member")
-                 .Help("1 while the relay is a member of its fleet's group")
-                 .Register(registry)
-                 .Add({});
-  shards_ = &prometheus::BuildGauge()
-                 .Name("outbox_fleet_shards_owned")
-                 .Help("Shards (partitions of fleet.topic) assigned to this relay")
-                 .Register(registry)
-                 .Add({});
-  rebalances_ = &prometheus::BuildCounter()
-                     .Name("outbox_fleet_rebalances_total")
-                     .Help("Assignment changes of this relay's shards, by kind")
-                     .Register(registry);
-  owned_family_ = &prometheus::BuildGauge()
-                       .Name("outbox_service_owned")
-                       .Help(
+  member_ = &AddGauge(registry, "outbox_fleet_member",
+                      "1 while the relay is a member of its fleet's group")
+                 ->Add({});
+  shards_ = &AddGauge(registry, "outbox_fleet_shards_owned",
+                      "Shards (partitions of fleet.topic) assigned to this relay")
+                 ->Add({});
+  rebalances_ = AddCounter(registry, "outbox_fleet_rebalances_total",
+                           "Assignment changes of this relay's shards, by kind");
+  owned_family_ = AddGauge(registry, "outbox_service_owned",
                            "1 on the relay that serves the service, 0 on the fleet's other "
-                           "members")
-                       .Register(registry);
+                           "members");
   MutexLock lock(&mu_);
   for (const char* kind : kKinds) rebalance_[kind] = &rebalances_->Add({{"kind", kind}});
 }

@@ -5,12 +5,9 @@
 #include <sstream>
 
 #include "common/build_info.h"
+#include "metrics/families.h"
 
 namespace outbox {
-
-using prometheus::BuildCounter;
-using prometheus::BuildGauge;
-using prometheus::BuildHistogram;
 
 namespace {
 template <typename E>
@@ -110,16 +107,6 @@ using GaugeFamilies = std::array<prometheus::Family<prometheus::Gauge>*, Service
 using CounterFamilies =
     std::array<prometheus::Family<prometheus::Counter>*, ServiceMetrics::kCounters>;
 
-prometheus::Family<prometheus::Gauge>* AddGauge(prometheus::Registry& r, const char* name,
-                                                const char* help) {
-  return &BuildGauge().Name(name).Help(help).Register(r);
-}
-
-prometheus::Family<prometheus::Counter>* AddCounter(prometheus::Registry& r, const char* name,
-                                                    const char* help) {
-  return &BuildCounter().Name(name).Help(help).Register(r);
-}
-
 // The families of ServiceStats::Gauge, one series per service each.
 void AddServiceGauges(prometheus::Registry& r, GaugeFamilies* gauges) {
   using G = ServiceStats::Gauge;
@@ -183,17 +170,14 @@ void AddServiceCounters(prometheus::Registry& r, CounterFamilies* counters) {
 
 Metrics::Metrics() : registry_(std::make_shared<prometheus::Registry>()) {
   auto& r = *registry_;
-  auto histogram = [&r](const char* name, const char* help) {
-    return &BuildHistogram().Name(name).Help(help).Register(r);
-  };
   AddServiceGauges(r, &gauges_);
   AddServiceCounters(r, &counters_);
   using H = ServiceStats::Histogram;
   histograms_[Index(H::kPublishLatency)] =
-      histogram("outbox_publish_latency_seconds",
-                "created_at to broker acknowledgement, on the database's clock");
+      AddHistogram(r, "outbox_publish_latency_seconds",
+                   "created_at to broker acknowledgement, on the database's clock");
   histograms_[Index(H::kPollDuration)] =
-      histogram("outbox_poll_duration_seconds", "One claim round");
+      AddHistogram(r, "outbox_poll_duration_seconds", "One claim round");
   published_ = AddCounter(r, "outbox_events_published_total",
                           "Events acknowledged by the broker and marked SENT");
   failures_ = AddCounter(r, "outbox_publish_failures_total", "Failed publish attempts");

@@ -1,5 +1,7 @@
 #include "metrics/schema_metrics.h"
 
+#include "metrics/families.h"
+
 namespace outbox {
 
 namespace {
@@ -28,24 +30,15 @@ void RemoveService(prometheus::Family<Series>* family,
 }  // namespace
 
 SchemaMetrics::SchemaMetrics(prometheus::Registry& registry) {
-  up_family_ = &prometheus::BuildGauge()
-                    .Name("outbox_schema_registry_up")
-                    .Help("1 while the service's schema registry answers (or was not asked yet)")
-                    .Register(registry);
-  lookups_family_ = &prometheus::BuildCounter()
-                         .Name("outbox_schema_registry_lookups_total")
-                         .Help("Requests to the schema registry, by result")
-                         .Register(registry);
-  hits_family_ = &prometheus::BuildCounter()
-                      .Name("outbox_schema_cache_hits_total")
-                      .Help("Schemas found in the relay's cache without a request")
-                      .Register(registry);
-  failures_family_ = &prometheus::BuildCounter()
-                          .Name("outbox_schema_conversion_failures_total")
-                          .Help(
-                              "Rows whose value could not be encoded by its schema (DEAD), "
-                              "by reason")
-                          .Register(registry);
+  up_family_ = AddGauge(registry, "outbox_schema_registry_up",
+                        "1 while the service's schema registry answers (or was not asked yet)");
+  lookups_family_ = AddCounter(registry, "outbox_schema_registry_lookups_total",
+                               "Requests to the schema registry, by result");
+  hits_family_ = AddCounter(registry, "outbox_schema_cache_hits_total",
+                            "Schemas found in the relay's cache without a request");
+  failures_family_ = AddCounter(registry, "outbox_schema_conversion_failures_total",
+                                "Rows whose value could not be encoded by its schema (DEAD), "
+                                "by reason");
 }
 
 prometheus::Counter& SchemaMetrics::CounterOf(prometheus::Family<prometheus::Counter>* family,

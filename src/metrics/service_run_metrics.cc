@@ -1,18 +1,15 @@
 #include "metrics/service_run_metrics.h"
 
+#include "metrics/families.h"
+
 namespace outbox {
 
 ServiceRunMetrics::ServiceRunMetrics(prometheus::Registry& registry) {
-  running_family_ = &prometheus::BuildGauge()
-                         .Name("outbox_service_running")
-                         .Help("1 while the service's claim loop runs on this relay")
-                         .Register(registry);
-  failures_family_ = &prometheus::BuildCounter()
-                          .Name("outbox_service_start_failures_total")
-                          .Help(
-                              "Causes that kept a service this relay should run from starting "
-                              "(counted once per cause; retried with backoff)")
-                          .Register(registry);
+  running_family_ = AddGauge(registry, "outbox_service_running",
+                             "1 while the service's claim loop runs on this relay");
+  failures_family_ = AddCounter(registry, "outbox_service_start_failures_total",
+                                "Causes that kept a service this relay should run from starting "
+                                "(counted once per cause; retried with backoff)");
 }
 
 void ServiceRunMetrics::SetRunning(const std::string& service, bool running) {

@@ -8,6 +8,7 @@
 #include <map>
 
 #include "common/mutex.h"
+#include "common/mysql_options.h"
 #include "outbox/mysql_store_factory.h"
 
 namespace outbox {
@@ -77,15 +78,7 @@ int SslMode(TlsMode mode) {
 
 sql::ConnectOptionsMap ConnectOptions(const MysqlConfig& config) {
   sql::ConnectOptionsMap opts;
-  opts["hostName"] = sql::SQLString(config.host);
-  opts["port"] = config.port;
-  opts["userName"] = sql::SQLString(config.user);
-  opts["password"] = sql::SQLString(config.password);
-  opts["schema"] = sql::SQLString(config.database);
-  opts["OPT_CONNECT_TIMEOUT"] = std::max(1, config.connect_timeout_ms / 1000);
-  opts["OPT_READ_TIMEOUT"] = std::max(1, config.read_timeout_ms / 1000);
-  opts["OPT_WRITE_TIMEOUT"] = std::max(1, config.read_timeout_ms / 1000);
-  opts["OPT_RECONNECT"] = false;  // reconnects are ours: a silent reconnect would lose the txn
+  SetStoreSessionOptions(config, &opts);  // reconnects are ours
   opts["CLIENT_MULTI_STATEMENTS"] = false;
   const TlsConfig& tls = config.tls;
   opts["OPT_SSL_MODE"] = SslMode(tls.mode);

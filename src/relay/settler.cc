@@ -92,24 +92,32 @@ Settler::Settler(const ServiceConfig& config, const Router* router, OutboxStoreP
   NoteGroupRows(0);
 }
 
-Status Settler::Settle(const PublishedBatch& done, std::optional<int64_t>* first_retry_ms) {
-  std::vector<SettleOp> ops = PlanSettle(done.batch.rows, done.outcomes, retry_);
-  SettleResult result;
-  if (notes_.before_write) notes_.before_write();
-  Status s = store_->Settle(done.batch.lease_token, ops, &result);
-  if (notes_.after_write) notes_.after_write(s.ok() ? result.commits : 0);
-  health_->NoteAndBeat(s, "settle", beat_, /*settle=*/true);
-  if (!s.ok()) return s;
-  if (first_retry_ms != nullptr) {
-    first_retry_ms->reset();
-    for (const SettleOp& op : ops) {
-      if (op.kind == SettleKind::kRetry)
-        *first_retry_ms = std::min(first_retry_ms->value_or(op.backoff_ms), op.backoff_ms);
-    }
+namespace {
+
+// The shortest retry backoff among the ops, if any is a retry: when a row of
+// the batch comes due again without any commit.
+std::optional<int64_t> FirstRetryMs(const std::vector<SettleOp>& ops) {
+  std::optional<int64_t> first;
+  for (const SettleOp& op : ops) {
+    if (op.kind == SettleKind::kRetry)
+      first = std::min(first.value_or(op.backoff_ms), op.backoff_ms);
   }
-  Account(done, ops, result);
-  LogBatch(done, ops, result);
-  NoteFreed(ops, result);
+  return first;
+}
+
+}  // namespace
+
+Status Settler::Settle(const PublishedBatch& done, std::optional<int64_t>* first_retry_ms) {
+  const std::vector<SettleOp> ops = PlanSettle(done.batch.rows, done.outcomes, retry_);
+  SettleResult result;
+  const Status s = Write([&](int* commits) {
+    Status written = store_->Settle(done.batch.lease_token, ops, &result);
+    *commits = result.commits;
+    return written;
+  });
+  if (!s.ok()) return s;
+  if (first_retry_ms != nullptr) *first_retry_ms = FirstRetryMs(ops);
+  Settled(done, ops, result);
   return Status::Ok();
 }
 
@@ -129,21 +137,36 @@ Status Settler::SettleSent(const std::vector<PublishedBatch>& group) {
   std::vector<SettleResult> results;
   // One statement (or one transaction) for the whole group: one commit when
   // it changed rows.
-  if (notes_.before_write) notes_.before_write();
-  Status s = store_->SettleSent(sent, &results);
-  const bool changed = std::any_of(results.begin(), results.end(),
-                                   [](const SettleResult& r) { return r.applied > 0; });
-  if (notes_.after_write) notes_.after_write(s.ok() && changed ? 1 : 0);
-  health_->NoteAndBeat(s, "settle", beat_, /*settle=*/true);
+  const Status s = Write([&](int* commits) {
+    Status written = store_->SettleSent(sent, &results);
+    const bool changed = std::any_of(results.begin(), results.end(),
+                                     [](const SettleResult& r) { return r.applied > 0; });
+    *commits = changed ? 1 : 0;
+    return written;
+  });
   if (!s.ok()) return s;
   for (size_t i = 0; i < group.size(); ++i) {
     // Acknowledged rows only: every op is SENT, and the retry policy's RNG
     // is not drawn.
-    const std::vector<SettleOp> ops = PlanSettle(group[i].batch.rows, group[i].outcomes, retry_);
-    Account(group[i], ops, results[i]);
-    LogBatch(group[i], ops, results[i]);
+    Settled(group[i], PlanSettle(group[i].batch.rows, group[i].outcomes, retry_), results[i]);
   }
   return Status::Ok();
+}
+
+Status Settler::Write(const std::function<Status(int* commits)>& statements) {
+  if (notes_.before_write) notes_.before_write();
+  int commits = 0;
+  const Status s = statements(&commits);
+  if (notes_.after_write) notes_.after_write(s.ok() ? commits : 0);
+  health_->NoteAndBeat(s, "settle", beat_, /*settle=*/true);
+  return s;
+}
+
+void Settler::Settled(const PublishedBatch& done, const std::vector<SettleOp>& ops,
+                      const SettleResult& result) {
+  Account(done, ops, result);
+  LogBatch(done, ops, result);
+  NoteFreed(ops, result);
 }
 
 void Settler::NoteGroupRows(size_t rows) {

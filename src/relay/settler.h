@@ -62,9 +62,10 @@ struct SettleNotes {
   std::function<void()> freed;
 };
 
-// Writes a published batch's outcome to the table, fenced by its lease, then
-// does the accounting: metrics, log lines, and telling the claim planner
-// which rows are done. Not thread-safe: one thread settles (the relay's
+// Writes a published batch's outcome to the table, fenced by its lease
+// (Write), then, from what the write did, the accounting: metrics, log lines,
+// telling the claim planner which rows are done and waking the claim loop
+// (Settled). Not thread-safe: one thread settles (the relay's
 // settle loop); it owns its own store connection.
 class Settler {
  public:
@@ -93,6 +94,14 @@ class Settler {
   void set_heartbeat(HeartbeatPtr beat) { beat_ = std::move(beat); }
 
  private:
+  // The settle's statements (`statements` runs them and says how many commits
+  // changed rows): between SettleNotes' before_write and after_write, then
+  // the health note and heartbeat. What the statements return.
+  Status Write(const std::function<Status(int* commits)>& statements);
+  // All that follows a write that applied, from its result: Account, LogBatch
+  // and NoteFreed.
+  void Settled(const PublishedBatch& done, const std::vector<SettleOp>& ops,
+               const SettleResult& result);
   void Account(const PublishedBatch& done, const std::vector<SettleOp>& ops,
                const SettleResult& result);
   // The metrics and the DEAD log line of row `i`, a transition that was ours.

@@ -2,6 +2,7 @@
 
 #include <avro.h>
 
+#include <algorithm>
 #include <nlohmann/json.hpp>
 
 #include "schema/avro_nodes.h"
@@ -41,6 +42,18 @@ class ScopedValue {
   bool ok_;
 };
 
+// Writes `value`'s binary encoding into *out, as long as *out is, and cuts
+// *out to what was written; false when it does not fit (or avro-c fails).
+bool WriteValue(avro_value_t* value, std::string* out) {
+  avro_writer_t writer = avro_writer_memory(out->data(), static_cast<int64_t>(out->size()));
+  const int rc = avro_value_write(writer, value);
+  const int64_t written = avro_writer_tell(writer);
+  avro_writer_free(writer);
+  if (rc != 0) return false;
+  out->resize(static_cast<size_t>(written));
+  return true;
+}
+
 bool Failed(ConversionError* e, ConversionFailure reason, std::string message) {
   e->reason = reason;
   e->field.clear();
@@ -72,21 +85,24 @@ Status AvroSchema::Parse(std::string_view schema_json, AvroSchemaPtr* out) {
 }
 
 bool AvroSchema::Encode(std::string_view payload, std::string* out, ConversionError* error) const {
-  const nlohmann::json v = nlohmann::json::parse(payload, nullptr, false);
-  if (v.is_discarded())
+  PayloadJson v;
+  if (!v.Parse(payload))
     return Failed(error, ConversionFailure::kInvalidJson, "the payload is not valid JSON");
   ScopedValue value(impl_->iface);
   if (!value.ok())
     return Failed(error, ConversionFailure::kBadValue, std::string("avro-c: ") + avro_strerror());
-  if (!JsonToAvro(impl_->nodes).Fill(impl_->nodes.root, v, value.get(), "", error)) return false;
+  if (!JsonToAvro(impl_->nodes).Fill(impl_->nodes.root, v.root(), value.get(), JsonPath(), error))
+    return false;
+  // The binary encoding is nearly always shorter than the JSON it comes
+  // from: written into a buffer of the payload's size at once, and measured
+  // first (a second walk of the value) only when it does not fit.
+  out->resize(std::max<size_t>(payload.size(), 64));
+  if (WriteValue(value.get(), out)) return true;
   size_t size = 0;
   if (avro_value_sizeof(value.get(), &size) != 0)
     return Failed(error, ConversionFailure::kBadValue, std::string("avro-c: ") + avro_strerror());
   out->assign(size, '\0');
-  avro_writer_t writer = avro_writer_memory(out->data(), static_cast<int64_t>(size));
-  const int rc = avro_value_write(writer, value.get());
-  avro_writer_free(writer);
-  if (rc != 0)
+  if (!WriteValue(value.get(), out))
     return Failed(error, ConversionFailure::kBadValue, std::string("avro-c: ") + avro_strerror());
   return true;
 }

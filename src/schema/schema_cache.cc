@@ -1,5 +1,7 @@
 #include "schema/schema_cache.h"
 
+#include "common/enum_names.h"
+
 namespace outbox {
 
 namespace {
@@ -136,19 +138,18 @@ Status SchemaCache::Record(const Key& key, Status result, ResolvedSchemaPtr reso
   return Status::Ok();
 }
 
+namespace {
+
+// The `result` label of a registry lookup, by StatusCode (an unclassified
+// error counts as invalid).
+constexpr const char* const kLookupResults[] = {"ok",     "invalid",   "unavailable",
+                                                "denied", "not_found", "invalid"};
+static_assert(NamesEveryValue(kLookupResults, StatusCode::kInvalid));
+
+}  // namespace
+
 const char* LookupResultLabel(const Status& result) {
-  switch (result.code()) {
-    case StatusCode::kOk:
-      return "ok";
-    case StatusCode::kUnavailable:
-      return "unavailable";
-    case StatusCode::kPermission:
-      return "denied";
-    case StatusCode::kSchema:
-      return "not_found";
-    default:
-      return "invalid";
-  }
+  return NameOf(kLookupResults, result.code(), "invalid");
 }
 
 }  // namespace outbox

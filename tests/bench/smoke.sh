@@ -43,7 +43,8 @@ expect_rows "database limit" "ordering none, 1 relay" "per_aggregate, 3 relays" 
   "wakeup binlog: replication connections" \
   "fleet vs every relay serving all: connections" \
   "fleet vs every relay serving all: idle statements/s" \
-  "kill -9 of a member -> its services publish again"
+  "kill -9 of a member -> its services publish again" \
+  "drain, value_format json_schema vs bytes" "drain, value_format avro vs bytes"
 if [[ -x "$build/outbox-load" ]]; then
   grep -q "latency insert -> broker, p50" "$out/table.md" || { echo "no latency row"; fail=1; }
   grep -E "latency insert -> broker, p50.*\| n/a \|" "$out/table.md" && { echo "latency not measured"; fail=1; }
