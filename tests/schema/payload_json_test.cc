@@ -8,8 +8,8 @@
 using namespace outbox;
 
 TEST_CASE(
-    "a payload reads as nlohmann::json::parse reads it: values, numbers, key order, a key "
-    "given twice",
+    "a payload reads as nlohmann::json::parse reads it: values and numbers and key order and "
+    "a key given twice",
     "[schema]") {
   const std::vector<std::string> texts = {
       "null",
@@ -50,7 +50,7 @@ TEST_CASE("a payload that nlohmann::json does not accept is not read", "[schema]
   }
 }
 
-TEST_CASE("a payload's values are read by type, and its members found by key", "[schema]") {
+TEST_CASE("a payload's values are read by type and its members found by key", "[schema]") {
   PayloadJson doc;
   REQUIRE(doc.Parse(R"({"u": 3, "i": -3, "f": 2.5, "s": "text", "a": [1, "x"], "k": 1, "k": 9})"));
   const PayloadValue root = doc.root();
