@@ -2,7 +2,8 @@
 // runnable example (docs/CONSUMERS.md): the inbox library (outbox/inbox/)
 // with the counter handler (counter_handler.h). Reads the relay's events
 // from Kafka and applies each exactly once to t_aggregate_effect,
-// deduplicating with t_inbox in the same transaction.
+// deduplicating with t_inbox in the same transaction; prints each event's
+// schema id and its value, decoded to JSON or as bytes (value_printer.h).
 //
 //   outbox-inbox-consumer --config FILE
 //   outbox-inbox-consumer dlq-replay --config FILE --from TOPIC [--reason R]
@@ -28,6 +29,7 @@
 #include "inbox/consumer_config.h"
 #include "inbox/consumer_group.h"
 #include "inbox/dlq_replay.h"
+#include "value_printer.h"
 
 namespace {
 
@@ -174,7 +176,8 @@ int main(int argc, char** argv) {
   sigaction(SIGINT, &sa, nullptr);
 
   // The library serves the metrics on http.listen.
-  example::CounterHandler handler;
+  example::CounterHandler counter;
+  example::ValuePrinter handler(counter);
   outbox::inbox::ConsumerGroup consumer(config, handler, {}, seams);
   return consumer.Run(g_stop);
 }

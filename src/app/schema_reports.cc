@@ -1,20 +1,11 @@
 #include "app/schema_reports.h"
 
-#include "common/enum_names.h"
 #include "common/log.h"
 #include "schema/registry_http.h"
 
 namespace outbox {
 
 namespace {
-
-// The `result` label of a registry lookup, by StatusCode (an unclassified
-// error counts as invalid).
-constexpr const char* const kLookupResults[] = {"ok",     "invalid",   "unavailable",
-                                                "denied", "not_found", "invalid"};
-static_assert(NamesEveryValue(kLookupResults, StatusCode::kInvalid));
-
-std::string LookupResult(const Status& s) { return NameOf(kLookupResults, s.code(), "invalid"); }
 
 // A registry that cannot be reached because its client could not be made:
 // every read answers why, and the rows wait.
@@ -56,7 +47,7 @@ SchemaReports::SchemaReports(SchemaMetrics* metrics, std::string service)
 SchemaReports::~SchemaReports() { metrics_->Remove(service_); }
 
 void SchemaReports::OnLookup(SchemaLookup, const Status& result) {
-  metrics_->AddLookup(service_, LookupResult(result));
+  metrics_->AddLookup(service_, LookupResultLabel(result));
 }
 
 void SchemaReports::OnCacheHit(SchemaLookup) { metrics_->AddCacheHit(service_); }

@@ -237,6 +237,53 @@ class Parser {
     if (root["concurrency"]) c->concurrency = Int(root["concurrency"], "concurrency", 1, 64);
   }
 
+  void Values(const YAML::Node& v, ConsumerConfig* c) const {
+    Map(v, "values", {"decode"});
+    if (v["decode"])
+      c->decode = OneOf(v["decode"], "values.decode", {"raw", "json"}) == "json"
+                      ? ValueDecode::kJson
+                      : ValueDecode::kRaw;
+  }
+
+  // The keys and words of the relay's kafka.schema_registry (docs/CONFIG.md).
+  void Registry(const YAML::Node& n, RegistryConfig* r, std::vector<std::string>* warnings) const {
+    const std::string path = "schema_registry";
+    Map(n, path,
+        {"url", "username", "username_env", "password_env", "password_file", "tls", "timeout_ms",
+         "latest_refresh_ms"});
+    r->url = Required(n, "url", path + ".url");
+    if (n["username"] && n["username_env"])
+      Fail(n["username_env"].Mark(), path + ".username_env",
+           "give either username or username_env, not both");
+    if (n["username"]) r->username = NonEmpty(n["username"], path + ".username");
+    if (const YAML::Node u = n["username_env"]) {
+      const std::string var = NonEmpty(u, path + ".username_env");
+      const auto value = options_.env(var);
+      if (!value)
+        Fail(u.Mark(), path + ".username_env", "environment variable " + var + " is not set");
+      r->username = *value;
+    }
+    try {
+      outbox::Password p = outbox::ReadPassword(n, path, options_, "SR_PASSWORD", warnings);
+      r->password = std::move(p.value);
+      r->password_source = std::move(p.source);
+    } catch (const outbox::ConfigProblem& p) {
+      Fail(p.mark, p.path, p.what);
+    }
+    if (const YAML::Node t = n["tls"]; t && !t.IsNull()) {
+      Map(t, path + ".tls", {"ca"});
+      r->ca = Required(t, "ca", path + ".tls.ca");
+    }
+    if (n["timeout_ms"]) r->timeout_ms = Int(n["timeout_ms"], path + ".timeout_ms", 100, 120000);
+    if (n["latest_refresh_ms"])
+      r->latest_refresh_ms =
+          Int(n["latest_refresh_ms"], path + ".latest_refresh_ms", 1000, 86400000);
+    if (auto p = rules::Registry(*r)) {
+      const YAML::Node at = n[p->path.substr(path.size() + 1)];
+      Fail(at ? at.Mark() : n.Mark(), p->path, p->what);
+    }
+  }
+
   void Http(const YAML::Node& h, ConsumerConfig* c) const {
     Map(h, "http", {"listen"});
     c->http_listen = Required(h, "listen", "http.listen", "is required when http is set");
@@ -277,7 +324,8 @@ class Parser {
     if (!root || root.IsNull()) Fail(YAML::Mark(), "", "the file is empty");
     Map(root, "",
         {"consumer", "kafka", "max_attempts", "version_check", "max_gap_age_s",
-         "inbox_retention_days", "concurrency", "mysql", "http", "log"});
+         "inbox_retention_days", "concurrency", "mysql", "http", "log", "values",
+         "schema_registry"});
     c.consumer = Required(root, "consumer", "consumer", "is required (the t_inbox.consumer value)");
     if (c.consumer.size() > 64)  // t_inbox.consumer is varchar(64)
       Fail(root["consumer"].Mark(), "consumer", "must be at most 64 characters");
@@ -286,6 +334,9 @@ class Parser {
     Policies(root, &c);
     Mysql(root["mysql"], &c.mysql, &out.warnings);
     if (const YAML::Node h = root["http"]; h && !h.IsNull()) Http(h, &c);
+    if (const YAML::Node v = root["values"]; v && !v.IsNull()) Values(v, &c);
+    if (const YAML::Node r = root["schema_registry"]; r && !r.IsNull())
+      Registry(r, &c.schema_registry, &out.warnings);
     if (const YAML::Node l = root["log"]; l && !l.IsNull()) Log(l, &out);
     // Every rule Validate applies holds here too (each was checked above,
     // at its key; this catches one added to rules:: alone).

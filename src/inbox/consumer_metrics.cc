@@ -17,21 +17,22 @@ ConsumerMetrics::ConsumerMetrics(const std::string& consumer)
     : consumer_(consumer), registry_(std::make_shared<prometheus::Registry>()) {
   auto& r = *registry_;
   const prometheus::Labels l = {{"consumer", consumer_}};
-  messages_family_ = &BuildCounter()
-                          .Name("outbox_consumer_messages_total")
-                          .Help("Messages finished, by outcome")
-                          .Register(r);
-  lag_family_ = &BuildGauge()
-                     .Name("outbox_consumer_lag")
-                     .Help("Messages not yet read, per assigned partition")
-                     .Register(r);
-  auto counter = [&](const char* name, const char* help) {
-    return &BuildCounter().Name(name).Help(help).Register(r).Add(l);
+  auto counters = [&](const char* name, const char* help) {
+    return &BuildCounter().Name(name).Help(help).Register(r);
   };
-  auto gauge = [&](const char* name, const char* help, prometheus::Labels more = {}) {
-    more.insert(l.begin(), l.end());
-    return &BuildGauge().Name(name).Help(help).Register(r).Add(more);
+  auto gauges = [&](const char* name, const char* help) {
+    return &BuildGauge().Name(name).Help(help).Register(r);
   };
+  messages_family_ = counters("outbox_consumer_messages_total", "Messages finished, by outcome");
+  lag_family_ = gauges("outbox_consumer_lag", "Messages not yet read, per assigned partition");
+  lookups_family_ = counters("outbox_consumer_schema_lookups_total",
+                             "Schema Registry requests for a schema id, by result");
+  value_failures_family_ = counters("outbox_consumer_value_failures_total",
+                                    "Values dead-lettered because they cannot be read");
+  registry_up_family_ = gauges("outbox_consumer_schema_registry_up",
+                               "0 while the Schema Registry does not answer (events wait)");
+  auto counter = [&](const char* name, const char* help) { return &counters(name, help)->Add(l); };
+  auto gauge = [&](const char* name, const char* help) { return &gauges(name, help)->Add(l); };
   stalls_ = counter("outbox_consumer_stalls_total",
                     "Database or broker failures that paused a partition");
   failed_ = counter("outbox_consumer_failed_attempts_total",
@@ -41,10 +42,8 @@ ConsumerMetrics::ConsumerMetrics(const std::string& consumer)
   purged_ =
       counter("outbox_consumer_inbox_purged_total", "Inbox rows deleted by inbox_retention_days");
   paused_ = gauge("outbox_consumer_paused_partitions", "Partitions waiting (stall or backoff)");
-  auto& parked = BuildGauge()
-                     .Name("outbox_consumer_parked_rows")
-                     .Help("Rows of t_inbox_parked for this consumer, by reason")
-                     .Register(r);
+  auto& parked =
+      *gauges("outbox_consumer_parked_rows", "Rows of t_inbox_parked for this consumer, by reason");
   gaps_ = &parked.Add({{"consumer", consumer_}, {"reason", "version_gap"}});
   undeliverable_ = &parked.Add({{"consumer", consumer_}, {"reason", "undeliverable"}});
   oldest_gap_ = gauge("outbox_consumer_oldest_gap_age_seconds",
@@ -61,11 +60,17 @@ ConsumerMetrics::~ConsumerMetrics() {
   if (http_thread_.joinable()) http_thread_.join();
 }
 
-void ConsumerMetrics::Outcome(const std::string& outcome, uint64_t n) {
+void ConsumerMetrics::CountBy(prometheus::Family<prometheus::Counter>* family,
+                              std::map<std::string, prometheus::Counter*>* counters,
+                              const char* label, const std::string& value, uint64_t n) {
   outbox::MutexLock lock(&mu_);
-  auto& c = outcomes_[outcome];
-  if (!c) c = &messages_family_->Add({{"consumer", consumer_}, {"outcome", outcome}});
+  auto& c = (*counters)[value];
+  if (!c) c = &family->Add({{"consumer", consumer_}, {label, value}});
   c->Increment(static_cast<double>(n));
+}
+
+void ConsumerMetrics::Outcome(const std::string& outcome, uint64_t n) {
+  CountBy(messages_family_, &outcomes_, "outcome", outcome, n);
 }
 
 void ConsumerMetrics::HeldPartitions(int member, size_t n) {
@@ -103,6 +108,20 @@ void ConsumerMetrics::Parked(int64_t version_gaps, int64_t undeliverable,
 void ConsumerMetrics::DatabaseUp(bool up) {
   database_up_.store(up);
   db_up_->Set(up ? 1 : 0);
+}
+
+void ConsumerMetrics::SchemaLookup(const std::string& result) {
+  CountBy(lookups_family_, &lookups_, "result", result, 1);
+}
+
+void ConsumerMetrics::SchemaRegistryUp(bool up) {
+  outbox::MutexLock lock(&mu_);
+  if (!registry_up_) registry_up_ = &registry_up_family_->Add({{"consumer", consumer_}});
+  registry_up_->Set(up ? 1 : 0);
+}
+
+void ConsumerMetrics::ValueFailure(const std::string& reason) {
+  CountBy(value_failures_family_, &value_failures_, "reason", reason, 1);
 }
 
 std::string ConsumerMetrics::Serialize() const {

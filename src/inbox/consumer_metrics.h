@@ -39,6 +39,10 @@ namespace outbox::inbox {
 //   outbox_consumer_oldest_gap_age_seconds    the oldest parked version_gap row (0: none)
 //   outbox_consumer_inbox_purged_total        inbox rows deleted by inbox_retention_days
 //   outbox_consumer_database_up               the last housekeeping query succeeded
+//   outbox_consumer_schema_lookups_total{result}   Schema Registry requests for a schema id
+//   outbox_consumer_schema_registry_up        0 while the registry does not answer (events
+//                                             wait); from the first lookup on
+//   outbox_consumer_value_failures_total{reason}   values dead-lettered as unreadable
 // Updated on the consumer's thread, read by the HTTP thread (prometheus-cpp's
 // metrics are thread-safe; the maps here are guarded by mu_).
 class ConsumerMetrics : public ConsumerObserver {
@@ -56,6 +60,9 @@ class ConsumerMetrics : public ConsumerObserver {
   void Parked(int64_t version_gaps, int64_t undeliverable, int64_t oldest_gap_age_s) override;
   void Purged(uint64_t rows) override { purged_->Increment(static_cast<double>(rows)); }
   void DatabaseUp(bool up) override;
+  void SchemaLookup(const std::string& result) override;
+  void SchemaRegistryUp(bool up) override;
+  void ValueFailure(const std::string& reason) override;
 
   std::string Serialize() const;
 
@@ -66,10 +73,17 @@ class ConsumerMetrics : public ConsumerObserver {
   unsigned short port() const { return port_; }
 
  private:
+  // The counter of `family` whose `label` is `value`, made at its first use.
+  void CountBy(prometheus::Family<prometheus::Counter>* family,
+               std::map<std::string, prometheus::Counter*>* counters, const char* label,
+               const std::string& value, uint64_t n) EXCLUDES(mu_);
+
   const std::string consumer_;
   std::shared_ptr<prometheus::Registry> registry_;
   prometheus::Family<prometheus::Counter>* messages_family_;
   prometheus::Family<prometheus::Gauge>* lag_family_;
+  prometheus::Family<prometheus::Counter>*lookups_family_, *value_failures_family_;
+  prometheus::Family<prometheus::Gauge>* registry_up_family_;
   prometheus::Counter *stalls_, *failed_, *purged_, *lost_;
   prometheus::Gauge *paused_, *gaps_, *undeliverable_, *oldest_gap_, *db_up_;
   std::atomic<bool> database_up_{false};
@@ -78,6 +92,10 @@ class ConsumerMetrics : public ConsumerObserver {
   std::map<std::string, prometheus::Counter*> outcomes_ GUARDED_BY(mu_);
   std::map<std::pair<std::string, int32_t>, prometheus::Gauge*> lags_ GUARDED_BY(mu_);
   std::map<int, size_t> held_ GUARDED_BY(mu_);  // by member: paused_ is their sum
+  // Schema metrics by their label's value ("result", "reason").
+  std::map<std::string, prometheus::Counter*> lookups_ GUARDED_BY(mu_);
+  std::map<std::string, prometheus::Counter*> value_failures_ GUARDED_BY(mu_);
+  prometheus::Gauge* registry_up_ GUARDED_BY(mu_) = nullptr;  // at the first report
 
   std::unique_ptr<boost::asio::io_context> io_;
   std::unique_ptr<outbox::HttpServer> http_;

@@ -9,6 +9,7 @@
 
 #include "config/topic_template.h"  // IsValidTopicName
 #include "inbox/consumer_config.h"  // DeadLetterTopic
+#include "schema/registry_http.h"   // ParseRegistryUrl
 
 namespace outbox::inbox::rules {
 namespace {
@@ -169,6 +170,17 @@ Found Policies(const ConsumerConfig& c) {
 
 }  // namespace
 
+std::optional<Problem> Registry(const RegistryConfig& r) {
+  if (r.url.empty()) return std::nullopt;
+  outbox::RegistryUrl url;
+  if (outbox::Status s = outbox::ParseRegistryUrl(r.url, &url); !s.ok())
+    return Problem{"schema_registry.url", s.message()};
+  if (!r.password.empty() && r.username.empty())
+    return Problem{"schema_registry.username", "is required with a password (HTTP basic auth)"};
+  if (Found f = Check("schema_registry.timeout_ms", Range(r.timeout_ms, 100, 120000))) return f;
+  return Check("schema_registry.latest_refresh_ms", Range(r.latest_refresh_ms, 1000, 86400000));
+}
+
 std::optional<Problem> FirstProblem(const ConsumerConfig& c) {
   if (c.consumer.empty()) return Problem{"consumer", kEmpty};
   if (c.consumer.size() > 64)  // t_inbox.consumer is varchar(64)
@@ -176,8 +188,12 @@ std::optional<Problem> FirstProblem(const ConsumerConfig& c) {
   if (Found f = Kafka(c.kafka)) return f;
   if (Found f = Policies(c)) return f;
   if (Found f = Mysql(c.mysql)) return f;
-  if (!c.http_listen.empty()) return Check("http.listen", Listen(c.http_listen));
-  return std::nullopt;
+  if (!c.http_listen.empty())
+    if (Found f = Check("http.listen", Listen(c.http_listen))) return f;
+  if (c.decode == ValueDecode::kJson && c.schema_registry.url.empty())
+    return Problem{"schema_registry",
+                   "is required with values.decode: json (the schemas to decode with)"};
+  return Registry(c.schema_registry);
 }
 
 }  // namespace outbox::inbox::rules

@@ -32,6 +32,9 @@ struct Problem {
 };
 // mysql.tls: the CA a verify mode needs, cert and key together.
 std::optional<Problem> Tls(const DbConfig& d);
+// schema_registry: an http(s) URL the registry client can use, the
+// timeouts in range, a username with a password.
+std::optional<Problem> Registry(const RegistryConfig& r);
 // Every rule over a whole config, in the order the loader reads the keys:
 // the first broken one. An empty kafka.group_id stands for the consumer
 // name (the loader fills it in).

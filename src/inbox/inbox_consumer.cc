@@ -53,14 +53,17 @@ InboxConsumer::~InboxConsumer() {
 
 void InboxConsumer::LogStarted() const {
   static const char* kChecks[] = {"none", "newer", "strict"};
+  const std::string& registry = config_.schema_registry.url;
   log::Info(
       "consumer {} started: group {}, {}, dead letters to {}, version_check {}, database "
-      "{}@{}:{}/{}",
+      "{}@{}:{}/{}, values decode {} ({})",
       config_.consumer, GroupId(config_),
       config_.kafka.topic_regex.empty() ? std::to_string(config_.kafka.topics.size()) + " topic(s)"
                                         : "topics matching " + config_.kafka.topic_regex,
       config_.kafka.dead_letter_topic, kChecks[static_cast<int>(config_.version_check)],
-      config_.mysql.user, config_.mysql.host, config_.mysql.port, config_.mysql.database);
+      config_.mysql.user, config_.mysql.host, config_.mysql.port, config_.mysql.database,
+      config_.decode == ValueDecode::kJson ? "json" : "raw",
+      registry.empty() ? "no schema registry" : "schema registry " + registry);
 }
 
 void InboxConsumer::Shutdown() {
@@ -138,12 +141,8 @@ void InboxConsumer::Handle(MessagePtr m) {
   const bool parsed = ParseEvent(m.get(), config_.version_check, &ev, &reason);
   // Every line about this message, from here to its end, carries trace_id.
   const outbox::ScopedLogFields trace_fields(TraceLogFields(ev));
-  if (!parsed) {
-    // Headers or a key that do not parse: no retry can change that.
-    ++stats_.failed_attempts;
-    if (options_.observer) options_.observer->FailedAttempt();
-    return DeadLetter(std::move(m), reason, 1, ev.trace_id);
-  }
+  if (!parsed) return Unparsable(std::move(m), reason, ev.trace_id);
+  if (!ReadValue(&m, &ev)) return;
   int drained = 0;
   const ApplyResult r = store_.Apply(ev, ev.source, &reason, &drained);
   if (r == ApplyResult::kUnavailable) return Stall(m.get(), "database: " + reason);
@@ -164,6 +163,32 @@ void InboxConsumer::Handle(MessagePtr m) {
   if (r == ApplyResult::kApplied && seams_.after_db_commit) seams_.after_db_commit();
   Count(r, drained, ev, m.get());
   Done(m.get());
+}
+
+void InboxConsumer::Unparsable(MessagePtr m, const std::string& reason,
+                               const std::string& trace_id) {
+  // Headers or a key that do not parse: no retry can change that.
+  ++stats_.failed_attempts;
+  if (options_.observer) options_.observer->FailedAttempt();
+  DeadLetter(std::move(m), reason, 1, trace_id);
+}
+
+// A registry that does not answer stalls the partition (the lookup is
+// tried again after the backoff, never a dead letter); a value that cannot
+// be read is dead-lettered at once: the same bytes and schema id fail the
+// same way every time.
+bool InboxConsumer::ReadValue(MessagePtr* m, Event* ev) {
+  const ValueRead v = values_->Read(ev);
+  if (v.kind == ValueRead::Kind::kWait) {
+    Stall(m->get(), "schema registry: " + v.reason);
+    return false;
+  }
+  if (v.kind == ValueRead::Kind::kDeadLetter) {
+    if (options_.observer) options_.observer->ValueFailure(v.label);
+    Unparsable(std::move(*m), v.reason, ev->trace_id);
+    return false;
+  }
+  return true;
 }
 
 // The database refused a value: retried after a backoff (a trigger or a

@@ -21,6 +21,7 @@
 #include "inbox/event.h"
 #include "inbox/inbox_store.h"
 #include "inbox/partition_gate.h"
+#include "inbox/value_reader.h"
 #include "outbox/inbox/consumer.h"
 
 namespace outbox::inbox {
@@ -98,6 +99,11 @@ class InboxConsumer {
   // observer's state go.
   void ForgetPartition(const rd_kafka_topic_partition_t& part);
   void Handle(MessagePtr m);
+  // A message whose headers or key do not parse: dead-lettered at once.
+  void Unparsable(MessagePtr m, const std::string& reason, const std::string& trace_id);
+  // Reads ev's value (ValueReader); false when it cannot be now (its
+  // partition waits) or ever (dead-lettered), and *m is taken care of.
+  bool ReadValue(MessagePtr* m, Event* ev);
   // True (counted, warned about once) for a message of a dead-letter topic.
   bool SkipDeadLetterTopic(const std::string& topic);
   void Count(ApplyResult r, int drained, const Event& ev, const rd_kafka_message_t* m);
@@ -142,6 +148,7 @@ class InboxConsumer {
   const outbox::ClockPtr clock_;  // paces the loop: backoffs, housekeeping, stats
   InboxStore store_;
   DeadLetterProducer dlq_;
+  std::unique_ptr<ValueReader> values_;  // made by Start
   rd_kafka_t* rk_ = nullptr;
   // Dead letters sent and not yet answered, by ticket: the message (kept
   // for its offset, or to park it if the broker refuses it) and why.

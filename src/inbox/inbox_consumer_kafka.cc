@@ -10,6 +10,11 @@
 namespace outbox::inbox {
 
 bool InboxConsumer::Start(std::string* error) {
+  outbox::SchemaRegistryPtr registry;
+  if (!MakeRegistry(config_.schema_registry, &registry, error)) return false;
+  values_ =
+      std::make_unique<ValueReader>(config_.decode, std::move(registry), clock_, options_.observer);
+  store_.set_value_reader(values_.get());
   if (!dlq_.Start(error)) return false;
   rd_kafka_conf_t* conf = NewConf(error);
   if (!conf) return false;

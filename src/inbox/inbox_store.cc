@@ -220,6 +220,21 @@ void ParkedEvent(sql::ResultSet& rs, Event* next, std::string* key, std::string*
 
 }  // namespace
 
+// A parked version's value, read as when it came: its schema was read
+// then, and the cache keeps it, so this asks the registry only after a
+// restart. One that cannot be read now rolls the transaction back and the
+// partition waits (kRetryLater), whatever the reason: the event that fills
+// the gap is not the one at fault.
+void InboxStore::ReadParkedValue(Event* ev) {
+  if (!value_reader_) {
+    ReadWireHeader(ev);
+    return;
+  }
+  const ValueRead v = value_reader_->Read(ev);
+  if (v.kind != ValueRead::Kind::kOk)
+    throw HandlerFailed{Status::Retriable("parked event " + ev->event_key + ": " + v.reason)};
+}
+
 // strict: the versions parked after `ev`, applied in order in this
 // transaction, each row deleted as it is applied. Their inbox rows were
 // written when they were parked. *max_outbox_id takes theirs.
@@ -236,6 +251,7 @@ int InboxStore::DrainParked(const Event& ev, int64_t* max_outbox_id) {
     const int64_t id = rs->getInt64(1);
     std::string key, payload;  // what next's views point to, until ApplyEffect returns
     ParkedEvent(*rs, &next, &key, &payload);
+    ReadParkedValue(&next);
     ApplyEffect(next);
     *max_outbox_id = std::max(*max_outbox_id, next.outbox_id);
     delete_parked_->setInt64(1, id);

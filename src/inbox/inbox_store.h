@@ -12,6 +12,7 @@
 #include <unordered_map>
 
 #include "inbox/event.h"
+#include "inbox/value_reader.h"
 #include "outbox/inbox/config.h"
 #include "outbox/inbox/handler.h"
 
@@ -115,6 +116,10 @@ class InboxStore : private Transaction {
   // Applys); throws std::runtime_error when it cannot be opened.
   sql::Connection& connection();
 
+  // How a parked version's value is read again when its gap fills (null:
+  // its wire header only). *reader must outlive the store.
+  void set_value_reader(const ValueReader* reader) { value_reader_ = reader; }
+
   // Test-only: called after the effect, before COMMIT (a failpoint).
   void set_before_commit(std::function<void()> hook) { before_commit_ = std::move(hook); }
 
@@ -145,6 +150,7 @@ class InboxStore : private Transaction {
   ApplyResult LostTransaction(const Event& ev, const std::string& why, std::string* error);
   const std::string& consumer() const override { return consumer_; }
   int DrainParked(const Event& ev, int64_t* max_outbox_id);
+  void ReadParkedValue(Event* ev);
 
   const DbConfig db_;
   const std::string consumer_;
@@ -169,6 +175,7 @@ class InboxStore : private Transaction {
   size_t statement_cap_;           // db_.statement_cache, halved on error 1461
   std::function<void()> before_commit_;
   int connect_error_ = 0;  // the MySQL error of the last failed Connect
+  const ValueReader* value_reader_ = nullptr;
 };
 
 }  // namespace outbox::inbox

@@ -54,6 +54,18 @@ class ObserverTee : public ConsumerObserver {
     a_->DatabaseUp(up);
     if (b_) b_->DatabaseUp(up);
   }
+  void SchemaLookup(const std::string& result) override {
+    a_->SchemaLookup(result);
+    if (b_) b_->SchemaLookup(result);
+  }
+  void SchemaRegistryUp(bool up) override {
+    a_->SchemaRegistryUp(up);
+    if (b_) b_->SchemaRegistryUp(up);
+  }
+  void ValueFailure(const std::string& reason) override {
+    a_->ValueFailure(reason);
+    if (b_) b_->ValueFailure(reason);
+  }
 
  private:
   ConsumerObserver* const a_;

@@ -8,6 +8,7 @@
 
 #include "common/enum_names.h"
 #include "inbox/inbox_store.h"
+#include "inbox/value_reader.h"
 
 namespace outbox::inbox::testing {
 
@@ -62,6 +63,13 @@ TestEvent& TestEvent::Payload(std::string payload) {
   return *this;
 }
 
+TestEvent& TestEvent::Decoded(std::string json, std::string schema_type) {
+  event_.json = std::move(json);
+  event_.schema_type = std::move(schema_type);
+  Rebuild();
+  return *this;
+}
+
 TestEvent& TestEvent::Header(std::string name, std::string value) {
   extra_headers_.emplace_back(std::move(name), std::move(value));
   Rebuild();
@@ -82,6 +90,11 @@ void TestEvent::Rebuild() {
   key_ = std::to_string(e.aggregate_id);
   e.key = key_;
   e.payload = payload_;
+  // The wire header's fields from the payload; what Decoded set stays.
+  std::string json = std::move(e.json), schema_type = std::move(e.schema_type);
+  ReadWireHeader(&e);
+  e.json = std::move(json);
+  e.schema_type = std::move(schema_type);
   e.headers = {{"event_key", e.event_key},
                {"event_type", e.event_type},
                {"aggregate_type", e.aggregate_type},

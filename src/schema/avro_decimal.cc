@@ -129,3 +129,29 @@ bool DecimalToBytes(std::string_view text, int precision, int scale, int64_t fix
 }
 
 }  // namespace outbox
+
+namespace outbox {
+
+bool DecimalBytesToText(std::string_view bytes, int scale, std::string* out) {
+  if (bytes.size() > 16) return false;
+  // Sign-extended from the first byte; an empty value is 0.
+  unsigned __int128 u =
+      !bytes.empty() && (bytes[0] & 0x80) ? ~static_cast<unsigned __int128>(0) : 0;
+  for (char c : bytes) u = (u << 8) | static_cast<unsigned char>(c);
+  const auto v = static_cast<__int128>(u);
+  const bool negative = v < 0;
+  // The magnitude of the most negative value fits the unsigned type.
+  unsigned __int128 magnitude = negative ? ~u + 1 : u;
+  std::string digits;
+  do {
+    digits.insert(digits.begin(), static_cast<char>('0' + static_cast<int>(magnitude % 10)));
+    magnitude /= 10;
+  } while (magnitude != 0);
+  const auto places = static_cast<size_t>(scale > 0 ? scale : 0);
+  if (digits.size() <= places) digits.insert(0, places + 1 - digits.size(), '0');
+  if (places > 0) digits.insert(digits.size() - places, ".");
+  *out = (negative ? "-" : "") + digits;
+  return true;
+}
+
+}  // namespace outbox

@@ -28,4 +28,10 @@ bool IsUuidText(std::string_view text);
 bool DecimalToBytes(std::string_view text, int precision, int scale, int64_t fixed_size,
                     std::string* out, std::string* why);
 
+// Avro's decimal (the unscaled value in big-endian two's complement, as
+// DecimalToBytes writes it) as text with `scale` decimal places: "-12.30"
+// for the bytes of -1230 at scale 2. False when they are more than 16
+// bytes (beyond any precision a decimal here can have).
+bool DecimalBytesToText(std::string_view bytes, int scale, std::string* out);
+
 }  // namespace outbox

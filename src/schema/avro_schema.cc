@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "schema/avro_nodes.h"
+#include "schema/avro_to_json.h"
 #include "schema/json_to_avro.h"
 
 namespace outbox {
@@ -106,21 +107,41 @@ bool AvroSchema::Encode(std::string_view payload, std::string* out, ConversionEr
   return true;
 }
 
+namespace {
+
+// Reads `binary` into *value: false unless it is exactly one value (read
+// back, the value's encoding has the bytes' length: none were left over).
+bool ReadExactly(std::string_view binary, avro_value_t* value, const char* what,
+                 ConversionError* error) {
+  avro_reader_t reader = avro_reader_memory(binary.data(), static_cast<int64_t>(binary.size()));
+  const int rc = avro_value_read(reader, value);
+  avro_reader_free(reader);
+  size_t size = 0;
+  if (rc == 0 && avro_value_sizeof(value, &size) == 0 && size == binary.size()) return true;
+  return Failed(error, ConversionFailure::kNotAvro,
+                std::string(what) + " is not one value of the schema in Avro binary" +
+                    (rc != 0 ? std::string(": ") + avro_strerror() : std::string()));
+}
+
+}  // namespace
+
 bool AvroSchema::CheckBinary(std::string_view binary, ConversionError* error) const {
   ScopedValue value(impl_->iface);
   if (!value.ok())
     return Failed(error, ConversionFailure::kNotAvro, std::string("avro-c: ") + avro_strerror());
-  avro_reader_t reader = avro_reader_memory(binary.data(), static_cast<int64_t>(binary.size()));
-  const int rc = avro_value_read(reader, value.get());
-  avro_reader_free(reader);
-  size_t size = 0;
-  // Read back, the value's encoding has the payload's length exactly: no
-  // bytes were left over.
-  if (rc != 0 || avro_value_sizeof(value.get(), &size) != 0 || size != binary.size())
-    return Failed(error, ConversionFailure::kNotAvro,
-                  "the payload (payload_encoding: avro) is not one value of the schema in Avro "
-                  "binary" +
-                      (rc != 0 ? std::string(": ") + avro_strerror() : std::string()));
+  return ReadExactly(binary, value.get(), "the payload (payload_encoding: avro)", error);
+}
+
+bool AvroSchema::Decode(std::string_view binary, std::string* json, ConversionError* error) const {
+  ScopedValue value(impl_->iface);
+  if (!value.ok())
+    return Failed(error, ConversionFailure::kNotAvro, std::string("avro-c: ") + avro_strerror());
+  if (!ReadExactly(binary, value.get(), "the value's body", error)) return false;
+  nlohmann::json out;
+  if (!AvroToJson(impl_->nodes).Read(impl_->nodes.root, value.get(), &out, "", error)) return false;
+  // A string that is not UTF-8 (avro-c does not check) is written with
+  // U+FFFD in its place rather than refused.
+  *json = out.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
   return true;
 }
 

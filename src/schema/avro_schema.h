@@ -41,6 +41,12 @@ class AvroSchema {
   // (reason kNotAvro).
   bool CheckBinary(std::string_view binary, ConversionError* error) const;
 
+  // The inverse of Encode, for a consumer: `binary`, exactly one value of
+  // this schema in Avro's binary encoding (no wire header), as JSON text in
+  // *json (avro_to_json.h says which JSON each Avro value becomes); else
+  // false with *error (reason kNotAvro).
+  bool Decode(std::string_view binary, std::string* json, ConversionError* error) const;
+
   // The full name of the top-level record ("com.acme.OrderPaid"), the name
   // the record_name subject strategies use; "" when the schema is no record.
   const std::string& record_name() const;

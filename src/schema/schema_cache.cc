@@ -1,5 +1,7 @@
 #include "schema/schema_cache.h"
 
+#include "common/enum_names.h"
+
 namespace outbox {
 
 namespace {
@@ -134,6 +136,20 @@ Status SchemaCache::Record(const Key& key, Status result, ResolvedSchemaPtr reso
   observer_->OnStaleServed(key.first, result);
   *out = std::move(stale);
   return Status::Ok();
+}
+
+namespace {
+
+// The `result` label of a registry lookup, by StatusCode (an unclassified
+// error counts as invalid).
+constexpr const char* const kLookupResults[] = {"ok",     "invalid",   "unavailable",
+                                                "denied", "not_found", "invalid"};
+static_assert(NamesEveryValue(kLookupResults, StatusCode::kInvalid));
+
+}  // namespace
+
+const char* LookupResultLabel(const Status& result) {
+  return NameOf(kLookupResults, result.code(), "invalid");
 }
 
 }  // namespace outbox

@@ -121,6 +121,12 @@ class SchemaCache {
   std::map<Key, Entry> entries_ GUARDED_BY(mu_);
 };
 
+// A request's result as the lookup metrics label it (the relay's
+// outbox_schema_registry_lookups_total, the inbox library's
+// outbox_consumer_schema_lookups_total): ok | unavailable | denied |
+// not_found | invalid. Pure.
+const char* LookupResultLabel(const Status& result);
+
 // The registry's schema made ready (parsed when Avro); kInvalid when it
 // cannot be used. Pure; thread-safe.
 Status ResolveSchema(const RegisteredSchema& registered, ResolvedSchemaPtr* out);

@@ -20,6 +20,8 @@ outbox::LoadOptions Env() {
   o.env = [](const std::string& name) -> std::optional<std::string> {
     if (name == "INBOX_DB_PASSWORD") return "s3cret";
     if (name == "BROKERS") return "kafka-1:9092";
+    if (name == "SR_PASSWORD") return "sr-secret";
+    if (name == "SR_USER") return "sr-user";
     return std::nullopt;
   };
   return o;
@@ -250,4 +252,58 @@ TEST_CASE("the public loader refuses a log section: a service's logging is its o
   ::unsetenv("INBOX_DB_PASSWORD");
   ::unsetenv("BROKERS");
   CHECK(error.rfind("c.yaml:6:6: log: is the example binary's (outbox-inbox-consumer)", 0) == 0);
+}
+
+TEST_CASE("values and schema_registry read with the relay's keys and defaults",
+          "[consumer-config]") {
+  const auto plain = LoadConsumerConfigText(kGood, "c.yaml", Env()).config;
+  CHECK(plain.decode == outbox::inbox::ValueDecode::kRaw);
+  CHECK(plain.schema_registry.url.empty());
+  const auto c = LoadConsumerConfigText(kGood + R"(values: {decode: json}
+schema_registry:
+  url: https://registry.example/apis/ccompat/v7
+  username_env: SR_USER
+  password_env: SR_PASSWORD
+  timeout_ms: 2500
+  latest_refresh_ms: 30000
+)",
+                                        "c.yaml", Env())
+                     .config;
+  CHECK(c.decode == outbox::inbox::ValueDecode::kJson);
+  CHECK(c.schema_registry.url == "https://registry.example/apis/ccompat/v7");
+  CHECK(c.schema_registry.username == "sr-user");
+  CHECK(c.schema_registry.password == "sr-secret");
+  CHECK(c.schema_registry.password_source == "env:SR_PASSWORD");
+  CHECK(c.schema_registry.timeout_ms == 2500);
+  CHECK(outbox::inbox::Validate(c).empty());
+}
+
+TEST_CASE("values and schema_registry mistakes name the key", "[consumer-config]") {
+  CHECK(ErrorOf(kGood + "values: {decode: avro}\n") ==
+        "c.yaml:6:18: values.decode: must be one of raw | json (got \"avro\")");
+  CHECK(ErrorOf(kGood + "values: {decode: json}\n") ==
+        "c.yaml:1:1: schema_registry: is required with values.decode: json (the schemas to "
+        "decode with)");
+  CHECK(ErrorOf(kGood + "schema_registry: {url: ftp://r:1}\n") ==
+        "c.yaml:6:24: schema_registry.url: schema registry url \"ftp://r:1\": must start with "
+        "http:// or https://");
+  CHECK(ErrorOf(kGood + "schema_registry: {url: http://r:1, timeout_ms: 5}\n") ==
+        "c.yaml:6:48: schema_registry.timeout_ms: must be an integer between 100 and 120000 "
+        "(got 5)");
+  CHECK(ErrorOf(kGood + "schema_registry: {url: http://r:1, password_env: SR_PASSWORD}\n") ==
+        "c.yaml:6:18: schema_registry.username: is required with a password (HTTP basic auth)");
+  CHECK(ErrorOf(kGood + "schema_registry: {url: http://r:1, usr: x}\n") ==
+        "c.yaml:6:36: schema_registry.usr: unknown key (did you mean \"url\"?)");
+}
+
+TEST_CASE("Validate applies the schema_registry rules to a config filled in code",
+          "[consumer-config]") {
+  auto c = LoadConsumerConfigText(kGood, "c.yaml", Env()).config;
+  c.decode = outbox::inbox::ValueDecode::kJson;
+  CHECK(outbox::inbox::Validate(c) ==
+        "schema_registry: is required with values.decode: json (the schemas to decode with)");
+  c.schema_registry.url = "registry:8081";
+  CHECK(outbox::inbox::Validate(c).rfind("schema_registry.url: ", 0) == 0);
+  c.schema_registry.url = "http://registry:8081";
+  CHECK(outbox::inbox::Validate(c).empty());
 }

@@ -110,3 +110,43 @@ TEST_CASE("a parked version applied when its gap fills carries its own headers a
   CHECK(handler.seen[11] == std::vector<std::string>{"42", "", "one", "7"});
   CHECK(handler.seen[12] == std::vector<std::string>{"41", tp2, "two", "7"});
 }
+
+namespace {
+
+// Keeps what the handler was given of the last event's value.
+class ValueRecorder : public inbox::Handler {
+ public:
+  inbox::Status Apply(inbox::Transaction&, const inbox::Event& e) override {
+    schema_id = e.schema_id;
+    body = std::string(e.body);
+    json = e.json;
+    schema_type = e.schema_type;
+    return inbox::Status::Ok();
+  }
+  int32_t schema_id = -1;
+  std::string body, json, schema_type;
+};
+
+}  // namespace
+
+TEST_CASE("the test kit gives a handler the schema id and body of a payload with the wire header",
+          "[inbox-kit]") {
+  const FreshInboxDatabase db("inbox_test_kit_values");
+  ValueRecorder handler;
+  inbox::testing::InboxRunner runner(db.config.mysql, db.config.consumer, handler);
+  const std::string header("\0\0\0\0\x07", 5);  // magic byte 0, schema id 7
+  const auto avro = inbox::testing::TestEvent("Order", 1, 1)
+                        .Payload(header + "\x54")
+                        .Decoded(R"({"order_id":42})");
+  const inbox::testing::TestEvent copy = avro;
+  REQUIRE(runner.Apply(copy) == Outcome::kApplied);
+  CHECK(handler.schema_id == 7);
+  CHECK(handler.body == "\x54");
+  CHECK(handler.json == R"({"order_id":42})");
+  CHECK(handler.schema_type == "AVRO");
+  REQUIRE(runner.Apply(inbox::testing::TestEvent("Order", 1, 2).Payload("{}")) ==
+          Outcome::kApplied);
+  CHECK(handler.schema_id == 0);
+  CHECK(handler.body == "{}");
+  CHECK(handler.json.empty());
+}

@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
+#include "schema/avro_logical.h"
 #include "schema/wire_format.h"
 #include "support/avro_decode.h"
 
@@ -60,6 +61,24 @@ AvroSchemaPtr MustParse(const std::string& text) {
   INFO(s.message());
   REQUIRE(s.ok());
   return schema;
+}
+
+std::string MustEncode(const AvroSchema& schema, const json& payload) {
+  std::string binary;
+  ConversionError e;
+  INFO(e.message);
+  REQUIRE(schema.Encode(payload.dump(), &binary, &e));
+  return binary;
+}
+
+// AvroSchema::Decode's JSON (the consumer's half).
+json MustDecode(const AvroSchema& schema, const std::string& binary) {
+  std::string text;
+  ConversionError e;
+  const bool ok = schema.Decode(binary, &text, &e);
+  INFO(e.message);
+  REQUIRE(ok);
+  return json::parse(text);
 }
 
 ConversionError Misfit(const AvroSchema& schema, const std::string& payload) {
@@ -209,4 +228,99 @@ TEST_CASE("a schema that avro-c or the reading of its types refuses is an error 
   s = AvroSchema::Parse(R"({"type": "enum", "name": "E", "symbols": []})", &schema);
   CHECK_FALSE(s.ok());
   CHECK(schema == nullptr);
+}
+
+TEST_CASE("a payload encoded and decoded again is the payload field by field", "[avro-decode]") {
+  const AvroSchemaPtr schema = MustParse(kOrderPaid);
+  json payload = json::parse(kPayload);
+  payload.erase("unknown_to_the_schema");
+  // The forms the values are stored in: times as numbers, decimals as text.
+  payload["paid_at"] = 1714566600123;  // 2024-05-01T12:30:00.123Z
+  payload["paid_on"] = 19844;          // days since 1970-01-01
+  payload["items"][1]["price"] = "5.00";
+  const json decoded = MustDecode(*schema, MustEncode(*schema, payload));
+  for (const auto& [field, value] : payload.items()) {
+    INFO("field " << field);
+    CHECK(decoded.at(field) == value);
+  }
+  CHECK(decoded.size() == payload.size() + 5);  // the fields with defaults
+}
+
+TEST_CASE("the text forms of a payload come back in the forms the values are stored in",
+          "[avro-decode]") {
+  const AvroSchemaPtr schema = MustParse(kOrderPaid);
+  const json decoded = MustDecode(*schema, MustEncode(*schema, json::parse(kPayload)));
+  CHECK(decoded["paid_at"] == 1714566600123);
+  CHECK(decoded["paid_on"] == 19844);
+  CHECK(decoded["items"][1]["price"] == "5.00");
+  CHECK(decoded["ratio"] == 0.5);
+  CHECK(decoded["channel"] == "web");
+  CHECK(decoded["tags"] == json::array());
+  CHECK(decoded["billing"].is_null());
+}
+
+TEST_CASE("fields the payload left out come back with their defaults and an absent union as null",
+          "[avro-decode]") {
+  const AvroSchemaPtr schema = MustParse(kOrderPaid);
+  json payload = json::parse(kPayload);
+  payload["customer"]["address"] = nullptr;
+  payload["note"] = "leave at the door";
+  const json decoded = MustDecode(*schema, MustEncode(*schema, payload));
+  CHECK(decoded["note"] == "leave at the door");
+  CHECK(decoded["customer"]["address"].is_null());
+  CHECK_FALSE(decoded.contains("unknown_to_the_schema"));
+}
+
+TEST_CASE("decimals read back as text with the schema's scale", "[avro-decode]") {
+  const auto [given, text] = GENERATE(table<std::string, std::string>({
+      {"19.99", "19.99"},
+      {"19.9", "19.90"},
+      {"0", "0.00"},
+      {"-0.05", "-0.05"},
+      {"-128", "-128.00"},
+      {"99999999.99", "99999999.99"},
+      {"-99999999.99", "-99999999.99"},
+  }));
+  std::string bytes, why, back;
+  REQUIRE(DecimalToBytes(given, 10, 2, 0, &bytes, &why));
+  REQUIRE(DecimalBytesToText(bytes, 2, &back));
+  CHECK(back == text);
+}
+
+TEST_CASE("a decimal of scale 0 and one of 17 bytes read back as the decimal rules say",
+          "[avro-decode]") {
+  std::string text;
+  REQUIRE(DecimalBytesToText(std::string("\x01\x00", 2), 0, &text));
+  CHECK(text == "256");
+  REQUIRE(DecimalBytesToText("", 3, &text));
+  CHECK(text == "0.000");
+  CHECK_FALSE(DecimalBytesToText(std::string(17, '\x01'), 2, &text));
+}
+
+TEST_CASE("bytes that are not UTF-8 read back as one code point per byte", "[avro-decode]") {
+  const AvroSchemaPtr schema = MustParse(R"({"type": "bytes"})");
+  const std::string binary = std::string("\x06", 1) + "a\xff\x80";  // length 3, then the bytes
+  CHECK(MustDecode(*schema, binary) == json("a\u00ff\u0080"));
+}
+
+TEST_CASE("bytes that are not one value of the schema are not_avro", "[avro-decode]") {
+  const AvroSchemaPtr schema = MustParse(kOrderPaid);
+  const std::string binary = MustEncode(*schema, json::parse(kPayload));
+  const std::string bad = GENERATE_COPY(binary.substr(0, binary.size() / 2), binary + "x",
+                                        std::string("\x0f\xff\xff"), std::string());
+  std::string text;
+  ConversionError e;
+  CHECK_FALSE(schema->Decode(bad, &text, &e));
+  CHECK(e.reason == ConversionFailure::kNotAvro);
+  CHECK(e.message.find("is not one value of the schema") != std::string::npos);
+}
+
+TEST_CASE("an enum and a union of several branches read back as the value itself",
+          "[avro-decode]") {
+  const AvroSchemaPtr schema = MustParse(R"({"type": "record", "name": "R", "fields": [
+    {"name": "v", "type": ["null", "long", "string", {"type": "map", "values": "int"}]},
+    {"name": "w", "type": ["null", "long", "string", {"type": "map", "values": "int"}]},
+    {"name": "x", "type": ["null", "long", "string", {"type": "map", "values": "int"}]}]})");
+  const json payload = {{"v", 7}, {"w", "seven"}, {"x", {{"a", 1}}}};
+  CHECK(MustDecode(*schema, MustEncode(*schema, payload)) == payload);
 }

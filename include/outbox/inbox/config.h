@@ -56,6 +56,31 @@ enum class VersionCheck {
   kStrict,  // apply only the next version; park later ones until the gap fills
 };
 
+// How the consumer reads a value that starts with Confluent's wire header
+// (docs/CONSUMERS.md "Values with a schema"). A value without it is passed
+// as it is either way.
+enum class ValueDecode {
+  kRaw,   // Event::schema_id and Event::body from the header; Event::json empty
+  kJson,  // and the value decoded into Event::json (needs schema_registry)
+};
+
+// The Schema Registry the schema ids are looked up in: the keys of the
+// relay's kafka.schema_registry (docs/CONFIG.md). Empty url: none; then
+// decode raw passes ids unchecked.
+struct RegistryConfig {
+  std::string url;                       // http:// or https://, with an optional path prefix
+  std::string username;                  // basic auth; empty: none
+  std::string password;                  // from password_env / password_file; never logged
+  std::string password_source = "none";  // "env:NAME", "file:/path" or "none", for logs
+  std::string ca;  // https: CA certificates (PEM) of the registry's; empty: the system's
+  // A registry slower than this counts as down: the partition waits and
+  // the lookup is tried again, as the relay's rows wait.
+  int timeout_ms = 5000;
+  // Accepted so that a block copied from the relay's config loads; the
+  // consumer reads schemas by id, and an id never changes in a registry.
+  int latest_refresh_ms = 60000;
+};
+
 struct ConsumerConfig {
   std::string path;
   std::string consumer;  // t_inbox.consumer: which service processed the event
@@ -85,6 +110,10 @@ struct ConsumerConfig {
   // HOST:PORT for /metrics, /healthz, /readyz; empty: no HTTP server.
   std::string http_listen;
   DbConfig mysql;
+  // values.decode: raw hands a handler the bytes after the header, which
+  // costs nothing; json decodes them, which a handler asks for.
+  ValueDecode decode = ValueDecode::kRaw;
+  RegistryConfig schema_registry;
   // No log settings: the library logs through ConsumerOptions::log or
   // spdlog's default logger, which the service configures (consumer.h).
 };

@@ -20,7 +20,7 @@ struct Source {
 
 // One event as the relay publishes it (docs/CONSUMERS.md, "The algorithm"):
 // the message's headers and key, validated before a handler sees them.
-// The views (key, payload) are valid for the duration of the handler's call.
+// The views (key, payload, body) are valid for the duration of the handler's call.
 struct Event {
   std::string event_key;          // header event_key: the idempotency key
   std::string event_type;         // header event_type
@@ -29,7 +29,19 @@ struct Event {
   int64_t outbox_id = 0;          // header outbox_id: t_outbox.id, grows within an aggregate
   int64_t aggregate_version = 0;  // header aggregate_version; 0 when the relay sends none
   std::string_view key;           // the message key as sent
-  std::string_view payload;       // the message value
+  std::string_view payload;       // the message value as sent, wire header included
+  // The value's Schema Registry wire header (docs/CONSUMERS.md "Values with
+  // a schema"): a value of 5 bytes or more whose first byte is 0 has one.
+  int32_t schema_id = 0;  // the header's schema id; 0 when the value has no header
+  std::string_view body;  // the value after the header; all of payload when it has none
+  // The registry's type of the schema, "AVRO" or "JSON"; "" without a
+  // schema_registry or without the header.
+  std::string schema_type;
+  // values.decode json: the value as JSON text, an Avro value decoded
+  // (docs/FORMATS.md "Reading it back with the inbox library"), a JSON
+  // Schema value's body as it is. "" with decode raw, or for a value
+  // without the header (then `payload` is all there is).
+  std::string json;
   // Every header of the message, in order, the ones above included.
   std::vector<std::pair<std::string, std::string>> headers;
   // W3C trace context of the transaction that wrote the event (headers

@@ -36,6 +36,14 @@ class OUTBOX_INBOX_EXPORT ConsumerObserver {
   // The handler returned Ok on a transaction rolled back under it (a
   // deadlock or a lost connection it caught): rolled back, tried again.
   virtual void LostTransaction() {}
+  // A schema id looked up in the Schema Registry (not in the cache):
+  // `result` ok | unavailable | denied | not_found | invalid.
+  virtual void SchemaLookup(const std::string& /*result*/) {}
+  // The registry stopped answering (false; events wait) or answers again.
+  virtual void SchemaRegistryUp(bool /*up*/) {}
+  // A value that cannot be read is dead-lettered: `reason` unknown_schema |
+  // unusable_schema | not_avro | invalid_json (docs/CONSUMERS.md).
+  virtual void ValueFailure(const std::string& /*reason*/) {}
 };
 
 }  // namespace outbox::inbox

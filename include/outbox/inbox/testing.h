@@ -43,7 +43,13 @@ class OUTBOX_INBOX_EXPORT TestEvent {
   TestEvent& Type(std::string event_type);
   TestEvent& Key(std::string event_key);
   TestEvent& Version(int64_t aggregate_version);
+  // The message value; one that starts with Confluent's wire header gives
+  // the event its schema_id and body, as the consumer reads them.
   TestEvent& Payload(std::string payload);
+  // What values.decode: json gives the handler for a value with a schema
+  // (docs/CONSUMERS.md "Values with a schema"): Event::json and
+  // Event::schema_type, as the library would have decoded them.
+  TestEvent& Decoded(std::string json, std::string schema_type = "AVRO");
   // A header besides the relay's own (event_key, event_type,
   // aggregate_type, outbox_id, aggregate_version).
   TestEvent& Header(std::string name, std::string value);
