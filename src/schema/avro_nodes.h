@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "common/status.h"
@@ -32,6 +33,38 @@ enum class AvroKind {
   kUnion,
   kFixed,
 };
+
+// One step of a walk over a value beside its schema's nodes: the method of
+// `walk` for node `n`'s kind, given the walk's own arguments. The two walks,
+// JsonToAvro (a payload into Avro) and AvroToJson (back), each give Record,
+// Union, Array, Map, Enum, Integer (int, long), Floating (float, double),
+// Binary (bytes, fixed) and Scalar (null, boolean, string).
+template <typename Walk, typename Node, typename... Args>
+bool WalkAvroNode(const Walk& walk, const Node& n, Args&&... args) {
+  switch (n.kind) {
+    case AvroKind::kRecord:
+      return walk.Record(n, std::forward<Args>(args)...);
+    case AvroKind::kUnion:
+      return walk.Union(n, std::forward<Args>(args)...);
+    case AvroKind::kArray:
+      return walk.Array(n, std::forward<Args>(args)...);
+    case AvroKind::kMap:
+      return walk.Map(n, std::forward<Args>(args)...);
+    case AvroKind::kEnum:
+      return walk.Enum(n, std::forward<Args>(args)...);
+    case AvroKind::kInt:
+    case AvroKind::kLong:
+      return walk.Integer(n, std::forward<Args>(args)...);
+    case AvroKind::kFloat:
+    case AvroKind::kDouble:
+      return walk.Floating(n, std::forward<Args>(args)...);
+    case AvroKind::kBytes:
+    case AvroKind::kFixed:
+      return walk.Binary(n, std::forward<Args>(args)...);
+    default:
+      return walk.Scalar(n, std::forward<Args>(args)...);
+  }
+}
 
 // The logical types the conversion knows; any other (or one on a type the
 // specification does not allow it on) is ignored, as the specification says.

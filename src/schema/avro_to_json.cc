@@ -64,26 +64,7 @@ json BytesJson(std::string_view bytes) {
 bool AvroToJson::Read(int node, avro_value_t* v, json* out, const std::string& path,
                       ConversionError* error) const {
   const AvroNode& n = nodes_.at(node);
-  switch (n.kind) {
-    case AvroKind::kRecord:
-      return Record(n, v, out, path, error);
-    case AvroKind::kUnion:
-      return Union(n, v, out, path, error);
-    case AvroKind::kArray:
-      return Array(n, v, out, path, error);
-    case AvroKind::kMap:
-      return Map(n, v, out, path, error);
-    case AvroKind::kBytes:
-    case AvroKind::kFixed:
-      return Binary(n, v, out, path, error);
-    case AvroKind::kInt:
-    case AvroKind::kLong:
-    case AvroKind::kFloat:
-    case AvroKind::kDouble:
-      return Number(n, v, out, path, error);
-    default:
-      return Scalar(n, v, out, path, error);
-  }
+  return WalkAvroNode(*this, n, v, out, path, error);
 }
 
 bool AvroToJson::Record(const AvroNode& n, avro_value_t* v, json* out, const std::string& path,

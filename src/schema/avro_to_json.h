@@ -31,6 +31,9 @@ class AvroToJson {
             ConversionError* error) const;
 
  private:
+  template <typename Walk, typename Node, typename... Args>
+  friend bool WalkAvroNode(const Walk& walk, const Node& n, Args&&... args);
+
   bool Record(const AvroNode& n, avro_value_t* v, nlohmann::json* out, const std::string& path,
               ConversionError* error) const;
   bool Union(const AvroNode& n, avro_value_t* v, nlohmann::json* out, const std::string& path,
@@ -39,12 +42,25 @@ class AvroToJson {
              ConversionError* error) const;
   bool Map(const AvroNode& n, avro_value_t* v, nlohmann::json* out, const std::string& path,
            ConversionError* error) const;
-  // int, long, float, double.
+  // int, long, float, double: one reader for the numbers.
   bool Number(const AvroNode& n, avro_value_t* v, nlohmann::json* out, const std::string& path,
               ConversionError* error) const;
-  // null, boolean, enum, string.
+  bool Integer(const AvroNode& n, avro_value_t* v, nlohmann::json* out, const std::string& path,
+               ConversionError* error) const {
+    return Number(n, v, out, path, error);
+  }
+  bool Floating(const AvroNode& n, avro_value_t* v, nlohmann::json* out, const std::string& path,
+                ConversionError* error) const {
+    return Number(n, v, out, path, error);
+  }
+  // null, boolean, enum, string: one reader for the values avro-c gives as
+  // one scalar.
   bool Scalar(const AvroNode& n, avro_value_t* v, nlohmann::json* out, const std::string& path,
               ConversionError* error) const;
+  bool Enum(const AvroNode& n, avro_value_t* v, nlohmann::json* out, const std::string& path,
+            ConversionError* error) const {
+    return Scalar(n, v, out, path, error);
+  }
   bool Binary(const AvroNode& n, avro_value_t* v, nlohmann::json* out, const std::string& path,
               ConversionError* error) const;
 

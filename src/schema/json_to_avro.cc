@@ -108,26 +108,7 @@ std::string JsonPath::ToString() const {
 bool JsonToAvro::Fill(int node, PayloadValue v, avro_value_t* out, const JsonPath& path,
                       ConversionError* error) const {
   const AvroNode& n = nodes_.at(node);
-  switch (n.kind) {
-    case AvroKind::kRecord:
-      return Record(n, v, out, path, error);
-    case AvroKind::kUnion:
-      return Union(n, v, out, path, error);
-    case AvroKind::kArray:
-      return Array(n, v, out, path, error);
-    case AvroKind::kMap:
-      return Map(n, v, out, path, error);
-    case AvroKind::kEnum:
-      return Enum(n, v, out, path, error);
-    case AvroKind::kInt:
-    case AvroKind::kLong:
-      return Integer(n, v, out, path, error);
-    case AvroKind::kBytes:
-    case AvroKind::kFixed:
-      return Binary(n, v, out, path, error);
-    default:
-      return Scalar(n, v, out, path, error);
-  }
+  return WalkAvroNode(*this, n, v, out, path, error);
 }
 
 bool JsonToAvro::Record(const AvroNode& n, PayloadValue v, avro_value_t* out, const JsonPath& path,

@@ -57,6 +57,9 @@ class JsonToAvro {
             ConversionError* error) const;
 
  private:
+  template <typename Walk, typename Node, typename... Args>
+  friend bool WalkAvroNode(const Walk& walk, const Node& n, Args&&... args);
+
   bool Record(const AvroNode& n, PayloadValue v, avro_value_t* out, const JsonPath& path,
               ConversionError* error) const;
   bool Union(const AvroNode& n, PayloadValue v, avro_value_t* out, const JsonPath& path,
@@ -70,8 +73,13 @@ class JsonToAvro {
            ConversionError* error) const;
   bool Enum(const AvroNode& n, PayloadValue v, avro_value_t* out, const JsonPath& path,
             ConversionError* error) const;
+  // null, boolean, float, double, string.
   bool Scalar(const AvroNode& n, PayloadValue v, avro_value_t* out, const JsonPath& path,
               ConversionError* error) const;
+  bool Floating(const AvroNode& n, PayloadValue v, avro_value_t* out, const JsonPath& path,
+                ConversionError* error) const {
+    return Scalar(n, v, out, path, error);
+  }
   bool Integer(const AvroNode& n, PayloadValue v, avro_value_t* out, const JsonPath& path,
                ConversionError* error) const;
   bool Binary(const AvroNode& n, PayloadValue v, avro_value_t* out, const JsonPath& path,
