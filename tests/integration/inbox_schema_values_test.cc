@@ -147,6 +147,17 @@ double Metric(int port, const std::string& sample) {
   return MetricValue(HttpGet(port, "/metrics").body, sample);
 }
 
+// A consumer's rig (the order topic and its dead letters) and the tests'
+// registry with the order schema registered for the topic: `id`.
+struct OrderBed {
+  explicit OrderBed(const std::string& name, int partitions = 1)
+      : rig(name, {{kOrderTopic, partitions}, {kOrderTopic + ".dlq", 1}}),
+        id(registry.Register(kOrderTopic + "-value", kOrderSchema)) {}
+  ConsumerRig rig;
+  TestRegistry registry;
+  int id;
+};
+
 // Rows 1..n with OrderPayload (JSON text, indented by `indent` when >= 0)
 // sent by the relay binary as `service_yaml` says under a schema of `type`
 // registered for the topic, then read by a consumer in this process as
@@ -221,9 +232,8 @@ TEST_CASE("a relay's json_schema values reach a raw handler as the row's bytes a
 
 TEST_CASE("an unknown schema id and bytes that do not decode are dead letters with the reason",
           "[inbox-schema]") {
-  ConsumerRig rig("inbox_values_dead", {{kOrderTopic, 1}, {kOrderTopic + ".dlq", 1}});
-  TestRegistry registry;
-  const int id = registry.Register(kOrderTopic + "-value", kOrderSchema);
+  OrderBed bed("inbox_values_dead");
+  auto& [rig, registry, id] = bed;
   const std::vector<TestEvent> events = MakeEvents(3, 1);
   std::vector<RawMessage> messages;
   for (const TestEvent& e : events) messages.push_back(ToMessage(e));
@@ -266,9 +276,8 @@ TEST_CASE("an unknown schema id and bytes that do not decode are dead letters wi
 
 TEST_CASE("events wait through a registry outage and are all applied once it answers",
           "[inbox-schema]") {
-  ConsumerRig rig("inbox_values_outage", {{kOrderTopic, 2}, {kOrderTopic + ".dlq", 1}});
-  TestRegistry registry;
-  const int id = registry.Register(kOrderTopic + "-value", kOrderSchema);
+  OrderBed bed("inbox_values_outage", 2);
+  auto& [rig, registry, id] = bed;
   registry.SetMode("down");
   const std::vector<TestEvent> events = MakeEvents(4, 2);
   for (const TestEvent& e : events) {
@@ -310,9 +319,8 @@ TEST_CASE("events wait through a registry outage and are all applied once it ans
 
 TEST_CASE("the example consumer prints each event's schema id and its JSON or its bytes",
           "[inbox-schema][process]") {
-  ConsumerRig rig("inbox_values_example", {{kOrderTopic, 1}, {kOrderTopic + ".dlq", 1}});
-  TestRegistry registry;
-  const int id = registry.Register(kOrderTopic + "-value", kOrderSchema);
+  OrderBed bed("inbox_values_example");
+  auto& [rig, registry, id] = bed;
   const std::vector<TestEvent> events = MakeEvents(2, 1);
   RawMessage avro = ToMessage(events[0]);
   avro.value = AvroValue(id, OrderPayload(1));
@@ -336,9 +344,8 @@ TEST_CASE("the example consumer prints each event's schema id and its JSON or it
 }
 
 TEST_CASE("a version parked by strict is decoded again when its gap fills", "[inbox-schema]") {
-  ConsumerRig rig("inbox_values_strict", {{kOrderTopic, 1}, {kOrderTopic + ".dlq", 1}});
-  TestRegistry registry;
-  const int id = registry.Register(kOrderTopic + "-value", kOrderSchema);
+  OrderBed bed("inbox_values_strict");
+  auto& [rig, registry, id] = bed;
   // Aggregate 1's versions 2 and 3 come before version 1: both are parked,
   // then applied after it in its transaction.
   for (int64_t v : {2, 3, 1}) {

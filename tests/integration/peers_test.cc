@@ -136,9 +136,8 @@ TEST_CASE("KILL CONNECTION on the relay's sessions mid-drain loses nothing and i
           "[peers]") {
   TestBroker cluster(1, "outbox.event.Order", 2);
   for (Ordering ordering : kBothOrderings) {
-    TestDatabase db(OrderingDbName("peers_kill", ordering));
-    db.InsertEvents(2000, 3);
-    ServiceConfig s = TestService(db, cluster.bootstrap(), ordering);
+    OrderingRun run("peers_kill", ordering, cluster.bootstrap(), 2000, 3);
+    auto& [db, s] = run;
     s.batch_size = 100;
     RelayHarness h(s);
     h.relay->Start();
@@ -393,9 +392,8 @@ TEST_CASE(
     "[peers][mock-faults]") {
   TestBroker cluster(1, "outbox.event.Order", 4);
   for (Ordering ordering : kBothOrderings) {
-    TestDatabase db(OrderingDbName("peers_window", ordering));
-    db.InsertEvents(5000, 1);
-    ServiceConfig s = TestService(db, cluster.bootstrap(), ordering);
+    OrderingRun run("peers_window", ordering, cluster.bootstrap(), 5000, 1);
+    auto& [db, s] = run;
     s.batch_size = 40;
     s.max_inflight_batches = 3;
     s.lease_ms = 30000;

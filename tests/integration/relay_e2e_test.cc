@@ -63,9 +63,8 @@ TEST_CASE(
     "[e2e]") {
   for (Ordering ordering : kBothOrderings) {
     TestBroker cluster(1, "outbox.event.Order", 4);
-    TestDatabase db(OrderingDbName("e2e_drain", ordering));
-    db.InsertEvents(2500, 4);
-    ServiceConfig s = TestService(db, cluster.bootstrap(), ordering);
+    OrderingRun run("e2e_drain", ordering, cluster.bootstrap(), 2500, 4);
+    auto& [db, s] = run;
     RelayHarness h(s);
     h.relay->Start();
     REQUIRE(WaitFor([&] { return Unsent(db) == 0; }, 120s));

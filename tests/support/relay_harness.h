@@ -24,6 +24,20 @@ inline std::string OrderingDbName(const std::string& base, Ordering ordering) {
   return base + (ordering == Ordering::kNone ? "_none" : "_agg");
 }
 
+// One ordering's run of test `base`: its database (OrderingDbName) with
+// InsertEvents(aggregates, per_aggregate), and the service on it and the
+// broker at `bootstrap`, for the test to adjust before it makes the relay.
+struct OrderingRun {
+  OrderingRun(const std::string& base, Ordering ordering, const std::string& bootstrap,
+              int aggregates, int per_aggregate)
+      : db(OrderingDbName(base, ordering)) {
+    db.InsertEvents(aggregates, per_aggregate);
+    service = TestService(db, bootstrap, ordering);
+  }
+  TestDatabase db;
+  ServiceConfig service;
+};
+
 // A Relay with the real MysqlStore and KafkaPublisher. Not started: call
 // relay->Start(), or step the loops of steps() from the test thread (never
 // both at once). The destructor stops it.
