@@ -2,6 +2,7 @@
 
 #include <prometheus/text_serializer.h>
 
+#include <iterator>
 #include <sstream>
 
 #include "common/build_info.h"
@@ -108,33 +109,38 @@ using CounterFamilies =
     std::array<prometheus::Family<prometheus::Counter>*, ServiceMetrics::kCounters>;
 
 // The families of ServiceStats::Gauge, one series per service each.
+struct GaugeText {
+  ServiceStats::Gauge gauge;
+  const char* name;
+  const char* help;
+};
+constexpr GaugeText kServiceGauges[] = {
+    {ServiceStats::Gauge::kBacklog, "outbox_backlog_events", "Rows in NEW or SENDING"},
+    {ServiceStats::Gauge::kOldestUnsentAge, "outbox_oldest_unsent_age_seconds",
+     "Age of the oldest NEW or SENDING row by created_at; 0 when none"},
+    {ServiceStats::Gauge::kDead, "outbox_dead_events", "Rows in DEAD"},
+    {ServiceStats::Gauge::kBlockedAggregates, "outbox_blocked_aggregates",
+     "Aggregates held back by a DEAD event (dead_policy: block)"},
+    {ServiceStats::Gauge::kUnknownStatus, "outbox_unknown_status_rows",
+     "Rows whose status is not NEW, SENDING, SENT or DEAD (left alone)"},
+    {ServiceStats::Gauge::kDatabaseUp, "outbox_database_up",
+     "1 if the last database call succeeded"},
+    {ServiceStats::Gauge::kLastPoll, "outbox_last_poll_timestamp_seconds",
+     "Unix time of the last successful poll"},
+    {ServiceStats::Gauge::kWakeupBinlogUp, "outbox_wakeup_binlog_up",
+     "1 while the service is woken by its server's binlog stream; 0 when it polls instead (only "
+     "with wakeup: binlog)"},
+    {ServiceStats::Gauge::kPaused, "outbox_service_paused",
+     "1 while the service is paused by its config"},
+    {ServiceStats::Gauge::kSentGroupRows, "outbox_sent_group_rows",
+     "Acknowledged rows whose SENT waits to be written with others: what a crash now would "
+     "publish again"},
+};
+static_assert(std::size(kServiceGauges) == ServiceMetrics::kGauges,
+              "kServiceGauges names every ServiceStats::Gauge");
+
 void AddServiceGauges(prometheus::Registry& r, GaugeFamilies* gauges) {
-  using G = ServiceStats::Gauge;
-  auto& g = *gauges;
-  g[Index(G::kBacklog)] = AddGauge(r, "outbox_backlog_events", "Rows in NEW or SENDING");
-  g[Index(G::kOldestUnsentAge)] =
-      AddGauge(r, "outbox_oldest_unsent_age_seconds",
-               "Age of the oldest NEW or SENDING row by created_at; 0 when none");
-  g[Index(G::kDead)] = AddGauge(r, "outbox_dead_events", "Rows in DEAD");
-  g[Index(G::kBlockedAggregates)] = AddGauge(
-      r, "outbox_blocked_aggregates", "Aggregates held back by a DEAD event (dead_policy: block)");
-  g[Index(G::kUnknownStatus)] =
-      AddGauge(r, "outbox_unknown_status_rows",
-               "Rows whose status is not NEW, SENDING, SENT or DEAD (left alone)");
-  g[Index(G::kDatabaseUp)] =
-      AddGauge(r, "outbox_database_up", "1 if the last database call succeeded");
-  g[Index(G::kLastPoll)] =
-      AddGauge(r, "outbox_last_poll_timestamp_seconds", "Unix time of the last successful poll");
-  g[Index(G::kWakeupBinlogUp)] =
-      AddGauge(r, "outbox_wakeup_binlog_up",
-               "1 while the service is woken by its server's binlog stream; 0 when it polls "
-               "instead (only with wakeup: binlog)");
-  g[Index(G::kPaused)] =
-      AddGauge(r, "outbox_service_paused", "1 while the service is paused by its config");
-  g[Index(G::kSentGroupRows)] =
-      AddGauge(r, "outbox_sent_group_rows",
-               "Acknowledged rows whose SENT waits to be written with others: what a crash now "
-               "would publish again");
+  for (const GaugeText& t : kServiceGauges) (*gauges)[Index(t.gauge)] = AddGauge(r, t.name, t.help);
 }
 
 // The families of ServiceStats::Counter, one series per service each.
