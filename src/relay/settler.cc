@@ -110,7 +110,7 @@ std::optional<int64_t> FirstRetryMs(const std::vector<SettleOp>& ops) {
 Status Settler::Settle(const PublishedBatch& done, std::optional<int64_t>* first_retry_ms) {
   const std::vector<SettleOp> ops = PlanSettle(done.batch.rows, done.outcomes, retry_);
   SettleResult result;
-  const Status s = Write([&](int* commits) {
+  Status s = Write([&](int* commits) {
     Status written = store_->Settle(done.batch.lease_token, ops, &result);
     *commits = result.commits;
     return written;
@@ -137,7 +137,7 @@ Status Settler::SettleSent(const std::vector<PublishedBatch>& group) {
   std::vector<SettleResult> results;
   // One statement (or one transaction) for the whole group: one commit when
   // it changed rows.
-  const Status s = Write([&](int* commits) {
+  Status s = Write([&](int* commits) {
     Status written = store_->SettleSent(sent, &results);
     const bool changed = std::any_of(results.begin(), results.end(),
                                      [](const SettleResult& r) { return r.applied > 0; });
@@ -156,7 +156,7 @@ Status Settler::SettleSent(const std::vector<PublishedBatch>& group) {
 Status Settler::Write(const std::function<Status(int* commits)>& statements) {
   if (notes_.before_write) notes_.before_write();
   int commits = 0;
-  const Status s = statements(&commits);
+  Status s = statements(&commits);
   if (notes_.after_write) notes_.after_write(s.ok() ? commits : 0);
   health_->NoteAndBeat(s, "settle", beat_, /*settle=*/true);
   return s;

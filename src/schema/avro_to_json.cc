@@ -41,7 +41,7 @@ json FloatJson(float f) {
 // string gave them), else each byte as the code point of its value.
 json BytesJson(std::string_view bytes) {
   std::string s(bytes);
-  const json as_is(s);
+  json as_is(s);
   // Invalid UTF-8 is where dropping it and replacing it differ.
   if (as_is.dump(-1, ' ', false, json::error_handler_t::ignore) ==
       as_is.dump(-1, ' ', false, json::error_handler_t::replace))

@@ -30,8 +30,11 @@ class SchemaPublisher::Core {
  private:
   void NoteRegistry(const std::string& why) EXCLUDES(mu_);
   // The registry answered: no problem any more, once no other message
-  // waits for it (one look under the lock).
+  // waits for it (one look under the lock). During a retry pass the waiting
+  // are out of waiting_, so the pass's end decides (EndPass).
   void NoteAnswered() EXCLUDES(mu_);
+  // The retrier's round: every waiting message delivered again.
+  void RetryPass() REQUIRES(mu_);
   // Puts `*held` among the waiting (taken from *held), `urgent`: for the
   // retrier's next round at once; false when it cannot wait (the publisher
   // is going, or its budget ended).
@@ -46,7 +49,9 @@ class SchemaPublisher::Core {
   std::vector<Held> waiting_ GUARDED_BY(mu_);
   std::string problem_ GUARDED_BY(mu_);
   bool stop_ GUARDED_BY(mu_) = false;
-  bool urgent_ GUARDED_BY(mu_) = false;  // a message waits for its first registry request
+  bool urgent_ GUARDED_BY(mu_) = false;   // a message waits for its first registry request
+  bool in_pass_ GUARDED_BY(mu_) = false;  // RetryPass is delivering
+  bool answered_in_pass_ GUARDED_BY(mu_) = false;
 };
 
 SchemaPublisher::SchemaPublisher(Options options)
@@ -118,10 +123,35 @@ bool SchemaPublisher::Core::Hold(Held* held, bool urgent) {
 void SchemaPublisher::Core::NoteAnswered() {
   {
     MutexLock lock(&mu_);
-    if (problem_.empty() || !waiting_.empty()) return;
+    if (problem_.empty()) return;
+    if (in_pass_) {
+      answered_in_pass_ = true;
+      return;
+    }
+    if (!waiting_.empty()) return;
     problem_.clear();
   }
   observer_->OnRegistryChange("");
+}
+
+void SchemaPublisher::Core::RetryPass() {
+  std::vector<Held> retry;
+  retry.swap(waiting_);
+  in_pass_ = true;
+  mu_.Unlock();
+  for (Held& h : retry) Deliver(std::move(h), /*may_ask=*/true);
+  mu_.Lock();
+  in_pass_ = false;
+  // Answered for one message of the pass and none waits after it: a message
+  // served from the cache before another one of the same pass waited again
+  // does not say the registry is back.
+  const bool back = answered_in_pass_ && waiting_.empty() && !problem_.empty();
+  answered_in_pass_ = false;
+  if (!back) return;
+  problem_.clear();
+  mu_.Unlock();
+  observer_->OnRegistryChange("");
+  mu_.Lock();
 }
 
 void SchemaPublisher::Core::NoteRegistry(const std::string& why) {
@@ -159,11 +189,7 @@ void SchemaPublisher::Core::Run() {
     });
     if (stop_) break;
     urgent_ = false;
-    std::vector<Held> retry;
-    retry.swap(waiting_);
-    mu_.Unlock();
-    for (Held& h : retry) Deliver(std::move(h), /*may_ask=*/true);
-    mu_.Lock();
+    RetryPass();
   }
   mu_.Unlock();
 }

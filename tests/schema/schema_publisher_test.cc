@@ -201,6 +201,43 @@ TEST_CASE("while the registry is down a message waits and is sent once it answer
         std::vector<std::string>{"schema registry: connect: Connection refused", ""});
 }
 
+TEST_CASE(
+    "the registry stays reported down through a retry pass in which one message is answered and "
+    "another waits again",
+    "[schema]") {
+  Bed bed;
+  bed.registry->Register("outbox.event.Order-value", kOrder);
+  const Status down = Status::Unavailable("schema registry: connect: Connection refused");
+  bed.registry->set_failure(down);
+  Outcome order, invoice;
+  Message first = OrderMessage(R"({"id": 1, "status": "PAID"})");
+  first.queued_until = bed.clock->Now() + 30s;
+  bed.publisher->Send(first, order.Fn());
+  REQUIRE(WaitFor([&] { return bed.publisher->Waiting() == 1; }, 5s, 1ms));
+  Message second = OrderMessage(R"({"id": 2, "status": "PAID"})");
+  second.topic = "outbox.event.Invoice";
+  second.queued_until = bed.clock->Now() + 30s;
+  bed.publisher->Send(second, invoice.Fn());
+  REQUIRE(WaitFor([&] { return bed.publisher->Waiting() == 2 && bed.registry->requests() == 2; },
+                  5s, 1ms));
+  // In the next pass the registry answers the first request (the order's
+  // subject) and not the second (the invoice's).
+  int answered = 0;
+  bed.registry->set_before_answer(
+      [&] { bed.registry->set_failure(answered++ == 0 ? Status::Ok() : down); });
+  for (int i = 0; i < 10 && !order.Has(); ++i) {
+    bed.clock->Advance(1s);
+    (void)WaitFor([&] { return order.Has(); }, 200ms, 1ms);
+  }
+  CHECK(order.Get().result == PublishResult::kAcked);
+  REQUIRE(WaitFor([&] { return bed.publisher->Waiting() == 1; }, 5s, 1ms));
+  CHECK_FALSE(invoice.Has());
+  CHECK(bed.publisher->RegistryProblem() == down.message());
+  // One change: down. Not down, up, down again in the same pass.
+  CHECK(bed.reports->changes == std::vector<std::string>{down.message()});
+  bed.registry->set_before_answer(nullptr);
+}
+
 TEST_CASE("a message still waiting for the registry at its budget is released unattempted",
           "[schema]") {
   Bed bed;
