@@ -3,6 +3,7 @@
 
 #include "config/config_parser.h"
 #include "config/config_password.h"
+#include "config/registry_url.h"
 #include "config/topic_template.h"
 
 namespace outbox {
@@ -46,9 +47,9 @@ SchemaRegistryConfig Parser::SchemaRegistry(const YAML::Node& n, const std::stri
              "timeout_ms", "latest_refresh_ms"});
   if (!n["url"]) Fail(n.Mark(), path + ".url", "is required");
   r.url = Str(n["url"], path + ".url");
-  if (r.url.rfind("http://", 0) != 0 && r.url.rfind("https://", 0) != 0)
-    Report(n["url"].Mark(), path + ".url",
-           "must start with http:// or https:// (got " + Quoted(r.url) + ")");
+  RegistryUrl url;
+  if (const Status s = ParseRegistryUrl(r.url, &url); !s.ok())
+    Report(n["url"].Mark(), path + ".url", s.message());
   RegistryLogin(n, path, &r, warnings);
   if (const YAML::Node tls = n["tls"]; tls && !tls.IsNull()) {
     RequireMap(tls, path + ".tls");

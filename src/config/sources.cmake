@@ -13,5 +13,6 @@ set(OUTBOX_CONFIG_SOURCES
   config_service.cc
   config_values.cc
   env_expand.cc
+  registry_url.cc
   topic_template.cc
 )

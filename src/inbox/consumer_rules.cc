@@ -7,9 +7,9 @@
 #include <algorithm>
 #include <map>
 
+#include "config/registry_url.h"
 #include "config/topic_template.h"  // IsValidTopicName
 #include "inbox/consumer_config.h"  // DeadLetterTopic
-#include "schema/registry_http.h"   // ParseRegistryUrl
 
 namespace outbox::inbox::rules {
 namespace {

@@ -5,6 +5,7 @@
 #include <string>
 #include <string_view>
 
+#include "config/registry_url.h"
 #include "schema/schema_registry.h"
 
 namespace boost::asio::ssl {
@@ -30,17 +31,6 @@ struct RegistryEndpoint {
   // registry slower than this counts as down, and the rows wait.
   std::chrono::milliseconds timeout{5000};
 };
-
-// A registry URL taken apart.
-struct RegistryUrl {
-  bool tls = false;
-  std::string host;    // without brackets for IPv6
-  std::string port;    // 80 or 443 when the URL names none
-  std::string prefix;  // "" or "/apis/ccompat/v7" (no trailing slash)
-};
-
-// Parses a registry URL; an error names what is wrong with it.
-Status ParseRegistryUrl(const std::string& url, RegistryUrl* out);
 
 // `segment` percent-encoded for a URL path (every byte but [A-Za-z0-9._~-]):
 // subject names may hold any character.

@@ -87,8 +87,14 @@ TEST_CASE("value format mistakes are refused with one line naming the key", "[co
        "c.yaml:8:23: services[0].schema.subject: unknown placeholder {topics} (known: {topic}, "
        "{aggregate_type}, {event_type}, {service})"},
       {"  schema_registry: {url: \"sr:8081\"}\n", "",
-       "c.yaml:3:26: kafka.schema_registry.url: must start with http:// or https:// (got "
-       "\"sr:8081\")"},
+       "c.yaml:3:26: kafka.schema_registry.url: schema registry url \"sr:8081\": must start with "
+       "http:// or https://"},
+      {"  schema_registry: {url: \"http://u:pw@sr:8081\"}\n", "",
+       "c.yaml:3:26: kafka.schema_registry.url: schema registry url \"http://u:pw@sr:8081\": "
+       "credentials go in username and password, not in the url"},
+      {"  schema_registry: {url: \"http://sr:port\"}\n", "",
+       "c.yaml:3:26: kafka.schema_registry.url: schema registry url \"http://sr:port\": expected "
+       "host, host:port or [v6-address]:port after the scheme"},
       {"  schema_registry: {url: \"http://sr\", password_env: SR_PASSWORD}\n", "",
        "c.yaml:3:20: kafka.schema_registry.username: is required with a password (HTTP basic "
        "auth)"},
