@@ -56,6 +56,19 @@ std::vector<int64_t> Ids(const ClaimedBatch& b) {
   return out;
 }
 
+// Kills the newest session of the relay's account other than the test's
+// own (the store's), as a server restart, a failover or wait_timeout does;
+// returns its ID. Not INNODB_TRX: InnoDB refreshes that view at most every
+// 100 ms, so it can still show an earlier test's session.
+int64_t KillStoreSession(TestDatabase& db) {
+  const int64_t session =
+      db.QueryInt("SELECT MAX(ID) FROM information_schema.PROCESSLIST WHERE USER = '" +
+                  db.mysql().user + "' AND ID <> CONNECTION_ID()");
+  REQUIRE(session > 0);
+  db.Exec("KILL CONNECTION " + std::to_string(session));
+  return session;
+}
+
 }  // namespace
 
 TEST_CASE("a settle under a lease that was taken over is counted stale and not applied",
@@ -316,11 +329,7 @@ TEST_CASE("a claim with include_expired or on a new session scans the due rows f
   SECTION("a new session") {
     // The store's session is lost between two claims (a server restart, a
     // failover, wait_timeout): the first statement after it fails.
-    const int64_t session =
-        db.QueryInt("SELECT MAX(ID) FROM information_schema.PROCESSLIST WHERE USER = '" +
-                    db.mysql().user + "' AND ID <> CONNECTION_ID()");
-    REQUIRE(session > 0);
-    db.Exec("KILL CONNECTION " + std::to_string(session));
+    const int64_t session = KillStoreSession(db);
     REQUIRE(WaitFor(
         [&] {
           return db.QueryInt("SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE ID = " +
@@ -442,13 +451,8 @@ TEST_CASE("a claim whose commit fails after before_commit leaves the rows to the
   auto kill_claim = [&](const ClaimedBatch& claimed) {
     handed = claimed;
     // The claim's session: the only one of the relay's account other than
-    // ours (b has not connected). Not INNODB_TRX: InnoDB refreshes that view
-    // at most every 100 ms, so it can still show an earlier test's session.
-    const int64_t session =
-        db.QueryInt("SELECT MAX(ID) FROM information_schema.PROCESSLIST WHERE USER = '" +
-                    db.mysql().user + "' AND ID <> CONNECTION_ID()");
-    REQUIRE(session > 0);
-    db.Exec("KILL CONNECTION " + std::to_string(session));
+    // ours (b has not connected).
+    (void)KillStoreSession(db);
   };
   ClaimedBatch batch;
   const Status s = a.ClaimDue(10, 30000, false, &batch, kill_claim);
@@ -494,14 +498,10 @@ TEST_CASE(
   INFO("sessions: " << db.QueryString(
            "SELECT GROUP_CONCAT(CONCAT_WS(' ', ID, USER, HOST, DB, COMMAND) SEPARATOR '; ') "
            "FROM information_schema.PROCESSLIST"));
-  const int64_t session =
-      db.QueryInt("SELECT MAX(ID) FROM information_schema.PROCESSLIST WHERE USER = '" +
-                  db.mysql().user + "' AND ID <> CONNECTION_ID()");
-  REQUIRE(session > 0);
   // What a server with wait_timeout=1 does to a relay polling every 5 s: the
   // next statement used to fail with "2006 Server has gone away", logged as a
   // failed poll with outbox_database_up 0, on every poll.
-  db.Exec("KILL CONNECTION " + std::to_string(session));
+  (void)KillStoreSession(db);
   clock->Advance(std::chrono::milliseconds(1500));  // idle past the ping threshold
   CHECK(store.ReadStats(&stats).ok());
   CHECK(stats.backlog == 3);
